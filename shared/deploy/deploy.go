@@ -1,0 +1,190 @@
+// Package deploy is the one catalogue of what Switchboard deploys: tables,
+// functions, routes and schedules. infra/ (CDK), template.yaml (SAM), the
+// local runtime's table creation and its in-process scheduler all read it, so
+// the four can never drift apart. It is plain data and imports nothing.
+package deploy
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Env var names shared by infra and the runtime.
+const (
+	EnvConfig      = "SWITCHBOARD_CONFIG"       // path of the YAML config (in a zip: relative to /var/task)
+	EnvBucket      = "SWITCHBOARD_BUCKET"       // workspace bucket
+	EnvTablePrefix = "SWITCHBOARD_TABLE_PREFIX" // prefix for table names when a per-table var is unset
+)
+
+// KeyAttr is one key attribute; Type is "S" or "N".
+type KeyAttr struct {
+	Name string
+	Type string
+}
+
+// Index is a global secondary index projecting all attributes.
+type Index struct {
+	Name string
+	PK   KeyAttr
+	SK   KeyAttr
+}
+
+// Table is a DynamoDB table. ID is the logical name ("audit"); the physical
+// name comes from EnvVar, or EnvTablePrefix + ID.
+type Table struct {
+	ID      string
+	EnvVar  string
+	Doc     string
+	PK      KeyAttr
+	SK      KeyAttr
+	Indexes []Index
+	TTLAttr string // "" = no TTL. Local creation skips TTL (dynalite has no UpdateTimeToLive).
+}
+
+var (
+	pk        = KeyAttr{"pk", "S"}
+	sk        = KeyAttr{"sk", "S"}
+	rootRunID = KeyAttr{"rootRunId", "S"}
+)
+
+// Index names used by the stores.
+const IndexByRoot = "byRoot"
+
+// Tables is every table Switchboard uses.
+var Tables = []Table{
+	{
+		ID: "audit", EnvVar: "SWITCHBOARD_TABLE_AUDIT",
+		Doc: "one item per tool call (C5): pk agent, sk time#id; byRoot answers a whole run chain",
+		PK:  pk, SK: sk, TTLAttr: "expiresAt",
+		Indexes: []Index{{Name: IndexByRoot, PK: rootRunID, SK: sk}},
+	},
+	{
+		ID: "receipts", EnvVar: "SWITCHBOARD_TABLE_RECEIPTS",
+		Doc: "one item per agent run (C5): pk agent, sk start#runId; byRoot sums a chain's cost",
+		PK:  pk, SK: sk, TTLAttr: "expiresAt",
+		Indexes: []Index{{Name: IndexByRoot, PK: rootRunID, SK: sk}},
+	},
+	{
+		ID: "state", EnvVar: "SWITCHBOARD_TABLE_STATE",
+		Doc: "small state rows: job runs, dedupe markers, poll markers, counters, leases",
+		PK:  pk, SK: sk, TTLAttr: "expiresAt",
+	},
+}
+
+// TableName resolves a table's physical name from the environment.
+func TableName(t Table, getenv func(string) string) string {
+	if n := getenv(t.EnvVar); n != "" {
+		return n
+	}
+	prefix := getenv(EnvTablePrefix)
+	if prefix == "" {
+		prefix = "switchboard-"
+	}
+	return prefix + t.ID
+}
+
+// Route is one HTTP route a function serves (function URL in AWS, the dev
+// listener locally).
+type Route struct {
+	Method string
+	Path   string // Go 1.22 ServeMux pattern path, e.g. /approvals/{id}
+}
+
+// Function is one Lambda: functions/<Name>/main.go.
+type Function struct {
+	Name        string
+	Description string
+	// URLAuth is "" (no function URL), "AWS_IAM" or "NONE" (the handler
+	// checks a token or signature itself).
+	URLAuth        string
+	Routes         []Route
+	MemoryMB       int
+	TimeoutSeconds int
+	Tables         []string // table IDs it reads and writes
+	Bucket         bool     // reads and writes the workspace bucket
+}
+
+// Functions is every Lambda.
+var Functions = []Function{
+	{
+		Name: "tools", Description: "tool registry and tool execution (GET /tools, POST /tools/invoke)",
+		URLAuth:  "AWS_IAM",
+		Routes:   []Route{{"GET", "/tools"}, {"POST", "/tools/invoke"}},
+		MemoryMB: 256, TimeoutSeconds: 30,
+		Tables: []string{"audit", "state"}, Bucket: true,
+	},
+	{
+		Name: "jobs", Description: "runs a scheduled job named in the event ({\"job\":…})",
+		MemoryMB: 256, TimeoutSeconds: 120,
+		Tables: []string{"audit", "receipts", "state"}, Bucket: true,
+	},
+}
+
+// Job is a scheduled job. Schedule is an EventBridge rate expression; the
+// dev scheduler runs the same expressions in-process.
+type Job struct {
+	Name        string
+	Function    string
+	Schedule    string
+	Description string
+}
+
+// Jobs is every scheduled job.
+var Jobs = []Job{
+	{Name: "heartbeat", Function: "jobs", Schedule: "rate(5 minutes)",
+		Description: "checks that every table and the bucket answer and records the result"},
+}
+
+// FunctionByName finds a function.
+func FunctionByName(name string) (Function, bool) {
+	for _, f := range Functions {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Function{}, false
+}
+
+// JobByName finds a job.
+func JobByName(name string) (Job, bool) {
+	for _, j := range Jobs {
+		if j.Name == name {
+			return j, true
+		}
+	}
+	return Job{}, false
+}
+
+// TableByID finds a table.
+func TableByID(id string) (Table, bool) {
+	for _, t := range Tables {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return Table{}, false
+}
+
+// ParseRate turns "rate(5 minutes)" into 5m. Only rate expressions are used
+// so that AWS and the dev scheduler agree without a cron engine.
+func ParseRate(expr string) (time.Duration, error) {
+	inner, ok := strings.CutPrefix(expr, "rate(")
+	if !ok || !strings.HasSuffix(inner, ")") {
+		return 0, fmt.Errorf("schedule %q: want rate(N unit)", expr)
+	}
+	n, unit, ok := strings.Cut(strings.TrimSuffix(inner, ")"), " ")
+	v, err := strconv.Atoi(n)
+	if !ok || err != nil || v < 1 {
+		return 0, fmt.Errorf("schedule %q: want a positive whole number before the unit", expr)
+	}
+	units := map[string]time.Duration{"minute": time.Minute, "minutes": time.Minute,
+		"hour": time.Hour, "hours": time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour}
+	d, ok := units[unit]
+	if !ok || (v == 1) != !strings.HasSuffix(unit, "s") {
+		// EventBridge insists on "1 minute" but "5 minutes".
+		return 0, fmt.Errorf("schedule %q: unit must be minute|hour|day for 1, minutes|hours|days otherwise", expr)
+	}
+	return time.Duration(v) * d, nil
+}

@@ -1,0 +1,105 @@
+package switchboard
+
+import (
+	"context"
+	"time"
+)
+
+// MaxAuditArgs caps the scrubbed arguments stored with an audit entry (C5).
+const MaxAuditArgs = 4000
+
+// Decision is the staging policy's verdict on a tool action (ST1).
+type Decision string
+
+const (
+	DecisionAuto    Decision = "auto"
+	DecisionApprove Decision = "approve"
+	DecisionDeny    Decision = "deny"
+)
+
+// Valid reports whether d is one of the three decisions.
+func (d Decision) Valid() bool {
+	return d == DecisionAuto || d == DecisionApprove || d == DecisionDeny
+}
+
+// Outcomes of a tool call as the audit records them.
+const (
+	OutcomeOK       = "ok"
+	OutcomeError    = "error"
+	OutcomeDenied   = "denied"
+	OutcomePending  = "pending_approval"
+	OutcomeRejected = "rejected" // invalid call: unknown tool/action, bad arguments
+)
+
+// AuditEntry is one tool call (C5). Args are scrubbed and capped before they
+// reach a store.
+type AuditEntry struct {
+	ID       string        `json:"id"`
+	At       time.Time     `json:"at"`
+	Run      RunContext    `json:"run"`
+	AgentID  string        `json:"agentId"`
+	Tool     string        `json:"tool"`
+	Action   string        `json:"action"`
+	Args     string        `json:"args"`
+	Decision Decision      `json:"decision"`
+	Outcome  string        `json:"outcome"`
+	Error    string        `json:"error,omitempty"`
+	Duration time.Duration `json:"durationNs"`
+}
+
+// Receipt is written once per agent run (C5).
+type Receipt struct {
+	Run       RunContext    `json:"run"`
+	AgentID   string        `json:"agentId"`
+	Provider  string        `json:"provider"`
+	Model     string        `json:"model"`
+	StartedAt time.Time     `json:"startedAt"`
+	Duration  time.Duration `json:"durationNs"`
+	TokensIn  int           `json:"tokensIn"`
+	TokensOut int           `json:"tokensOut"`
+	CostUSD   float64       `json:"costUsd"`
+	Steps     int           `json:"steps"`
+	Outcome   string        `json:"outcome"` // "answered", "step_budget", "loop_guard", "error"
+}
+
+// ChainCost sums the receipts of one run chain.
+type ChainCost struct {
+	RootRunID string    `json:"rootRunId"`
+	Runs      int       `json:"runs"`
+	TokensIn  int       `json:"tokensIn"`
+	TokensOut int       `json:"tokensOut"`
+	CostUSD   float64   `json:"costUsd"`
+	Receipts  []Receipt `json:"receipts"`
+}
+
+// Add folds r into the chain total.
+func (c *ChainCost) Add(r Receipt) {
+	c.Runs++
+	c.TokensIn += r.TokensIn
+	c.TokensOut += r.TokensOut
+	c.CostUSD += r.CostUSD
+	c.Receipts = append(c.Receipts, r)
+}
+
+// AuditStore keeps the audit trail.
+type AuditStore interface {
+	// Append writes e. It returns ECONFLICT when an entry with the same ID
+	// already exists (a retried write never doubles an entry), EUNAVAILABLE
+	// when the store is temporarily unreachable.
+	Append(ctx context.Context, e AuditEntry) error
+	// ByRoot returns the entries of one run chain, oldest first, via an index
+	// (never a scan). An unknown chain yields an empty list, not an error.
+	ByRoot(ctx context.Context, rootRunID string) ([]AuditEntry, error)
+}
+
+// ReceiptStore keeps run receipts.
+type ReceiptStore interface {
+	// Put writes r; ECONFLICT when a receipt for r.Run.RunID exists already.
+	Put(ctx context.Context, r Receipt) error
+	// ChainCost sums all receipts whose RootRunID is rootRunID with one index
+	// query. An unknown chain yields a zero ChainCost.
+	ChainCost(ctx context.Context, rootRunID string) (ChainCost, error)
+	// AgentCostSince sums the cost of agentID's runs started at or after since
+	// (the daily budget, AG3).
+	AgentCostSince(ctx context.Context, agentID string, since time.Time) (float64, error)
+}

@@ -1,0 +1,43 @@
+package switchboard
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"time"
+)
+
+// RunContext identifies one agent run within its chain (C4). The engine stamps
+// it; no tool argument or model output can set it.
+type RunContext struct {
+	RunID       string `json:"runId"`
+	ParentRunID string `json:"parentRunId,omitempty"` // empty when a human or a schedule started the run
+	RootRunID   string `json:"rootRunId"`             // = RunID when there is no parent
+	AgentID     string `json:"agentId"`
+}
+
+// NewRun starts a run for agent. With a nil parent it is the root of a new chain.
+func NewRun(agentID string, parent *RunContext, now time.Time) RunContext {
+	id := NewID(now)
+	rc := RunContext{RunID: id, RootRunID: id, AgentID: agentID}
+	if parent != nil && parent.RunID != "" {
+		rc.ParentRunID = parent.RunID
+		rc.RootRunID = parent.RootRunID
+		if rc.RootRunID == "" {
+			rc.RootRunID = parent.RunID
+		}
+	}
+	return rc
+}
+
+// NewID returns a 26-character lower-case hex identifier that sorts by time:
+// 48 bits of Unix milliseconds, then 56 random bits.
+func NewID(now time.Time) string {
+	var b [13]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(now.UnixMilli())<<16)
+	// keep the 6 time bytes, fill the rest with randomness
+	if _, err := rand.Read(b[6:]); err != nil {
+		panic("switchboard: crypto/rand failed: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
+}

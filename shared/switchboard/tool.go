@@ -1,0 +1,153 @@
+package switchboard
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+)
+
+// ToolCall is one request to run a tool action. Run is stamped by the engine
+// (or by the tool API for calls from outside a run); Args come from a model or
+// a client and are untrusted.
+type ToolCall struct {
+	AgentID string          `json:"agent"`
+	Tool    string          `json:"tool"`
+	Action  string          `json:"action"`
+	Args    json.RawMessage `json:"args"`
+	Run     RunContext      `json:"-"`
+	// Origin is "agent" for model-issued calls, "router" for notices the
+	// system itself generates (they bypass approval, ST1), "operator" for
+	// calls through the tool API.
+	Origin string `json:"-"`
+	// Approved is set only by the approvals flow when it executes a staged
+	// action after a human said yes.
+	Approved bool `json:"-"`
+}
+
+// Call origins.
+const (
+	OriginAgent    = "agent"
+	OriginRouter   = "router"
+	OriginOperator = "operator"
+)
+
+// Envelope is every tool answer (C8). Status is "ok", "error" or
+// "pending_approval"; Data carries the action's result fields, flattened into
+// the top-level JSON object next to status.
+type Envelope struct {
+	Status            string
+	Error             string // human reason and what to do; only with status "error"
+	HTTPStatus        int    // third-party status when one caused the error
+	Endpoint          string // third-party endpoint involved, without credentials
+	NeedsConfirmation bool
+	Data              map[string]any
+}
+
+// OK builds a success envelope.
+func OK(data map[string]any) Envelope { return Envelope{Status: "ok", Data: data} }
+
+// Fail builds an error envelope from a caller-safe message.
+func Fail(message string) Envelope { return Envelope{Status: "error", Error: message} }
+
+// FailErr builds an error envelope from err, showing only its caller-safe message.
+func FailErr(err error) Envelope {
+	env := Fail(ErrorMessage(err))
+	env.Data = map[string]any{"code": ErrorCode(err)}
+	return env
+}
+
+// MarshalJSON flattens Data next to the fixed fields; fixed fields win.
+func (e Envelope) MarshalJSON() ([]byte, error) {
+	m := make(map[string]any, len(e.Data)+5)
+	for k, v := range e.Data {
+		m[k] = v
+	}
+	m["status"] = e.Status
+	if e.Error != "" {
+		m["error"] = e.Error
+	}
+	if e.HTTPStatus != 0 {
+		m["http_status"] = e.HTTPStatus
+	}
+	if e.Endpoint != "" {
+		m["endpoint"] = e.Endpoint
+	}
+	if e.NeedsConfirmation {
+		m["needs_confirmation"] = true
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON is the inverse of MarshalJSON.
+func (e *Envelope) UnmarshalJSON(b []byte) error {
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*e = Envelope{}
+	if s, ok := m["status"].(string); ok {
+		e.Status = s
+	}
+	if s, ok := m["error"].(string); ok {
+		e.Error = s
+	}
+	if f, ok := m["http_status"].(float64); ok {
+		e.HTTPStatus = int(f)
+	}
+	if s, ok := m["endpoint"].(string); ok {
+		e.Endpoint = s
+	}
+	if v, ok := m["needs_confirmation"].(bool); ok {
+		e.NeedsConfirmation = v
+	}
+	for _, k := range []string{"status", "error", "http_status", "endpoint", "needs_confirmation"} {
+		delete(m, k)
+	}
+	if len(m) > 0 {
+		e.Data = m
+	}
+	return nil
+}
+
+// ToolSpec describes a tool to models and to GET /tools.
+type ToolSpec struct {
+	Name        string       `json:"name"`
+	Description string       `json:"description"`
+	Actions     []ActionSpec `json:"actions"`
+}
+
+// ActionSpec describes one action; Parameters is a JSON Schema object.
+type ActionSpec struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters"`
+}
+
+// Action looks an action up by name.
+func (s ToolSpec) Action(name string) (ActionSpec, bool) {
+	for _, a := range s.Actions {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return ActionSpec{}, false
+}
+
+// ActionNames lists the action names, sorted.
+func (s ToolSpec) ActionNames() []string {
+	names := make([]string, len(s.Actions))
+	for i, a := range s.Actions {
+		names[i] = a.Name
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Tool is one capability agents can use. Invoke is called only after the
+// arguments passed schema validation and the staging policy said auto (or a
+// human approved). It must answer with an envelope, never panic, and never
+// put internal error text into it.
+type Tool interface {
+	Spec() ToolSpec
+	Invoke(ctx context.Context, call ToolCall) Envelope
+}
