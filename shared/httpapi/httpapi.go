@@ -1,0 +1,154 @@
+// Package httpapi is the HTTP transport: the routes that function URLs serve
+// in AWS and the dev listener serves locally, the one table that maps domain
+// error codes to HTTP status, strict JSON decoding and the auth guards.
+package httpapi
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/lambdaurl"
+
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// MaxBody caps every request body.
+const MaxBody = 1 << 20
+
+// statusOf is the only place domain error codes become HTTP status.
+var statusOf = map[string]int{
+	sb.EINVALID:      http.StatusBadRequest,
+	sb.ENOTFOUND:     http.StatusNotFound,
+	sb.ECONFLICT:     http.StatusConflict,
+	sb.EUNAUTHORIZED: http.StatusUnauthorized,
+	sb.EFORBIDDEN:    http.StatusForbidden,
+	sb.ERATELIMITED:  http.StatusTooManyRequests,
+	sb.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	sb.EINTERNAL:     http.StatusInternalServerError,
+}
+
+// Status maps an error to its HTTP status.
+func Status(err error) int {
+	if s, ok := statusOf[sb.ErrorCode(err)]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// WriteJSON writes v with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// WriteError answers with an error envelope whose text is caller-safe; the
+// detail goes to the log.
+func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	status := Status(err)
+	if status >= 500 {
+		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	env := sb.FailErr(err)
+	var e *sb.Error
+	if errors.As(err, &e) && e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", fmt.Sprint(int(e.RetryAfter.Seconds()+0.999)))
+	}
+	WriteJSON(w, status, env)
+}
+
+// DecodeJSON decodes a JSON object strictly: unknown fields, trailing data
+// and bodies over MaxBody are EINVALID errors that say what to fix.
+func DecodeJSON(r *http.Request, v any) error {
+	const op = "httpapi.decode"
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		return sb.E(op, sb.EINVALID, "send the body as application/json")
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	if err != nil {
+		return sb.Wrap(op, sb.EINVALID, "the request body could not be read", err)
+	}
+	if len(body) > MaxBody {
+		return sb.E(op, sb.EINVALID, fmt.Sprintf("the request body is larger than %d bytes", MaxBody))
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return sb.Wrap(op, sb.EINVALID, "the request body is not the expected JSON object: "+jsonProblem(err), err)
+	}
+	if dec.More() {
+		return sb.E(op, sb.EINVALID, "the request body has data after the JSON object; send exactly one object")
+	}
+	return nil
+}
+
+func jsonProblem(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("syntax error at byte %d", syn.Offset)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("field %q must be %s", typ.Field, typ.Type)
+	case errors.Is(err, io.EOF):
+		return "the body is empty"
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return strings.TrimPrefix(err.Error(), "json: ") + " (check the spelling)"
+	}
+	return "malformed JSON"
+}
+
+// Bearer requires "Authorization: Bearer <token>" matching one of tokens.
+// The comparison is constant-time over SHA-256 digests (so length leaks
+// nothing either); with no tokens configured every request is refused.
+func Bearer(tokens []string, next http.Handler) http.Handler {
+	digests := make([][32]byte, 0, len(tokens))
+	for _, t := range tokens {
+		if t != "" {
+			digests = append(digests, sha256.Sum256([]byte(t)))
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || !TokenMatches(digests, got) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
+			WriteJSON(w, http.StatusUnauthorized, sb.Fail("missing or wrong bearer token; send Authorization: Bearer <instance.toolApiToken>"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// TokenMatches compares got against every digest in constant time.
+func TokenMatches(digests [][32]byte, got string) bool {
+	g := sha256.Sum256([]byte(got))
+	match := 0
+	for _, d := range digests {
+		match |= subtle.ConstantTimeCompare(d[:], g[:])
+	}
+	return match == 1 && got != ""
+}
+
+// RequireIAM guards a handler behind a function URL with AuthType AWS_IAM: it
+// refuses any request whose Lambda context carries no IAM identity, so that a
+// misconfigured URL (AuthType NONE) fails closed instead of open.
+func RequireIAM(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ev, ok := lambdaurl.RequestFromContext(r.Context())
+		if !ok || ev.RequestContext.Authorizer == nil || ev.RequestContext.Authorizer.IAM == nil ||
+			ev.RequestContext.Authorizer.IAM.UserARN == "" && ev.RequestContext.Authorizer.IAM.CallerID == "" {
+			WriteJSON(w, http.StatusForbidden, sb.Fail("this function URL needs AWS_IAM auth; sign the request with SigV4"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

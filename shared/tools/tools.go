@@ -1,0 +1,261 @@
+// Package tools runs tool actions: it checks that the agent may use the tool,
+// validates the arguments against the action's JSON schema, asks the staging
+// policy, runs the tool, and writes one audit entry per call (C5), whatever
+// the outcome. Model-issued calls and POST /tools/invoke share this path.
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/switchboard-dev/switchboard/shared/staging"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// Scrubber masks secrets (shared/scrub satisfies it).
+type Scrubber interface {
+	JSON(raw []byte) []byte
+	String(s string) string
+}
+
+// Permits tells whether an agent may use a tool (its config has the block).
+type Permits func(agentID, tool string) bool
+
+// Executor is the one path from a tool call to its audited outcome.
+type Executor struct {
+	tools   map[string]sb.Tool
+	schemas map[string]*jsonschema.Schema // "Tool.action"
+	policy  *staging.Policy
+	audit   sb.AuditStore
+	scrub   Scrubber
+	permits Permits
+	log     *slog.Logger
+	now     func() time.Time
+}
+
+// Options configure an Executor; all fields but Now are required.
+type Options struct {
+	Tools   []sb.Tool
+	Policy  *staging.Policy
+	Audit   sb.AuditStore
+	Scrub   Scrubber
+	Permits Permits
+	Log     *slog.Logger
+	Now     func() time.Time
+}
+
+// New compiles every action schema once (cold start, never per call).
+func New(o Options) (*Executor, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	x := &Executor{tools: map[string]sb.Tool{}, schemas: map[string]*jsonschema.Schema{},
+		policy: o.Policy, audit: o.Audit, scrub: o.Scrub, permits: o.Permits, log: o.Log, now: o.Now}
+	for _, t := range o.Tools {
+		spec := t.Spec()
+		if _, dup := x.tools[spec.Name]; dup {
+			return nil, fmt.Errorf("tools: %s registered twice", spec.Name)
+		}
+		x.tools[spec.Name] = t
+		for _, a := range spec.Actions {
+			s, err := compile(spec.Name+"."+a.Name, a.Parameters)
+			if err != nil {
+				return nil, err
+			}
+			x.schemas[spec.Name+"."+a.Name] = s
+		}
+	}
+	return x, nil
+}
+
+func compile(name string, params map[string]any) (*jsonschema.Schema, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("tools: schema of %s: %w", name, err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("tools: schema of %s: %w", name, err)
+	}
+	c := jsonschema.NewCompiler()
+	url := "mem:///" + name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("tools: schema of %s: %w", name, err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("tools: schema of %s: %w", name, err)
+	}
+	return s, nil
+}
+
+// Specs lists the tools, sorted by name. With agentID set, only the tools
+// that agent may use.
+func (x *Executor) Specs(agentID string) []sb.ToolSpec {
+	var out []sb.ToolSpec
+	for name, t := range x.tools {
+		if agentID != "" && !x.permits(agentID, name) {
+			continue
+		}
+		out = append(out, t.Spec())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Invoke runs call and always answers with an envelope; it writes one audit
+// entry. The audit write comes after the action: if it fails, the entry goes
+// to the error log (scrubbed) so that it is never lost silently.
+func (x *Executor) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
+	start := x.now()
+	entry := sb.AuditEntry{
+		ID: sb.NewID(start), At: start.UTC(), Run: call.Run, AgentID: call.AgentID,
+		Tool: call.Tool, Action: call.Action, Args: x.auditArgs(call.Args),
+	}
+	env := x.invoke(ctx, call, &entry)
+	entry.Duration = x.now().Sub(start)
+	if env.Status == "error" && entry.Error == "" {
+		entry.Error = x.scrub.String(env.Error)
+	}
+	if err := x.audit.Append(context.WithoutCancel(ctx), entry); err != nil {
+		x.log.ErrorContext(ctx, "audit write failed; entry follows", "err", err,
+			"tool", entry.Tool, "action", entry.Action, "agent", entry.AgentID,
+			"runId", entry.Run.RunID, "outcome", entry.Outcome, "args", entry.Args)
+	}
+	return env
+}
+
+func (x *Executor) invoke(ctx context.Context, call sb.ToolCall, entry *sb.AuditEntry) sb.Envelope {
+	tool, ok := x.tools[call.Tool]
+	if !ok {
+		entry.Outcome = sb.OutcomeRejected
+		return sb.Fail(fmt.Sprintf("unknown tool %q; available tools: %s", call.Tool, strings.Join(x.names(), ", ")))
+	}
+	spec := tool.Spec()
+	if _, ok := spec.Action(call.Action); !ok {
+		entry.Outcome = sb.OutcomeRejected
+		return sb.Fail(fmt.Sprintf("%s has no action %q; use one of: %s", call.Tool, call.Action, strings.Join(spec.ActionNames(), ", ")))
+	}
+	if !x.permits(call.AgentID, call.Tool) {
+		entry.Outcome = sb.OutcomeRejected
+		return sb.Fail(fmt.Sprintf("agent %q is not configured for %s; add a %s block under its tools in the config", call.AgentID, call.Tool, call.Tool))
+	}
+	if msg := x.validate(call); msg != "" {
+		entry.Outcome = sb.OutcomeRejected
+		return sb.Fail(msg)
+	}
+	condition := ""
+	if c, ok := tool.(staging.Conditioner); ok {
+		condition = c.Condition(call)
+	}
+	entry.Decision = x.policy.Decide(call, condition)
+	switch entry.Decision {
+	case sb.DecisionDeny:
+		entry.Outcome = sb.OutcomeDenied
+		return sb.Fail(fmt.Sprintf("%s.%s is not allowed here by the staging policy; do not retry, tell the human what you wanted to do instead", call.Tool, call.Action))
+	case sb.DecisionApprove:
+		entry.Outcome = sb.OutcomePending
+		return sb.Envelope{Status: sb.OutcomePending, Data: map[string]any{
+			"message": fmt.Sprintf("%s.%s needs a human's approval; it has not run. Tell the human what you want to do and why; you will be woken with the result once someone decides.", call.Tool, call.Action),
+		}}
+	}
+	env := safeInvoke(ctx, tool, call)
+	entry.Outcome = sb.OutcomeOK
+	if env.Status == "error" {
+		entry.Outcome = sb.OutcomeError
+	}
+	return env
+}
+
+// safeInvoke turns a panicking tool into an error envelope: a bug in one tool
+// must not take the run (or the Lambda) down, and no stack reaches the model.
+func safeInvoke(ctx context.Context, tool sb.Tool, call sb.ToolCall) (env sb.Envelope) {
+	defer func() {
+		if r := recover(); r != nil {
+			env = sb.Fail(fmt.Sprintf("%s.%s failed unexpectedly; the operator can find details in the logs", call.Tool, call.Action))
+			slog.ErrorContext(ctx, "tool panicked", "tool", call.Tool, "action", call.Action, "panic", fmt.Sprint(r))
+		}
+	}()
+	return tool.Invoke(ctx, call)
+}
+
+func (x *Executor) validate(call sb.ToolCall) string {
+	args := call.Args
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = []byte("{}")
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return fmt.Sprintf("args of %s.%s are not valid JSON; send a JSON object", call.Tool, call.Action)
+	}
+	err = x.schemas[call.Tool+"."+call.Action].Validate(inst)
+	if err == nil {
+		return ""
+	}
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return fmt.Sprintf("args of %s.%s could not be checked", call.Tool, call.Action)
+	}
+	var problems []string
+	collect(ve.BasicOutput(), &problems)
+	if len(problems) == 0 {
+		problems = []string{"they do not match the schema"}
+	}
+	return fmt.Sprintf("args of %s.%s are wrong: %s; see GET /tools for the schema", call.Tool, call.Action, strings.Join(problems, "; "))
+}
+
+func collect(u *jsonschema.OutputUnit, out *[]string) {
+	if u == nil {
+		return
+	}
+	if u.Error != nil && len(u.Errors) == 0 {
+		loc := u.InstanceLocation
+		if loc == "" {
+			loc = "/"
+		}
+		*out = append(*out, fmt.Sprintf("at %s: %s", loc, u.Error.String()))
+	}
+	for i := range u.Errors {
+		collect(&u.Errors[i], out)
+	}
+}
+
+func (x *Executor) auditArgs(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "{}"
+	}
+	if !json.Valid(raw) {
+		return capString(x.scrub.String(string(raw)), sb.MaxAuditArgs)
+	}
+	return capString(string(x.scrub.JSON(raw)), sb.MaxAuditArgs)
+}
+
+// capString truncates to max bytes on a rune boundary.
+func capString(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	const mark = "…[truncated]"
+	cut := max - len(mark)
+	for cut > 0 && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	return s[:cut] + mark
+}
+
+func (x *Executor) names() []string {
+	n := make([]string, 0, len(x.tools))
+	for k := range x.tools {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
