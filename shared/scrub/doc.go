@@ -1,0 +1,10 @@
+// Package scrub is Switchboard's single place for masking secrets (C6). A
+// Scrubber masks every configured secret value plus well-known secret shapes
+// (AWS key ids and labelled secret keys, bearer and basic credentials, PEM
+// private keys, passwords in URLs, secret-looking key/value pairs, vendor
+// tokens) as "***", keeping key names so the result stays readable. String and
+// Bytes scrub free text, JSON scrubs a JSON document and keeps it valid, Cap
+// bounds what is stored, and NewHandler makes a slog.Handler the logger's one
+// scrubbing point. Everything written to audit, messages or logs passes
+// through here first. The package uses only the standard library.
+package scrub
