@@ -1,0 +1,95 @@
+package s3blob
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// Dummy credentials for a loopback S3 server: in-process gofakes3 and a local
+// LocalStack accept any signature, but the SDK refuses to sign without keys.
+const (
+	dummyAccessKey = "switchboard-local"
+	dummySecretKey = "switchboard-local-secret"
+	// DefaultLocalRegion is used when an endpoint override is set and no
+	// region is configured: the SDK needs one to sign, the emulators ignore it.
+	DefaultLocalRegion = "us-east-1"
+)
+
+// NewClient builds the S3 client from the environment, once per cold start.
+//
+// The endpoint comes from the SDK's own conventions and nothing else (STYLE
+// habit 8). In aws-sdk-go-v2, config v1.33.18 reads AWS_ENDPOINT_URL into
+// aws.Config.BaseEndpoint (env_config.go: awsEndpointURLEnv, resolve.go:
+// resolveBaseEndpoint), and s3 v1.114.10's NewFromConfig prefers
+// AWS_ENDPOINT_URL_S3 (or a services section in the shared config file) over
+// it through EnvConfig.GetServiceBaseEndpoint (endpoints.go:
+// resolveBaseEndpoint); AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true turns both
+// off. The option below runs after that resolution, so o.BaseEndpoint is
+// exactly the override the SDK will use.
+//
+// With an override set, NewClient switches to path-style addressing
+// (gofakes3 and LocalStack do not serve bucket.host names) and fills in
+// DefaultLocalRegion when no region is configured. When the override is a
+// loopback address and no credentials are configured (the SDK's chain fell
+// through to the EC2 instance role, which does not exist on a laptop), it
+// uses dummy static keys instead of waiting for the instance-metadata
+// service to time out.
+func NewClient(ctx context.Context) (*s3.Client, error) {
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("s3 client: load AWS config: %w", err)
+	}
+	return s3.NewFromConfig(cfg, quietChecksums, localOverrides), nil
+}
+
+// quietChecksums stops the SDK from logging "Response has no supported
+// checksum" on every GetObject whose object carries none (emulators, and
+// multipart objects in AWS). Validation still runs when a checksum is there.
+func quietChecksums(o *s3.Options) { o.DisableLogOutputChecksumValidationSkipped = true }
+
+// localOverrides adjusts a client whose endpoint was overridden.
+func localOverrides(o *s3.Options) {
+	if o.BaseEndpoint == nil || *o.BaseEndpoint == "" {
+		return
+	}
+	o.UsePathStyle = true
+	if o.Region == "" {
+		o.Region = DefaultLocalRegion
+	}
+	if isLoopback(*o.BaseEndpoint) && noCredentialsConfigured(o.Credentials) {
+		o.Credentials = credentials.NewStaticCredentialsProvider(dummyAccessKey, dummySecretKey, "")
+	}
+}
+
+// noCredentialsConfigured reports whether the default chain found nothing
+// and fell back to the EC2 instance role (config's resolveCredsFromProfile,
+// default case).
+func noCredentialsConfigured(p aws.CredentialsProvider) bool {
+	if p == nil {
+		return true
+	}
+	return aws.IsCredentialsProvider(p, (*ec2rolecreds.Provider)(nil))
+}
+
+// isLoopback reports whether endpoint names localhost or a loopback IP.
+func isLoopback(endpoint string) bool {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,127 @@
+package s3blob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3bolt"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	bolt "go.etcd.io/bbolt"
+)
+
+// FakeDBFile is the bolt file StartFake keeps under its dir.
+const FakeDBFile = "s3.bolt"
+
+// StartFake runs an S3-compatible server (gofakes3) in this process on
+// 127.0.0.1 and a free port, for dev mode and tests. With dir != "" objects
+// persist in dir/FakeDBFile (gofakes3's s3bolt backend: one bolt file, so keys
+// like "a" and "a/b" can coexist, which the s3afero directory backend cannot
+// hold); with dir == "" they live in memory (s3mem). Point the SDK at it with
+// AWS_ENDPOINT_URL_S3=endpoint and build the client with NewClient.
+//
+// stop shuts the server down and closes the bolt file; it is safe to call
+// more than once. A second StartFake on a dir that is in use fails after a
+// second instead of waiting for the file lock.
+func StartFake(dir string) (endpoint string, stop func(), err error) {
+	var (
+		backend gofakes3.Backend
+		db      *bolt.DB
+	)
+	if dir == "" {
+		backend = s3mem.New()
+	} else {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", nil, fmt.Errorf("s3 fake: create %s: %w", dir, err)
+		}
+		path := filepath.Join(dir, FakeDBFile)
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+		if err != nil {
+			return "", nil, fmt.Errorf("s3 fake: open %s: %w", path, err)
+		}
+		backend = s3bolt.New(db)
+	}
+	closeDB := func() {
+		if db != nil {
+			_ = db.Close()
+		}
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		closeDB()
+		return "", nil, fmt.Errorf("s3 fake: listen: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           gofakes3.New(backend).Server(),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln) // returns http.ErrServerClosed after Close
+	}()
+
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = srv.Close()
+			<-done
+			closeDB()
+		})
+	}
+	return "http://" + ln.Addr().String(), stop, nil
+}
+
+// EnsureBucket creates bucket unless it exists already; concurrent callers
+// and repeated calls are fine. Outside us-east-1 it sends the region as the
+// location constraint, as S3 requires.
+func EnsureBucket(ctx context.Context, client *s3.Client, bucket string) error {
+	exists, err := bucketExists(ctx, client, bucket)
+	if err != nil || exists {
+		return err
+	}
+	in := &s3.CreateBucketInput{Bucket: aws.String(bucket)}
+	if region := client.Options().Region; region != "" && region != "us-east-1" {
+		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{
+			LocationConstraint: types.BucketLocationConstraint(region),
+		}
+	}
+	_, err = client.CreateBucket(ctx, in)
+	if err == nil {
+		return nil
+	}
+	var owned *types.BucketAlreadyOwnedByYou
+	var taken *types.BucketAlreadyExists
+	if errors.As(err, &owned) || errors.As(err, &taken) {
+		// Someone created it in between (or, for BucketAlreadyExists, it
+		// belongs to another account: then HeadBucket answers 403 below).
+		if exists, herr := bucketExists(ctx, client, bucket); herr == nil && exists {
+			return nil
+		}
+	}
+	return fromS3("s3 create bucket "+bucket, err)
+}
+
+func bucketExists(ctx context.Context, client *s3.Client, bucket string) (bool, error) {
+	_, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)})
+	if err == nil {
+		return true, nil
+	}
+	var nf *types.NotFound
+	var nsb *types.NoSuchBucket
+	if errors.As(err, &nf) || errors.As(err, &nsb) {
+		return false, nil
+	}
+	return false, fromS3("s3 head bucket "+bucket, err)
+}
