@@ -1,0 +1,171 @@
+// Command switchboard is the operator CLI: `dev` runs the whole system
+// locally, `run-job` runs a scheduled job now, `invoke` runs a Lambda handler
+// on a sample event, `version` prints the build.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/switchboard-dev/switchboard/shared/app"
+	"github.com/switchboard-dev/switchboard/shared/devrt"
+	"github.com/switchboard-dev/switchboard/shared/handlers"
+)
+
+const usage = `usage: switchboard <command> [flags]
+
+commands:
+  dev [--config F] [--addr HOST:PORT] [--data DIR]
+                         run Switchboard locally (make dev starts dynalite first)
+  run-job <name> [--config F]
+                         run a scheduled job now (heartbeat, …)
+  invoke --fn NAME --event FILE [--config F]
+                         run a function's Lambda handler on a sample event
+  version                print the version
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout)
+	stop()
+	var ue usageError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(os.Stderr, "switchboard: %s\n\n%s", ue, usage)
+		os.Exit(2)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "switchboard:", err)
+		os.Exit(1)
+	}
+}
+
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return usageError("a command is required")
+	}
+	cmd, args := args[0], args[1:]
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	config := fs.String("config", "", "config file (default $SWITCHBOARD_CONFIG or switchboard.example.yaml)")
+	switch cmd {
+	case "dev":
+		addr := fs.String("addr", devrt.DefaultAddr, "listen address")
+		data := fs.String("data", devrt.DefaultDataDir, "local data directory")
+		if err := parse(fs, args, 0); err != nil {
+			return err
+		}
+		return devrt.Run(ctx, devrt.Options{ConfigPath: *config, Addr: *addr, DataDir: *data}, nil)
+	case "run-job":
+		if err := parse(fs, args, 1); err != nil {
+			return err
+		}
+		a, closeEnv, err := localApp(ctx, *config)
+		if err != nil {
+			return err
+		}
+		defer closeEnv()
+		r, err := a.Jobs.Run(ctx, fs.Arg(0), "cli")
+		if jerr := json.NewEncoder(out).Encode(r); jerr != nil {
+			return jerr
+		}
+		return err
+	case "invoke":
+		fn := fs.String("fn", "", "function name (functions/<name>)")
+		event := fs.String("event", "", "event JSON file (events/<fn>/…)")
+		if err := parse(fs, args, 0); err != nil {
+			return err
+		}
+		if *fn == "" || *event == "" {
+			return usageError("invoke needs --fn and --event")
+		}
+		return invoke(ctx, *fn, *event, *config, out)
+	case "version":
+		if err := parse(fs, args, 0); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "switchboard %s (%s)\n", app.Version, runtime.Version())
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(out, usage)
+		return nil
+	}
+	return usageError(fmt.Sprintf("unknown command %q", cmd))
+}
+
+func parse(fs *flag.FlagSet, args []string, positional int) error {
+	// Allow flags after positional arguments: run-job heartbeat --config x.
+	var pos []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return usageError(fmt.Sprintf("%s: %v", fs.Name(), err))
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) != positional {
+		return usageError(fmt.Sprintf("%s takes %d argument(s), got %d", fs.Name(), positional, len(pos)))
+	}
+	return fs.Parse(append(append([]string{}, "--"), pos...))
+}
+
+// localApp builds the App with the dev defaults (endpoints, tables, bucket),
+// so that CLI verbs work beside `make dev` and against AWS alike.
+func localApp(ctx context.Context, config string) (*app.App, func(), error) {
+	env, err := devrt.Prepare(ctx, devrt.Options{ConfigPath: config})
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := app.New(ctx, os.Getenv)
+	if err != nil {
+		env.Close()
+		return nil, nil, err
+	}
+	return a, env.Close, nil
+}
+
+// invoke runs the function's handler through lambda.NewHandler(…).Invoke,
+// the decode path the Lambda runtime uses.
+func invoke(ctx context.Context, fn, eventFile, config string, out io.Writer) error {
+	newHandler, err := handlers.Lookup(fn)
+	if err != nil {
+		return usageError(err.Error())
+	}
+	payload, err := os.ReadFile(eventFile)
+	if err != nil {
+		return fmt.Errorf("invoke: %w", err)
+	}
+	a, closeEnv, err := localApp(ctx, config)
+	if err != nil {
+		return err
+	}
+	defer closeEnv()
+	resp, err := lambda.NewHandler(newHandler(a)).Invoke(ctx, payload)
+	if err != nil {
+		return fmt.Errorf("invoke %s: %w", fn, err)
+	}
+	// A streaming function-URL response is a JSON prelude, 8 NUL bytes, then
+	// the body; show them on separate lines.
+	if i := bytes.Index(resp, make([]byte, 8)); i >= 0 {
+		resp = append(append(resp[:i:i], '\n'), resp[i+8:]...)
+	}
+	_, err = fmt.Fprintf(out, "%s\n", bytes.TrimSpace(resp))
+	return err
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs a command with dynalite (the DynamoDB-API server pinned in
+# package-lock.json) listening on 127.0.0.1:$DYNALITE_PORT. If something
+# already answers there it is reused; otherwise dynalite is started, with data
+# under $DYNALITE_PATH when set (survives restarts), and stopped afterwards.
+#   usage: scripts/dynalite.sh <command> [args…]
+set -euo pipefail
+port=${DYNALITE_PORT:-8701}
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin="$root/node_modules/.bin/dynalite"
+[ -x "$bin" ] || { echo "dynalite is not installed; run: npm ci" >&2; exit 1; }
+
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; }
+
+pid=""
+if listening; then
+  echo "dynalite: reusing the server on 127.0.0.1:$port" >&2
+else
+  args=(--host 127.0.0.1 --port "$port" --createTableMs 0 --deleteTableMs 0 --updateTableMs 0)
+  if [ -n "${DYNALITE_PATH:-}" ]; then mkdir -p "$DYNALITE_PATH"; args+=(--path "$DYNALITE_PATH"); fi
+  node "$bin" "${args[@]}" >/dev/null &
+  pid=$!
+  trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true' EXIT
+  for _ in $(seq 1 100); do listening && break; sleep 0.1; done
+  listening || { echo "dynalite did not start on 127.0.0.1:$port" >&2; exit 1; }
+fi
+export AWS_ENDPOINT_URL_DYNAMODB=${AWS_ENDPOINT_URL_DYNAMODB:-http://127.0.0.1:$port}
+export SWITCHBOARD_DYNAMODB_SERVER="dynalite $(node -p "require('$root/node_modules/dynalite/package.json').version")"
+# Run in the foreground (not exec) so that the trap stops dynalite when the
+# command ends, also after Ctrl-C.
+"$@"

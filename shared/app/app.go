@@ -1,0 +1,198 @@
+// Package app is the composition root: it reads the environment and the
+// config once per cold start, builds the adapters (DynamoDB, S3, Secrets
+// Manager) and the services on top of them. Every Lambda entry point, the dev
+// runtime and the operator CLI build the same App, so there is one code path.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/switchboard-dev/switchboard/shared/agentrun"
+	swcfg "github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/deploy"
+	"github.com/switchboard-dev/switchboard/shared/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
+	"github.com/switchboard-dev/switchboard/shared/jobs"
+	"github.com/switchboard-dev/switchboard/shared/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/scrub"
+	"github.com/switchboard-dev/switchboard/shared/staging"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/tools"
+	"github.com/switchboard-dev/switchboard/shared/untrusted"
+	"github.com/switchboard-dev/switchboard/shared/workspace"
+)
+
+// Version is set at link time (-X); "dev" otherwise.
+var Version = "dev"
+
+// DefaultConfigFile is used when SWITCHBOARD_CONFIG is unset.
+const DefaultConfigFile = "switchboard.yaml"
+
+// App holds everything built once per process.
+type App struct {
+	Config   *swcfg.Config
+	Log      *slog.Logger
+	Scrubber *scrub.Scrubber
+	Dynamo   *dynamodb.Client
+	Store    *dynamo.Store
+	Blobs    *s3blob.Store
+	Bucket   string
+	Tools    *tools.Executor
+	Engine   *agentrun.Engine
+	Jobs     *jobs.Runner
+	getenv   func(string) string
+}
+
+// New builds the App. getenv is os.Getenv in production; tests pass their own.
+func New(ctx context.Context, getenv func(string) string) (*App, error) {
+	a := &App{getenv: getenv}
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("app: AWS config: %w", err)
+	}
+	path := getenv(deploy.EnvConfig)
+	if path == "" {
+		path = DefaultConfigFile
+	}
+	resolver := swcfg.Chain{SecretsManager: swcfg.NewAWSResolver(secretsmanager.NewFromConfig(awsCfg))}
+	if a.Config, err = swcfg.Load(ctx, path, resolver); err != nil {
+		return nil, err
+	}
+	a.Scrubber = scrub.New(a.Config.Secrets())
+	a.Log = slog.New(scrub.NewHandler(slog.NewJSONHandler(os.Stderr, nil), a.Scrubber)).
+		With("instance", a.Config.Instance.Name)
+
+	if a.Dynamo, err = dynamo.NewClient(ctx); err != nil {
+		return nil, err
+	}
+	a.Store = dynamo.New(a.Dynamo, getenv)
+	if days := a.Config.Instance.AuditRetentionDays; days > 0 {
+		a.Store.AuditRetention = time.Duration(days) * 24 * time.Hour
+	}
+	a.Bucket = getenv(deploy.EnvBucket)
+	if a.Bucket == "" {
+		return nil, fmt.Errorf("app: %s is not set; it names the workspace bucket (cdk deploy sets it; switchboard dev uses switchboard-dev)", deploy.EnvBucket)
+	}
+	s3c, err := s3blob.NewClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.Blobs = s3blob.New(s3c, a.Bucket)
+
+	policy, err := staging.New(a.Config.Instance.Staging)
+	if err != nil {
+		return nil, fmt.Errorf("app: config %s: instance.staging: %w", a.Config.File, err)
+	}
+	a.Tools, err = tools.New(tools.Options{
+		Tools:   []sb.Tool{workspace.NewTool(a.Blobs, a.workspaceLimit)},
+		Policy:  policy,
+		Audit:   a.Store,
+		Scrub:   a.Scrubber,
+		Permits: a.permits,
+		Log:     a.Log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.Engine = &agentrun.Engine{Tools: a.Tools, Receipts: a.Store}
+	for _, ag := range a.Config.Agents {
+		if _, err := a.agent(ag.ID); err != nil {
+			return nil, err
+		}
+	}
+	a.Jobs, err = jobs.New(map[string]jobs.Func{"heartbeat": a.heartbeat}, a.Store, a.Log)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// ToolsHandler serves GET /tools and POST /tools/invoke without auth; the
+// caller wraps it (IAM in AWS, bearer token locally).
+func (a *App) ToolsHandler() *http.ServeMux {
+	mux := http.NewServeMux()
+	httpapi.ToolRoutes(mux, a.Tools, a.agentExists, a.Log)
+	return mux
+}
+
+// Ask runs agentID on a human's message: the text is framed as untrusted
+// (C7) before it reaches the model.
+func (a *App) Ask(ctx context.Context, agentID, source, message string, parent *sb.RunContext) (agentrun.Result, error) {
+	ag, err := a.agent(agentID)
+	if err != nil {
+		return agentrun.Result{}, err
+	}
+	return a.Engine.Run(ctx, ag, untrusted.Frame(source, message), parent)
+}
+
+func (a *App) agent(id string) (agentrun.Agent, error) {
+	c, ok := a.Config.Agent(id)
+	if !ok {
+		return agentrun.Agent{}, sb.E("app.agent", sb.ENOTFOUND, fmt.Sprintf("no agent %q in the config", id))
+	}
+	m := c.EffectiveModel(a.Config.Instance)
+	ag := agentrun.Agent{ID: c.ID, MaxSteps: c.MaxSteps, Provider: m.Provider, ModelName: m.Model,
+		SystemPrompt: c.SystemPrompt + "\n\n" + untrusted.Instructions(),
+		Pricing:      agentrun.Pricing{InputPer1M: m.InputPer1M, OutputPer1M: m.OutputPer1M}}
+	switch m.Provider {
+	case swcfg.ProviderScripted:
+		name := c.Name
+		if name == "" {
+			name = c.ID
+		}
+		ag.Model, ag.ModelName = agentrun.Scripted{AgentName: name, Reply: m.Reply}, "scripted"
+	default:
+		return agentrun.Agent{}, sb.E("app.agent", sb.EINVALID, fmt.Sprintf(
+			"agent %q: model provider %q is not available in this build yet; use provider: scripted", id, m.Provider))
+	}
+	return ag, nil
+}
+
+// Getenv is the environment the App was built from.
+func (a *App) Getenv(key string) string { return a.getenv(key) }
+
+func (a *App) agentExists(id string) bool { _, ok := a.Config.Agent(id); return ok }
+
+func (a *App) permits(agentID, tool string) bool {
+	c, ok := a.Config.Agent(agentID)
+	if !ok {
+		return false
+	}
+	switch tool {
+	case "Workspace":
+		return c.Tools.Workspace != nil
+	case "RocketChat":
+		return c.Tools.RocketChat != nil
+	case "Nextcloud":
+		return c.Tools.Nextcloud != nil
+	}
+	return false
+}
+
+func (a *App) workspaceLimit(agentID string) (int64, bool) {
+	c, ok := a.Config.Agent(agentID)
+	if !ok || c.Tools.Workspace == nil {
+		return 0, false
+	}
+	return int64(c.Tools.Workspace.MaxFileMB) << 20, true
+}
+
+// heartbeat checks that every table and the bucket answer.
+func (a *App) heartbeat(ctx context.Context) (string, error) {
+	if err := dynamo.Ping(ctx, a.Dynamo, a.getenv); err != nil {
+		return "", err
+	}
+	if _, err := a.Blobs.List(ctx, "", 1); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d tables and bucket %s answer", len(deploy.Tables), a.Bucket), nil
+}

@@ -1,0 +1,172 @@
+// Package devrt is the local runtime behind `switchboard dev`: it points the
+// AWS SDK at local servers unless AWS_ENDPOINT_URL* says otherwise, creates
+// the tables (from the deploy catalogue, like infra/) and the bucket, builds
+// the same App the Lambdas build, mounts the function routes on one listener,
+// and runs the schedules in-process.
+package devrt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/app"
+	"github.com/switchboard-dev/switchboard/shared/deploy"
+	"github.com/switchboard-dev/switchboard/shared/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/s3blob"
+)
+
+// Embedded defaults for local use.
+const (
+	DefaultAddr      = "127.0.0.1:8080"
+	DefaultDynamoDB  = "http://127.0.0.1:8701" // dynalite, started by `make dev`
+	DefaultS3Addr    = "127.0.0.1:8702"        // in-process gofakes3
+	DefaultBucket    = "switchboard-dev"
+	DefaultPrefix    = "switchboard-dev-"
+	DefaultDataDir   = ".data"
+	EnvDynamoServer  = "SWITCHBOARD_DYNAMODB_SERVER" // e.g. "dynalite 4.0.0", shown by /healthz
+	shutdownDeadline = 5 * time.Second
+)
+
+// Options for Start.
+type Options struct {
+	ConfigPath string // "" = $SWITCHBOARD_CONFIG or switchboard.example.yaml
+	Addr       string // "" = DefaultAddr
+	DataDir    string // "" = DefaultDataDir; S3 data lives under it
+}
+
+// Env is what Prepare decided: endpoints and whether S3 runs in-process.
+type Env struct {
+	DynamoDB string
+	S3       string
+	S3Server string // "gofakes3 vX" when in-process, "" otherwise
+	stopS3   func()
+}
+
+// Close stops what Prepare started.
+func (e *Env) Close() {
+	if e.stopS3 != nil {
+		e.stopS3()
+	}
+}
+
+func setDefault(key, value string) {
+	if os.Getenv(key) == "" {
+		_ = os.Setenv(key, value)
+	}
+}
+
+// Prepare applies the local defaults to the process environment (the AWS
+// SDK reads it: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_S3, …), starts
+// the in-process S3 server when nothing else is configured, and creates the
+// tables and the bucket idempotently.
+func Prepare(ctx context.Context, o Options) (*Env, error) {
+	if o.DataDir == "" {
+		o.DataDir = DefaultDataDir
+	}
+	if o.ConfigPath != "" {
+		_ = os.Setenv(deploy.EnvConfig, o.ConfigPath)
+	}
+	setDefault(deploy.EnvConfig, "switchboard.example.yaml")
+	setDefault(deploy.EnvBucket, DefaultBucket)
+	setDefault(deploy.EnvTablePrefix, DefaultPrefix)
+	setDefault("AWS_REGION", "us-east-1")
+	env := &Env{}
+	if os.Getenv("AWS_ENDPOINT_URL") == "" {
+		setDefault("AWS_ENDPOINT_URL_DYNAMODB", DefaultDynamoDB)
+		if os.Getenv("AWS_ENDPOINT_URL_S3") == "" {
+			if err := os.MkdirAll(o.DataDir, 0o755); err != nil {
+				return nil, fmt.Errorf("dev: data dir: %w", err)
+			}
+			endpoint, stop, err := s3blob.StartFakeAt(DefaultS3Addr, filepath.Join(o.DataDir, "s3.bolt"))
+			if err != nil {
+				return nil, fmt.Errorf("dev: in-process S3 on %s: %w (is another switchboard dev running? stop it, or set AWS_ENDPOINT_URL_S3)", DefaultS3Addr, err)
+			}
+			_ = os.Setenv("AWS_ENDPOINT_URL_S3", endpoint)
+			env.stopS3, env.S3Server = stop, "gofakes3 "+moduleVersion("github.com/johannesboyne/gofakes3")
+		}
+	}
+	env.DynamoDB = firstSet("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL")
+	env.S3 = firstSet("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
+
+	dc, err := dynamo.NewClient(ctx)
+	if err != nil {
+		env.Close()
+		return nil, err
+	}
+	if err := dynamo.EnsureTables(ctx, dc, os.Getenv); err != nil {
+		env.Close()
+		return nil, fmt.Errorf("dev: tables on %s: %w (is dynalite running? `make dev` starts it)", env.DynamoDB, err)
+	}
+	sc, err := s3blob.NewClient(ctx)
+	if err != nil {
+		env.Close()
+		return nil, err
+	}
+	if err := s3blob.EnsureBucket(ctx, sc, os.Getenv(deploy.EnvBucket)); err != nil {
+		env.Close()
+		return nil, fmt.Errorf("dev: bucket: %w", err)
+	}
+	return env, nil
+}
+
+func firstSet(keys ...string) string {
+	for _, k := range keys {
+		if v := os.Getenv(k); v != "" {
+			return v
+		}
+	}
+	return "(AWS default)"
+}
+
+// Run starts the dev runtime and blocks until ctx ends, then shuts down.
+// ready, when not nil, receives the listening address.
+func Run(ctx context.Context, o Options, ready func(addr string)) error {
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	env, err := Prepare(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	a, err := app.New(ctx, os.Getenv)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("dev: listen %s: %w (use --addr to pick another)", o.Addr, err)
+	}
+	srv := &http.Server{Handler: Handler(a, env), ReadHeaderTimeout: 10 * time.Second}
+	if a.Config.Instance.Dev.Scheduler {
+		if err := a.Jobs.Schedule(ctx); err != nil {
+			return err
+		}
+	}
+	a.Log.Info("switchboard dev ready", "addr", "http://"+ln.Addr().String(), "config", a.Config.File,
+		"dynamodb", env.DynamoDB, "s3", env.S3, "scheduler", a.Config.Instance.Dev.Scheduler)
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownDeadline)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	slog.Info("switchboard dev stopped")
+	return nil
+}
