@@ -1,0 +1,325 @@
+package config
+
+import (
+	"reflect"
+	"slices"
+)
+
+// Config is one loaded configuration file. The YAML keys (the yaml tags
+// below) are part of Switchboard's public interface; rename none of them.
+type Config struct {
+	Instance Instance `yaml:"instance"`
+	Agents   []Agent  `yaml:"agents"`
+
+	// File is the path the configuration was read from, for messages.
+	File string `yaml:"-"`
+}
+
+// Instance is the installation-wide part of the configuration.
+type Instance struct {
+	Name          string `yaml:"name"`          // slug [a-z0-9-], used in resource names
+	PublicBaseURL string `yaml:"publicBaseUrl"` // base of approval links; empty in dev = the dev listener
+	ToolAPIToken  string `yaml:"toolApiToken"`  // secret: bearer for POST /tools/invoke outside AWS
+
+	// Channels is the router order for "deliver to the human" (CR1).
+	// Default [RocketChat, Telegram].
+	Channels []string `yaml:"channels"`
+
+	Human      Human              `yaml:"human"`
+	Model      Model              `yaml:"model"`
+	RocketChat InstanceRocketChat `yaml:"rocketchat"`
+	Telegram   Telegram           `yaml:"telegram"`
+	Approvals  Approvals          `yaml:"approvals"`
+
+	// AgentMessageRetentionDays keeps agent-to-agent messages this long; 0 = forever (AC3).
+	AgentMessageRetentionDays int `yaml:"agentMessageRetentionDays"`
+	// AuditRetentionDays keeps audit entries and receipts this long; default 365, 0 = forever.
+	AuditRetentionDays int `yaml:"auditRetentionDays"`
+
+	// Staging overrides the default staging policy per "Tool.action":
+	// "auto", "approve" or "deny" (ST1).
+	Staging map[string]string `yaml:"staging"`
+
+	Dev Dev `yaml:"dev"`
+}
+
+// Human is the person the router delivers notices and approvals to.
+type Human struct {
+	RocketChatUsername string `yaml:"rocketchatUsername"` // without "@"
+	TelegramChatID     string `yaml:"telegramChatId"`
+}
+
+// Model selects the language model. The instance model is the default; an
+// agent may override it (see Agent.EffectiveModel).
+type Model struct {
+	Provider string `yaml:"provider"` // openai | bedrock | scripted
+	BaseURL  string `yaml:"baseUrl"`  // openai: the chat-completions base (…/v1); bedrock: optional endpoint
+	APIKey   string `yaml:"apiKey"`   // secret; optional (a local Ollama needs none)
+	Model    string `yaml:"model"`    // model name or Bedrock model id
+	Region   string `yaml:"region"`   // bedrock: AWS region; empty = the SDK's default
+
+	// Reply is the scripted provider's answer, a template with {{agent}}
+	// and {{message}}. Default: "Hello from {{agent}}: you said {{message}}".
+	Reply string `yaml:"reply"`
+
+	// Prices in USD per million tokens, for receipts and the daily budget (C5, AG3).
+	InputPer1M  float64 `yaml:"inputPer1M"`
+	OutputPer1M float64 `yaml:"outputPer1M"`
+}
+
+// Model providers.
+const (
+	ProviderOpenAI   = "openai"
+	ProviderBedrock  = "bedrock"
+	ProviderScripted = "scripted"
+)
+
+// DefaultScriptedReply is the scripted provider's reply when none is configured.
+const DefaultScriptedReply = "Hello from {{agent}}: you said {{message}}"
+
+// InstanceRocketChat is the instance-wide Rocket.Chat server configuration.
+type InstanceRocketChat struct {
+	BaseURL        string   `yaml:"baseUrl"`        // default for every agent's RocketChat.baseUrl
+	WebhookTokens  []string `yaml:"webhookTokens"`  // secrets; several while rotating (RC4)
+	AdminUserID    string   `yaml:"adminUserId"`    // provisioning only (RC11)
+	AdminAuthToken string   `yaml:"adminAuthToken"` // secret; provisioning only (RC11)
+}
+
+// Telegram is the emergency and approval channel (CR3, ST2).
+type Telegram struct {
+	APIBaseURL     string   `yaml:"apiBaseUrl"` // default https://api.telegram.org
+	BotToken       string   `yaml:"botToken"`   // secret
+	ChatID         string   `yaml:"chatId"`     // where notices and approvals go
+	AllowedChatIDs []string `yaml:"allowedChatIds"`
+	WebhookSecret  string   `yaml:"webhookSecret"` // secret; X-Telegram-Bot-Api-Secret-Token
+}
+
+// Approvals configures approval links (ST2).
+type Approvals struct {
+	SigningKey          string   `yaml:"signingKey"` // secret; HMAC-SHA256 key
+	TTLHours            int      `yaml:"ttlHours"`   // default 24
+	ApproverTelegramIDs []string `yaml:"approverTelegramIds"`
+}
+
+// Dev configures `switchboard dev` only; deployments ignore it.
+type Dev struct {
+	Scheduler bool `yaml:"scheduler"` // run the schedules in-process; default true
+	Workers   int  `yaml:"workers"`   // concurrent agent runs; 0 = the runtime's default
+}
+
+// Agent is one agent.
+type Agent struct {
+	ID             string  `yaml:"id"`   // slug [a-z0-9-], unique
+	Name           string  `yaml:"name"` // display name; default = ID
+	SystemPrompt   string  `yaml:"systemPrompt"`
+	DailyBudgetUSD float64 `yaml:"dailyBudgetUsd"` // 0 = no daily limit (AG3)
+	Model          *Model  `yaml:"model"`          // optional override of instance.model
+	MaxSteps       int     `yaml:"maxSteps"`       // model turns per run; default 8
+	Tools          Tools   `yaml:"tools"`
+}
+
+// Tools holds the agent's tool blocks under the seed's names. A nil block
+// means the tool is not configured for this agent; a present key, even an
+// empty block such as "Workspace: {}", enables it.
+type Tools struct {
+	RocketChat *RocketChatTool `yaml:"RocketChat"`
+	Nextcloud  *NextcloudTool  `yaml:"Nextcloud"`
+	Workspace  *WorkspaceTool  `yaml:"Workspace"`
+}
+
+// RocketChatTool is an agent's Rocket.Chat identity and limits (seed §2, RC1–RC10).
+type RocketChatTool struct {
+	// BaseURL falls back to instance.rocketchat.baseUrl when empty.
+	BaseURL                 string   `yaml:"baseUrl"`
+	UserID                  string   `yaml:"userId"`
+	AuthToken               string   `yaml:"authToken"` // secret: the agent's personal access token
+	Username                string   `yaml:"username"`  // the agent's own user, for the mention filter
+	AllowedRooms            []string `yaml:"allowedRooms"`
+	DefaultRoom             string   `yaml:"defaultRoom"`
+	MentionOnly             bool     `yaml:"mentionOnly"` // default true
+	AgentUsernames          []string `yaml:"agentUsernames"`
+	MaxWakesPerRoomPerHour  int      `yaml:"maxWakesPerRoomPerHour"` // default 12
+	MaxMessagesPerRoom      int      `yaml:"maxMessagesPerRoom"`     // default 20
+	InitialLookbackMinutes  int      `yaml:"initialLookbackMinutes"` // default 5
+	MaxUploadMB             int      `yaml:"maxUploadMb"`            // default 25
+	MaxDownloadMB           int      `yaml:"maxDownloadMb"`          // default 25
+	AllowDangerousDownloads bool     `yaml:"allowDangerousDownloads"`
+	RespondToAllRooms       []string `yaml:"respondToAllRooms"`
+}
+
+// NextcloudTool is an agent's Nextcloud access (seed §5, NC1–NC7).
+type NextcloudTool struct {
+	BaseURL                string `yaml:"baseUrl"`
+	Username               string `yaml:"username"`
+	AppPassword            string `yaml:"appPassword"` // secret
+	RootPath               string `yaml:"rootPath"`    // absolute, cleaned; nothing escapes it (NC2)
+	AllowPublicShares      bool   `yaml:"allowPublicShares"`
+	CollaboraURL           string `yaml:"collaboraUrl"`
+	ShareDefaultExpireDays int    `yaml:"shareDefaultExpireDays"` // default 14
+	ReportsMaxAgeDays      int    `yaml:"reportsMaxAgeDays"`      // default 90 (NC7)
+}
+
+// WorkspaceTool is the agent's own file workspace (personal: / shared:).
+type WorkspaceTool struct {
+	MaxFileMB int `yaml:"maxFileMb"` // default 25
+}
+
+// Default values, applied wherever a key is absent.
+var (
+	DefaultChannels = []string{"RocketChat", "Telegram"}
+)
+
+// Channel names accepted in instance.channels.
+const (
+	ChannelRocketChat = "RocketChat"
+	ChannelTelegram   = "Telegram"
+)
+
+func (c *Config) setDefaults() { c.Instance.setDefaults() }
+
+func (in *Instance) setDefaults() {
+	in.Channels = slices.Clone(DefaultChannels)
+	in.Telegram.APIBaseURL = "https://api.telegram.org"
+	in.Approvals.TTLHours = 24
+	in.AuditRetentionDays = 365
+	in.Dev.Scheduler = true
+}
+
+func (a *Agent) setDefaults() { a.MaxSteps = 8 }
+
+func (t *RocketChatTool) setDefaults() {
+	t.MentionOnly = true
+	t.MaxWakesPerRoomPerHour = 12
+	t.MaxMessagesPerRoom = 20
+	t.InitialLookbackMinutes = 5
+	t.MaxUploadMB = 25
+	t.MaxDownloadMB = 25
+}
+
+func (t *NextcloudTool) setDefaults() {
+	t.ShareDefaultExpireDays = 14
+	t.ReportsMaxAgeDays = 90
+}
+
+func (t *WorkspaceTool) setDefaults() { t.MaxFileMB = 25 }
+
+// defaulter is implemented by every type that has defaults; the decoder
+// calls setDefaults on each value it allocates, before filling in keys, so
+// that an explicit zero (auditRetentionDays: 0) still wins over the default.
+type defaulter interface{ setDefaults() }
+
+// Agent returns the agent with the given id.
+func (c *Config) Agent(id string) (*Agent, bool) {
+	for i := range c.Agents {
+		if c.Agents[i].ID == id {
+			return &c.Agents[i], true
+		}
+	}
+	return nil, false
+}
+
+// EffectiveModel returns the model this agent runs with: the instance model,
+// overlaid field by field with the agent's non-empty override fields when the
+// override names no provider or the same one. An override with a different
+// provider stands alone: nothing of the instance model (URL, key, prices)
+// carries over to another provider.
+func (a *Agent) EffectiveModel(instance Instance) Model {
+	base := instance.Model
+	o := a.Model
+	if o == nil {
+		return base
+	}
+	if o.Provider != "" && o.Provider != base.Provider {
+		m := *o
+		if m.Provider == ProviderScripted && m.Reply == "" {
+			m.Reply = DefaultScriptedReply
+		}
+		return m
+	}
+	overlay := func(dst *string, src string) {
+		if src != "" {
+			*dst = src
+		}
+	}
+	overlay(&base.BaseURL, o.BaseURL)
+	overlay(&base.APIKey, o.APIKey)
+	overlay(&base.Model, o.Model)
+	overlay(&base.Region, o.Region)
+	overlay(&base.Reply, o.Reply)
+	if o.InputPer1M != 0 {
+		base.InputPer1M = o.InputPer1M
+	}
+	if o.OutputPer1M != 0 {
+		base.OutputPer1M = o.OutputPer1M
+	}
+	return base
+}
+
+// secretKeys are the YAML key names whose values are secret references
+// (C3). Matching is on whole key names, so a key added later under one of
+// these names is a secret automatically.
+var secretKeys = map[string]bool{
+	"token":          true,
+	"toolApiToken":   true,
+	"authToken":      true,
+	"adminAuthToken": true,
+	"password":       true,
+	"appPassword":    true,
+	"apiKey":         true,
+	"botToken":       true,
+	"signingKey":     true,
+	"webhookSecret":  true,
+	"webhookTokens":  true,
+}
+
+// Secrets returns every non-empty secret value in the configuration, without
+// duplicates, for the scrubber (C6). After Load these are resolved values,
+// never references.
+func (c *Config) Secrets() []string {
+	var out []string
+	seen := map[string]bool{}
+	walkSecrets(reflect.ValueOf(c).Elem(), "", func(_ string, s *string) {
+		if *s != "" && !seen[*s] {
+			seen[*s] = true
+			out = append(out, *s)
+		}
+	})
+	return out
+}
+
+// walkSecrets calls fn for every string (or string list element) stored
+// under a secret key, with the field path used in messages.
+func walkSecrets(v reflect.Value, path string, fn func(path string, s *string)) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			walkSecrets(v.Elem(), path, fn)
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			walkSecrets(v.Index(i), indexPath(path, i), fn)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			name := yamlName(t.Field(i))
+			if name == "" {
+				continue
+			}
+			f := v.Field(i)
+			p := fieldPath(path, name)
+			if !secretKeys[name] {
+				walkSecrets(f, p, fn)
+				continue
+			}
+			switch {
+			case f.Kind() == reflect.String:
+				fn(p, f.Addr().Interface().(*string))
+			case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
+				for j := range f.Len() {
+					fn(indexPath(p, j), f.Index(j).Addr().Interface().(*string))
+				}
+			}
+		}
+	}
+}
