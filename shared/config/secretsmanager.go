@@ -1,0 +1,142 @@
+package config
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/smithy-go"
+)
+
+// SecretsManagerAPI is the part of the Secrets Manager client the resolver
+// uses; *secretsmanager.Client satisfies it, tests use a fake.
+type SecretsManagerAPI interface {
+	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
+}
+
+// SecretsManagerResolver resolves secretsmanager:<name-or-arn>[#jsonKey]
+// references. Each secret is fetched once and kept for the life of the
+// process (one cold start): a Lambda reads its secrets at start, not per
+// invocation, and several keys of one JSON secret cost one call. Rotation
+// takes effect with the next cold start.
+//
+// The zero value is not usable; set Client. Safe for concurrent use.
+type SecretsManagerResolver struct {
+	Client SecretsManagerAPI
+
+	mu    sync.Mutex
+	cache map[string]string // secret id → SecretString
+}
+
+// NewSecretsManagerResolver returns a resolver over client.
+func NewSecretsManagerResolver(client SecretsManagerAPI) *SecretsManagerResolver {
+	return &SecretsManagerResolver{Client: client}
+}
+
+// NewAWSResolver is the resolver for deployments: secretsmanager: references
+// go to Secrets Manager through client, env: and inline ones to the
+// environment.
+func NewAWSResolver(client SecretsManagerAPI) SecretResolver {
+	return Chain{SecretsManager: NewSecretsManagerResolver(client), Env: EnvResolver{}}
+}
+
+// Resolve implements SecretResolver. References without the
+// secretsmanager: prefix are refused; use Chain to combine resolvers.
+func (r *SecretsManagerResolver) Resolve(ctx context.Context, ref string) (string, error) {
+	rest, ok := strings.CutPrefix(ref, smPrefix)
+	if !ok {
+		return "", errors.New("not a secretsmanager: reference; write secretsmanager:<name-or-arn>[#jsonKey]")
+	}
+	id, key, hasKey := strings.Cut(rest, "#") // secret names and ARNs cannot contain '#'
+	if id == "" || (hasKey && key == "") {
+		return "", errors.New("incomplete secretsmanager: reference; write secretsmanager:<name-or-arn> or secretsmanager:<name-or-arn>#jsonKey")
+	}
+	if r.Client == nil {
+		return "", errors.New("no Secrets Manager client is configured; build the resolver with NewSecretsManagerResolver(client)")
+	}
+	secret, err := r.secret(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if !hasKey {
+		return secret, nil
+	}
+	var fields map[string]any
+	if err := json.Unmarshal([]byte(secret), &fields); err != nil {
+		return "", fmt.Errorf("secret %s is not a JSON object, so it has no key %q; drop #%s or store the secret as JSON", id, key, key)
+	}
+	v, ok := fields[key]
+	if !ok {
+		keys := make([]string, 0, len(fields))
+		for k := range fields {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		return "", fmt.Errorf("secret %s has no key %q; use one of: %s", id, key, strings.Join(keys, ", "))
+	}
+	var s string
+	switch v := v.(type) {
+	case string:
+		s = v
+	case nil:
+	default:
+		b, _ := json.Marshal(v)
+		s = string(b)
+	}
+	if s == "" {
+		return "", fmt.Errorf("key %q of secret %s is empty; give it a value", key, id)
+	}
+	return s, nil
+}
+
+func (r *SecretsManagerResolver) secret(ctx context.Context, id string) (string, error) {
+	// Held across the call: start-up resolution is sequential anyway, and
+	// this way concurrent callers never fetch the same secret twice.
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.cache[id]; ok {
+		return s, nil
+	}
+	out, err := r.Client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(id)})
+	if err != nil {
+		return "", smError(id, err)
+	}
+	var s string
+	switch {
+	case out.SecretString != nil:
+		s = *out.SecretString
+	case out.SecretBinary != nil:
+		s = string(out.SecretBinary)
+	}
+	if s == "" {
+		return "", fmt.Errorf("secret %s is empty; store a value with aws secretsmanager put-secret-value --secret-id %s", id, id)
+	}
+	if r.cache == nil {
+		r.cache = map[string]string{}
+	}
+	r.cache[id] = s
+	return s, nil
+}
+
+func smError(id string, err error) error {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		switch api.ErrorCode() {
+		case "ResourceNotFoundException":
+			return fmt.Errorf("secret %s does not exist in Secrets Manager (in this account and region); create it or correct the name", id)
+		case "AccessDeniedException":
+			return fmt.Errorf("not allowed to read secret %s; grant secretsmanager:GetSecretValue on it to this role", id)
+		case "DecryptionFailure":
+			return fmt.Errorf("secret %s cannot be decrypted; grant kms:Decrypt on its KMS key to this role", id)
+		case "InvalidRequestException":
+			return fmt.Errorf("secret %s cannot be read now (%s); restore it if it is scheduled for deletion", id, api.ErrorCode())
+		}
+	}
+	return fmt.Errorf("reading secret %s from Secrets Manager failed: %v; check the name, the region (AWS_REGION) and the credentials", id, err)
+}
