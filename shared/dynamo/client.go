@@ -1,0 +1,87 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// defaultRegion is used when neither AWS_REGION nor a profile names one
+// (local runs against dynalite do not care, but the SDK insists on one).
+const defaultRegion = "us-east-1"
+
+// NewClient builds the DynamoDB client from the environment, once per cold start.
+//
+// Endpoints come from the environment alone, handled by the SDK itself:
+// config v1.33.18 reads AWS_ENDPOINT_URL into aws.Config.BaseEndpoint
+// (config/env_config.go:417, applied in config/resolve.go resolveBaseEndpoint),
+// and service/dynamodb v1.74.0 lets AWS_ENDPOINT_URL_DYNAMODB override it
+// (service/dynamodb/endpoints.go resolveBaseEndpoint via
+// EnvConfig.GetServiceBaseEndpoint). TestNewClientEndpointFromEnv pins both.
+//
+// Two conveniences for local runs: without a configured region it uses
+// us-east-1, and when the endpoint is a loopback address and no credentials
+// can be found it uses static dummy credentials (dynalite ignores them).
+func NewClient(ctx context.Context) (*dynamodb.Client, error) {
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("dynamo: load AWS config: %w", err)
+	}
+	if isLoopback(endpointOf(cfg)) {
+		// Reload without IMDS: a local endpoint never needs instance-role
+		// credentials, and probing 169.254.169.254 off EC2 can stall.
+		cfg, err = config.LoadDefaultConfig(ctx, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+		if err != nil {
+			return nil, fmt.Errorf("dynamo: load AWS config: %w", err)
+		}
+		if !hasCredentials(ctx, cfg) {
+			cfg.Credentials = credentials.NewStaticCredentialsProvider("local", "local", "")
+		}
+	}
+	if cfg.Region == "" {
+		cfg.Region = defaultRegion
+	}
+	return dynamodb.NewFromConfig(cfg), nil
+}
+
+// hasCredentials reports whether the configured chain yields credentials.
+func hasCredentials(ctx context.Context, cfg aws.Config) bool {
+	if cfg.Credentials == nil {
+		return false
+	}
+	_, err := cfg.Credentials.Retrieve(ctx)
+	return err == nil
+}
+
+// endpointOf is the endpoint the DynamoDB client will use, "" for AWS itself.
+func endpointOf(cfg aws.Config) string {
+	if v := os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"); v != "" {
+		return v
+	}
+	return aws.ToString(cfg.BaseEndpoint)
+}
+
+// isLoopback reports whether endpoint points at this machine.
+func isLoopback(endpoint string) bool {
+	if endpoint == "" {
+		return false
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,137 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+func TestTimeKeyIsFixedWidthAndSortsByTime(t *testing.T) {
+	cet := time.FixedZone("CET", 3600)
+	times := []time.Time{
+		time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 1, 1, 0, 0, 0, 1, time.UTC),
+		time.Date(2026, 1, 1, 0, 0, 0, 100_000_000, time.UTC),
+		time.Date(2026, 1, 1, 1, 0, 0, 90_000_000, cet), // = 00:00:00.09 UTC
+		time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC),
+		time.Date(2026, 12, 31, 23, 59, 59, 999_999_999, time.UTC),
+	}
+	keys := make([]string, len(times))
+	for i, tm := range times {
+		keys[i] = timeKey(tm)
+		if len(keys[i]) != len(timeLayout) {
+			t.Errorf("timeKey(%v) = %q: %d chars, want %d", tm, keys[i], len(keys[i]), len(timeLayout))
+		}
+	}
+	sorted := append([]string(nil), keys...)
+	sort.Strings(sorted)
+	byTime := append([]time.Time(nil), times...)
+	sort.Slice(byTime, func(i, j int) bool { return byTime[i].Before(byTime[j]) })
+	for i := range byTime {
+		if sorted[i] != timeKey(byTime[i]) {
+			t.Fatalf("string order %v differs from time order at %d", sorted, i)
+		}
+	}
+	if got, want := keys[3], "2026-01-01T00:00:00.090000000Z"; got != want {
+		t.Errorf("timeKey in CET = %q, want %q", got, want)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	at := time.Date(2026, 2, 3, 4, 5, 6, 7, time.UTC)
+	tests := []struct {
+		name           string
+		gotPK, gotSK   string
+		wantPK, wantSK string
+	}{
+		{"audit", first(auditKey("alice", at, "id1")), second(auditKey("alice", at, "id1")),
+			"alice", "2026-02-03T04:05:06.000000007Z#id1"},
+		{"receipt", first(receiptKey("bob", at, "run1")), second(receiptKey("bob", at, "run1")),
+			"bob", "2026-02-03T04:05:06.000000007Z#run1"},
+		{"job", first(jobKey("heartbeat")), second(jobKey("heartbeat")), "job", "heartbeat"},
+		{"marker", first(markerKey("rc:m1")), second(markerKey("rc:m1")), "marker#rc:m1", "-"},
+	}
+	for _, tt := range tests {
+		if tt.gotPK != tt.wantPK || tt.gotSK != tt.wantSK {
+			t.Errorf("%s key = %q/%q, want %q/%q", tt.name, tt.gotPK, tt.gotSK, tt.wantPK, tt.wantSK)
+		}
+	}
+}
+
+func first(a, _ string) string  { return a }
+func second(_, b string) string { return b }
+
+func TestMapErr(t *testing.T) {
+	status := func(code int) error {
+		return &smithyhttp.ResponseError{
+			Response: &smithyhttp.Response{Response: &http.Response{StatusCode: code}},
+			Err:      errors.New("boom"),
+		}
+	}
+	tests := []struct {
+		name    string
+		err     error
+		want    string
+		wantMsg string
+	}{
+		{"nil", nil, "", ""},
+		{"condition failed", &types.ConditionalCheckFailedException{Message: strPtr("no")}, switchboard.ECONFLICT, "already recorded"},
+		{"wrapped condition failed", fmt.Errorf("op: %w", &types.ConditionalCheckFailedException{}), switchboard.ECONFLICT, ""},
+		{"missing table", &types.ResourceNotFoundException{}, switchboard.EINTERNAL, "table tbl is missing; run make dev or cdk deploy"},
+		{"throughput", &types.ProvisionedThroughputExceededException{}, switchboard.EUNAVAILABLE, "try again"},
+		{"request limit", &types.RequestLimitExceeded{}, switchboard.EUNAVAILABLE, ""},
+		{"throttling type", &types.ThrottlingException{}, switchboard.EUNAVAILABLE, ""},
+		{"throttling code", &smithy.GenericAPIError{Code: "ThrottlingException"}, switchboard.EUNAVAILABLE, ""},
+		{"internal server error", &types.InternalServerError{}, switchboard.EUNAVAILABLE, ""},
+		{"503", status(503), switchboard.EUNAVAILABLE, ""},
+		{"400", status(400), switchboard.EINTERNAL, "details in the logs"},
+		{"deadline", fmt.Errorf("send: %w", context.DeadlineExceeded), switchboard.EUNAVAILABLE, ""},
+		{"refused", &smithyhttp.RequestSendError{Err: &net.OpError{Op: "dial", Err: errors.New("refused")}}, switchboard.EUNAVAILABLE, ""},
+		{"validation", &smithy.GenericAPIError{Code: "ValidationException"}, switchboard.EINTERNAL, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := mapErr("test.op", "tbl", tt.err)
+			if got := switchboard.ErrorCode(err); got != tt.want {
+				t.Fatalf("code %q, want %q (err %v)", got, tt.want, err)
+			}
+			if !strings.Contains(switchboard.ErrorMessage(err), tt.wantMsg) {
+				t.Errorf("message %q, want it to contain %q", switchboard.ErrorMessage(err), tt.wantMsg)
+			}
+			if tt.err != nil && !errors.Is(err, tt.err) {
+				t.Errorf("mapped error does not wrap its cause")
+			}
+		})
+	}
+}
+
+func TestIsLoopback(t *testing.T) {
+	tests := []struct {
+		endpoint string
+		want     bool
+	}{
+		{"http://127.0.0.1:8000", true},
+		{"http://localhost:4566", true},
+		{"http://[::1]:8000", true},
+		{"https://dynamodb.eu-central-1.amazonaws.com", false},
+		{"http://10.0.0.5:8000", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := isLoopback(tt.endpoint); got != tt.want {
+			t.Errorf("isLoopback(%q) = %v, want %v", tt.endpoint, got, tt.want)
+		}
+	}
+}

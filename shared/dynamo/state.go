@@ -1,0 +1,151 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// maxMarkerKey keeps "marker#"+key well under DynamoDB's 2,048-byte
+// partition key limit.
+const maxMarkerKey = 1024
+
+// jobItem is the last run of one job in the state table.
+type jobItem struct {
+	PK         string `dynamodbav:"pk"`
+	SK         string `dynamodbav:"sk"`
+	Job        string `dynamodbav:"job"`
+	StartedAt  string `dynamodbav:"startedAt"`
+	DurationNs int64  `dynamodbav:"durationNs"`
+	Outcome    string `dynamodbav:"outcome,omitempty"`
+	Detail     string `dynamodbav:"detail,omitempty"`
+	Trigger    string `dynamodbav:"trigger,omitempty"`
+}
+
+func toJobItem(r switchboard.JobRun) jobItem {
+	pk, sk := jobKey(r.Job)
+	return jobItem{
+		PK: pk, SK: sk,
+		Job:        r.Job,
+		StartedAt:  timeKey(r.StartedAt),
+		DurationNs: int64(r.Duration),
+		Outcome:    r.Outcome,
+		Detail:     r.Detail,
+		Trigger:    r.Trigger,
+	}
+}
+
+func fromJobItem(it jobItem) (switchboard.JobRun, error) {
+	started, err := time.Parse(timeLayout, it.StartedAt)
+	if err != nil {
+		return switchboard.JobRun{}, fmt.Errorf("job item %s: startedAt: %w", it.SK, err)
+	}
+	return switchboard.JobRun{
+		Job:       it.Job,
+		StartedAt: started,
+		Duration:  time.Duration(it.DurationNs),
+		Outcome:   it.Outcome,
+		Detail:    it.Detail,
+		Trigger:   it.Trigger,
+	}, nil
+}
+
+// markerItem is one claimed once-only key. ExpiresAt is the TTL attribute;
+// 0 (omitted) means the marker never expires.
+type markerItem struct {
+	PK        string `dynamodbav:"pk"`
+	SK        string `dynamodbav:"sk"`
+	ClaimedAt string `dynamodbav:"claimedAt"`
+	ExpiresAt int64  `dynamodbav:"expiresAt,omitempty"`
+}
+
+func toMarkerItem(key string, claimedAt, expires time.Time) markerItem {
+	pk, sk := markerKey(key)
+	it := markerItem{PK: pk, SK: sk, ClaimedAt: timeKey(claimedAt)}
+	if !expires.IsZero() {
+		it.ExpiresAt = expires.Unix()
+	}
+	return it
+}
+
+// RecordRun overwrites the job's row (an unconditional PutItem).
+// EINVALID when r.Job is empty.
+func (s *Store) RecordRun(ctx context.Context, r switchboard.JobRun) error {
+	const op = "jobs.recordRun"
+	if r.Job == "" {
+		return switchboard.E(op, switchboard.EINVALID, "a job run needs a job name")
+	}
+	item, err := attributevalue.MarshalMap(toJobItem(r))
+	if err != nil {
+		return switchboard.Wrap(op, switchboard.EINTERNAL, "job run could not be encoded", err)
+	}
+	return s.put(ctx, op, s.state, item, "", nil)
+}
+
+// LastRuns queries the "job" partition; the sort key is the job name, so the
+// rows come sorted by name.
+func (s *Store) LastRuns(ctx context.Context) ([]switchboard.JobRun, error) {
+	const op = "jobs.lastRuns"
+	pk, _ := jobKey("")
+	in := &dynamodb.QueryInput{
+		TableName:              &s.state,
+		KeyConditionExpression: strPtr("pk = :p"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":p": &types.AttributeValueMemberS{Value: pk},
+		},
+	}
+	runs := []switchboard.JobRun{}
+	err := s.query(ctx, op, in, func(av map[string]types.AttributeValue) error {
+		var it jobItem
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return err
+		}
+		r, err := fromJobItem(it)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return runs, nil
+}
+
+// Claim is one conditional PutItem: it succeeds when the marker does not
+// exist or has expired (expiresAt < now, whole seconds). The expired-marker
+// branch matters because TTL deletion is lazy in AWS (up to days) and never
+// happens in dynalite. A zero expires keeps the marker forever. EINVALID for
+// an empty key or one longer than 1,024 bytes.
+func (s *Store) Claim(ctx context.Context, key string, expires time.Time) (bool, error) {
+	const op = "markers.claim"
+	if key == "" || len(key) > maxMarkerKey {
+		return false, switchboard.E(op, switchboard.EINVALID, "a marker key must be 1 to 1024 bytes long")
+	}
+	now := s.now()
+	item, err := attributevalue.MarshalMap(toMarkerItem(key, now, expires))
+	if err != nil {
+		return false, switchboard.Wrap(op, switchboard.EINTERNAL, "marker could not be encoded", err)
+	}
+	err = s.put(ctx, op, s.state, item, "attribute_not_exists(pk) OR expiresAt < :now",
+		map[string]types.AttributeValue{
+			":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Unix(), 10)},
+		})
+	var cond *types.ConditionalCheckFailedException
+	if errors.As(err, &cond) {
+		return false, nil // claimed before and not expired
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, nil
+}
