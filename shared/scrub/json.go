@@ -43,7 +43,8 @@ func IsSecretKey(name string) bool {
 // or array is scrubbed as JSON. The value of every key for which IsSecretKey
 // holds becomes "***" — strings and numbers, and inside objects and arrays
 // every string and number; empty strings, booleans and null stay, so the log
-// still says whether a secret was set. Key order and whitespace are kept.
+// still says whether a secret was set. A number that contains a configured
+// secret becomes "***" too. Key order and whitespace are kept.
 // Input that is not valid JSON is scrubbed as text with Bytes. When nothing
 // needs masking JSON returns raw itself.
 func (s *Scrubber) JSON(raw []byte) []byte {
@@ -147,7 +148,9 @@ func (w *jsonScrub) value(secret bool) {
 		for w.pos < len(w.in) && strings.IndexByte("+-.eE0123456789", w.in[w.pos]) >= 0 {
 			w.pos++
 		}
-		if secret {
+		// A number can hold a configured secret too (a PIN); it becomes a
+		// masked string then, which keeps the document valid.
+		if secret || w.s.containsSecret(string(w.in[start:w.pos])) {
 			w.out = append(w.out, `"`+Mask+`"`...)
 			return
 		}

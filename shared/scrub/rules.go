@@ -3,202 +3,378 @@ package scrub
 import (
 	"encoding/base64"
 	"regexp"
+	"slices"
 	"strings"
 )
 
-// rule is one well-known secret shape. The first of groups that took part in
-// a match is replaced by Mask; the rest of the match (key names, schemes,
-// vendor prefixes) is kept so the log still says what was there.
+// A rule finds one well-known secret shape and returns the spans to mask;
+// key names, schemes and vendor prefixes around them stay, so the log still
+// says what was there. Rules search for a literal anchor first and run a
+// small \A-anchored regexp only where one occurs: unanchored regexps over a
+// whole 4 KB log line cost milliseconds per line.
 type rule struct {
-	name   string
-	hints  []string // lower-case substrings; the regexp runs only if one occurs
-	re     *regexp.Regexp
-	groups []int
-	valid  func(secret string) bool // optional extra check on the masked part
+	name string
+	find func(text, lower string) []span
 }
 
-// secretWords ends the key names whose values are masked in key/value text
-// (token=…, "password": "…", X-Auth-Token: …). A key matches when it ends in
-// one of them, so "authToken", "appPassword", "webhookSecret" and
-// "aws_secret_access_key" match and "tokenizer" or "max_tokens" do not.
-const secretWords = `token|passwd|password|passphrase|secret|api[_-]?key|secret[_-]?(?:access[_-]?)?key|signing[_-]?key|private[_-]?key|encryption[_-]?key`
+type span struct{ start, end int }
 
-// Value shapes after a key/value separator. Quoted values keep their quotes.
-const (
-	dquoted    = `"((?:[^"\\]|\\(?s:.))*)(?:"|\z)` // JSON string; an unterminated one runs to the end
-	escquoted  = `\\"(.*?)\\"`                     // JSON string inside a JSON string
-	squoted    = `'([^'\r\n]*)'`
-	eqValue    = `([^\s"'&,;<>{}\[\]\\]+)`                           // query strings, env lines: up to & or space
-	colonValue = `([^\s"'<>{}\[\],;\\][^\r\n"'<>{}\[\],;\\]*)` // YAML, headers: rest of the line
-)
-
-var kvPattern = `(?i)\b(?:[a-z0-9_.-]*?(?:` + secretWords + `)|pass|pwd)(?:\\?["'])?[ \t]*` +
-	`(?:=[ \t]*(?:` + dquoted + `|` + escquoted + `|` + squoted + `|` + eqValue + `)` +
-	`|:[ \t]*\[?[ \t]*(?:` + dquoted + `|` + escquoted + `|` + squoted + `|` + colonValue + `))`
-
-var kvHints = []string{"token", "pass", "secret", "key", "pwd"}
-
-// rules run in this order; earlier rules see the most context (a PEM block
-// before any key/value rule cuts into it).
+// rules run in this order, each on the previous one's output; earlier rules
+// see the most context (a PEM block before any key/value rule cuts into it).
 var rules = []rule{
-	{
-		name:   "pem-private-key",
-		hints:  []string{"private key"},
-		re:     regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]*PRIVATE KEY)-----((?s:.*?))(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
-		groups: []int{2},
-	},
-	{
-		// scheme://user:pass@host → scheme://user:***@host. The password
-		// runs to the last @ of the authority, so an unescaped @ in it does
-		// not leak the rest.
-		name:   "url-password",
-		hints:  []string{"://"},
-		re:     regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:"'<>]*:([^\s/?#"'<>]+)@`),
-		groups: []int{1},
-	},
-	{
+	{"pem-private-key", anchoredRule{
+		anchors: []string{"-----BEGIN "},
+		re:      regexp.MustCompile(`\A-----BEGIN ([A-Z0-9 ]*PRIVATE KEY)-----((?s:.*?))(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
+		groups:  []int{2},
+	}.find},
+	{"url-password", findURLPasswords},
+	{"authorization-header", anchoredRule{
 		// Authorization: Bearer x / "Authorization":"Basic x" / map[Authorization:[Basic x]]
-		name:   "authorization-header",
-		hints:  []string{"authorization"},
-		re:     regexp.MustCompile(`(?i)authorization\\?["']?[ \t]*[:=][ \t]*\[?[ \t]*\\?["']?[ \t]*(?:(?:bearer|basic|token|digest|negotiate|ntlm|apikey|sso-key|key|aws4-hmac-sha256)[ \t]+)?([^\s"'\\,;\]]+)`),
+		anchors: []string{"authorization"}, fold: true,
+		re:     regexp.MustCompile(`\A(?i)authorization\\?["']?[ \t]*[:=][ \t]*\[?[ \t]*\\?["']?[ \t]*(?:(?:bearer|basic|token|digest|negotiate|ntlm|apikey|sso-key|key|aws4-hmac-sha256)[ \t]+)?([^\s"'\\,;\]]+)`),
 		groups: []int{1},
-	},
-	{
+	}.find},
+	{"basic-credentials", anchoredRule{
 		// "Basic <base64>" only when it decodes to user:password, so the
 		// word "basic" in prose stays.
-		name:   "basic-credentials",
-		hints:  []string{"basic"},
-		re:     regexp.MustCompile(`(?i)\bbasic[ \t]+([A-Za-z0-9+/]{6,}={0,2})`),
+		anchors: []string{"basic"}, fold: true, boundary: true,
+		re:     regexp.MustCompile(`\A(?i)basic[ \t]+([A-Za-z0-9+/]{6,}={0,2})`),
 		groups: []int{1},
 		valid:  isBasicCredentials,
-	},
-	{
-		name:   "bearer-token",
-		hints:  []string{"bearer"},
-		re:     regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9._~+/-]+=*)`),
+	}.find},
+	{"bearer-token", anchoredRule{
+		anchors: []string{"bearer"}, fold: true, boundary: true,
+		re:     regexp.MustCompile(`\A(?i)bearer[ \t]+([A-Za-z0-9._~+/-]+=*)`),
 		groups: []int{1},
 		valid:  isTokenLike,
-	},
-	{
-		// --password xyz, -token xyz (the = form is a key/value pair)
-		name:   "cli-flag",
-		hints:  kvHints,
-		re:     regexp.MustCompile(`(?i)(?:^|[\s"'])--?[a-z0-9-]*?(?:token|password|passwd|secret|api-?key)[ \t]+([^\s"'-][^\s"']*)`),
-		groups: []int{1},
-	},
-	{
-		name:   "key-value",
-		hints:  kvHints,
-		re:     regexp.MustCompile(kvPattern),
-		groups: []int{1, 2, 3, 4, 5, 6, 7, 8},
-		valid:  notLiteral,
-	},
-	{
-		// Telegram bot token: <bot id>:<35 chars>; the bot id stays.
-		name:   "telegram-bot-token",
-		hints:  []string{":"},
-		re:     regexp.MustCompile(`\d{6,12}:([A-Za-z0-9_-]{30,50})`),
-		groups: []int{1},
-	},
-	{
+	}.find},
+	{"cli-flag", findFlags},
+	{"key-value", findKeyValues},
+	{"telegram-bot-token", findTelegramTokens},
+	{"sk-key", anchoredRule{
 		// OpenAI / Anthropic style sk-…, Stripe sk_live_… / rk_test_…
-		name:   "sk-key",
-		hints:  []string{"sk-", "sk_", "rk_"},
-		re:     regexp.MustCompile(`\b(?:sk-([A-Za-z0-9_-]{20,})|[sr]k_(?:live|test)_([A-Za-z0-9]{10,}))`),
+		anchors: []string{"sk-", "sk_", "rk_"}, boundary: true,
+		re:     regexp.MustCompile(`\A(?:sk-([A-Za-z0-9_-]{20,})|[sr]k_(?:live|test)_([A-Za-z0-9]{10,}))`),
 		groups: []int{1, 2},
-	},
-	{
-		name:   "github-token",
-		hints:  []string{"gh", "github_pat_"},
-		re:     regexp.MustCompile(`\b(?:gh[pousr]_([A-Za-z0-9]{20,})|github_pat_([A-Za-z0-9_]{20,}))`),
+	}.find},
+	{"github-token", anchoredRule{
+		anchors: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, boundary: true,
+		re:     regexp.MustCompile(`\A(?:gh[pousr]_([A-Za-z0-9]{20,})|github_pat_([A-Za-z0-9_]{20,}))`),
 		groups: []int{1, 2},
-	},
-	{
-		name:   "slack-token",
-		hints:  []string{"xox"},
-		re:     regexp.MustCompile(`\bxox[abposre]-([A-Za-z0-9-]{8,})`),
+	}.find},
+	{"slack-token", anchoredRule{
+		anchors: []string{"xox"}, boundary: true,
+		re:     regexp.MustCompile(`\Axox[abposre]-([A-Za-z0-9-]{8,})`),
 		groups: []int{1},
-	},
-	{
-		// AWS access key ids (long-term AKIA, temporary ASIA); the prefix stays.
-		name:   "aws-access-key-id",
-		hints:  []string{"akia", "asia"},
-		re:     regexp.MustCompile(`\b(?:AKIA|ASIA)([A-Z0-9]{16})\b`),
+	}.find},
+	{"aws-access-key-id", anchoredRule{
+		// Long-term (AKIA) and temporary (ASIA) access key ids; the prefix stays.
+		anchors: []string{"AKIA", "ASIA"}, boundary: true,
+		re:     regexp.MustCompile(`\A(?:AKIA|ASIA)([A-Z0-9]{16})\b`),
 		groups: []int{1},
-	},
-	{
-		name:   "google-api-key",
-		hints:  []string{"aiza"},
-		re:     regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`),
+	}.find},
+	{"google-api-key", anchoredRule{
+		anchors: []string{"AIza"}, boundary: true,
+		re:     regexp.MustCompile(`\AAIza[0-9A-Za-z_-]{35}`),
 		groups: []int{0},
-	},
-	{
-		name:   "jwt",
-		hints:  []string{"eyj"},
-		re:     regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*`),
+	}.find},
+	{"jwt", anchoredRule{
+		anchors: []string{"eyJ"}, boundary: true,
+		re:     regexp.MustCompile(`\AeyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*`),
 		groups: []int{0},
-	},
+	}.find},
 }
 
-// applyRules runs every rule whose hint occurs in text.
+// applyRules runs every rule over text.
 func applyRules(text string) (string, bool) {
-	// Masking only ever inserts Mask, and no hint contains '*', so hints
-	// found here stay valid while the rules below rewrite text.
-	lower := strings.ToLower(text)
+	lower := asciiLower(text)
 	changed := false
 	for i := range rules {
-		r := &rules[i]
-		if !r.hinted(lower) {
-			continue
-		}
-		if out, ok := r.apply(text); ok {
-			text, changed = out, true
+		spans := rules[i].find(text, lower)
+		if out, ok := maskSpans(text, spans); ok {
+			text, lower, changed = out, asciiLower(out), true
 		}
 	}
 	return text, changed
 }
 
-func (r *rule) hinted(lower string) bool {
-	for _, h := range r.hints {
-		if strings.Contains(lower, h) {
-			return true
-		}
-	}
-	return false
-}
-
-func (r *rule) apply(text string) (string, bool) {
-	matches := r.re.FindAllStringSubmatchIndex(text, -1)
-	if matches == nil {
-		return text, false
-	}
+// maskSpans replaces each span (sorted, not overlapping) by Mask, leaving
+// empty spans and spans that already read Mask alone.
+func maskSpans(text string, spans []span) (string, bool) {
 	var b strings.Builder
 	last, changed := 0, false
-	for _, m := range matches {
-		for _, g := range r.groups {
-			start, end := m[2*g], m[2*g+1]
-			if start < 0 {
-				continue
-			}
-			sec := text[start:end]
-			if sec == "" || sec == Mask || (r.valid != nil && !r.valid(sec)) {
-				break
-			}
-			if !changed {
-				b.Grow(len(text))
-				changed = true
-			}
-			b.WriteString(text[last:start])
-			b.WriteString(Mask)
-			last = end
-			break
+	for _, sp := range spans {
+		if sp.start == sp.end || text[sp.start:sp.end] == Mask {
+			continue
 		}
+		if !changed {
+			b.Grow(len(text))
+			changed = true
+		}
+		b.WriteString(text[last:sp.start])
+		b.WriteString(Mask)
+		last = sp.end
 	}
 	if !changed {
 		return text, false
 	}
 	b.WriteString(text[last:])
 	return b.String(), true
+}
+
+// anchoredRule runs re (which starts with \A) at every occurrence of an
+// anchor and masks the first of groups that took part in the match.
+type anchoredRule struct {
+	anchors  []string
+	fold     bool // anchors are lower case and searched case-insensitively
+	boundary bool // an anchor must start a word, like \b
+	re       *regexp.Regexp
+	groups   []int
+	valid    func(secret string) bool // optional check on the masked part
+}
+
+func (r anchoredRule) find(text, lower string) []span {
+	hay := text
+	if r.fold {
+		hay = lower
+	}
+	var starts []int
+	for _, a := range r.anchors {
+		for from := 0; ; {
+			i := strings.Index(hay[from:], a)
+			if i < 0 {
+				break
+			}
+			p := from + i
+			if !r.boundary || p == 0 || !isWordByte(text[p-1]) {
+				starts = append(starts, p)
+			}
+			from = p + 1
+		}
+	}
+	if len(r.anchors) > 1 {
+		slices.Sort(starts)
+	}
+	var spans []span
+	end := 0
+	for _, p := range starts {
+		if p < end {
+			continue // inside the previous match
+		}
+		m := r.re.FindStringSubmatchIndex(text[p:])
+		if m == nil {
+			continue
+		}
+		end = p + m[1]
+		for _, g := range r.groups {
+			if m[2*g] < 0 {
+				continue
+			}
+			if sec := text[p+m[2*g] : p+m[2*g+1]]; r.valid == nil || r.valid(sec) {
+				spans = append(spans, span{p + m[2*g], p + m[2*g+1]})
+			}
+			break
+		}
+	}
+	return spans
+}
+
+// findURLPasswords masks the password in scheme://user:password@host. The
+// password runs to the last @ of the authority, so an unescaped @ in it does
+// not leak the rest.
+func findURLPasswords(text, _ string) []span {
+	var spans []span
+	for from := 0; ; {
+		i := strings.Index(text[from:], "://")
+		if i < 0 {
+			return spans
+		}
+		p := from + i
+		from = p + 3
+		if !hasScheme(text[:p]) {
+			continue
+		}
+		q := p + 3
+		end := q
+		for end < len(text) && !strings.ContainsRune(" \t\n\f\r/?#\"'<>", rune(text[end])) {
+			end++
+		}
+		at := strings.LastIndexByte(text[q:end], '@')
+		if at < 0 {
+			continue
+		}
+		colon := strings.IndexByte(text[q:q+at], ':')
+		if colon < 0 {
+			continue
+		}
+		spans = append(spans, span{q + colon + 1, q + at})
+		from = end
+	}
+}
+
+// hasScheme reports whether s ends in a URL scheme: a letter followed by
+// letters, digits, '+', '-' or '.'.
+func hasScheme(s string) bool {
+	letter := false
+	for i := len(s) - 1; i >= 0; i-- {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+			letter = true
+		case '0' <= c && c <= '9', c == '+', c == '-', c == '.':
+		default:
+			return letter
+		}
+	}
+	return letter
+}
+
+// Key/value secrets: token=…, "password": "…", X-Auth-Token: …, apiKey: ….
+// The value shapes after the separator; quoted values keep their quotes.
+const (
+	dquoted    = `"((?:[^"\\]|\\(?s:.))*)(?:"|\z)` // JSON string; an unterminated one runs to the end
+	escquoted  = `\\"(.*?)\\"`                     // JSON string inside a JSON string
+	squoted    = `'([^'\r\n]*)'`
+	eqValue    = `([^\s"'&,;<>{}\[\]\\]+)`                     // query strings, env lines: up to & or space
+	colonValue = `([^\s"'<>{}\[\],;\\][^\r\n"'<>{}\[\],;\\]*)` // YAML, headers: rest of the line
+)
+
+var kvValue = regexp.MustCompile(`\A(?:=[ \t]*(?:` + dquoted + `|` + escquoted + `|` + squoted + `|` + eqValue + `)` +
+	`|:[ \t]*\[?[ \t]*(?:` + dquoted + `|` + escquoted + `|` + squoted + `|` + colonValue + `))`)
+
+// secretKeyEndings end the key names whose values findKeyValues masks,
+// compared lower case with '_' and '-' removed. "authToken", "appPassword",
+// "webhookSecret" and "aws_secret_access_key" end in one; "tokenizer" and
+// "max_tokens" do not.
+var secretKeyEndings = []string{
+	"token", "passwd", "password", "passphrase", "secret", "apikey",
+	"secretkey", "secretaccesskey", "signingkey", "privatekey", "encryptionkey",
+}
+
+var keySeparators = strings.NewReplacer("_", "", "-", "")
+
+// findKeyValues anchors on each '=' and ':' and looks back for a secret key.
+func findKeyValues(text, lower string) []span {
+	var spans []span
+	for from := 0; from < len(text); {
+		i := strings.IndexAny(text[from:], "=:")
+		if i < 0 {
+			break
+		}
+		sep := from + i
+		from = sep + 1
+		if !secretKeyBefore(lower, sep) {
+			continue
+		}
+		m := kvValue.FindStringSubmatchIndex(text[sep:])
+		if m == nil {
+			continue
+		}
+		from = sep + m[1]
+		for g := 1; 2*g < len(m); g++ {
+			if m[2*g] < 0 {
+				continue
+			}
+			if notLiteral(text[sep+m[2*g] : sep+m[2*g+1]]) {
+				spans = append(spans, span{sep + m[2*g], sep + m[2*g+1]})
+			}
+			break
+		}
+	}
+	return spans
+}
+
+// secretKeyBefore reports whether the key in front of the separator at sep
+// (skipping blanks and a closing quote, possibly escaped) names a secret.
+func secretKeyBefore(lower string, sep int) bool {
+	j := sep
+	for j > 0 && (lower[j-1] == ' ' || lower[j-1] == '\t') {
+		j--
+	}
+	if j > 0 && (lower[j-1] == '"' || lower[j-1] == '\'') {
+		j--
+		if j > 0 && lower[j-1] == '\\' {
+			j--
+		}
+	}
+	const maxKey = 128
+	k := j
+	for k > 0 && j-k < maxKey && isKeyByte(lower[k-1]) {
+		k--
+	}
+	key := lower[k:j]
+	if key == "" {
+		return false
+	}
+	for _, w := range []string{"pass", "pwd"} {
+		if strings.HasSuffix(key, w) && (len(key) == len(w) || !isWordByte(key[len(key)-len(w)-1])) {
+			return true
+		}
+	}
+	switch key[len(key)-1] {
+	case 'n', 'd', 'e', 't', 'y': // cheap filter: the last letters of secretKeyEndings
+	default:
+		return false
+	}
+	norm := keySeparators.Replace(key)
+	for _, e := range secretKeyEndings {
+		if strings.HasSuffix(norm, e) {
+			return true
+		}
+	}
+	return false
+}
+
+var flagValue = regexp.MustCompile(`\A(?i)--?[a-z0-9-]*?(?:token|password|passwd|secret|api-?key)[ \t]+([^\s"'-][^\s"']*)`)
+
+// findFlags masks command-line flags with a separate value: --password xyz.
+// (--password=xyz is a key/value pair.)
+func findFlags(text, _ string) []span {
+	var spans []span
+	for from := 0; ; {
+		i := strings.IndexByte(text[from:], '-')
+		if i < 0 {
+			return spans
+		}
+		p := from + i
+		from = p + 1
+		if p > 0 && !strings.ContainsRune(" \t\n\f\r\"'", rune(text[p-1])) {
+			continue
+		}
+		if m := flagValue.FindStringSubmatchIndex(text[p:]); m != nil {
+			spans = append(spans, span{p + m[2], p + m[3]})
+			from = p + m[1]
+		}
+	}
+}
+
+// findTelegramTokens masks Telegram bot tokens, <bot id>:<35 characters>,
+// keeping the bot id.
+func findTelegramTokens(text, _ string) []span {
+	var spans []span
+	for from := 0; ; {
+		i := strings.IndexByte(text[from:], ':')
+		if i < 0 {
+			return spans
+		}
+		p := from + i
+		from = p + 1
+		digits := 0
+		for digits < p && digits < 6 && isDigit(text[p-1-digits]) {
+			digits++
+		}
+		if digits < 6 {
+			continue
+		}
+		n := 0
+		for p+1+n < len(text) && isTokenByte(text[p+1+n]) {
+			n++
+		}
+		if n >= 30 && n <= 50 {
+			spans = append(spans, span{p + 1, p + 1 + n})
+			from = p + 1 + n
+		}
+	}
 }
 
 // isTokenLike tells a bearer token from prose ("bearer of bad news"): at least
@@ -233,4 +409,29 @@ func notLiteral(s string) bool {
 		return false
 	}
 	return true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func isWordByte(c byte) bool {
+	return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_'
+}
+
+func isKeyByte(c byte) bool { return isWordByte(c) || c == '.' || c == '-' }
+
+func isTokenByte(c byte) bool { return isWordByte(c) || c == '-' }
+
+// asciiLower lower-cases ASCII letters only, so byte offsets stay valid.
+func asciiLower(s string) string {
+	i := strings.IndexFunc(s, func(r rune) bool { return 'A' <= r && r <= 'Z' })
+	if i < 0 {
+		return s
+	}
+	b := []byte(s)
+	for ; i < len(b); i++ {
+		if 'A' <= b[i] && b[i] <= 'Z' {
+			b[i] += 'a' - 'A'
+		}
+	}
+	return string(b)
 }

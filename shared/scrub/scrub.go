@@ -21,6 +21,7 @@ const maxPasses = 8
 // is safe for concurrent use. A nil *Scrubber masks the patterns only.
 type Scrubber struct {
 	secrets []string // distinct, longest first, each at least MinSecretLen runes
+	star    bool     // some secret contains '*', so a mask can help form one
 }
 
 // New builds a Scrubber for the given secret values. Empty values and values
@@ -45,7 +46,8 @@ func New(secrets []string) *Scrubber {
 		}
 		return strings.Compare(a, b)
 	})
-	return &Scrubber{secrets: list}
+	star := slices.ContainsFunc(list, func(v string) bool { return strings.Contains(v, "*") })
+	return &Scrubber{secrets: list, star: star}
 }
 
 // String returns s with every configured secret and every known secret
@@ -82,13 +84,25 @@ func (s *Scrubber) Bytes(b []byte) []byte {
 	return []byte(out)
 }
 
+func (s *Scrubber) containsSecret(text string) bool {
+	if s == nil {
+		return false
+	}
+	for _, sec := range s.secrets {
+		if strings.Contains(text, sec) {
+			return true
+		}
+	}
+	return false
+}
+
 // maskSecrets masks every occurrence of every configured secret. Overlapping
 // occurrences (of one secret or of two) are merged into one masked span, so no
 // fragment of either survives; this is why it finds all spans first instead of
 // using a strings.Replacer, which would leave the tail of an overlapped
-// secret. It repeats until no secret occurs: a mask next to leftover text
-// could form a secret again, and each pass shortens the text (a secret is at
-// least MinSecretLen runes, longer than Mask), so the loop ends.
+// secret. A new occurrence after masking has to overlap a Mask, so only when
+// a secret contains '*' it repeats until no secret occurs; each round
+// shortens the text (a secret is longer than Mask), so the loop ends.
 func (s *Scrubber) maskSecrets(text string) (string, bool) {
 	if s == nil || len(s.secrets) == 0 {
 		return text, false
@@ -125,5 +139,8 @@ func (s *Scrubber) maskSecrets(text string) (string, bool) {
 		}
 		b.WriteString(text[last:])
 		text = b.String()
+		if !s.star {
+			return text, true
+		}
 	}
 }
