@@ -11,7 +11,6 @@ const (
 	jobPK     = "job"
 	markerSK  = "-"
 	keySep    = "#"
-	timeWidth = len(timeLayout)
 )
 
 // timeLayout is RFC 3339 in UTC with all nine fractional digits, so that
