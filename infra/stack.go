@@ -1,0 +1,290 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/switchboard-dev/switchboard/shared/deploy"
+)
+
+// DefaultAssetDir is where `make build` leaves <fn>/bootstrap, relative to infra/.
+const DefaultAssetDir = "../build/functions"
+
+// SwitchboardStackProps configures the stack.
+type SwitchboardStackProps struct {
+	awscdk.StackProps
+	// AssetDir holds one folder per catalogue function with its bootstrap
+	// binary (<AssetDir>/<fn>/bootstrap). Default DefaultAssetDir.
+	AssetDir string
+	// ConfigFile, when set, is packaged next to every bootstrap as
+	// config.yaml, which is where SWITCHBOARD_CONFIG points. When empty the
+	// function folders are deployed as they are (a config.yaml inside them
+	// is used if present).
+	ConfigFile string
+}
+
+// CheckAssets reports, in one message a user can act on, every catalogue
+// function whose <assetDir>/<fn>/bootstrap is missing.
+func CheckAssets(assetDir string) error {
+	if abs, err := filepath.Abs(assetDir); err == nil {
+		assetDir = abs
+	}
+	var missing []error
+	for _, f := range deploy.Functions {
+		p := filepath.Join(assetDir, f.Name, "bootstrap")
+		if st, err := os.Stat(p); err != nil || st.IsDir() {
+			missing = append(missing, fmt.Errorf("  %s", p))
+		}
+	}
+	if missing != nil {
+		return fmt.Errorf("function assets missing (run `make build` in the repo root first, or pass the folder in SWITCHBOARD_ASSET_DIR):\n%w", errors.Join(missing...))
+	}
+	return nil
+}
+
+// NewSwitchboardStack builds everything shared/deploy describes: tables,
+// the workspace bucket, one arm64 provided.al2023 function per catalogue
+// function with grants for exactly the tables it lists, function URLs,
+// schedules and error alarms. It panics (CDK's own convention for
+// construction errors) when a function asset is missing; main calls
+// CheckAssets first to exit with the message instead.
+func NewSwitchboardStack(scope constructs.Construct, id string, props *SwitchboardStackProps) awscdk.Stack {
+	if props == nil {
+		props = &SwitchboardStackProps{}
+	}
+	assetDir := props.AssetDir
+	if assetDir == "" {
+		assetDir = DefaultAssetDir
+	}
+	assetDir, err := filepath.Abs(assetDir)
+	if err != nil {
+		panic(fmt.Sprintf("asset dir %s: %v", props.AssetDir, err))
+	}
+	if err := CheckAssets(assetDir); err != nil {
+		panic(err.Error())
+	}
+
+	stack := awscdk.NewStack(scope, &id, &props.StackProps)
+
+	tables := map[string]awsdynamodb.Table{}
+	for _, t := range deploy.Tables {
+		tables[t.ID] = newTable(stack, t)
+	}
+
+	bucket := awss3.NewBucket(stack, jsii.String(deploy.BucketLogicalID), &awss3.BucketProps{
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		Versioned:         jsii.Bool(true),
+		RemovalPolicy:     awscdk.RemovalPolicy_RETAIN,
+	})
+	awscdk.NewCfnOutput(stack, jsii.String(deploy.BucketLogicalID+"Name"), &awscdk.CfnOutputProps{
+		Value: bucket.BucketName(),
+	})
+
+	env := map[string]*string{
+		deploy.EnvBucket: bucket.BucketName(),
+		deploy.EnvConfig: jsii.String(deploy.ConfigFileName),
+	}
+	for _, t := range deploy.Tables {
+		env[t.EnvVar] = tables[t.ID].TableName()
+	}
+
+	functions := map[string]awslambda.Function{}
+	for _, f := range deploy.Functions {
+		code := filepath.Join(assetDir, f.Name)
+		if props.ConfigFile != "" {
+			code = stageWithConfig(stack, f.Name, code, props.ConfigFile)
+		}
+		fn := awslambda.NewFunction(stack, jsii.String(deploy.LogicalID(f.Name, "Function")), &awslambda.FunctionProps{
+			Description:  jsii.String(f.Description),
+			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+			Architecture: awslambda.Architecture_ARM_64(),
+			Handler:      jsii.String("bootstrap"),
+			Code:         awslambda.Code_FromAsset(jsii.String(code), nil),
+			MemorySize:   jsii.Number(float64(f.MemoryMB)),
+			Timeout:      awscdk.Duration_Seconds(jsii.Number(float64(f.TimeoutSeconds))),
+			Environment:  &env,
+		})
+		functions[f.Name] = fn
+
+		// Least privilege: data-plane grants (they cover index ARNs) for the
+		// listed tables only, and the bucket only when the function uses it.
+		for _, tid := range f.Tables {
+			t, ok := tables[tid]
+			if !ok {
+				panic(fmt.Sprintf("function %s lists unknown table %q in shared/deploy", f.Name, tid))
+			}
+			t.GrantReadWriteData(fn)
+		}
+		if f.Bucket {
+			bucket.GrantReadWrite(fn, nil)
+		}
+
+		if f.URLAuth != "" {
+			auth, ok := map[string]awslambda.FunctionUrlAuthType{
+				"AWS_IAM": awslambda.FunctionUrlAuthType_AWS_IAM,
+				"NONE":    awslambda.FunctionUrlAuthType_NONE,
+			}[f.URLAuth]
+			if !ok {
+				panic(fmt.Sprintf("function %s: URLAuth %q in shared/deploy, want AWS_IAM or NONE", f.Name, f.URLAuth))
+			}
+			url := fn.AddFunctionUrl(&awslambda.FunctionUrlOptions{
+				AuthType: auth,
+				// The handlers answer through aws-lambda-go's lambdaurl streaming.
+				InvokeMode: awslambda.InvokeMode_RESPONSE_STREAM,
+			})
+			awscdk.NewCfnOutput(stack, jsii.String(deploy.URLOutputID(f.Name)), &awscdk.CfnOutputProps{
+				Description: jsii.String(fmt.Sprintf("function URL of %s (auth %s)", f.Name, f.URLAuth)),
+				Value:       url.Url(),
+			})
+		}
+
+		fn.MetricErrors(&awscloudwatch.MetricOptions{
+			Period:    awscdk.Duration_Minutes(jsii.Number(5)),
+			Statistic: jsii.String("Sum"),
+		}).CreateAlarm(stack, jsii.String(deploy.LogicalID(f.Name, "Errors")), &awscloudwatch.CreateAlarmOptions{
+			AlarmDescription:   jsii.String("errors in the " + f.Name + " function"),
+			Threshold:          jsii.Number(1),
+			EvaluationPeriods:  jsii.Number(1),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+	}
+
+	for _, j := range deploy.Jobs {
+		fn, ok := functions[j.Function]
+		if !ok {
+			panic(fmt.Sprintf("job %s names unknown function %q in shared/deploy", j.Name, j.Function))
+		}
+		if _, err := deploy.ParseRate(j.Schedule); err != nil {
+			panic(fmt.Sprintf("job %s: %v", j.Name, err))
+		}
+		awsevents.NewRule(stack, jsii.String(deploy.LogicalID(j.Name, "Job")), &awsevents.RuleProps{
+			Description: jsii.String(j.Description),
+			Schedule:    awsevents.Schedule_Expression(jsii.String(j.Schedule)),
+			Targets: &[]awsevents.IRuleTarget{
+				awseventstargets.NewLambdaFunction(fn, &awseventstargets.LambdaFunctionProps{
+					Event:         awsevents.RuleTargetInput_FromObject(map[string]any{"job": j.Name}),
+					RetryAttempts: jsii.Number(2),
+				}),
+			},
+		})
+	}
+
+	return stack
+}
+
+func newTable(scope constructs.Construct, t deploy.Table) awsdynamodb.Table {
+	props := &awsdynamodb.TableProps{
+		PartitionKey:  attribute(t.PK),
+		BillingMode:   awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(true),
+		},
+	}
+	if t.SK.Name != "" {
+		props.SortKey = attribute(t.SK)
+	}
+	if t.TTLAttr != "" {
+		props.TimeToLiveAttribute = jsii.String(t.TTLAttr)
+	}
+	table := awsdynamodb.NewTable(scope, jsii.String(deploy.LogicalID(t.ID, "Table")), props)
+	for _, ix := range t.Indexes {
+		gsi := &awsdynamodb.GlobalSecondaryIndexProps{
+			IndexName:      jsii.String(ix.Name),
+			PartitionKey:   attribute(ix.PK),
+			ProjectionType: awsdynamodb.ProjectionType_ALL,
+		}
+		if ix.SK.Name != "" {
+			gsi.SortKey = attribute(ix.SK)
+		}
+		table.AddGlobalSecondaryIndex(gsi)
+	}
+	return table
+}
+
+func attribute(a deploy.KeyAttr) *awsdynamodb.Attribute {
+	types := map[string]awsdynamodb.AttributeType{
+		"S": awsdynamodb.AttributeType_STRING,
+		"N": awsdynamodb.AttributeType_NUMBER,
+		"B": awsdynamodb.AttributeType_BINARY,
+	}
+	typ, ok := types[a.Type]
+	if !ok {
+		panic(fmt.Sprintf("key attribute %s: type %q in shared/deploy, want S, N or B", a.Name, a.Type))
+	}
+	return &awsdynamodb.Attribute{Name: jsii.String(a.Name), Type: typ}
+}
+
+// stageWithConfig copies the function folder and the config file (as
+// config.yaml) into the cloud assembly directory, so the asset zip holds both
+// and SWITCHBOARD_CONFIG=config.yaml resolves in /var/task. The asset hash
+// depends on content only, so staging does not change it between runs.
+func stageWithConfig(scope constructs.Construct, fn, codeDir, configFile string) string {
+	dir := filepath.Join(*awscdk.Stage_Of(scope).Outdir(), "switchboard-staging", fn)
+	if err := stageDir(codeDir, dir, configFile); err != nil {
+		panic(fmt.Sprintf("stage function %s with config %s: %v", fn, configFile, err))
+	}
+	return dir
+}
+
+func stageDir(codeDir, dir, configFile string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	err := filepath.WalkDir(codeDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(codeDir, path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dir, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return copyFile(path, target, info.Mode().Perm())
+	})
+	if err != nil {
+		return err
+	}
+	return copyFile(configFile, filepath.Join(dir, deploy.ConfigFileName), 0o644)
+}
+
+func copyFile(from, to string, mode fs.FileMode) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return fmt.Errorf("copy %s to %s: %w", from, to, err)
+	}
+	return dst.Close()
+}
