@@ -8,9 +8,9 @@ const (
 	attrSK        = "sk"
 	attrExpiresAt = "expiresAt" // the tables' TTL attribute, epoch seconds
 
-	jobPK     = "job"
-	markerSK  = "-"
-	keySep    = "#"
+	jobPK    = "job"
+	markerSK = "-"
+	keySep   = "#"
 )
 
 // timeLayout is RFC 3339 in UTC with all nine fractional digits, so that
