@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Smoke test against LocalStack: either the local runtime on LocalStack's
+# DynamoDB and S3 (default), or a cdklocal-deployed stack (--deployed).
+#   docker compose -f localstack/docker-compose.yml up -d
+#   localstack/smoke.sh             # switchboard dev on LocalStack's DynamoDB + S3
+#   localstack/smoke.sh --deployed  # after: source localstack/env; cd infra; npx cdklocal deploy
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source localstack/env
+curl -fsS "$AWS_ENDPOINT_URL/_localstack/health" >/dev/null || { echo "LocalStack is not answering on $AWS_ENDPOINT_URL"; exit 1; }
+
+if [ "${1:-}" = "--deployed" ]; then
+  fn=$(aws lambda list-functions --query "Functions[?contains(FunctionName,'jobs')].FunctionName|[0]" --output text)
+  aws lambda invoke --function-name "$fn" --payload fileb://events/jobs/heartbeat.json /dev/stdout
+  exit 0
+fi
+
+go build -o build/switchboard ./cmd/switchboard
+build/switchboard dev --addr 127.0.0.1:8089 --data .data/localstack &
+pid=$!
+trap 'kill $pid 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do curl -fsS 127.0.0.1:8089/healthz >/dev/null 2>&1 && break; sleep 0.2; done
+curl -fsS 127.0.0.1:8089/healthz; echo
+curl -fsS -XPOST 127.0.0.1:8089/dev/jobs/heartbeat; echo
+curl -fsS -XPOST 127.0.0.1:8089/dev/agents/hermes/run -d '{"message":"smoke test"}'; echo
+echo "smoke: ok"
