@@ -15,6 +15,9 @@ import (
 type rule struct {
 	name string
 	find func(text, lower string) []span
+	// anchors, lower case: the rule can only match where one occurs. Empty
+	// means always run.
+	anchors []string
 }
 
 type span struct{ start, end int }
@@ -26,14 +29,14 @@ var rules = []rule{
 		anchors: []string{"-----BEGIN "},
 		re:      regexp.MustCompile(`\A-----BEGIN ([A-Z0-9 ]*PRIVATE KEY)-----((?s:.*?))(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
 		groups:  []int{2},
-	}.find},
-	{"url-password", findURLPasswords},
+	}.find, []string{"-----begin "}},
+	{"url-password", findURLPasswords, []string{"://"}},
 	{"authorization-header", anchoredRule{
 		// Authorization: Bearer x / "Authorization":"Basic x" / map[Authorization:[Basic x]]
 		anchors: []string{"authorization"}, fold: true,
 		re:     regexp.MustCompile(`\A(?i)authorization\\?["']?[ \t]*[:=][ \t]*\[?[ \t]*\\?["']?[ \t]*(?:(?:bearer|basic|token|digest|negotiate|ntlm|apikey|sso-key|key|aws4-hmac-sha256)[ \t]+)?([^\s"'\\,;\]]+)`),
 		groups: []int{1},
-	}.find},
+	}.find, []string{"authorization"}},
 	{"basic-credentials", anchoredRule{
 		// "Basic <base64>" only when it decodes to user:password, so the
 		// word "basic" in prose stays.
@@ -41,55 +44,95 @@ var rules = []rule{
 		re:     regexp.MustCompile(`\A(?i)basic[ \t]+([A-Za-z0-9+/]{6,}={0,2})`),
 		groups: []int{1},
 		valid:  isBasicCredentials,
-	}.find},
+	}.find, []string{"basic"}},
 	{"bearer-token", anchoredRule{
 		anchors: []string{"bearer"}, fold: true, boundary: true,
 		re:     regexp.MustCompile(`\A(?i)bearer[ \t]+([A-Za-z0-9._~+/-]+=*)`),
 		groups: []int{1},
 		valid:  isTokenLike,
-	}.find},
-	{"cli-flag", findFlags},
-	{"key-value", findKeyValues},
-	{"telegram-bot-token", findTelegramTokens},
+	}.find, []string{"bearer"}},
+	{"cli-flag", findFlags, nil},
+	{"key-value", findKeyValues, nil},
+	{"telegram-bot-token", findTelegramTokens, []string{":"}},
 	{"sk-key", anchoredRule{
 		// OpenAI / Anthropic style sk-…, Stripe sk_live_… / rk_test_…
 		anchors: []string{"sk-", "sk_", "rk_"}, boundary: true,
 		re:     regexp.MustCompile(`\A(?:sk-([A-Za-z0-9_-]{20,})|[sr]k_(?:live|test)_([A-Za-z0-9]{10,}))`),
 		groups: []int{1, 2},
-	}.find},
+	}.find, []string{"sk-", "sk_", "rk_"}},
 	{"github-token", anchoredRule{
 		anchors: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, boundary: true,
 		re:     regexp.MustCompile(`\A(?:gh[pousr]_([A-Za-z0-9]{20,})|github_pat_([A-Za-z0-9_]{20,}))`),
 		groups: []int{1, 2},
-	}.find},
+	}.find, []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
 	{"slack-token", anchoredRule{
 		anchors: []string{"xox"}, boundary: true,
 		re:     regexp.MustCompile(`\Axox[abposre]-([A-Za-z0-9-]{8,})`),
 		groups: []int{1},
-	}.find},
+	}.find, []string{"xox"}},
 	{"aws-access-key-id", anchoredRule{
 		// Long-term (AKIA) and temporary (ASIA) access key ids; the prefix stays.
 		anchors: []string{"AKIA", "ASIA"}, boundary: true,
 		re:     regexp.MustCompile(`\A(?:AKIA|ASIA)([A-Z0-9]{16})\b`),
 		groups: []int{1},
-	}.find},
+	}.find, []string{"akia", "asia"}},
 	{"google-api-key", anchoredRule{
 		anchors: []string{"AIza"}, boundary: true,
 		re:     regexp.MustCompile(`\AAIza[0-9A-Za-z_-]{35}`),
 		groups: []int{0},
-	}.find},
+	}.find, []string{"aiza"}},
 	{"jwt", anchoredRule{
 		anchors: []string{"eyJ"}, boundary: true,
 		re:     regexp.MustCompile(`\AeyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*`),
 		groups: []int{0},
-	}.find},
+	}.find, []string{"eyj"}},
+}
+
+func init() {
+	for i := range rules {
+		for _, a := range rules[i].anchors {
+			c := a[0]
+			anchorsByByte[c] = append(anchorsByByte[c], anchorRef{a, i})
+		}
+	}
+}
+
+type anchorRef struct {
+	anchor string
+	rule   int
+}
+
+// anchorsByByte indexes every rule anchor by its first byte, so one pass
+// over a text tells which rules can match at all.
+var anchorsByByte [256][]anchorRef
+
+// presentRules reports, per rule, whether it has to run on a text: it has
+// no anchors or one of them occurs. Masking only inserts '*', which no anchor
+// contains, so the answer stays true while rules rewrite the text.
+func presentRules(lower string) []bool {
+	present := make([]bool, len(rules))
+	for i := range rules {
+		present[i] = len(rules[i].anchors) == 0
+	}
+	for i := 0; i < len(lower); i++ {
+		for _, ref := range anchorsByByte[lower[i]] {
+			if !present[ref.rule] && strings.HasPrefix(lower[i:], ref.anchor) {
+				present[ref.rule] = true
+			}
+		}
+	}
+	return present
 }
 
 // applyRules runs every rule over text.
 func applyRules(text string) (string, bool) {
 	lower := asciiLower(text)
+	present := presentRules(lower)
 	changed := false
 	for i := range rules {
+		if !present[i] {
+			continue
+		}
 		spans := rules[i].find(text, lower)
 		if out, ok := maskSpans(text, spans); ok {
 			text, lower, changed = out, asciiLower(out), true
@@ -161,7 +204,7 @@ func (r anchoredRule) find(text, lower string) []span {
 		if p < end {
 			continue // inside the previous match
 		}
-		m := r.re.FindStringSubmatchIndex(text[p:])
+		m := matchAt(r.re, text, p)
 		if m == nil {
 			continue
 		}
@@ -266,7 +309,7 @@ func findKeyValues(text, lower string) []span {
 		if !secretKeyBefore(lower, sep) {
 			continue
 		}
-		m := kvValue.FindStringSubmatchIndex(text[sep:])
+		m := matchAt(kvValue, text, sep)
 		if m == nil {
 			continue
 		}
@@ -329,7 +372,7 @@ var flagValue = regexp.MustCompile(`\A(?i)--?[a-z0-9-]*?(?:token|password|passwd
 
 // findFlags masks command-line flags with a separate value: --password xyz.
 // (--password=xyz is a key/value pair.)
-func findFlags(text, _ string) []span {
+func findFlags(text, lower string) []span {
 	var spans []span
 	for from := 0; ; {
 		i := strings.IndexByte(text[from:], '-')
@@ -341,11 +384,48 @@ func findFlags(text, _ string) []span {
 		if p > 0 && !strings.ContainsRune(" \t\n\f\r\"'", rune(text[p-1])) {
 			continue
 		}
-		if m := flagValue.FindStringSubmatchIndex(text[p:]); m != nil {
+		if !secretFlagAt(lower, p) {
+			continue
+		}
+		if m := matchAt(flagValue, text, p); m != nil {
 			spans = append(spans, span{p + m[2], p + m[3]})
 			from = p + m[1]
 		}
 	}
+}
+
+// secretFlagAt is a cheap pre-check for flagValue: the flag name at p ends
+// in a secret word.
+func secretFlagAt(lower string, p int) bool {
+	j := p
+	for j < len(lower) && lower[j] == '-' {
+		j++
+	}
+	k := j
+	for k < len(lower) && (isWordByte(lower[k]) || lower[k] == '-') {
+		k++
+	}
+	name := lower[j:k]
+	for _, w := range []string{"token", "password", "passwd", "secret", "apikey", "api-key"} {
+		if strings.HasSuffix(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchAt runs re, which starts with \A, at text[p:]. It tries a window
+// first: regexp's backtracker clears memory in proportion to its input, which
+// made long texts quadratic. Only a match that fails or reaches the window's
+// end (it may continue, or \z matched there) is retried on the whole rest.
+func matchAt(re *regexp.Regexp, text string, p int) []int {
+	const window = 512
+	if len(text)-p > window {
+		if m := re.FindStringSubmatchIndex(text[p : p+window]); m != nil && m[1] < window {
+			return m
+		}
+	}
+	return re.FindStringSubmatchIndex(text[p:])
 }
 
 // findTelegramTokens masks Telegram bot tokens, <bot id>:<35 characters>,
