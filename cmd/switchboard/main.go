@@ -26,7 +26,7 @@ import (
 const usage = `usage: switchboard <command> [flags]
 
 commands:
-  dev [--config F] [--addr HOST:PORT] [--data DIR]
+  dev [--config F] [--addr HOST:PORT] [--data DIR] [--s3-addr HOST:PORT]
                          run Switchboard locally (make dev starts dynalite first)
   run-job <name> [--config F]
                          run a scheduled job now (heartbeat, …)
@@ -66,10 +66,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case "dev":
 		addr := fs.String("addr", devrt.DefaultAddr, "listen address")
 		data := fs.String("data", devrt.DefaultDataDir, "local data directory")
+		s3addr := fs.String("s3-addr", devrt.DefaultS3Addr, "in-process S3 listen address (unless AWS_ENDPOINT_URL_S3 is set)")
 		if err := parse(fs, args, 0); err != nil {
 			return err
 		}
-		return devrt.Run(ctx, devrt.Options{ConfigPath: *config, Addr: *addr, DataDir: *data}, nil)
+		return devrt.Run(ctx, devrt.Options{ConfigPath: *config, Addr: *addr, DataDir: *data, S3Addr: *s3addr}, nil)
 	case "run-job":
 		if err := parse(fs, args, 1); err != nil {
 			return err

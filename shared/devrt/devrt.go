@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/app"
@@ -39,6 +38,7 @@ type Options struct {
 	ConfigPath string // "" = $SWITCHBOARD_CONFIG or switchboard.example.yaml
 	Addr       string // "" = DefaultAddr
 	DataDir    string // "" = DefaultDataDir; S3 data lives under it
+	S3Addr     string // "" = DefaultS3Addr; in-process S3 listener
 }
 
 // Env is what Prepare decided: endpoints and whether S3 runs in-process.
@@ -70,6 +70,9 @@ func Prepare(ctx context.Context, o Options) (*Env, error) {
 	if o.DataDir == "" {
 		o.DataDir = DefaultDataDir
 	}
+	if o.S3Addr == "" {
+		o.S3Addr = DefaultS3Addr
+	}
 	if o.ConfigPath != "" {
 		_ = os.Setenv(deploy.EnvConfig, o.ConfigPath)
 	}
@@ -81,12 +84,9 @@ func Prepare(ctx context.Context, o Options) (*Env, error) {
 	if os.Getenv("AWS_ENDPOINT_URL") == "" {
 		setDefault("AWS_ENDPOINT_URL_DYNAMODB", DefaultDynamoDB)
 		if os.Getenv("AWS_ENDPOINT_URL_S3") == "" {
-			if err := os.MkdirAll(o.DataDir, 0o755); err != nil {
-				return nil, fmt.Errorf("dev: data dir: %w", err)
-			}
-			endpoint, stop, err := s3blob.StartFakeAt(DefaultS3Addr, filepath.Join(o.DataDir, "s3.bolt"))
+			endpoint, stop, err := startS3(o)
 			if err != nil {
-				return nil, fmt.Errorf("dev: in-process S3 on %s: %w (is another switchboard dev running? stop it, or set AWS_ENDPOINT_URL_S3)", DefaultS3Addr, err)
+				return nil, err
 			}
 			_ = os.Setenv("AWS_ENDPOINT_URL_S3", endpoint)
 			env.stopS3, env.S3Server = stop, "gofakes3 "+moduleVersion("github.com/johannesboyne/gofakes3")
@@ -114,6 +114,21 @@ func Prepare(ctx context.Context, o Options) (*Env, error) {
 		return nil, fmt.Errorf("dev: bucket: %w", err)
 	}
 	return env, nil
+}
+
+// startS3 runs the in-process S3 on o.S3Addr with data in o.DataDir. When a
+// running `switchboard dev` already serves there, its server is reused (CLI
+// verbs beside make dev), with no stop of its own.
+func startS3(o Options) (string, func(), error) {
+	endpoint, stop, err := s3blob.StartFakeAt(o.S3Addr, o.DataDir)
+	if err == nil {
+		return endpoint, stop, nil
+	}
+	if c, derr := net.DialTimeout("tcp", o.S3Addr, time.Second); derr == nil {
+		c.Close()
+		return "http://" + o.S3Addr, func() {}, nil
+	}
+	return "", nil, fmt.Errorf("dev: in-process S3 on %s: %w (use --s3-addr or set AWS_ENDPOINT_URL_S3)", o.S3Addr, err)
 }
 
 func firstSet(keys ...string) string {

@@ -34,6 +34,12 @@ const FakeDBFile = "s3.bolt"
 // more than once. A second StartFake on a dir that is in use fails after a
 // second instead of waiting for the file lock.
 func StartFake(dir string) (endpoint string, stop func(), err error) {
+	return StartFakeAt("127.0.0.1:0", dir)
+}
+
+// StartFakeAt is StartFake on a fixed address (the dev runtime's
+// 127.0.0.1:8702, so that CLI verbs can find the S3 of a running dev).
+func StartFakeAt(addr, dir string) (endpoint string, stop func(), err error) {
 	var (
 		backend gofakes3.Backend
 		db      *bolt.DB
@@ -57,7 +63,7 @@ func StartFake(dir string) (endpoint string, stop func(), err error) {
 		}
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		closeDB()
 		return "", nil, fmt.Errorf("s3 fake: listen: %w", err)

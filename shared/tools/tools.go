@@ -16,6 +16,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/switchboard-dev/switchboard/shared/scrub"
 	"github.com/switchboard-dev/switchboard/shared/staging"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -233,22 +234,9 @@ func (x *Executor) auditArgs(raw json.RawMessage) string {
 		return "{}"
 	}
 	if !json.Valid(raw) {
-		return capString(x.scrub.String(string(raw)), sb.MaxAuditArgs)
+		return scrub.Cap(x.scrub.String(string(raw)), sb.MaxAuditArgs)
 	}
-	return capString(string(x.scrub.JSON(raw)), sb.MaxAuditArgs)
-}
-
-// capString truncates to max bytes on a rune boundary.
-func capString(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	const mark = "…[truncated]"
-	cut := max - len(mark)
-	for cut > 0 && (s[cut]&0xC0) == 0x80 {
-		cut--
-	}
-	return s[:cut] + mark
+	return scrub.Cap(string(x.scrub.JSON(raw)), sb.MaxAuditArgs)
 }
 
 func (x *Executor) names() []string {
