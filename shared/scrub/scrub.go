@@ -84,6 +84,19 @@ func (s *Scrubber) Bytes(b []byte) []byte {
 	return []byte(out)
 }
 
+// runeSpan widens [start, end) to whole UTF-8 sequences, so masking a
+// secret that begins or ends inside a multi-byte character (a secret that is
+// not itself valid UTF-8) cannot leave broken text behind.
+func runeSpan(text string, start, end int) [2]int {
+	for k := 0; k < utf8.UTFMax-1 && start > 0 && !utf8.RuneStart(text[start]); k++ {
+		start--
+	}
+	for k := 0; k < utf8.UTFMax-1 && end < len(text) && !utf8.RuneStart(text[end]); k++ {
+		end++
+	}
+	return [2]int{start, end}
+}
+
 func (s *Scrubber) containsSecret(text string) bool {
 	if s == nil {
 		return false
@@ -116,7 +129,7 @@ func (s *Scrubber) maskSecrets(text string) (string, bool) {
 				if j < 0 {
 					break
 				}
-				spans = append(spans, [2]int{i + j, i + j + len(sec)})
+				spans = append(spans, runeSpan(text, i+j, i+j+len(sec)))
 				i += j + 1
 			}
 		}
