@@ -25,67 +25,67 @@ type span struct{ start, end int }
 // rules run in this order, each on the previous one's output; earlier rules
 // see the most context (a PEM block before any key/value rule cuts into it).
 var rules = []rule{
-	{"pem-private-key", anchoredRule{
+	anchored("pem-private-key", anchoredRule{
 		anchors: []string{"-----BEGIN "},
 		re:      regexp.MustCompile(`\A-----BEGIN ([A-Z0-9 ]*PRIVATE KEY)-----((?s:.*?))(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
 		groups:  []int{2},
-	}.find, []string{"-----begin "}},
+	}),
 	{"url-password", findURLPasswords, []string{"://"}},
-	{"authorization-header", anchoredRule{
+	anchored("authorization-header", anchoredRule{
 		// Authorization: Bearer x / "Authorization":"Basic x" / map[Authorization:[Basic x]]
 		anchors: []string{"authorization"}, fold: true,
 		re:     regexp.MustCompile(`\A(?i)authorization\\?["']?[ \t]*[:=][ \t]*\[?[ \t]*\\?["']?[ \t]*(?:(?:bearer|basic|token|digest|negotiate|ntlm|apikey|sso-key|key|aws4-hmac-sha256)[ \t]+)?([^\s"'\\,;\]]+)`),
 		groups: []int{1},
-	}.find, []string{"authorization"}},
-	{"basic-credentials", anchoredRule{
+	}),
+	anchored("basic-credentials", anchoredRule{
 		// "Basic <base64>" only when it decodes to user:password, so the
 		// word "basic" in prose stays.
 		anchors: []string{"basic"}, fold: true, boundary: true,
 		re:     regexp.MustCompile(`\A(?i)basic[ \t]+([A-Za-z0-9+/]{6,}={0,2})`),
 		groups: []int{1},
 		valid:  isBasicCredentials,
-	}.find, []string{"basic"}},
-	{"bearer-token", anchoredRule{
+	}),
+	anchored("bearer-token", anchoredRule{
 		anchors: []string{"bearer"}, fold: true, boundary: true,
 		re:     regexp.MustCompile(`\A(?i)bearer[ \t]+([A-Za-z0-9._~+/-]+=*)`),
 		groups: []int{1},
 		valid:  isTokenLike,
-	}.find, []string{"bearer"}},
+	}),
 	{"cli-flag", findFlags, nil},
 	{"key-value", findKeyValues, nil},
 	{"telegram-bot-token", findTelegramTokens, []string{":"}},
-	{"sk-key", anchoredRule{
+	anchored("sk-key", anchoredRule{
 		// OpenAI / Anthropic style sk-…, Stripe sk_live_… / rk_test_…
 		anchors: []string{"sk-", "sk_", "rk_"}, boundary: true,
 		re:     regexp.MustCompile(`\A(?:sk-([A-Za-z0-9_-]{20,})|[sr]k_(?:live|test)_([A-Za-z0-9]{10,}))`),
 		groups: []int{1, 2},
-	}.find, []string{"sk-", "sk_", "rk_"}},
-	{"github-token", anchoredRule{
+	}),
+	anchored("github-token", anchoredRule{
 		anchors: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, boundary: true,
 		re:     regexp.MustCompile(`\A(?:gh[pousr]_([A-Za-z0-9]{20,})|github_pat_([A-Za-z0-9_]{20,}))`),
 		groups: []int{1, 2},
-	}.find, []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
-	{"slack-token", anchoredRule{
+	}),
+	anchored("slack-token", anchoredRule{
 		anchors: []string{"xox"}, boundary: true,
 		re:     regexp.MustCompile(`\Axox[abposre]-([A-Za-z0-9-]{8,})`),
 		groups: []int{1},
-	}.find, []string{"xox"}},
-	{"aws-access-key-id", anchoredRule{
+	}),
+	anchored("aws-access-key-id", anchoredRule{
 		// Long-term (AKIA) and temporary (ASIA) access key ids; the prefix stays.
 		anchors: []string{"AKIA", "ASIA"}, boundary: true,
 		re:     regexp.MustCompile(`\A(?:AKIA|ASIA)([A-Z0-9]{16})\b`),
 		groups: []int{1},
-	}.find, []string{"akia", "asia"}},
-	{"google-api-key", anchoredRule{
+	}),
+	anchored("google-api-key", anchoredRule{
 		anchors: []string{"AIza"}, boundary: true,
 		re:     regexp.MustCompile(`\AAIza[0-9A-Za-z_-]{35}`),
 		groups: []int{0},
-	}.find, []string{"aiza"}},
-	{"jwt", anchoredRule{
+	}),
+	anchored("jwt", anchoredRule{
 		anchors: []string{"eyJ"}, boundary: true,
 		re:     regexp.MustCompile(`\AeyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*`),
 		groups: []int{0},
-	}.find, []string{"eyj"}},
+	}),
 }
 
 func init() {
@@ -108,7 +108,8 @@ var anchorsByByte [256][]anchorRef
 
 // presentRules reports, per rule, whether it has to run on a text: it has
 // no anchors or one of them occurs. Masking only inserts '*', which no anchor
-// contains, so the answer stays true while rules rewrite the text.
+// contains, so a rule without anchors in a text finds none after other rules
+// rewrote it either.
 func presentRules(lower string) []bool {
 	present := make([]bool, len(rules))
 	for i := range rules {
@@ -163,6 +164,15 @@ func maskSpans(text string, spans []span) (string, bool) {
 	}
 	b.WriteString(text[last:])
 	return b.String(), true
+}
+
+// anchored makes a rule of r, its anchors lower-cased for presentRules.
+func anchored(name string, r anchoredRule) rule {
+	var lower []string
+	for _, a := range r.anchors {
+		lower = append(lower, strings.ToLower(a))
+	}
+	return rule{name: name, find: r.find, anchors: lower}
 }
 
 // anchoredRule runs re (which starts with \A) at every occurrence of an

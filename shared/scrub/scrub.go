@@ -14,7 +14,8 @@ const Mask = "***"
 const MinSecretLen = 4
 
 // maxPasses bounds the rule/secret fixed-point loop in String; real input
-// settles in one or two passes.
+// settles in one or two passes and the fuzzer has found none needing more
+// than three.
 const maxPasses = 8
 
 // Scrubber masks configured secret values and well-known secret patterns. It
@@ -50,11 +51,12 @@ func New(secrets []string) *Scrubber {
 	return &Scrubber{secrets: list, star: star}
 }
 
-// String returns s with every configured secret and every known secret
-// pattern replaced by Mask. The result never contains a configured secret,
-// and String(String(s)) == String(s).
+// String returns text with every configured secret and every known secret
+// pattern replaced by Mask. The result never contains a configured secret.
+// String masks until nothing changes, so String(String(text)) equals
+// String(text) (only input built to outlast maxPasses could break that).
 //
-// String treats s as text. A JSON document stays valid in most cases, but
+// String treats text as text. A JSON document stays valid in most cases, but
 // use JSON for JSON: it also masks values of secret-looking keys of any type
 // and always keeps the document valid.
 func (s *Scrubber) String(text string) string {
