@@ -1,0 +1,267 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// fakeTools is a ToolService that records calls and answers with a fixed
+// envelope.
+type fakeTools struct {
+	mu     sync.Mutex
+	answer sb.Envelope
+	calls  []sb.ToolCall
+	listed []string
+}
+
+var _ httpapi.ToolService = (*fakeTools)(nil)
+
+func (f *fakeTools) Specs(agentID string) []sb.ToolSpec {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listed = append(f.listed, agentID)
+	specs := []sb.ToolSpec{{Name: "Workspace", Description: "files", Actions: []sb.ActionSpec{{Name: "list"}}}}
+	if agentID == "" {
+		specs = append(specs, sb.ToolSpec{Name: "Nextcloud", Actions: []sb.ActionSpec{{Name: "upload"}}})
+	}
+	return specs
+}
+
+func (f *fakeTools) Invoke(_ context.Context, call sb.ToolCall) sb.Envelope {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, call)
+	return f.answer
+}
+
+func newToolServer(t *testing.T, answer sb.Envelope) (*fakeTools, http.Handler) {
+	t.Helper()
+	f := &fakeTools{answer: answer}
+	mux := http.NewServeMux()
+	agents := map[string]bool{"hermes": true, "atlas": true}
+	httpapi.ToolRoutes(mux, f, func(id string) bool { return agents[id] }, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return f, mux
+}
+
+func serve(t *testing.T, h http.Handler, method, target, body string) (int, map[string]any) {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, target, r)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w.Code, decodeEnvelope(t, w.Body.Bytes())
+}
+
+func TestToolRoutesList(t *testing.T) {
+	tests := []struct {
+		name       string
+		target     string
+		wantStatus int
+		wantTools  []string
+		wantError  string
+	}{
+		{name: "all tools", target: "/tools", wantStatus: 200, wantTools: []string{"Workspace", "Nextcloud"}},
+		{name: "one agent's tools", target: "/tools?agent=hermes", wantStatus: 200, wantTools: []string{"Workspace"}},
+		{name: "unknown agent", target: "/tools?agent=nobody", wantStatus: 404, wantError: `no agent "nobody" in the config`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, h := newToolServer(t, sb.OK(nil))
+			status, body := serve(t, h, "GET", tt.target, "")
+			if status != tt.wantStatus {
+				t.Fatalf("status = %d, want %d; body %v", status, tt.wantStatus, body)
+			}
+			if tt.wantError != "" {
+				if body["status"] != "error" || body["error"] != tt.wantError || body["code"] != sb.ENOTFOUND {
+					t.Errorf("body = %v, want error %q with code %s", body, tt.wantError, sb.ENOTFOUND)
+				}
+				return
+			}
+			list, _ := body["tools"].([]any)
+			var names []string
+			for _, x := range list {
+				m, _ := x.(map[string]any)
+				name, _ := m["name"].(string)
+				names = append(names, name)
+			}
+			if strings.Join(names, ",") != strings.Join(tt.wantTools, ",") {
+				t.Errorf("tools = %v, want %v", names, tt.wantTools)
+			}
+		})
+	}
+}
+
+func TestToolRoutesMethods(t *testing.T) {
+	_, h := newToolServer(t, sb.OK(nil))
+	for _, tt := range []struct{ method, target string }{
+		{"GET", "/tools/invoke"},
+		{"POST", "/tools"},
+		{"DELETE", "/tools/invoke"},
+	} {
+		req := httptest.NewRequest(tt.method, tt.target, nil)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusMethodNotAllowed {
+			t.Errorf("%s %s = %d, want 405", tt.method, tt.target, w.Code)
+		}
+	}
+}
+
+func TestToolRoutesInvokeStatus(t *testing.T) {
+	tests := []struct {
+		name       string
+		answer     sb.Envelope
+		body       string
+		wantStatus int
+		wantError  string // part of the envelope's error text
+		wantCalled bool
+	}{
+		{name: "ok", answer: sb.OK(map[string]any{"path": "personal:a.md"}),
+			body:       `{"agent":"hermes","tool":"Workspace","action":"list","args":{"prefix":"personal:"}}`,
+			wantStatus: 200, wantCalled: true},
+		{name: "pending approval", answer: sb.Envelope{Status: sb.OutcomePending, NeedsConfirmation: true},
+			body:       `{"agent":"hermes","tool":"Workspace","action":"delete","args":{"path":"a.md"}}`,
+			wantStatus: 202, wantCalled: true},
+		{name: "tool error envelope is still an answer", answer: sb.Fail("no such file; list the folder first"),
+			body:       `{"agent":"hermes","tool":"Workspace","action":"read","args":{"path":"x"}}`,
+			wantStatus: 200, wantError: "no such file", wantCalled: true},
+		{name: "missing agent", body: `{"tool":"Workspace","action":"list"}`,
+			wantStatus: 400, wantError: `"agent" is required`},
+		{name: "missing tool", body: `{"agent":"hermes","action":"list"}`,
+			wantStatus: 400, wantError: `"tool" is required`},
+		{name: "missing action", body: `{"agent":"hermes","tool":"Workspace"}`,
+			wantStatus: 400, wantError: `"action" is required`},
+		{name: "unknown field", body: `{"agent":"hermes","tool":"Workspace","action":"list","runid":"x"}`,
+			wantStatus: 400, wantError: `unknown field "runid"`},
+		{name: "not JSON", body: `agent=hermes`,
+			wantStatus: 400, wantError: "syntax error"},
+		{name: "unknown agent", body: `{"agent":"nobody","tool":"Workspace","action":"list"}`,
+			wantStatus: 404, wantError: `no agent "nobody"`},
+		{name: "run without ids", body: `{"agent":"hermes","tool":"Workspace","action":"list","run":{}}`,
+			wantStatus: 400, wantError: `"run" needs runId and rootRunId`},
+		{name: "run without root", body: `{"agent":"hermes","tool":"Workspace","action":"list","run":{"runId":"r1"}}`,
+			wantStatus: 400, wantError: `"run" needs runId and rootRunId`},
+		{name: "run without run id", body: `{"agent":"hermes","tool":"Workspace","action":"list","run":{"rootRunId":"r0"}}`,
+			wantStatus: 400, wantError: `"run" needs runId and rootRunId`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, h := newToolServer(t, tt.answer)
+			status, body := serve(t, h, "POST", "/tools/invoke", tt.body)
+			if status != tt.wantStatus {
+				t.Errorf("status = %d, want %d; body %v", status, tt.wantStatus, body)
+			}
+			if called := len(f.calls) == 1; called != tt.wantCalled {
+				t.Errorf("service called = %v (%d calls), want %v", called, len(f.calls), tt.wantCalled)
+			}
+			if tt.wantError != "" {
+				if body["status"] != "error" || !strings.Contains(body["error"].(string), tt.wantError) {
+					t.Errorf("body = %v, want an error envelope containing %q", body, tt.wantError)
+				}
+			} else if body["status"] != tt.answer.Status {
+				t.Errorf("body = %v, want the service's envelope (status %q)", body, tt.answer.Status)
+			}
+		})
+	}
+}
+
+var runIDPattern = regexp.MustCompile(`^[0-9a-f]{26}$`)
+
+func TestToolRoutesRunContext(t *testing.T) {
+	t.Run("operator call gets a fresh root run", func(t *testing.T) {
+		f, h := newToolServer(t, sb.OK(nil))
+		status, _ := serve(t, h, "POST", "/tools/invoke",
+			`{"agent":"hermes","tool":"Workspace","action":"list","args":{"prefix":"personal:"}}`)
+		if status != 200 || len(f.calls) != 1 {
+			t.Fatalf("status %d, %d calls; want 200 and one call", status, len(f.calls))
+		}
+		call := f.calls[0]
+		if call.Origin != sb.OriginOperator {
+			t.Errorf("Origin = %q, want %q", call.Origin, sb.OriginOperator)
+		}
+		if !runIDPattern.MatchString(call.Run.RunID) || call.Run.RootRunID != call.Run.RunID || call.Run.ParentRunID != "" {
+			t.Errorf("Run = %+v, want a root run (RootRunID = RunID, no parent)", call.Run)
+		}
+		if call.Run.AgentID != "hermes" || call.AgentID != "hermes" || call.Tool != "Workspace" || call.Action != "list" {
+			t.Errorf("call = %+v, want agent hermes, Workspace.list", call)
+		}
+		if call.Approved {
+			t.Error("Approved = true; only the approvals flow may set it")
+		}
+		var args map[string]any
+		if err := json.Unmarshal(call.Args, &args); err != nil || args["prefix"] != "personal:" {
+			t.Errorf("Args = %s, want the request's args", call.Args)
+		}
+	})
+	t.Run("two operator calls are two runs", func(t *testing.T) {
+		f, h := newToolServer(t, sb.OK(nil))
+		for i := 0; i < 2; i++ {
+			serve(t, h, "POST", "/tools/invoke", `{"agent":"hermes","tool":"Workspace","action":"list"}`)
+		}
+		if len(f.calls) != 2 || f.calls[0].Run.RunID == f.calls[1].Run.RunID {
+			t.Errorf("calls = %+v, want two calls with different run ids", f.calls)
+		}
+	})
+	t.Run("engine call keeps its run", func(t *testing.T) {
+		f, h := newToolServer(t, sb.OK(nil))
+		status, _ := serve(t, h, "POST", "/tools/invoke",
+			`{"agent":"atlas","tool":"Workspace","action":"list",`+
+				`"run":{"runId":"run-child","parentRunId":"run-parent","rootRunId":"run-root","agentId":"hermes"}}`)
+		if status != 200 || len(f.calls) != 1 {
+			t.Fatalf("status %d, %d calls; want 200 and one call", status, len(f.calls))
+		}
+		call := f.calls[0]
+		want := sb.RunContext{RunID: "run-child", ParentRunID: "run-parent", RootRunID: "run-root", AgentID: "atlas"}
+		if call.Run != want {
+			t.Errorf("Run = %+v, want %+v (the agent id is the caller's agent, not the body's run.agentId)", call.Run, want)
+		}
+		if call.Origin != sb.OriginAgent {
+			t.Errorf("Origin = %q, want %q", call.Origin, sb.OriginAgent)
+		}
+	})
+	t.Run("root run without parent", func(t *testing.T) {
+		f, h := newToolServer(t, sb.OK(nil))
+		serve(t, h, "POST", "/tools/invoke",
+			`{"agent":"hermes","tool":"Workspace","action":"list","run":{"runId":"r1","rootRunId":"r1"}}`)
+		if len(f.calls) != 1 {
+			t.Fatalf("%d calls, want 1", len(f.calls))
+		}
+		if got := f.calls[0].Run; got.RunID != "r1" || got.RootRunID != "r1" || got.ParentRunID != "" {
+			t.Errorf("Run = %+v, want r1/r1 without parent", got)
+		}
+	})
+}
+
+func TestToolRoutesInvokeBodyLimit(t *testing.T) {
+	f, h := newToolServer(t, sb.OK(nil))
+	big := `{"agent":"hermes","tool":"Workspace","action":"write","args":{"content":"` +
+		strings.Repeat("x", httpapi.MaxBody) + `"}}`
+	req := httptest.NewRequest("POST", "/tools/invoke", bytes.NewReader([]byte(big)))
+	req.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code != http.StatusBadRequest || len(f.calls) != 0 {
+		t.Errorf("status = %d with %d calls, want 400 and no call", w.Code, len(f.calls))
+	}
+	if !strings.Contains(w.Body.String(), "larger than") {
+		t.Errorf("body = %s, want it to say the body is too large", w.Body.String())
+	}
+}
