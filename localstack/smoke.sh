@@ -22,5 +22,5 @@ trap 'kill $pid 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do curl -fsS 127.0.0.1:8089/healthz >/dev/null 2>&1 && break; sleep 0.2; done
 curl -fsS 127.0.0.1:8089/healthz; echo
 curl -fsS -XPOST 127.0.0.1:8089/dev/jobs/heartbeat; echo
-curl -fsS -XPOST 127.0.0.1:8089/dev/agents/hermes/run -d '{"message":"smoke test"}'; echo
+curl -fsS -XPOST 127.0.0.1:8089/dev/agents/hermes/run -H 'Content-Type: application/json' -d '{"message":"smoke test"}'; echo
 echo "smoke: ok"

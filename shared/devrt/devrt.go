@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -182,6 +181,6 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	slog.Info("switchboard dev stopped")
+	a.Log.Info("switchboard dev stopped")
 	return nil
 }
