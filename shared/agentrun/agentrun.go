@@ -6,6 +6,7 @@ package agentrun
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -93,8 +94,8 @@ type Result struct {
 	Receipt sb.Receipt    `json:"receipt"`
 }
 
-// loopLimit is how often the same call (tool, action, args) may repeat in one
-// run before the loop guard stops it.
+// loopLimit: the loopLimit-th identical call (tool, action, args) in one run
+// is not executed; the loop guard ends the run instead.
 const loopLimit = 3
 
 // Run executes one run of agent on wake (already framed as untrusted where it
@@ -152,8 +153,8 @@ loop:
 	rec.Duration = e.now().Sub(now)
 	rec.CostUSD = agent.Pricing.Cost(rec.TokensIn, rec.TokensOut)
 	res.Receipt = rec
-	if err := e.Receipts.Put(context.WithoutCancel(ctx), rec); err != nil && runErr == nil {
-		runErr = fmt.Errorf("agentrun %s: receipt: %w", agent.ID, err)
+	if err := e.Receipts.Put(context.WithoutCancel(ctx), rec); err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("agentrun %s: receipt: run %s: %w", agent.ID, rec.Run.RunID, err))
 	}
 	return res, runErr
 }

@@ -33,8 +33,8 @@ func (s Scripted) Complete(_ context.Context, req Request) (Response, error) {
 		first = req.Messages[0].Content
 	}
 	var results []string
-	for _, m := range req.Messages[1:] {
-		if m.Role == "tool" {
+	for i, m := range req.Messages {
+		if i > 0 && m.Role == "tool" {
 			results = append(results, m.Content)
 		}
 	}

@@ -72,7 +72,7 @@ func (r *Runner) Run(ctx context.Context, job, trigger string) (sb.JobRun, error
 			fmt.Sprintf("no job %q; jobs are: %s", job, strings.Join(r.Names(), ", ")))
 	}
 	start := r.now()
-	detail, err := f(ctx)
+	detail, err := safeRun(ctx, f)
 	run := sb.JobRun{Job: job, StartedAt: start.UTC(), Duration: r.now().Sub(start), Outcome: "ok", Detail: detail, Trigger: trigger}
 	if err != nil {
 		run.Outcome = "error"
@@ -90,16 +90,31 @@ func (r *Runner) Run(ctx context.Context, job, trigger string) (sb.JobRun, error
 	return run, err
 }
 
+// safeRun turns a panicking job into an error: one broken job must not take
+// the dev runtime's scheduler (or a warm Lambda) down with it.
+func safeRun(ctx context.Context, f Func) (detail string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("job panicked: %v", p)
+		}
+	}()
+	return f(ctx)
+}
+
 // Schedule runs every catalogue job on its rate in-process until ctx ends
-// (dev runtime). A job never overlaps itself: a tick that comes while the
-// previous run is busy is skipped.
+// (dev runtime). It checks every rate before starting any ticker. A job never
+// overlaps itself; ticks that come while it is busy collapse into one.
 func (r *Runner) Schedule(ctx context.Context) error {
-	for _, j := range deploy.Jobs {
+	rates := make([]time.Duration, len(deploy.Jobs))
+	for i, j := range deploy.Jobs {
 		every, err := deploy.ParseRate(j.Schedule)
 		if err != nil {
 			return err
 		}
-		go r.every(ctx, j.Name, every)
+		rates[i] = every
+	}
+	for i, j := range deploy.Jobs {
+		go r.every(ctx, j.Name, rates[i])
 	}
 	return nil
 }

@@ -140,10 +140,9 @@ func (x *Executor) invoke(ctx context.Context, call sb.ToolCall, entry *sb.Audit
 		entry.Outcome = sb.OutcomeRejected
 		return sb.Fail(fmt.Sprintf("unknown tool %q; available tools: %s", call.Tool, strings.Join(x.names(), ", ")))
 	}
-	spec := tool.Spec()
-	if _, ok := spec.Action(call.Action); !ok {
+	if _, ok := x.schemas[call.Tool+"."+call.Action]; !ok {
 		entry.Outcome = sb.OutcomeRejected
-		return sb.Fail(fmt.Sprintf("%s has no action %q; use one of: %s", call.Tool, call.Action, strings.Join(spec.ActionNames(), ", ")))
+		return sb.Fail(fmt.Sprintf("%s has no action %q; use one of: %s", call.Tool, call.Action, strings.Join(tool.Spec().ActionNames(), ", ")))
 	}
 	if !x.permits(call.AgentID, call.Tool) {
 		entry.Outcome = sb.OutcomeRejected
@@ -168,7 +167,7 @@ func (x *Executor) invoke(ctx context.Context, call sb.ToolCall, entry *sb.Audit
 			"message": fmt.Sprintf("%s.%s needs a human's approval; it has not run. Tell the human what you want to do and why; you will be woken with the result once someone decides.", call.Tool, call.Action),
 		}}
 	}
-	env := safeInvoke(ctx, tool, call)
+	env := x.safeInvoke(ctx, tool, call)
 	entry.Outcome = sb.OutcomeOK
 	if env.Status == "error" {
 		entry.Outcome = sb.OutcomeError
@@ -178,11 +177,12 @@ func (x *Executor) invoke(ctx context.Context, call sb.ToolCall, entry *sb.Audit
 
 // safeInvoke turns a panicking tool into an error envelope: a bug in one tool
 // must not take the run (or the Lambda) down, and no stack reaches the model.
-func safeInvoke(ctx context.Context, tool sb.Tool, call sb.ToolCall) (env sb.Envelope) {
+func (x *Executor) safeInvoke(ctx context.Context, tool sb.Tool, call sb.ToolCall) (env sb.Envelope) {
 	defer func() {
 		if r := recover(); r != nil {
 			env = sb.Fail(fmt.Sprintf("%s.%s failed unexpectedly; the operator can find details in the logs", call.Tool, call.Action))
-			slog.ErrorContext(ctx, "tool panicked", "tool", call.Tool, "action", call.Action, "panic", fmt.Sprint(r))
+			x.log.ErrorContext(ctx, "tool panicked", "tool", call.Tool, "action", call.Action,
+				"runId", call.Run.RunID, "panic", fmt.Sprint(r))
 		}
 	}()
 	return tool.Invoke(ctx, call)
