@@ -35,6 +35,7 @@ fuzz: ## run each fuzz test for 30 s
 	$(GO) test -run '^$$' -fuzz FuzzFrame -fuzztime 30s ./shared/untrusted
 	$(GO) test -run '^$$' -fuzz FuzzScrub -fuzztime 30s ./shared/scrub
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./shared/config
+	$(GO) test -run '^$$' -fuzz FuzzDecodeInvokeRequest -fuzztime 30s ./shared/httpapi
 
 build: ## build one arm64 zip per function into build/ and print the sizes
 	@rm -rf build/functions && mkdir -p build/functions

@@ -12,7 +12,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"mime"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/lambdaurl"
@@ -61,7 +64,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	env := sb.FailErr(err)
 	var e *sb.Error
 	if errors.As(err, &e) && e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", fmt.Sprint(int(e.RetryAfter.Seconds()+0.999)))
+		w.Header().Set("Retry-After", fmt.Sprint(max(1, int(math.Ceil(e.RetryAfter.Seconds())))))
 	}
 	WriteJSON(w, status, env)
 }
@@ -70,8 +73,10 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 // and bodies over MaxBody are EINVALID errors that say what to fix.
 func DecodeJSON(r *http.Request, v any) error {
 	const op = "httpapi.decode"
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		return sb.E(op, sb.EINVALID, "send the body as application/json")
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return sb.E(op, sb.EINVALID, "send the body as application/json (Content-Type: application/json)")
+		}
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
 	if err != nil {
@@ -80,12 +85,19 @@ func DecodeJSON(r *http.Request, v any) error {
 	if len(body) > MaxBody {
 		return sb.E(op, sb.EINVALID, fmt.Sprintf("the request body is larger than %d bytes", MaxBody))
 	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return sb.E(op, sb.EINVALID, "the request body is empty; send a JSON object")
+	}
+	if trimmed[0] != '{' {
+		return sb.E(op, sb.EINVALID, "the request body must be a JSON object ({…})")
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return sb.Wrap(op, sb.EINVALID, "the request body is not the expected JSON object: "+jsonProblem(err), err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return sb.E(op, sb.EINVALID, "the request body has data after the JSON object; send exactly one object")
 	}
 	return nil
@@ -98,13 +110,31 @@ func jsonProblem(err error) string {
 	case errors.As(err, &syn):
 		return fmt.Sprintf("syntax error at byte %d", syn.Offset)
 	case errors.As(err, &typ):
-		return fmt.Sprintf("field %q must be %s", typ.Field, typ.Type)
+		return fmt.Sprintf("field %q must be %s, not %s", typ.Field, jsonKind(typ.Type.Kind()), typ.Value)
 	case errors.Is(err, io.EOF):
 		return "the body is empty"
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return strings.TrimPrefix(err.Error(), "json: ") + " (check the spelling)"
 	}
 	return "malformed JSON"
+}
+
+// jsonKind names a Go kind the way a JSON author thinks of it.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	}
+	return "an object"
 }
 
 // Bearer requires "Authorization: Bearer <token>" matching one of tokens.
@@ -118,8 +148,9 @@ func Bearer(tokens []string, next http.Handler) http.Handler {
 		}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || !TokenMatches(digests, got) {
+		// The scheme is case-insensitive (RFC 7235 §2.1); the token is not.
+		scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || !TokenMatches(digests, got) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 			WriteJSON(w, http.StatusUnauthorized, sb.Fail("missing or wrong bearer token; send Authorization: Bearer <instance.toolApiToken>"))
 			return

@@ -152,7 +152,7 @@ func TestToolRoutesInvokeStatus(t *testing.T) {
 		{name: "unknown field", body: `{"agent":"hermes","tool":"Workspace","action":"list","runid":"x"}`,
 			wantStatus: 400, wantError: `unknown field "runid"`},
 		{name: "not JSON", body: `agent=hermes`,
-			wantStatus: 400, wantError: "syntax error"},
+			wantStatus: 400, wantError: "must be a JSON object"},
 		{name: "unknown agent", body: `{"agent":"nobody","tool":"Workspace","action":"list"}`,
 			wantStatus: 404, wantError: `no agent "nobody"`},
 		{name: "run without ids", body: `{"agent":"hermes","tool":"Workspace","action":"list","run":{}}`,

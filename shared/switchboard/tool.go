@@ -56,11 +56,18 @@ func FailErr(err error) Envelope {
 	return env
 }
 
+var reservedKeys = []string{"status", "error", "http_status", "endpoint", "needs_confirmation"}
+
 // MarshalJSON flattens Data next to the fixed fields; fixed fields win.
 func (e Envelope) MarshalJSON() ([]byte, error) {
 	m := make(map[string]any, len(e.Data)+5)
 	for k, v := range e.Data {
 		m[k] = v
+	}
+	// Reserved keys come only from the fixed fields: a tool's data can never
+	// fake a confirmation request, an error or a status.
+	for _, k := range reservedKeys {
+		delete(m, k)
 	}
 	m["status"] = e.Status
 	if e.Error != "" {
@@ -100,7 +107,7 @@ func (e *Envelope) UnmarshalJSON(b []byte) error {
 	if v, ok := m["needs_confirmation"].(bool); ok {
 		e.NeedsConfirmation = v
 	}
-	for _, k := range []string{"status", "error", "http_status", "endpoint", "needs_confirmation"} {
+	for _, k := range reservedKeys {
 		delete(m, k)
 	}
 	if len(m) > 0 {
