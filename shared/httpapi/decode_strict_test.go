@@ -9,8 +9,8 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"log/slog"
 	"io"
+	"log/slog"
 )
 
 func TestBugTrailingCloserAccepted(t *testing.T) {
