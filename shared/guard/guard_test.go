@@ -222,14 +222,18 @@ func TestDomainImportsNoAWSOrHTTP(t *testing.T) {
 	}
 }
 
-// TestDeployImportsOnlyStandardLibrary: the catalogue is plain data (its
-// doc says it imports nothing), so infra/ can read it without pulling in
-// the runtime.
-func TestDeployImportsOnlyStandardLibrary(t *testing.T) {
+// TestStandardLibraryOnly: the catalogue is plain data so that infra/ can
+// read it without pulling in the runtime; scrubbing and framing are pure
+// text functions that every layer may use.
+func TestStandardLibraryOnly(t *testing.T) {
 	r := loadRepo(t)
-	r.forbidden(t, r.module+"/shared/deploy", func(ip string) bool {
-		return strings.Contains(strings.Split(ip, "/")[0], ".")
-	}, "shared/deploy is plain data: standard library only")
+	for _, dir := range []string{"shared/deploy", "shared/scrub", "shared/untrusted"} {
+		t.Run(dir, func(t *testing.T) {
+			r.forbidden(t, r.module+"/"+dir, func(ip string) bool {
+				return strings.Contains(strings.Split(ip, "/")[0], ".") || ip == "net/http" || strings.HasPrefix(ip, "net/http/")
+			}, dir+" uses the standard library only (no net/http)")
+		})
+	}
 }
 
 // TestFunctionsImportNoCDK: a Lambda binary never links the CDK.
