@@ -92,6 +92,17 @@ type Result struct {
 	Outcome string        `json:"outcome"` // answered | step_budget | loop_guard | error
 	Steps   int           `json:"steps"`
 	Receipt sb.Receipt    `json:"receipt"`
+	// Calls lists the tool calls the run made, in order, with their answers
+	// (the reply path looks here to avoid posting twice, RC8).
+	Calls []Call `json:"calls,omitempty"`
+}
+
+// Call is one tool call of a run and its answer.
+type Call struct {
+	Tool     string          `json:"tool"`
+	Action   string          `json:"action"`
+	Args     json.RawMessage `json:"args,omitempty"`
+	Envelope sb.Envelope     `json:"envelope"`
 }
 
 // loopLimit: the loopLimit-th identical call (tool, action, args) in one run
@@ -144,6 +155,11 @@ loop:
 			}
 			env := e.Tools.Invoke(ctx, sb.ToolCall{AgentID: agent.ID, Tool: tc.Tool, Action: tc.Action,
 				Args: tc.Args, Run: res.Run, Origin: sb.OriginAgent})
+			args := tc.Args
+			if !json.Valid(args) {
+				args = nil // a model's broken JSON must not break the result's own encoding
+			}
+			res.Calls = append(res.Calls, Call{Tool: tc.Tool, Action: tc.Action, Args: args, Envelope: env})
 			body, _ := json.Marshal(env)
 			req.Messages = append(req.Messages, Message{Role: "tool", ToolCallID: tc.ID, Content: string(body)})
 		}
