@@ -1,0 +1,36 @@
+// Package wake turns chat traffic into agent runs: the wake rules (RC6), the
+// wake message (RC7), the Rocket.Chat webhook receiver (RC4) and poll job
+// (RC5), and the worker that runs one woken agent at a time (AG2) and sends
+// its final answer back to where the conversation happened (RC8).
+package wake
+
+import (
+	"context"
+
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// Job is one wake of one agent: what the webhook or the poll hands to the
+// worker (a Lambda async invoke in AWS, an in-process pool locally).
+type Job struct {
+	AgentID    string         `json:"agentId"`
+	Source     string         `json:"source"` // "rocketchat-webhook", "rocketchat-poll", …
+	Text       string         `json:"text"`   // the wake message, already framed as untrusted (RC7)
+	ReplyTo    *ReplyTo       `json:"replyTo,omitempty"`
+	MessageIDs []string       `json:"messageIds,omitempty"`
+	Parent     *sb.RunContext `json:"parent,omitempty"`
+}
+
+// ReplyTo is where the run's final answer goes (RC8).
+type ReplyTo struct {
+	RoomID   string `json:"roomId"`
+	RoomName string `json:"roomName,omitempty"`
+	ThreadID string `json:"threadId,omitempty"`
+}
+
+// Dispatcher hands a job to a worker and returns at once. It returns
+// EUNAVAILABLE when the job could not be queued (the caller answers 503 or
+// leaves its marker unmoved so that the job comes again).
+type Dispatcher interface {
+	Dispatch(ctx context.Context, job Job) error
+}
