@@ -1,0 +1,63 @@
+// Package toolnames maps a tool action to the one function name a model sees,
+// "<Tool>__<action>", and back. The OpenAI-compatible and the Bedrock
+// providers share it, so both offer and parse the same names.
+//
+// Both APIs accept the same alphabet for these names:
+//   - OpenAI chat completions, function.name: "Must be a-z, A-Z, 0-9, or
+//     contain underscores and dashes, with a maximum length of 64."
+//   - Bedrock Converse, ToolSpecification.name: length 1–64, pattern
+//     [a-zA-Z0-9_-]+ (API reference, API_runtime_ToolSpecification).
+//
+// Neither allows a dot, so "Tool.action" (how the rest of Switchboard writes
+// a call) cannot be used; the double underscore is the separator instead.
+package toolnames
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Separator joins tool and action in a function name.
+const Separator = "__"
+
+// MaxLen is the longest function name both APIs accept.
+const MaxLen = 64
+
+var valid = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// FunctionName is the name under which the action of tool is offered to a
+// model. Check tells whether the providers' APIs accept it.
+func FunctionName(tool, action string) string { return tool + Separator + action }
+
+// SplitFunctionName is the inverse of FunctionName: it cuts name at the first
+// separator. ok is false when name has no separator or either side is empty,
+// i.e. when a model made the name up.
+func SplitFunctionName(name string) (tool, action string, ok bool) {
+	tool, action, ok = strings.Cut(name, Separator)
+	if !ok || tool == "" || action == "" {
+		return "", "", false
+	}
+	return tool, action, true
+}
+
+// Check reports why the action of tool cannot be offered to a model, or nil.
+// Beyond the APIs' alphabet and length, the name must split back into the
+// same tool and action: a tool name may not contain "__" nor end in "_"
+// ("A_" + "__" + "b" would read back as "A" and "_b").
+func Check(tool, action string) error {
+	name := FunctionName(tool, action)
+	switch {
+	case tool == "" || action == "":
+		return fmt.Errorf("tool %q action %q: tool and action names must not be empty", tool, action)
+	case !valid.MatchString(name):
+		if len(name) > MaxLen {
+			return fmt.Errorf("function name %q is %d characters; models accept at most %d (shorten the tool or action name)", name, len(name), MaxLen)
+		}
+		return fmt.Errorf("function name %q may contain only letters, digits, '_' and '-'", name)
+	}
+	if t, a, ok := SplitFunctionName(name); !ok || t != tool || a != action {
+		return fmt.Errorf("function name %q would not read back as tool %q action %q; a tool name must not contain %q nor end in '_'", name, tool, action, Separator)
+	}
+	return nil
+}
