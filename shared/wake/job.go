@@ -13,12 +13,23 @@ import (
 // Job is one wake of one agent: what the webhook or the poll hands to the
 // worker (a Lambda async invoke in AWS, an in-process pool locally).
 type Job struct {
-	AgentID    string         `json:"agentId"`
-	Source     string         `json:"source"` // "rocketchat-webhook", "rocketchat-poll", …
-	Text       string         `json:"text"`   // the wake message, already framed as untrusted (RC7)
+	AgentID string `json:"agentId"`
+	Source  string `json:"source"` // "rocketchat-webhook", "rocketchat-poll", …
+	Text    string `json:"text"`   // the wake message, already framed as untrusted (RC7)
+	// Pending names a message the worker still has to fetch and judge
+	// (webhook deliveries carry no mentions[], files or link previews);
+	// when set, Text is empty until the worker prepared the job.
+	Pending    *Pending       `json:"pending,omitempty"`
 	ReplyTo    *ReplyTo       `json:"replyTo,omitempty"`
 	MessageIDs []string       `json:"messageIds,omitempty"`
 	Parent     *sb.RunContext `json:"parent,omitempty"`
+}
+
+// Pending is a message to fetch and judge in the worker.
+type Pending struct {
+	RoomID    string `json:"roomId"`
+	MessageID string `json:"messageId"`
+	ThreadID  string `json:"threadId,omitempty"`
 }
 
 // ReplyTo is where the run's final answer goes (RC8).
