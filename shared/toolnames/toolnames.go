@@ -61,3 +61,54 @@ func Check(tool, action string) error {
 	}
 	return nil
 }
+
+// ParseCall reads the function name a model called. A name SplitFunctionName
+// cannot decode is passed through whole as the tool, with no action, so the
+// executor rejects the call with its own clear answer ("unknown tool …")
+// instead of the provider failing the run.
+func ParseCall(name string) (tool, action string) {
+	if tool, action, ok := SplitFunctionName(name); ok {
+		return tool, action
+	}
+	return name, ""
+}
+
+// CallName is the name to replay in a conversation history for a call that
+// ParseCall read: FunctionName, or the model's own name when it was passed
+// through. Characters the APIs refuse become '_' and the name is cut at
+// MaxLen: one made-up name in the history must not make every later request
+// of the run fail validation.
+func CallName(tool, action string) string {
+	name := tool
+	if action != "" {
+		name = FunctionName(tool, action)
+	}
+	if valid.MatchString(name) {
+		return name
+	}
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > MaxLen {
+		b = b[:MaxLen]
+	}
+	if len(b) == 0 {
+		return "unknown"
+	}
+	return string(b)
+}
+
+// Description is what a model reads about one function: the tool's
+// description, then the action's (either may be empty).
+func Description(toolDescription, actionDescription string) string {
+	switch {
+	case toolDescription == "":
+		return actionDescription
+	case actionDescription == "":
+		return toolDescription
+	}
+	return toolDescription + "\n" + actionDescription
+}

@@ -69,3 +69,44 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+func TestParseCallAndCallName(t *testing.T) {
+	tests := []struct {
+		name              string // what the model called
+		wantTool, wantAct string
+		wantReplay        string // CallName of the parsed call
+	}{
+		{name: "Workspace__write", wantTool: "Workspace", wantAct: "write", wantReplay: "Workspace__write"},
+		{name: "Workspace", wantTool: "Workspace", wantReplay: "Workspace"},
+		{name: "multi_tool_use.parallel", wantTool: "multi_tool_use.parallel", wantReplay: "multi_tool_use_parallel"},
+		{name: "Workspace.write", wantTool: "Workspace.write", wantReplay: "Workspace_write"},
+		{name: "", wantReplay: "unknown"},
+		{name: strings.Repeat("x", 70), wantTool: strings.Repeat("x", 70), wantReplay: strings.Repeat("x", 64)},
+		{name: "wörk", wantTool: "wörk", wantReplay: "w__rk"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tool, action := toolnames.ParseCall(tt.name)
+			if tool != tt.wantTool || action != tt.wantAct {
+				t.Errorf("ParseCall(%q) = %q, %q; want %q, %q", tt.name, tool, action, tt.wantTool, tt.wantAct)
+			}
+			if got := toolnames.CallName(tool, action); got != tt.wantReplay {
+				t.Errorf("CallName(%q, %q) = %q, want %q", tool, action, got, tt.wantReplay)
+			}
+		})
+	}
+}
+
+func TestDescription(t *testing.T) {
+	tests := []struct{ tool, action, want string }{
+		{"Files shared with the team.", "Writes a file.", "Files shared with the team.\nWrites a file."},
+		{"", "Writes a file.", "Writes a file."},
+		{"Files shared with the team.", "", "Files shared with the team."},
+		{"", "", ""},
+	}
+	for _, tt := range tests {
+		if got := toolnames.Description(tt.tool, tt.action); got != tt.want {
+			t.Errorf("Description(%q, %q) = %q, want %q", tt.tool, tt.action, got, tt.want)
+		}
+	}
+}
