@@ -43,6 +43,62 @@ func LogicalID(name, kind string) string {
 	return b.String() + kind
 }
 
+// IAM resources as CloudFormation Fn::Sub strings, so that the CDK app and
+// template.yaml grant exactly the same thing.
+const (
+	// SecretsResource covers every secret named SecretNamePrefix…; Secrets
+	// Manager appends "-XXXXXX" to the name in the ARN, which the * covers.
+	SecretsResource = "arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:" + SecretNamePrefix + "*"
+	// ModelResource: foundation models in any region, because a
+	// cross-region inference profile routes the call to the model in
+	// another region and IAM checks the model ARN there too.
+	ModelResource = "arn:${AWS::Partition}:bedrock:*::foundation-model/*"
+	// InferenceProfileResource: the (system or application) inference
+	// profiles of this account and region.
+	InferenceProfileResource = "arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/*"
+	// AsyncMaxEventAgeSeconds is how long Lambda keeps retrying an async
+	// event before it drops it.
+	AsyncMaxEventAgeSeconds = 6 * 60 * 60
+)
+
+// Actions granted next to the resources above.
+var (
+	SecretActions = []string{"secretsmanager:GetSecretValue"}
+	ModelActions  = []string{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"}
+)
+
+// InvokedFunctions returns the names some catalogue function invokes. It
+// panics on a target that is not in the catalogue or a function that
+// invokes itself (its env var would Ref itself: a template CloudFormation
+// rejects).
+func InvokedFunctions() map[string]bool {
+	invoked := map[string]bool{}
+	for _, f := range Functions {
+		for _, target := range f.Invokes {
+			if _, ok := FunctionByName(target); !ok {
+				panic(fmt.Sprintf("function %s invokes unknown function %q in shared/deploy", f.Name, target))
+			}
+			if target == f.Name {
+				panic(fmt.Sprintf("function %s invokes itself in shared/deploy", f.Name))
+			}
+			invoked[target] = true
+		}
+	}
+	return invoked
+}
+
+// ConfiguresAsyncInvoke says whether a function gets an explicit async
+// invoke configuration (retries AsyncRetries, max event age
+// AsyncMaxEventAgeSeconds): when it sets retries or another function
+// invokes it, so that AsyncRetries 0 then really means no retries instead of
+// Lambda's default of two. It panics when AsyncRetries is outside 0–2.
+func ConfiguresAsyncInvoke(f Function, invoked map[string]bool) bool {
+	if f.AsyncRetries < 0 || f.AsyncRetries > 2 {
+		panic(fmt.Sprintf("function %s: AsyncRetries %d in shared/deploy, want 0–2", f.Name, f.AsyncRetries))
+	}
+	return f.AsyncRetries > 0 || invoked[f.Name]
+}
+
 // URLOutputID names the stack output that carries a function's URL. It must
 // differ from SAM's generated <FunctionId>Url resource.
 func URLOutputID(fn string) string { return LogicalID(fn, "URL") }
@@ -72,8 +128,9 @@ func SAMTemplate() []byte {
 		w.table(t)
 	}
 	w.bucket()
+	invoked := InvokedFunctions()
 	for _, f := range Functions {
-		w.function(f)
+		w.function(f, ConfiguresAsyncInvoke(f, invoked))
 	}
 	for _, f := range Functions {
 		w.alarm(f)
@@ -201,7 +258,7 @@ func (w *samWriter) bucket() {
 	w.line(8, "aws:SecureTransport: \"false\"")
 }
 
-func (w *samWriter) function(f Function) {
+func (w *samWriter) function(f Function, asyncConfig bool) {
 	id := LogicalID(f.Name, "Function")
 	w.line(1, "%s:", id)
 	w.line(2, "Type: AWS::Serverless::Function")
@@ -221,22 +278,38 @@ func (w *samWriter) function(f Function) {
 	}
 	w.line(5, "%s: !Ref %s", EnvBucket, BucketLogicalID)
 	w.line(5, "%s: %s", EnvConfig, quote(ConfigFileName))
-	if len(f.Tables) > 0 || f.Bucket {
-		w.line(3, "Policies:")
-		for _, id := range f.Tables {
-			w.line(4, "- DynamoDBCrudPolicy:")
-			w.line(6, "TableName: !Ref %s", LogicalID(id, "Table"))
-		}
-		if f.Bucket {
-			w.line(4, "- S3CrudPolicy:")
-			w.line(6, "BucketName: !Ref %s", BucketLogicalID)
-		}
+	for _, target := range f.Invokes {
+		w.line(5, "%s: !Ref %s", FunctionEnvVar(target), LogicalID(target, "Function"))
+	}
+	w.line(3, "Policies:")
+	for _, id := range f.Tables {
+		w.line(4, "- DynamoDBCrudPolicy:")
+		w.line(6, "TableName: !Ref %s", LogicalID(id, "Table"))
+	}
+	if f.Bucket {
+		w.line(4, "- S3CrudPolicy:")
+		w.line(6, "BucketName: !Ref %s", BucketLogicalID)
+	}
+	for _, target := range f.Invokes {
+		w.line(4, "- LambdaInvokePolicy:")
+		w.line(6, "FunctionName: !Ref %s", LogicalID(target, "Function"))
+	}
+	w.line(4, "- Statement:")
+	// Config values like secretsmanager:switchboard/rc-token resolve at cold start.
+	w.statement(SecretActions, SecretsResource)
+	if f.RunsAgents {
+		w.statement(ModelActions, ModelResource, InferenceProfileResource)
 	}
 	if f.URLAuth != "" {
 		w.line(3, "FunctionUrlConfig:")
 		w.line(4, "AuthType: %s", f.URLAuth)
 		// The handlers answer through aws-lambda-go's lambdaurl streaming.
 		w.line(4, "InvokeMode: RESPONSE_STREAM")
+	}
+	if asyncConfig {
+		w.line(3, "EventInvokeConfig:")
+		w.line(4, "MaximumEventAgeInSeconds: %d", AsyncMaxEventAgeSeconds)
+		w.line(4, "MaximumRetryAttempts: %d", f.AsyncRetries)
 	}
 	var jobs []Job
 	for _, j := range Jobs {
@@ -256,6 +329,20 @@ func (w *samWriter) function(f Function) {
 			w.line(6, "RetryPolicy:")
 			w.line(7, "MaximumRetryAttempts: 2")
 		}
+	}
+}
+
+// statement writes one Allow statement of an inline policy; resources are
+// Fn::Sub strings.
+func (w *samWriter) statement(actions []string, resources ...string) {
+	w.line(6, "- Effect: Allow")
+	w.line(7, "Action:")
+	for _, a := range actions {
+		w.line(8, "- %s", a)
+	}
+	w.line(7, "Resource:")
+	for _, r := range resources {
+		w.line(8, "- !Sub %s", quote(r))
 	}
 }
 

@@ -3,6 +3,7 @@ package deploy
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -130,6 +131,7 @@ func TestSAMTemplateCoversCatalogue(t *testing.T) {
 		} else if strings.Contains(block, "FunctionUrlConfig") {
 			t.Errorf("%s: has a function URL but the catalogue has none", id)
 		}
+		checkSAMInvokesAndPolicies(t, f, block)
 		mustContain(t, LogicalID(f.Name, "Errors"), res[LogicalID(f.Name, "Errors")],
 			"MetricName: Errors", "Value: !Ref "+id, "Threshold: 1", "Period: 300")
 	}
@@ -208,5 +210,124 @@ func TestLogicalIDsAreUnique(t *testing.T) {
 		if f.URLAuth != "" && f.URLAuth != "AWS_IAM" && f.URLAuth != "NONE" {
 			t.Errorf("function %s: URLAuth %q, want AWS_IAM or NONE", f.Name, f.URLAuth)
 		}
+	}
+}
+
+// checkSAMInvokesAndPolicies: invoke grants and function-name env vars for
+// exactly the listed targets, the async config where the catalogue asks for
+// it, the secrets statement everywhere and the model statement only for
+// functions that run agents.
+func checkSAMInvokesAndPolicies(t *testing.T, f Function, block string) {
+	t.Helper()
+	id := LogicalID(f.Name, "Function")
+	for _, g := range Functions {
+		target := LogicalID(g.Name, "Function")
+		listed := contains(f.Invokes, g.Name)
+		if got := strings.Contains(block, "- LambdaInvokePolicy:\n            FunctionName: !Ref "+target+"\n"); got != listed {
+			t.Errorf("%s: LambdaInvokePolicy on %s is %v, catalogue says %v", id, g.Name, got, listed)
+		}
+		if got := strings.Contains(block, FunctionEnvVar(g.Name)+": !Ref "+target+"\n"); got != listed {
+			t.Errorf("%s: env %s is %v, catalogue says %v", id, FunctionEnvVar(g.Name), got, listed)
+		}
+	}
+	if n := strings.Count(block, "LambdaInvokePolicy"); n != len(f.Invokes) {
+		t.Errorf("%s: %d LambdaInvokePolicy, catalogue lists %d targets", id, n, len(f.Invokes))
+	}
+
+	async := ConfiguresAsyncInvoke(f, InvokedFunctions())
+	if want := fmt.Sprintf("EventInvokeConfig:\n        MaximumEventAgeInSeconds: 21600\n        MaximumRetryAttempts: %d\n", f.AsyncRetries); strings.Contains(block, want) != async {
+		t.Errorf("%s: EventInvokeConfig with %d retries present = %v, want %v", id, f.AsyncRetries, !async, async)
+	}
+
+	mustContain(t, id, block, "- secretsmanager:GetSecretValue\n              Resource:\n                - !Sub \"arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:switchboard/*\"\n")
+	bedrock := "- bedrock:InvokeModel\n                - bedrock:InvokeModelWithResponseStream\n              Resource:\n" +
+		"                - !Sub \"arn:${AWS::Partition}:bedrock:*::foundation-model/*\"\n" +
+		"                - !Sub \"arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/*\"\n"
+	if got := strings.Contains(block, bedrock); got != f.RunsAgents {
+		t.Errorf("%s: bedrock statement present = %v, catalogue RunsAgents = %v", id, got, f.RunsAgents)
+	}
+	if f.RunsAgents != strings.Contains(block, "bedrock:") {
+		t.Errorf("%s: mentions bedrock = %v, catalogue RunsAgents = %v", id, !f.RunsAgents, f.RunsAgents)
+	}
+	if strings.Contains(block, `Resource: "*"`) || strings.Contains(block, `- "*"`) {
+		t.Errorf("%s: a policy grants on every resource", id)
+	}
+}
+
+// TestInvokeGraph: every invoke target exists, and the graph has no cycle —
+// an invoker's env var Refs its target, so a cycle is a circular
+// dependency CloudFormation refuses.
+func TestInvokeGraph(t *testing.T) {
+	const (
+		unvisited = iota
+		visiting
+		done
+	)
+	state := map[string]int{}
+	var visit func(name string, path []string)
+	visit = func(name string, path []string) {
+		switch state[name] {
+		case visiting:
+			t.Errorf("invoke cycle: %s", strings.Join(append(path, name), " → "))
+			return
+		case done:
+			return
+		}
+		state[name] = visiting
+		f, _ := FunctionByName(name)
+		for _, target := range f.Invokes {
+			if _, ok := FunctionByName(target); !ok {
+				t.Errorf("function %s invokes unknown function %s", name, target)
+				continue
+			}
+			visit(target, append(path, name))
+		}
+		state[name] = done
+	}
+	for _, f := range Functions {
+		visit(f.Name, nil)
+		if f.AsyncRetries < 0 || f.AsyncRetries > 2 {
+			t.Errorf("function %s: AsyncRetries %d, want 0–2", f.Name, f.AsyncRetries)
+		}
+	}
+}
+
+func TestFunctionEnvVarsAreDistinct(t *testing.T) {
+	seen := map[string]string{EnvConfig: "config", EnvBucket: "bucket", EnvTablePrefix: "table prefix"}
+	for _, tb := range Tables {
+		seen[tb.EnvVar] = "table " + tb.ID
+	}
+	for _, f := range Functions {
+		v := FunctionEnvVar(f.Name)
+		if prev, dup := seen[v]; dup {
+			t.Errorf("env var %s used by %s and function %s", v, prev, f.Name)
+		}
+		seen[v] = "function " + f.Name
+	}
+}
+
+func TestInvalidInvokesPanic(t *testing.T) {
+	tests := []struct {
+		name string
+		fns  []Function
+		want string
+	}{
+		{"unknown target", []Function{{Name: "a", Invokes: []string{"nope"}}}, `function a invokes unknown function "nope"`},
+		{"self", []Function{{Name: "a", Invokes: []string{"a"}}}, "function a invokes itself"},
+		{"retries", []Function{{Name: "a", AsyncRetries: 3}}, "function a: AsyncRetries 3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			saved := Functions
+			Functions = tt.fns
+			t.Cleanup(func() { Functions = saved })
+			defer func() {
+				r := recover()
+				if msg, _ := r.(string); !strings.Contains(msg, tt.want) {
+					t.Errorf("panic %v, want one containing %q", r, tt.want)
+				}
+			}()
+			SAMTemplate()
+		})
 	}
 }
