@@ -93,7 +93,7 @@ func (s *Store) Append(ctx context.Context, e switchboard.AuditEntry) error {
 	if err != nil {
 		return switchboard.Wrap(op, switchboard.EINTERNAL, "audit entry could not be encoded", err)
 	}
-	return s.put(ctx, op, s.audit, item, "attribute_not_exists(pk)", nil)
+	return s.put(ctx, op, s.audit, item, condition{expr: "attribute_not_exists(pk)"})
 }
 
 // ByRoot queries the byRoot index (sort key time#id, so oldest first) to the

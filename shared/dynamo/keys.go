@@ -1,6 +1,10 @@
 package dynamo
 
-import "time"
+import (
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/switchboard"
+)
 
 // Key attribute names and key values shared by all tables (see deploy.Tables).
 const (
@@ -8,10 +12,23 @@ const (
 	attrSK        = "sk"
 	attrExpiresAt = "expiresAt" // the tables' TTL attribute, epoch seconds
 
-	jobPK    = "job"
-	markerSK = "-"
-	keySep   = "#"
+	jobPK  = "job"
+	itemSK = "-" // the sort key of one-item partitions: markers, counters, KV, leases
+	keySep = "#"
 )
+
+// maxKey keeps a prefixed key ("counter#"+key and the like) well under
+// DynamoDB's 2,048-byte partition key limit.
+const maxKey = 1024
+
+// checkKey is EINVALID for an empty key or one longer than maxKey; kind
+// names the key in the message ("marker", "counter").
+func checkKey(op, kind, key string) error {
+	if key == "" || len(key) > maxKey {
+		return switchboard.E(op, switchboard.EINVALID, "a "+kind+" key must be 1 to 1024 bytes long")
+	}
+	return nil
+}
 
 // timeLayout is RFC 3339 in UTC with all nine fractional digits, so that
 // keys are fixed width and sort as strings in time order (RFC3339Nano trims
@@ -35,7 +52,15 @@ func receiptKey(agentID string, startedAt time.Time, runID string) (pk, sk strin
 func jobKey(job string) (pk, sk string) { return jobPK, job }
 
 // markerKey: one partition per marker, so claims spread across partitions.
-func markerKey(key string) (pk, sk string) { return "marker" + keySep + key, markerSK }
+func markerKey(key string) (pk, sk string) { return "marker" + keySep + key, itemSK }
+
+// counterKey, kvKey and leaseKey: one partition per key, like markers; the
+// prefix keeps the kinds apart in the shared state table.
+func counterKey(key string) (pk, sk string) { return "counter" + keySep + key, itemSK }
+
+func kvKey(key string) (pk, sk string) { return "kv" + keySep + key, itemSK }
+
+func leaseKey(key string) (pk, sk string) { return "lease" + keySep + key, itemSK }
 
 // expiresAt converts a retention to the TTL attribute value; 0 = keep forever.
 func expiresAt(from time.Time, retention time.Duration) int64 {
@@ -43,4 +68,12 @@ func expiresAt(from time.Time, retention time.Duration) int64 {
 		return 0
 	}
 	return from.Add(retention).Unix()
+}
+
+// ttl is the TTL attribute value of an expiry time; zero = never (omitted).
+func ttl(expires time.Time) int64 {
+	if expires.IsZero() {
+		return 0
+	}
+	return expires.Unix()
 }

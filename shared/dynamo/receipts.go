@@ -90,7 +90,7 @@ func (s *Store) Put(ctx context.Context, r switchboard.Receipt) error {
 	if err != nil {
 		return switchboard.Wrap(op, switchboard.EINTERNAL, "receipt could not be encoded", err)
 	}
-	return s.put(ctx, op, s.receipts, item, "attribute_not_exists(pk)", nil)
+	return s.put(ctx, op, s.receipts, item, condition{expr: "attribute_not_exists(pk)"})
 }
 
 // ChainCost queries the byRoot index of the receipts table to the last page;

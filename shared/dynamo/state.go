@@ -2,9 +2,7 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -13,10 +11,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
-
-// maxMarkerKey keeps "marker#"+key well under DynamoDB's 2,048-byte
-// partition key limit.
-const maxMarkerKey = 1024
 
 // jobItem is the last run of one job in the state table.
 type jobItem struct {
@@ -70,9 +64,7 @@ type markerItem struct {
 func toMarkerItem(key string, claimedAt, expires time.Time) markerItem {
 	pk, sk := markerKey(key)
 	it := markerItem{PK: pk, SK: sk, ClaimedAt: timeKey(claimedAt)}
-	if !expires.IsZero() {
-		it.ExpiresAt = expires.Unix()
-	}
+	it.ExpiresAt = ttl(expires)
 	return it
 }
 
@@ -87,7 +79,7 @@ func (s *Store) RecordRun(ctx context.Context, r switchboard.JobRun) error {
 	if err != nil {
 		return switchboard.Wrap(op, switchboard.EINTERNAL, "job run could not be encoded", err)
 	}
-	return s.put(ctx, op, s.state, item, "", nil)
+	return s.put(ctx, op, s.state, item, condition{})
 }
 
 // LastRuns queries the "job" partition; the sort key is the job name, so the
@@ -128,20 +120,19 @@ func (s *Store) LastRuns(ctx context.Context) ([]switchboard.JobRun, error) {
 // an empty key or one longer than 1,024 bytes.
 func (s *Store) Claim(ctx context.Context, key string, expires time.Time) (bool, error) {
 	const op = "markers.claim"
-	if key == "" || len(key) > maxMarkerKey {
-		return false, switchboard.E(op, switchboard.EINVALID, "a marker key must be 1 to 1024 bytes long")
+	if err := checkKey(op, "marker", key); err != nil {
+		return false, err
 	}
 	now := s.now()
 	item, err := attributevalue.MarshalMap(toMarkerItem(key, now, expires))
 	if err != nil {
 		return false, switchboard.Wrap(op, switchboard.EINTERNAL, "marker could not be encoded", err)
 	}
-	err = s.put(ctx, op, s.state, item, "attribute_not_exists(pk) OR expiresAt < :now",
-		map[string]types.AttributeValue{
-			":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Unix(), 10)},
-		})
-	var cond *types.ConditionalCheckFailedException
-	if errors.As(err, &cond) {
+	err = s.put(ctx, op, s.state, item, condition{
+		expr:   "attribute_not_exists(pk) OR expiresAt < :now",
+		values: map[string]types.AttributeValue{":now": numAV(now.Unix())},
+	})
+	if conditionFailed(err) {
 		return false, nil // claimed before and not expired
 	}
 	if err != nil {

@@ -2,10 +2,13 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"maps"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -29,7 +32,8 @@ type Store struct {
 	AuditRetention time.Duration
 	// ReceiptRetention does the same for receipts, from StartedAt.
 	ReceiptRetention time.Duration
-	// Now is the clock Claim compares marker expiry with; nil = time.Now.
+	// Now is the clock every expiry (markers, counters, KV values, leases)
+	// is compared with; nil = time.Now.
 	Now func() time.Time
 
 	c                      *dynamodb.Client
@@ -145,7 +149,7 @@ func deref(f *float64) float64 {
 	return *f
 }
 
-// putCapacity and queryCapacity read the consumed capacity of a possibly nil output.
+// The consumed capacity of a possibly nil output, one function per request kind.
 func putCapacity(out *dynamodb.PutItemOutput) *types.ConsumedCapacity {
 	if out == nil {
 		return nil
@@ -160,20 +164,118 @@ func queryCapacity(out *dynamodb.QueryOutput) *types.ConsumedCapacity {
 	return out.ConsumedCapacity
 }
 
-// put writes one item, counting it as op; cond may be empty.
-func (s *Store) put(ctx context.Context, op, table string, item map[string]types.AttributeValue,
-	cond string, values map[string]types.AttributeValue) error {
+func getCapacity(out *dynamodb.GetItemOutput) *types.ConsumedCapacity {
+	if out == nil {
+		return nil
+	}
+	return out.ConsumedCapacity
+}
+
+func updateCapacity(out *dynamodb.UpdateItemOutput) *types.ConsumedCapacity {
+	if out == nil {
+		return nil
+	}
+	return out.ConsumedCapacity
+}
+
+func deleteCapacity(out *dynamodb.DeleteItemOutput) *types.ConsumedCapacity {
+	if out == nil {
+		return nil
+	}
+	return out.ConsumedCapacity
+}
+
+// condition is a condition expression with its placeholders; the zero value
+// is no condition.
+type condition struct {
+	expr   string
+	names  map[string]string // "#u" → "until", for reserved words
+	values map[string]types.AttributeValue
+}
+
+// set fills a request's condition fields.
+func (c condition) set(expr **string, names *map[string]string, values *map[string]types.AttributeValue) {
+	if c.expr == "" {
+		return
+	}
+	*expr = &c.expr
+	*names = c.names
+	*values = c.values
+}
+
+// conditionFailure is the refusal of a conditional write in err's chain, or nil.
+func conditionFailure(err error) *types.ConditionalCheckFailedException {
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		return cf
+	}
+	return nil
+}
+
+// conditionFailed reports whether err is a refused conditional write.
+func conditionFailed(err error) bool { return conditionFailure(err) != nil }
+
+// itemKey is the key attribute map of pk/sk.
+func itemKey(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: strAV(pk), attrSK: strAV(sk)}
+}
+
+func strAV(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+
+func numAV(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+// put writes one item, counting it as op; c may be the zero condition.
+func (s *Store) put(ctx context.Context, op, table string, item map[string]types.AttributeValue, c condition) error {
 	in := &dynamodb.PutItemInput{
 		TableName:              &table,
 		Item:                   item,
 		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
 	}
-	if cond != "" {
-		in.ConditionExpression = &cond
-		in.ExpressionAttributeValues = values
-	}
+	c.set(&in.ConditionExpression, &in.ExpressionAttributeNames, &in.ExpressionAttributeValues)
 	out, err := s.c.PutItem(ctx, in)
 	s.record(op, writes, putCapacity(out), err)
+	return mapErr(op, table, err)
+}
+
+// get reads one item with a strongly consistent read (so a write just made
+// is seen), counting it as op; a missing item is nil.
+func (s *Store) get(ctx context.Context, op, table string, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	out, err := s.c.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:              &table,
+		Key:                    key,
+		ConsistentRead:         aws.Bool(true),
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+	})
+	s.record(op, reads, getCapacity(out), err)
+	if err != nil {
+		return nil, mapErr(op, table, err)
+	}
+	if len(out.Item) == 0 {
+		return nil, nil
+	}
+	return out.Item, nil
+}
+
+// update runs one UpdateItem, counting it as op.
+func (s *Store) update(ctx context.Context, op string, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	out, err := s.c.UpdateItem(ctx, in)
+	s.record(op, writes, updateCapacity(out), err)
+	return out, mapErr(op, *in.TableName, err)
+}
+
+// del deletes one item, counting it as op; c may be the zero condition.
+func (s *Store) del(ctx context.Context, op, table string, key map[string]types.AttributeValue, c condition) error {
+	in := &dynamodb.DeleteItemInput{
+		TableName:              &table,
+		Key:                    key,
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+	}
+	c.set(&in.ConditionExpression, &in.ExpressionAttributeNames, &in.ExpressionAttributeValues)
+	out, err := s.c.DeleteItem(ctx, in)
+	s.record(op, writes, deleteCapacity(out), err)
 	return mapErr(op, table, err)
 }
 
