@@ -1,5 +1,6 @@
 // Package dynamo is the DynamoDB adapter: it implements the domain's
-// AuditStore, ReceiptStore, JobStore and Markers on the tables that
+// AuditStore, ReceiptStore, JobStore, Markers, Counters and Leases (and,
+// through Store.KV, the KV) on the tables that
 // shared/deploy catalogues, creates those tables for local runs, and builds
 // the client from the environment (AWS_ENDPOINT_URL* picks dynalite or
 // LocalStack; nothing else changes between local and AWS).

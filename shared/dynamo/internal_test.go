@@ -62,6 +62,9 @@ func TestKeys(t *testing.T) {
 			"bob", "2026-02-03T04:05:06.000000007Z#run1"},
 		{"job", first(jobKey("heartbeat")), second(jobKey("heartbeat")), "job", "heartbeat"},
 		{"marker", first(markerKey("rc:m1")), second(markerKey("rc:m1")), "marker#rc:m1", "-"},
+		{"counter", first(counterKey("wake:r1")), second(counterKey("wake:r1")), "counter#wake:r1", "-"},
+		{"kv", first(kvKey("poll:rc")), second(kvKey("poll:rc")), "kv#poll:rc", "-"},
+		{"lease", first(leaseKey("agent:alice")), second(leaseKey("agent:alice")), "lease#agent:alice", "-"},
 	}
 	for _, tt := range tests {
 		if tt.gotPK != tt.wantPK || tt.gotSK != tt.wantSK {
