@@ -1,8 +1,10 @@
 // Package memstore holds in-memory fakes of the domain's stores for fast
 // use-case tests. They keep the DynamoDB adapter's semantics exactly: the
 // same uniqueness keys (agent, time, id), the same conditional outcomes
-// (ECONFLICT on a repeated write, Claim once until expiry in whole seconds),
-// the same EINVALID checks and the same orderings. shared/storetest runs one
+// (ECONFLICT on a repeated write, Claim once until expiry in whole seconds,
+// counters that stop at their limit and restart after expiry, PutIf
+// compare-and-swap, exclusive leases that end to the millisecond), the same
+// EINVALID checks and the same orderings. shared/storetest runs one
 // contract suite against both, so the two cannot drift apart.
 package memstore
 
@@ -21,10 +23,34 @@ var (
 	_ switchboard.ReceiptStore = (*Store)(nil)
 	_ switchboard.JobStore     = (*Store)(nil)
 	_ switchboard.Markers      = (*Store)(nil)
+	_ switchboard.Counters     = (*Store)(nil)
+	_ switchboard.Leases       = (*Store)(nil)
+	_ switchboard.KV           = (*KV)(nil)
 )
 
-// maxMarkerKey mirrors the DynamoDB adapter's limit.
-const maxMarkerKey = 1024
+// maxKey mirrors the DynamoDB adapter's limit on marker, counter, KV and
+// lease keys (and lease holders).
+const maxKey = 1024
+
+// checkKey is EINVALID for an empty key or one longer than maxKey, worded
+// like the adapter's.
+func checkKey(op, kind, key string) error {
+	if key == "" || len(key) > maxKey {
+		return switchboard.E(op, switchboard.EINVALID, "a "+kind+" key must be 1 to 1024 bytes long")
+	}
+	return nil
+}
+
+// ttl is an expiry in the adapter's TTL unit (Unix seconds); 0 = never.
+func ttl(expires time.Time) int64 {
+	if expires.IsZero() {
+		return 0
+	}
+	return expires.Unix()
+}
+
+// expired is the adapter's test expiresAt < now, in whole seconds.
+func expired(exp, now int64) bool { return exp != 0 && exp < now }
 
 // timeLayout mirrors the DynamoDB adapter's fixed-width sort keys, so both
 // order entries identically (time, then id).
@@ -32,10 +58,11 @@ const timeLayout = "2006-01-02T15:04:05.000000000Z"
 
 func timeKey(t time.Time) string { return t.UTC().Format(timeLayout) }
 
-// Store is an in-memory AuditStore, ReceiptStore, JobStore and Markers.
-// The zero value is ready to use; it is safe for concurrent use.
+// Store is an in-memory AuditStore, ReceiptStore, JobStore, Markers,
+// Counters and Leases; Store.KV is its KV. The zero value is ready to use;
+// it is safe for concurrent use.
 type Store struct {
-	// Now is the clock Claim compares marker expiry with; nil = time.Now.
+	// Now is the clock every expiry is compared with; nil = time.Now.
 	Now func() time.Time
 
 	mu       sync.Mutex
@@ -43,6 +70,21 @@ type Store struct {
 	receipts map[string]switchboard.Receipt    // by agent \x00 start#runId
 	jobs     map[string]switchboard.JobRun     // by job name
 	markers  map[string]int64                  // key → expiry (Unix seconds), 0 = never
+	counters map[string]counter
+	values   map[string]value
+	leases   map[string]lease
+}
+
+type counter struct{ n, exp int64 } // exp in Unix seconds, 0 = never
+
+type value struct {
+	v   string
+	exp int64 // Unix seconds, 0 = never
+}
+
+type lease struct {
+	holder string
+	until  int64 // Unix milliseconds
 }
 
 // New returns an empty Store.
@@ -62,6 +104,9 @@ func (s *Store) initLocked() {
 		s.receipts = map[string]switchboard.Receipt{}
 		s.jobs = map[string]switchboard.JobRun{}
 		s.markers = map[string]int64{}
+		s.counters = map[string]counter{}
+		s.values = map[string]value{}
+		s.leases = map[string]lease{}
 	}
 }
 
@@ -200,20 +245,16 @@ func (s *Store) LastRuns(context.Context) ([]switchboard.JobRun, error) {
 // expires keeps the marker forever. EINVALID for an empty key or one longer
 // than 1,024 bytes.
 func (s *Store) Claim(_ context.Context, key string, expires time.Time) (bool, error) {
-	if key == "" || len(key) > maxMarkerKey {
-		return false, switchboard.E("markers.claim", switchboard.EINVALID, "a marker key must be 1 to 1024 bytes long")
+	if err := checkKey("markers.claim", "marker", key); err != nil {
+		return false, err
 	}
 	now := s.now().Unix()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.initLocked()
-	if exp, ok := s.markers[key]; ok && (exp == 0 || exp >= now) {
+	if exp, ok := s.markers[key]; ok && !expired(exp, now) {
 		return false, nil
 	}
-	var exp int64
-	if !expires.IsZero() {
-		exp = expires.Unix()
-	}
-	s.markers[key] = exp
+	s.markers[key] = ttl(expires)
 	return true, nil
 }
