@@ -44,6 +44,31 @@ func TestMarkers(t *testing.T) {
 	storetest.RunMarkers(t, func(t *testing.T) switchboard.Markers { return newStore(t) })
 }
 
+// newClockedStore is newStore reading the time from now.
+func newClockedStore(t *testing.T, now func() time.Time) *dynamo.Store {
+	s := newStore(t)
+	s.Now = now
+	return s
+}
+
+func TestCounters(t *testing.T) {
+	storetest.RunCounters(t, func(t *testing.T, now func() time.Time) switchboard.Counters {
+		return newClockedStore(t, now)
+	})
+}
+
+func TestKV(t *testing.T) {
+	storetest.RunKV(t, func(t *testing.T, now func() time.Time) switchboard.KV {
+		return newClockedStore(t, now).KV()
+	})
+}
+
+func TestLeases(t *testing.T) {
+	storetest.RunLeases(t, func(t *testing.T, now func() time.Time) switchboard.Leases {
+		return newClockedStore(t, now)
+	})
+}
+
 func TestEnsureTablesIsIdempotentAndPingable(t *testing.T) {
 	c := dynamotest.Client(t)
 	getenv := dynamotest.FreshTables(t, c)
@@ -116,6 +141,10 @@ func TestMissingTableSaysWhatToDo(t *testing.T) {
 		"Ping":   dynamo.Ping(ctx, c, missingTables),
 	}
 	_, checks["Claim"] = s.Claim(ctx, "k", time.Now().Add(time.Hour))
+	_, _, checks["Incr"] = s.Incr(ctx, "k", 1, time.Now().Add(time.Hour))
+	_, _, checks["Get"] = s.KV().Get(ctx, "k")
+	_, checks["Acquire"] = s.Acquire(ctx, "k", "h", time.Now().Add(time.Hour))
+	checks["Release"] = s.Release(ctx, "k", "h")
 	_, checks["LastRuns"] = s.LastRuns(ctx)
 	for name, err := range checks {
 		msg := switchboard.ErrorMessage(err)
@@ -188,6 +217,16 @@ func TestItemShape(t *testing.T) {
 	if _, err := s.Claim(ctx, "webhook:m1", at.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
+	s.Now = func() time.Time { return at }
+	if _, _, err := s.Incr(ctx, "wake:r1", 5, at.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.KV().Put(ctx, "poll:rc", "cursor-1", at.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Acquire(ctx, "agent:alice", "run-1", at.Add(30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
 
 	tests := []struct {
 		name  string
@@ -204,6 +243,12 @@ func TestItemShape(t *testing.T) {
 			"rootRunId": "r1", "runId": "r1", "costUsd": "0.1", "expiresAt": "1767492245"}},
 		{"marker", "state", "marker#webhook:m1", "-", map[string]string{
 			"expiresAt": "1767323045"}},
+		{"counter", "state", "counter#wake:r1", "-", map[string]string{
+			"n": "1", "expiresAt": "1767323045"}},
+		{"kv", "state", "kv#poll:rc", "-", map[string]string{
+			"value": "cursor-1", "expiresAt": "1767326645"}},
+		{"lease", "state", "lease#agent:alice", "-", map[string]string{
+			"holder": "run-1", "until": "1767319475600", "expiresAt": "1767323075"}},
 	}
 	for _, tt := range tests {
 		tb, _ := deploy.TableByID(tt.table)
@@ -252,6 +297,62 @@ func TestStatsCountCallsAndCapacity(t *testing.T) {
 	}
 	if st.Total.Calls != 3 || st.Total.WriteUnits != app.WriteUnits || st.Total.ReadUnits != by.ReadUnits {
 		t.Errorf("total %+v does not add up to %+v + %+v", st.Total, app, by)
+	}
+}
+
+// TestStateStatsPerPath pins the requests and capacity (as dynalite reports
+// them) of each path through Incr, KV and Leases.
+func TestStateStatsPerPath(t *testing.T) {
+	s := newStore(t)
+	ctx := t.Context()
+	now := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	s.Now = func() time.Time { return now }
+	kv := s.KV()
+	tests := []struct {
+		name string
+		op   string
+		do   func() error
+		want dynamo.OpStats // the change in s.Stats().Ops[op]
+	}{
+		{"Incr of a new counter", "counters.incr", func() error {
+			_, _, err := s.Incr(ctx, "k", 1, now.Add(time.Minute))
+			return err
+		}, dynamo.OpStats{Calls: 1, WriteUnits: 1}},
+		{"Incr refused at the limit (AWS: 1 call)", "counters.incr", func() error {
+			_, _, err := s.Incr(ctx, "k", 1, now.Add(time.Minute))
+			return err
+		}, dynamo.OpStats{Calls: 2, Errors: 1, ReadUnits: 1}},
+		{"Incr after expiry (AWS: 2 calls)", "counters.incr", func() error {
+			now = now.Add(2 * time.Minute)
+			_, _, err := s.Incr(ctx, "k", 1, now.Add(time.Minute))
+			return err
+		}, dynamo.OpStats{Calls: 3, Errors: 1, ReadUnits: 1, WriteUnits: 1}},
+		{"Reset", "counters.reset", func() error { return s.Reset(ctx, "k") },
+			dynamo.OpStats{Calls: 1, WriteUnits: 1}},
+		{"Get", "kv.get", func() error { _, _, err := kv.Get(ctx, "k"); return err },
+			dynamo.OpStats{Calls: 1, ReadUnits: 1}},
+		{"Put", "kv.put", func() error { return kv.Put(ctx, "k", "v", time.Time{}) },
+			dynamo.OpStats{Calls: 1, WriteUnits: 1}},
+		{"PutIf", "kv.putIf", func() error { return kv.PutIf(ctx, "k", "v", "w", time.Time{}) },
+			dynamo.OpStats{Calls: 1, WriteUnits: 1}},
+		{"Acquire", "leases.acquire", func() error { _, err := s.Acquire(ctx, "k", "h", now.Add(time.Minute)); return err },
+			dynamo.OpStats{Calls: 1, WriteUnits: 1}},
+		{"Acquire refused", "leases.acquire", func() error { _, err := s.Acquire(ctx, "k", "other", now.Add(time.Minute)); return err },
+			dynamo.OpStats{Calls: 1, Errors: 1}},
+		{"Release", "leases.release", func() error { return s.Release(ctx, "k", "h") },
+			dynamo.OpStats{Calls: 1, WriteUnits: 1}},
+	}
+	for _, tt := range tests {
+		before := s.Stats().Ops[tt.op]
+		if err := tt.do(); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		after := s.Stats().Ops[tt.op]
+		got := dynamo.OpStats{Calls: after.Calls - before.Calls, Errors: after.Errors - before.Errors,
+			ReadUnits: after.ReadUnits - before.ReadUnits, WriteUnits: after.WriteUnits - before.WriteUnits}
+		if got != tt.want {
+			t.Errorf("%s: %s stats %+v, want %+v", tt.name, tt.op, got, tt.want)
+		}
 	}
 }
 

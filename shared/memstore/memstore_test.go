@@ -2,6 +2,7 @@ package memstore_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/memstore"
 	"github.com/switchboard-dev/switchboard/shared/storetest"
@@ -22,4 +23,22 @@ func TestJobStore(t *testing.T) {
 
 func TestMarkers(t *testing.T) {
 	storetest.RunMarkers(t, func(*testing.T) switchboard.Markers { return &memstore.Store{} }) // zero value works
+}
+
+func TestCounters(t *testing.T) {
+	storetest.RunCounters(t, func(_ *testing.T, now func() time.Time) switchboard.Counters {
+		return &memstore.Store{Now: now}
+	})
+}
+
+func TestKV(t *testing.T) {
+	storetest.RunKV(t, func(_ *testing.T, now func() time.Time) switchboard.KV {
+		return (&memstore.Store{Now: now}).KV()
+	})
+}
+
+func TestLeases(t *testing.T) {
+	storetest.RunLeases(t, func(_ *testing.T, now func() time.Time) switchboard.Leases {
+		return &memstore.Store{Now: now}
+	})
 }

@@ -1,14 +1,16 @@
 // Package storetest is the contract every implementation of the domain's
 // stores must meet: the documented errors, orderings and conditional
-// semantics of switchboard.AuditStore, ReceiptStore, JobStore and Markers.
-// The DynamoDB adapter (on dynalite) and the in-memory fakes both run it,
-// each from its own package's tests:
+// semantics of switchboard.AuditStore, ReceiptStore, JobStore, Markers,
+// Counters, KV and Leases. The DynamoDB adapter (on dynalite) and the
+// in-memory fakes both run it, each from its own package's tests:
 //
 //	func TestAuditStore(t *testing.T) {
 //		storetest.RunAuditStore(t, func(t *testing.T) switchboard.AuditStore { return newStore(t) })
 //	}
 //
-// newStore must return an empty store for every call.
+// newStore must return an empty store for every call. RunCounters, RunKV
+// and RunLeases also pass the clock the store must read (its Now), so that
+// expiry is tested by moving a Clock, never by sleeping.
 package storetest
 
 import (
