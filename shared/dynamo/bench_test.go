@@ -115,3 +115,88 @@ func BenchmarkClaim(b *testing.B) {
 		})
 	}
 }
+
+// opsTotal adds up the stats of ops.
+func opsTotal(s *dynamo.Store, ops ...string) dynamo.OpStats {
+	st := s.Stats()
+	var t dynamo.OpStats
+	for _, op := range ops {
+		o := st.Ops[op]
+		t.Calls += o.Calls
+		t.Errors += o.Errors
+		t.ReadUnits += o.ReadUnits
+		t.WriteUnits += o.WriteUnits
+	}
+	return t
+}
+
+// BenchmarkCounterIncr measures the three paths of Incr on dynalite:
+// counted (the common case), refused at the limit, and the first call after
+// expiry (a restart). dynalite reports no capacity for the refused
+// conditional UpdateItem and returns no old item with it, so refused costs
+// 2 calls / 1 RCU here but 1 call / 1 WCU in AWS, and restart 3 calls /
+// 1 RCU / 1 WCU here but 2 calls / 2 WCU in AWS.
+func BenchmarkCounterIncr(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		limit int
+		pre   int           // calls before the loop
+		step  time.Duration // the clock moves this much per call
+		want  bool
+	}{
+		{"counted", 0, 0, 0, true},
+		{"refused", 1, 1, 0, false},
+		{"restart", 0, 1, 2 * time.Second, true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := benchStore(b)
+			ctx := b.Context()
+			now := time.Now()
+			s.Now = func() time.Time { return now }
+			expires := func() time.Time {
+				if tc.step > 0 {
+					return now.Add(time.Second) // expired by the next call
+				}
+				return now.Add(time.Hour)
+			}
+			for range tc.pre {
+				if _, _, err := s.Incr(ctx, "wake:room", tc.limit, expires()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			before := s.Stats().Ops["counters.incr"]
+			n := 0
+			for b.Loop() {
+				now = now.Add(tc.step)
+				_, ok, err := s.Incr(ctx, "wake:room", tc.limit, expires())
+				if err != nil || ok != tc.want {
+					b.Fatalf("Incr = %v, %v; want %v", ok, err, tc.want)
+				}
+				n++
+			}
+			reportCapacity(b, n, before, s.Stats().Ops["counters.incr"])
+		})
+	}
+}
+
+// BenchmarkLeaseAcquireRelease takes a free lease and gives it back (one
+// agent run's bracket): 2 calls, 2 WCU, in dynalite and in AWS.
+func BenchmarkLeaseAcquireRelease(b *testing.B) {
+	s := benchStore(b)
+	ctx := b.Context()
+	ops := []string{"leases.acquire", "leases.release"}
+	before := opsTotal(s, ops...)
+	n := 0
+	for b.Loop() {
+		holder := fmt.Sprintf("run-%d", n)
+		ok, err := s.Acquire(ctx, "agent:alice", holder, time.Now().Add(time.Minute))
+		if err != nil || !ok {
+			b.Fatalf("Acquire = %v, %v; want true", ok, err)
+		}
+		if err := s.Release(ctx, "agent:alice", holder); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	reportCapacity(b, n, before, opsTotal(s, ops...))
+}
