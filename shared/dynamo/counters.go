@@ -27,8 +27,9 @@ type counterItem struct {
 func (it counterItem) live(now int64) bool { return it.ExpiresAt == 0 || it.ExpiresAt >= now }
 
 // incrRounds bounds Incr's attempts when concurrent resets or restarts keep
-// changing the counter between its requests (each round is at most three
-// requests; in practice a second round is rare and a third unseen).
+// changing the counter between its requests. A round is at most three
+// requests, and another round needs a Reset or a restart to land between
+// two of them.
 const incrRounds = 4
 
 // Incr counts one call against key. The common case (a live counter below
@@ -48,8 +49,9 @@ const incrRounds = 4
 //
 // Requests per call, AWS (dynalite): counted 1 (1); refused at the limit
 // 1 (2); first call after expiry 2 (3). A concurrent Reset or restart
-// between these requests makes Incr start over, at most incrRounds times,
-// then it gives up with EUNAVAILABLE.
+// between these requests makes Incr start over; the worst case is
+// incrRounds rounds (8 requests in AWS, 12 on dynalite) and then
+// EUNAVAILABLE.
 //
 // Every counted call sets the expiry to expires, so callers pass the end of
 // a fixed window (the end of the hour), not now+window; a refused call
