@@ -124,11 +124,13 @@ func (m *Model) mapError(op string, err error) error {
 		return sb.Wrap(op, sb.EUNAVAILABLE, "the Bedrock request was cancelled", err)
 	case errors.As(err, &sendErr):
 		return sb.Wrap(op, sb.EUNAVAILABLE, "cannot reach Bedrock; check the network and model.baseUrl if one is set", err)
+	case errors.As(err, &respErr) && respErr.HTTPStatusCode() >= 500:
+		// Not a modelled error, or not even a JSON body (a proxy's 502).
+		return sb.Wrap(op, sb.EUNAVAILABLE, fmt.Sprintf("Bedrock failed (HTTP %d); try again later", respErr.HTTPStatusCode()), err)
 	case errors.As(err, &apiErr):
-		if errors.As(err, &respErr) && respErr.HTTPStatusCode() >= 500 {
-			return sb.Wrap(op, sb.EUNAVAILABLE, "Bedrock failed; try again later", err)
-		}
 		return sb.Wrap(op, sb.EINTERNAL, fmt.Sprintf("Bedrock answered model %s with error %s; the operator can find details in the logs", m.modelID, apiErr.ErrorCode()), err)
+	case errors.As(err, &respErr):
+		return sb.Wrap(op, sb.EINTERNAL, fmt.Sprintf("Bedrock answered model %s with an unexpected HTTP %d; the operator can find details in the logs", m.modelID, respErr.HTTPStatusCode()), err)
 	default:
 		// Typically credentials or region that could not be resolved: the
 		// request never left.
