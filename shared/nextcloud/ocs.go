@@ -1,0 +1,488 @@
+package nextcloud
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// ocsEnvelope is {"ocs":{"meta":{…},"data":…}} (api-ground-truth §2.5).
+type ocsEnvelope struct {
+	OCS struct {
+		Meta struct {
+			Status     string  `json:"status"`
+			StatusCode flexInt `json:"statuscode"`
+			Message    string  `json:"message"`
+		} `json:"meta"`
+		Data json.RawMessage `json:"data"`
+	} `json:"ocs"`
+}
+
+// flexInt accepts 17, "17", "" and null: Nextcloud is not consistent.
+type flexInt int64
+
+func (f *flexInt) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	if s == "" || s == "null" {
+		*f = 0
+		return nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("not an integer: %s", b)
+	}
+	*f = flexInt(n)
+	return nil
+}
+
+// ocs performs an OCS call and decodes data into out (nil = ignore). Both v1
+// (ok = 100, failures as HTTP 200) and v2 (ok = 200, HTTP = statuscode) are
+// understood.
+func (c *Client) ocs(ctx context.Context, op, method, area, route string, query, form url.Values, out any) error {
+	q := url.Values{}
+	for k, v := range query {
+		q[k] = v
+	}
+	q.Set("format", "json")
+	rq := &request{method: method, area: area, path: c.ocsPrefix + route, query: q, ocs: true}
+	if form != nil {
+		enc := form.Encode()
+		rq.body, rq.size = strings.NewReader(enc), int64(len(enc))
+		rq.header = http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
+	}
+	resp, err := c.send(ctx, op, rq)
+	if err != nil {
+		return err
+	}
+	defer discard(resp)
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return classify(op, &httpError{Method: method, Endpoint: rq.endpoint(), OCS: true, Err: err})
+	}
+	var env ocsEnvelope
+	if err := json.Unmarshal(raw, &env); err != nil || env.OCS.Meta.StatusCode == 0 {
+		if err == nil {
+			err = fmt.Errorf("no OCS envelope")
+		}
+		return c.badAnswer(op, rq, resp.StatusCode, err)
+	}
+	if sc := int(env.OCS.Meta.StatusCode); sc != 100 && sc != 200 {
+		return classify(op, &httpError{Method: method, Endpoint: rq.endpoint(), OCS: true, Status: resp.StatusCode,
+			OCSStatus: sc, Message: env.OCS.Meta.Message,
+			RetryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now())})
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(env.OCS.Data, out); err != nil {
+		return c.badAnswer(op, rq, resp.StatusCode, err)
+	}
+	return nil
+}
+
+// Capabilities is what the server offers (GET /cloud/capabilities).
+type Capabilities struct {
+	Version         string // "30.0.2"
+	Major           int
+	Edition         string
+	Chunking        string // dav.chunking ("1.0"); "" = no chunked upload
+	BigFileChunking bool
+	Versioning      bool
+	Undelete        bool // trash bin
+	Sharing         SharingCapabilities
+	Apps            []string // top-level capability blocks present: "files_sharing", "spreed", "notifications", …
+	Raw             json.RawMessage
+}
+
+// SharingCapabilities are the files_sharing knobs.
+type SharingCapabilities struct {
+	Present            bool // files_sharing block present at all
+	APIEnabled         bool
+	PublicEnabled      bool
+	PasswordEnforced   bool // link shares need a password
+	AskOptionalPwd     bool
+	ExpireDateEnabled  bool // links get a default expiry
+	ExpireDateDays     int  // default (and, when enforced, maximum) days
+	ExpireDateEnforced bool
+	MultipleLinks      bool
+	PublicUpload       bool
+	Resharing          bool
+	GroupSharing       bool
+	DefaultPermissions int
+	FederationOutgoing bool
+	Email              bool // sharebymail
+}
+
+type wireCaps struct {
+	Version struct {
+		Major   flexInt `json:"major"`
+		String  string  `json:"string"`
+		Edition string  `json:"edition"`
+	} `json:"version"`
+	Capabilities map[string]json.RawMessage `json:"capabilities"`
+}
+
+type wireExpire struct {
+	Enabled  bool    `json:"enabled"`
+	Days     flexInt `json:"days"`
+	Enforced bool    `json:"enforced"`
+}
+
+type wireSharing struct {
+	APIEnabled bool `json:"api_enabled"`
+	Public     struct {
+		Enabled  bool `json:"enabled"`
+		Password struct {
+			Enforced               bool `json:"enforced"`
+			AskForOptionalPassword bool `json:"askForOptionalPassword"`
+		} `json:"password"`
+		ExpireDate    wireExpire `json:"expire_date"`
+		MultipleLinks bool       `json:"multiple_links"`
+		Upload        bool       `json:"upload"`
+	} `json:"public"`
+	Resharing          bool    `json:"resharing"`
+	GroupSharing       bool    `json:"group_sharing"`
+	DefaultPermissions flexInt `json:"default_permissions"`
+	Federation         struct {
+		Outgoing bool `json:"outgoing"`
+	} `json:"federation"`
+	ShareByMail struct {
+		Enabled bool `json:"enabled"`
+	} `json:"sharebymail"`
+}
+
+type wireFiles struct {
+	BigFileChunking bool `json:"bigfilechunking"`
+	Versioning      bool `json:"versioning"`
+	Undelete        bool `json:"undelete"`
+}
+
+type wireDAV struct {
+	Chunking string `json:"chunking"`
+}
+
+// Capabilities asks the server what it offers. One call.
+func (c *Client) Capabilities(ctx context.Context) (*Capabilities, error) {
+	const op = "nextcloud.capabilities"
+	var raw json.RawMessage
+	if err := c.ocs(ctx, op, http.MethodGet, "capabilities", "/cloud/capabilities", nil, nil, &raw); err != nil {
+		return nil, err
+	}
+	caps, err := toCapabilities(raw)
+	if err != nil {
+		return nil, c.badAnswer(op, &request{method: http.MethodGet, path: c.ocsPrefix + "/cloud/capabilities", ocs: true}, http.StatusOK, err)
+	}
+	c.mu.Lock()
+	c.caps = caps
+	c.mu.Unlock()
+	return caps, nil
+}
+
+func toCapabilities(raw json.RawMessage) (*Capabilities, error) {
+	var w wireCaps
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, err
+	}
+	out := &Capabilities{Version: w.Version.String, Major: int(w.Version.Major), Edition: w.Version.Edition, Raw: raw}
+	for name := range w.Capabilities {
+		out.Apps = append(out.Apps, name)
+	}
+	sort.Strings(out.Apps)
+	// Blocks are decoded leniently: one odd block must not hide the others.
+	if b, ok := w.Capabilities["dav"]; ok {
+		var d wireDAV
+		_ = json.Unmarshal(b, &d)
+		out.Chunking = d.Chunking
+	}
+	if b, ok := w.Capabilities["files"]; ok {
+		var f wireFiles
+		_ = json.Unmarshal(b, &f)
+		out.BigFileChunking, out.Versioning, out.Undelete = f.BigFileChunking, f.Versioning, f.Undelete
+	}
+	if b, ok := w.Capabilities["files_sharing"]; ok {
+		var s wireSharing
+		_ = json.Unmarshal(b, &s)
+		out.Sharing = SharingCapabilities{
+			Present:            true,
+			APIEnabled:         s.APIEnabled,
+			PublicEnabled:      s.Public.Enabled,
+			PasswordEnforced:   s.Public.Password.Enforced,
+			AskOptionalPwd:     s.Public.Password.AskForOptionalPassword,
+			ExpireDateEnabled:  s.Public.ExpireDate.Enabled,
+			ExpireDateDays:     int(s.Public.ExpireDate.Days),
+			ExpireDateEnforced: s.Public.ExpireDate.Enforced,
+			MultipleLinks:      s.Public.MultipleLinks,
+			PublicUpload:       s.Public.Upload,
+			Resharing:          s.Resharing,
+			GroupSharing:       s.GroupSharing,
+			DefaultPermissions: int(s.DefaultPermissions),
+			FederationOutgoing: s.Federation.Outgoing,
+			Email:              s.ShareByMail.Enabled,
+		}
+	}
+	return out, nil
+}
+
+// Features lists the dotted feature names Has understands (the names of
+// `capabilities --check`, after the istota skill).
+func Features() []string {
+	return []string{"sharing", "sharing.api", "sharing.public", "sharing.public.password_enforced",
+		"sharing.public.expire_date", "sharing.public.expire_date_enforced", "sharing.resharing",
+		"sharing.federation", "sharing.email", "sharing.group", "talk", "notifications", "activity",
+		"files.versioning", "files.undelete", "dav.chunking"}
+}
+
+// Has reports whether the server offers a feature; known is false for a
+// name not in Features.
+func (c *Capabilities) Has(feature string) (has, known bool) {
+	s := c.Sharing
+	app := func(name string) bool {
+		for _, a := range c.Apps {
+			if a == name {
+				return true
+			}
+		}
+		return false
+	}
+	switch feature {
+	case "sharing":
+		return s.Present, true
+	case "sharing.api":
+		return s.APIEnabled, true
+	case "sharing.public":
+		return s.APIEnabled && s.PublicEnabled, true
+	case "sharing.public.password_enforced":
+		return s.PasswordEnforced, true
+	case "sharing.public.expire_date":
+		return s.ExpireDateEnabled, true
+	case "sharing.public.expire_date_enforced":
+		return s.ExpireDateEnforced, true
+	case "sharing.resharing":
+		return s.Resharing, true
+	case "sharing.federation":
+		return s.FederationOutgoing, true
+	case "sharing.email":
+		return s.Email, true
+	case "sharing.group":
+		return s.GroupSharing, true
+	case "talk":
+		return app("spreed"), true
+	case "notifications":
+		return app("notifications"), true
+	case "activity":
+		return app("activity"), true
+	case "files.versioning":
+		return c.Versioning, true
+	case "files.undelete":
+		return c.Undelete, true
+	case "dav.chunking":
+		return c.Chunking != "", true
+	}
+	return false, false
+}
+
+// ShareType is the OCS shareType.
+type ShareType int
+
+// Share types (ShareAPIController).
+const (
+	ShareUser      ShareType = 0
+	ShareGroup     ShareType = 1
+	ShareLink      ShareType = 3
+	ShareEmail     ShareType = 4
+	ShareFederated ShareType = 6
+	ShareCircle    ShareType = 7
+	ShareTalk      ShareType = 10
+)
+
+// Share permission bits.
+const (
+	PermRead   = 1
+	PermUpdate = 2
+	PermCreate = 4
+	PermDelete = 8
+	PermShare  = 16
+	PermAll    = 31
+)
+
+// ShareRequest creates a share.
+type ShareRequest struct {
+	Path        string // relative to the user root
+	Type        ShareType
+	ShareWith   string    // user or group id; empty for links
+	Permissions int       // 0 = server default
+	Password    string    // link shares; required when the server enforces it
+	ExpireDate  time.Time // sent as YYYY-MM-DD in UTC; zero = server default
+	NoExpiry    bool      // send expireDate="" (no expiry) instead of the default
+	Note        string
+	Label       string
+}
+
+// Share is an existing share.
+type Share struct {
+	ID                   string // OCS ids are strings
+	Type                 ShareType
+	Path                 string
+	ItemType             string // "file" or "folder"
+	FileID               int64
+	ShareWith            string
+	ShareWithDisplayName string
+	Permissions          int
+	Token                string // link shares
+	URL                  string // link shares: {base}/s/{token}
+	Expiration           time.Time
+	HasPassword          bool
+	Note                 string
+	Label                string
+	Owner                string
+	Created              time.Time
+}
+
+// DownloadURL is the direct download of a link share: the share URL resolves
+// to a preview page; /download serves the file (or a folder as zip). With
+// file set, it targets one entry inside a shared folder.
+func (s Share) DownloadURL(file string) string {
+	if s.URL == "" {
+		return ""
+	}
+	if file == "" {
+		return s.URL + "/download"
+	}
+	return s.URL + "/download?" + url.Values{"path": {"/"}, "files": {file}}.Encode()
+}
+
+type wireShare struct {
+	ID                   flexInt `json:"id"`
+	ShareType            flexInt `json:"share_type"`
+	UIDOwner             string  `json:"uid_owner"`
+	Permissions          flexInt `json:"permissions"`
+	STime                flexInt `json:"stime"`
+	Expiration           *string `json:"expiration"`
+	Token                *string `json:"token"`
+	Path                 string  `json:"path"`
+	ItemType             string  `json:"item_type"`
+	FileSource           flexInt `json:"file_source"`
+	ShareWith            *string `json:"share_with"`
+	ShareWithDisplayname *string `json:"share_with_displayname"`
+	Password             *string `json:"password"`
+	URL                  string  `json:"url"`
+	Note                 string  `json:"note"`
+	Label                string  `json:"label"`
+}
+
+func toShare(w wireShare) Share {
+	s := Share{
+		ID:          strconv.FormatInt(int64(w.ID), 10),
+		Type:        ShareType(w.ShareType),
+		Path:        w.Path,
+		ItemType:    w.ItemType,
+		FileID:      int64(w.FileSource),
+		Permissions: int(w.Permissions),
+		URL:         w.URL,
+		HasPassword: w.Password != nil && *w.Password != "",
+		Note:        w.Note,
+		Label:       w.Label,
+		Owner:       w.UIDOwner,
+	}
+	if w.Token != nil {
+		s.Token = *w.Token
+	}
+	if w.ShareWith != nil && s.Type != ShareLink {
+		s.ShareWith = *w.ShareWith // older servers put the password hash here for links
+	}
+	if w.ShareWithDisplayname != nil {
+		s.ShareWithDisplayName = *w.ShareWithDisplayname
+	}
+	if w.Expiration != nil && *w.Expiration != "" {
+		if t, err := time.Parse("2006-01-02 15:04:05", *w.Expiration); err == nil {
+			s.Expiration = t.UTC()
+		}
+	}
+	if w.STime > 0 {
+		s.Created = time.Unix(int64(w.STime), 0).UTC()
+	}
+	return s
+}
+
+const sharesRoute = "/apps/files_sharing/api/v1/shares"
+
+// CreateShare shares a file or folder. Returns EFORBIDDEN when public links
+// are disabled, a password is enforced but missing ("the server requires a
+// password for public links") or group shares need admin rights (OCS 997);
+// ERATELIMITED (with RetryAfter) after too many creations; ENOTFOUND for a
+// missing path or unknown recipient; EINVALID for an expiry the server refuses.
+func (c *Client) CreateShare(ctx context.Context, sr ShareRequest) (Share, error) {
+	op := opCreateShare
+	cp, err := cleanPath(sr.Path)
+	if err != nil {
+		return Share{}, invalidPath(op, err)
+	}
+	form := url.Values{"path": {cp}, "shareType": {strconv.Itoa(int(sr.Type))}}
+	if sr.ShareWith != "" {
+		form.Set("shareWith", sr.ShareWith)
+	}
+	if sr.Permissions != 0 {
+		form.Set("permissions", strconv.Itoa(sr.Permissions))
+	}
+	if sr.Password != "" {
+		form.Set("password", sr.Password)
+	}
+	switch {
+	case sr.NoExpiry:
+		form.Set("expireDate", "")
+	case !sr.ExpireDate.IsZero():
+		form.Set("expireDate", sr.ExpireDate.UTC().Format("2006-01-02"))
+	}
+	if sr.Note != "" {
+		form.Set("note", sr.Note)
+	}
+	if sr.Label != "" {
+		form.Set("label", sr.Label)
+	}
+	var w wireShare
+	if err := c.ocs(ctx, op, http.MethodPost, "shares", sharesRoute, nil, form, &w); err != nil {
+		return Share{}, err
+	}
+	return toShare(w), nil
+}
+
+// ListShares lists the shares this account created, on path only when path
+// is not empty. Returns ENOTFOUND when path does not exist.
+func (c *Client) ListShares(ctx context.Context, path string) ([]Share, error) {
+	op := "nextcloud.shares " + path
+	q := url.Values{}
+	if path != "" {
+		cp, err := cleanPath(path)
+		if err != nil {
+			return nil, invalidPath(op, err)
+		}
+		q.Set("path", cp)
+	}
+	var ws []wireShare
+	if err := c.ocs(ctx, op, http.MethodGet, "shares", sharesRoute, q, nil, &ws); err != nil {
+		return nil, err
+	}
+	out := make([]Share, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, toShare(w))
+	}
+	return out, nil
+}
+
+// DeleteShare revokes a share by id. Returns ENOTFOUND for an unknown id.
+func (c *Client) DeleteShare(ctx context.Context, id string) error {
+	op := "nextcloud.unshare " + id
+	if id == "" || strings.ContainsAny(id, "/?#") {
+		return switchboard.E(op, switchboard.EINVALID, "share id must be the id from the share list")
+	}
+	return c.ocs(ctx, op, http.MethodDelete, "shares", sharesRoute+"/"+url.PathEscape(id), nil, nil, nil)
+}
