@@ -1,0 +1,10 @@
+package nextcloud
+
+// Test hooks: the production client always speaks OCS v2 and always sends
+// OCS-APIRequest; tests need to see the other answers too.
+
+// UseOCSv1 switches c to /ocs/v1.php (failures come as HTTP 200).
+func UseOCSv1(c *Client) { c.ocsPrefix = "/ocs/v1.php" }
+
+// OmitOCSHeader stops c from sending OCS-APIRequest: true.
+func OmitOCSHeader(c *Client) { c.ocsHeader = false }
