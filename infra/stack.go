@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -58,10 +60,13 @@ func CheckAssets(assetDir string) error {
 
 // NewSwitchboardStack builds everything shared/deploy describes: tables,
 // the workspace bucket, one arm64 provided.al2023 function per catalogue
-// function with grants for exactly the tables it lists, function URLs,
-// schedules and error alarms. It panics (CDK's own convention for
-// construction errors) when a function asset is missing; main calls
-// CheckAssets first to exit with the message instead.
+// function with grants for exactly the tables it lists and the functions it
+// invokes (their names in FunctionEnvVar), Bedrock access for functions that
+// run agents, read access to the switchboard/ secrets for all, async invoke
+// settings, function URLs, schedules and error alarms. It panics (CDK's own
+// convention for construction errors) when a function asset is missing or
+// the catalogue is inconsistent; main calls CheckAssets first to exit with
+// the message instead.
 func NewSwitchboardStack(scope constructs.Construct, id string, props *SwitchboardStackProps) awscdk.Stack {
 	if props == nil {
 		props = &SwitchboardStackProps{}
@@ -96,13 +101,14 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 		Value: bucket.BucketName(),
 	})
 
-	env := map[string]*string{
+	baseEnv := map[string]*string{
 		deploy.EnvBucket: bucket.BucketName(),
 		deploy.EnvConfig: jsii.String(deploy.ConfigFileName),
 	}
 	for _, t := range deploy.Tables {
-		env[t.EnvVar] = tables[t.ID].TableName()
+		baseEnv[t.EnvVar] = tables[t.ID].TableName()
 	}
+	invoked := deploy.InvokedFunctions() // panics on an unknown target
 
 	functions := map[string]awslambda.Function{}
 	for _, f := range deploy.Functions {
@@ -110,6 +116,8 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 		if props.ConfigFile != "" {
 			code = stageWithConfig(stack, f.Name, code, props.ConfigFile)
 		}
+		// One map per function: invokers get their targets' names below.
+		env := maps.Clone(baseEnv)
 		fn := awslambda.NewFunction(stack, jsii.String(deploy.LogicalID(f.Name, "Function")), &awslambda.FunctionProps{
 			Description:  jsii.String(f.Description),
 			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
@@ -133,6 +141,17 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 		}
 		if f.Bucket {
 			bucket.GrantReadWrite(fn, nil)
+		}
+		// Config values like secretsmanager:switchboard/rc-token resolve at cold start.
+		fn.AddToRolePolicy(allow(deploy.SecretActions, deploy.SecretsResource))
+		if f.RunsAgents {
+			fn.AddToRolePolicy(allow(deploy.ModelActions, deploy.ModelResource, deploy.InferenceProfileResource))
+		}
+		if deploy.ConfiguresAsyncInvoke(f, invoked) {
+			fn.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
+				RetryAttempts: jsii.Number(float64(f.AsyncRetries)),
+				MaxEventAge:   awscdk.Duration_Seconds(jsii.Number(deploy.AsyncMaxEventAgeSeconds)),
+			})
 		}
 
 		if f.URLAuth != "" {
@@ -166,6 +185,19 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 		})
 	}
 
+	// Invoke grants and target names once every function exists.
+	for _, f := range deploy.Functions {
+		fn := functions[f.Name]
+		for _, name := range f.Invokes {
+			target, ok := functions[name]
+			if !ok {
+				panic(fmt.Sprintf("function %s invokes unknown function %q in shared/deploy", f.Name, name))
+			}
+			target.GrantInvoke(fn)
+			fn.AddEnvironment(jsii.String(deploy.FunctionEnvVar(name)), target.FunctionName(), nil)
+		}
+	}
+
 	for _, j := range deploy.Jobs {
 		fn, ok := functions[j.Function]
 		if !ok {
@@ -187,6 +219,19 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 	}
 
 	return stack
+}
+
+// allow is an Allow statement on CloudFormation Fn::Sub resources, the same
+// strings template.yaml uses.
+func allow(actions []string, resources ...string) awsiam.PolicyStatement {
+	subs := make([]*string, len(resources))
+	for i, r := range resources {
+		subs[i] = awscdk.Fn_Sub(jsii.String(r), nil)
+	}
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings(actions...),
+		Resources: &subs,
+	})
 }
 
 func newTable(scope constructs.Construct, t deploy.Table) awsdynamodb.Table {
