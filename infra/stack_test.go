@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -79,6 +81,7 @@ func TestMain(m *testing.M) {
 func check(t *testing.T, what string, assert func()) {
 	t.Helper()
 	defer func() {
+		t.Helper()
 		if r := recover(); r != nil {
 			t.Errorf("%s: %v", what, r)
 		}
@@ -113,11 +116,16 @@ func byConstruct(t *testing.T, tpl map[string]any, typ, constructID string) (str
 
 func props(r map[string]any) map[string]any { return r["Properties"].(map[string]any) }
 
-func count(n int) *float64 { return jsii.Number(float64(n)) }
+// countIs checks how many resources of a type the stack has, as a test
+// error rather than a panic that would end the whole test binary.
+func countIs(t *testing.T, tpl assertions.Template, typ string, n int) {
+	t.Helper()
+	check(t, fmt.Sprintf("%d %s", n, typ), func() { tpl.ResourceCountIs(jsii.String(typ), jsii.Number(float64(n))) })
+}
 
 func TestTables(t *testing.T) {
 	tpl, js := synth(t)
-	tpl.ResourceCountIs(jsii.String("AWS::DynamoDB::Table"), count(len(deploy.Tables)))
+	countIs(t, tpl, "AWS::DynamoDB::Table", len(deploy.Tables))
 	for _, tb := range deploy.Tables {
 		t.Run(tb.ID, func(t *testing.T) {
 			id, res := byConstruct(t, js, "AWS::DynamoDB::Table", deploy.LogicalID(tb.ID, "Table"))
@@ -185,7 +193,7 @@ func normalize(v any) any {
 
 func TestBucket(t *testing.T) {
 	tpl, js := synth(t)
-	tpl.ResourceCountIs(jsii.String("AWS::S3::Bucket"), count(1))
+	countIs(t, tpl, "AWS::S3::Bucket", 1)
 	check(t, "bucket properties", func() {
 		tpl.HasResource(jsii.String("AWS::S3::Bucket"), map[string]any{
 			"DeletionPolicy":      "Retain",
@@ -217,7 +225,7 @@ func TestBucket(t *testing.T) {
 
 func TestFunctions(t *testing.T) {
 	tpl, js := synth(t)
-	tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), count(len(deploy.Functions)))
+	countIs(t, tpl, "AWS::Lambda::Function", len(deploy.Functions))
 	bucket := idOf(t, js, "AWS::S3::Bucket", deploy.BucketLogicalID)
 	for _, f := range deploy.Functions {
 		t.Run(f.Name, func(t *testing.T) {
@@ -239,6 +247,10 @@ func TestFunctions(t *testing.T) {
 			for _, tb := range deploy.Tables {
 				tid := idOf(t, js, "AWS::DynamoDB::Table", deploy.LogicalID(tb.ID, "Table"))
 				want[tb.EnvVar] = map[string]any{"Ref": tid}
+			}
+			// Only invokers carry their targets' names.
+			for _, target := range f.Invokes {
+				want[deploy.FunctionEnvVar(target)] = map[string]any{"Ref": idOf(t, js, "AWS::Lambda::Function", deploy.LogicalID(target, "Function"))}
 			}
 			if !reflect.DeepEqual(vars, want) {
 				t.Errorf("%s env = %v, want %v", id, vars, want)
@@ -269,12 +281,12 @@ func TestFunctionURLs(t *testing.T) {
 			})
 		})
 	}
-	tpl.ResourceCountIs(jsii.String("AWS::Lambda::Url"), count(n))
+	countIs(t, tpl, "AWS::Lambda::Url", n)
 }
 
 func TestSchedules(t *testing.T) {
 	tpl, js := synth(t)
-	tpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), count(len(deploy.Jobs)))
+	countIs(t, tpl, "AWS::Events::Rule", len(deploy.Jobs))
 	for _, j := range deploy.Jobs {
 		fnID, _ := byConstruct(t, js, "AWS::Lambda::Function", deploy.LogicalID(j.Function, "Function"))
 		_, rule := byConstruct(t, js, "AWS::Events::Rule", deploy.LogicalID(j.Name, "Job"))
@@ -307,9 +319,10 @@ func TestSchedules(t *testing.T) {
 	}
 }
 
-// TestGrants checks least privilege: only grant-generated actions (no "*",
-// "dynamodb:*", "s3:*", no "*" resource for them), and each function's
-// policy names exactly the tables it lists and the bucket only if it uses it.
+// TestGrants checks least privilege: no "*" or "<service>:*" action, no
+// "*" resource for any action (tables, bucket, invoke targets, secrets and
+// models all name their resources), and each function's policy names
+// exactly the tables it lists and the bucket only if it uses it.
 func TestGrants(t *testing.T) {
 	_, js := synth(t)
 	policies := resources(js, "AWS::IAM::Policy")
@@ -318,12 +331,12 @@ func TestGrants(t *testing.T) {
 			s := st.(map[string]any)
 			for _, a := range asList(s["Action"]) {
 				action := a.(string)
-				if action == "*" || action == "dynamodb:*" || action == "s3:*" {
+				if action == "*" || strings.HasSuffix(action, ":*") {
 					t.Errorf("policy %s grants %s", id, action)
 				}
-				if (strings.HasPrefix(action, "dynamodb:") || strings.HasPrefix(action, "s3:")) && slices.Contains(asList(s["Resource"]), any("*")) {
-					t.Errorf("policy %s grants %s on every resource", id, action)
-				}
+			}
+			if slices.Contains(asList(s["Resource"]), any("*")) {
+				t.Errorf("policy %s grants %v on every resource", id, s["Action"])
 			}
 		}
 	}
@@ -348,12 +361,260 @@ func TestGrants(t *testing.T) {
 			if listed := slices.Contains(f.Tables, tb.ID); granted != listed {
 				t.Errorf("function %s: access to table %s is %v, catalogue says %v", f.Name, tb.ID, granted, listed)
 			}
-			if granted && !strings.Contains(doc, "/index/*") {
+			indexes := `{"Fn::GetAtt":["` + tid + `","Arn"]},"/index/*"]`
+			if granted && len(tb.Indexes) > 0 && !strings.Contains(doc, indexes) {
 				t.Errorf("function %s: grant on %s does not cover its indexes", f.Name, tb.ID)
 			}
 		}
 		if granted := strings.Contains(doc, `"`+bucketID+`"`); granted != f.Bucket {
 			t.Errorf("function %s: bucket access %v, catalogue says %v", f.Name, granted, f.Bucket)
+		}
+	}
+}
+
+// roleStatements returns every statement of every policy attached to a
+// catalogue function's role.
+func roleStatements(t *testing.T, js map[string]any, fnName string) []map[string]any {
+	t.Helper()
+	_, fn := byConstruct(t, js, "AWS::Lambda::Function", deploy.LogicalID(fnName, "Function"))
+	role := props(fn)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
+	var out []map[string]any
+	for _, pol := range resources(js, "AWS::IAM::Policy") {
+		p := props(pol)
+		if !slices.ContainsFunc(asList(p["Roles"]), func(r any) bool { return reflect.DeepEqual(r, map[string]any{"Ref": role}) }) {
+			continue
+		}
+		for _, st := range p["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+			out = append(out, st.(map[string]any))
+		}
+	}
+	return out
+}
+
+// withActionPrefix keeps the statements that grant some action starting
+// with prefix (e.g. "bedrock:"), checking that they do not mix services.
+func withActionPrefix(t *testing.T, sts []map[string]any, prefix string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, s := range sts {
+		actions := asList(s["Action"])
+		n := 0
+		for _, a := range actions {
+			if strings.HasPrefix(a.(string), prefix) {
+				n++
+			}
+		}
+		if n > 0 && n != len(actions) {
+			t.Errorf("statement %v mixes %s actions with others", s, prefix)
+		}
+		if n > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// grantPairs flattens statements into sorted "action resource" pairs, so
+// that statement boundaries (which CDK may merge) do not matter.
+func grantPairs(t *testing.T, sts []map[string]any) []string {
+	t.Helper()
+	var out []string
+	for _, s := range sts {
+		if s["Effect"] != "Allow" || s["Condition"] != nil {
+			t.Errorf("statement %v: want an unconditional Allow", s)
+		}
+		for _, a := range asList(s["Action"]) {
+			for _, r := range asList(s["Resource"]) {
+				b, _ := json.Marshal(r)
+				out = append(out, a.(string)+" "+string(b))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// subs is the grant pairs of actions × Fn::Sub resources.
+func subs(actions []string, resources ...string) []string {
+	var out []string
+	for _, a := range actions {
+		for _, r := range resources {
+			b, _ := json.Marshal(map[string]any{"Fn::Sub": r})
+			out = append(out, a+" "+string(b))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// invokeTargets lists the functions (CDK logical ids) a set of
+// lambda:InvokeFunction statements names, failing on any other resource.
+func invokeTargets(t *testing.T, js map[string]any, sts []map[string]any) []string {
+	t.Helper()
+	fnIDs := resources(js, "AWS::Lambda::Function")
+	seen := map[string]bool{}
+	for _, s := range sts {
+		if !reflect.DeepEqual(asList(s["Action"]), []any{"lambda:InvokeFunction"}) {
+			t.Errorf("invoke statement grants %v, want only lambda:InvokeFunction", s["Action"])
+		}
+		for _, r := range asList(s["Resource"]) {
+			id := ""
+			switch v := r.(type) {
+			case map[string]any:
+				if ga, ok := v["Fn::GetAtt"].([]any); ok && ga[1] == "Arn" {
+					id = ga[0].(string) // the function
+				} else if j, ok := v["Fn::Join"].([]any); ok {
+					parts := j[1].([]any)
+					if len(parts) == 2 && parts[1] == ":*" { // its versions and aliases
+						if ga, ok := parts[0].(map[string]any)["Fn::GetAtt"].([]any); ok && ga[1] == "Arn" {
+							id = ga[0].(string)
+						}
+					}
+				}
+			}
+			if _, ok := fnIDs[id]; !ok {
+				t.Errorf("invoke statement names %v, want a catalogue function's ARN", r)
+				continue
+			}
+			seen[id] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+func TestInvokeGrants(t *testing.T) {
+	_, js := synth(t)
+	for _, f := range deploy.Functions {
+		var want []string
+		for _, target := range f.Invokes {
+			want = append(want, idOf(t, js, "AWS::Lambda::Function", deploy.LogicalID(target, "Function")))
+		}
+		sort.Strings(want)
+		got := invokeTargets(t, js, withActionPrefix(t, roleStatements(t, js, f.Name), "lambda:"))
+		if !reflect.DeepEqual(normalize(got), normalize(want)) {
+			t.Errorf("function %s may invoke %v, catalogue says %v", f.Name, got, want)
+		}
+	}
+}
+
+func TestAsyncInvokeConfig(t *testing.T) {
+	tpl, js := synth(t)
+	invoked := deploy.InvokedFunctions()
+	n := 0
+	for _, f := range deploy.Functions {
+		fnID := idOf(t, js, "AWS::Lambda::Function", deploy.LogicalID(f.Name, "Function"))
+		var got []map[string]any
+		for _, c := range resources(js, "AWS::Lambda::EventInvokeConfig") {
+			if reflect.DeepEqual(props(c)["FunctionName"], map[string]any{"Ref": fnID}) {
+				got = append(got, props(c))
+			}
+		}
+		if !deploy.ConfiguresAsyncInvoke(f, invoked) {
+			if len(got) != 0 {
+				t.Errorf("function %s: async invoke config %v, catalogue has none", f.Name, got)
+			}
+			continue
+		}
+		n++
+		want := map[string]any{
+			"FunctionName":             map[string]any{"Ref": fnID},
+			"Qualifier":                "$LATEST",
+			"MaximumRetryAttempts":     f.AsyncRetries,
+			"MaximumEventAgeInSeconds": 6 * 60 * 60,
+		}
+		if len(got) != 1 || !reflect.DeepEqual(normalize(got[0]), normalize(want)) {
+			t.Errorf("function %s: async invoke config %v, want %v", f.Name, got, want)
+		}
+	}
+	countIs(t, tpl, "AWS::Lambda::EventInvokeConfig", n)
+}
+
+func TestModelAccess(t *testing.T) {
+	_, js := synth(t)
+	for _, f := range deploy.Functions {
+		got := grantPairs(t, withActionPrefix(t, roleStatements(t, js, f.Name), "bedrock:"))
+		var want []string
+		if f.RunsAgents {
+			want = subs([]string{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"},
+				"arn:${AWS::Partition}:bedrock:*::foundation-model/*",
+				"arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/*")
+		}
+		if !reflect.DeepEqual(normalize(got), normalize(want)) {
+			t.Errorf("function %s (RunsAgents %v): bedrock grants %v, want %v", f.Name, f.RunsAgents, got, want)
+		}
+	}
+}
+
+func TestSecretsAccess(t *testing.T) {
+	_, js := synth(t)
+	want := subs([]string{"secretsmanager:GetSecretValue"},
+		"arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:"+deploy.SecretNamePrefix+"*")
+	if !strings.HasSuffix(want[0], `:secret:switchboard/*"}`) {
+		t.Fatalf("secrets grant %s is not scoped to switchboard/", want[0])
+	}
+	for _, f := range deploy.Functions {
+		got := grantPairs(t, withActionPrefix(t, roleStatements(t, js, f.Name), "secretsmanager:"))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("function %s: secrets grants %v, want %v", f.Name, got, want)
+		}
+	}
+}
+
+// TestWhatTheRestOfSwitchboardReliesOn pins, in plain values, the deploy facts
+// that handlers, the README and black-box tests depend on, so a catalogue
+// edit that changes one shows up here and not only in production.
+func TestWhatTheRestOfSwitchboardReliesOn(t *testing.T) {
+	tpl, js := synth(t)
+	fnID := func(name string) string {
+		return idOf(t, js, "AWS::Lambda::Function", deploy.LogicalID(name, "Function"))
+	}
+	for name, auth := range map[string]string{"rocketchat-webhook": "NONE", "tools": "AWS_IAM"} {
+		check(t, name+" URL auth "+auth, func() {
+			tpl.HasResourceProperties(jsii.String("AWS::Lambda::Url"), map[string]any{
+				"AuthType":          auth,
+				"TargetFunctionArn": map[string]any{"Fn::GetAtt": []any{fnID(name), "Arn"}},
+			})
+		})
+	}
+	// A public URL needs both statements since October 2025, or every call is a 403.
+	check(t, "rocketchat-webhook public InvokeFunctionUrl", func() {
+		tpl.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), map[string]any{
+			"Action": "lambda:InvokeFunctionUrl", "Principal": "*", "FunctionUrlAuthType": "NONE",
+			"FunctionName": map[string]any{"Fn::GetAtt": []any{fnID("rocketchat-webhook"), "Arn"}},
+		})
+	})
+	check(t, "rocketchat-webhook public InvokeFunction via its URL only", func() {
+		tpl.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), map[string]any{
+			"Action": "lambda:InvokeFunction", "Principal": "*", "InvokedViaFunctionUrl": true,
+			"FunctionName": map[string]any{"Fn::GetAtt": []any{fnID("rocketchat-webhook"), "Arn"}},
+		})
+	})
+	for _, perm := range resources(js, "AWS::Lambda::Permission") {
+		p := props(perm)
+		if p["Principal"] == "*" && p["FunctionUrlAuthType"] != "NONE" && p["InvokedViaFunctionUrl"] != true {
+			t.Errorf("permission %v lets anyone invoke outside a function URL", p)
+		}
+	}
+
+	_, rule := byConstruct(t, js, "AWS::Events::Rule", deploy.LogicalID("rocketchat-poll", "Job"))
+	if got := props(rule)["ScheduleExpression"]; got != "rate(1 minute)" {
+		t.Errorf("rocketchat-poll schedule %v, want rate(1 minute)", got)
+	}
+	if got := props(rule)["Targets"].([]any)[0].(map[string]any)["Arn"]; !reflect.DeepEqual(got, map[string]any{"Fn::GetAtt": []any{fnID("jobs"), "Arn"}}) {
+		t.Errorf("rocketchat-poll target %v, want the jobs function", got)
+	}
+
+	check(t, "agent-worker async retries", func() {
+		tpl.HasResourceProperties(jsii.String("AWS::Lambda::EventInvokeConfig"), map[string]any{
+			"FunctionName":         map[string]any{"Ref": fnID("agent-worker")},
+			"MaximumRetryAttempts": 2,
+		})
+	})
+	for _, invoker := range []string{"jobs", "rocketchat-webhook"} {
+		_, fn := byConstruct(t, js, "AWS::Lambda::Function", deploy.LogicalID(invoker, "Function"))
+		got := props(fn)["Environment"].(map[string]any)["Variables"].(map[string]any)["SWITCHBOARD_FN_AGENT_WORKER"]
+		if want := map[string]any{"Ref": fnID("agent-worker")}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: SWITCHBOARD_FN_AGENT_WORKER = %v, want %v", invoker, got, want)
 		}
 	}
 }
@@ -367,7 +628,7 @@ func asList(v any) []any {
 
 func TestAlarms(t *testing.T) {
 	tpl, js := synth(t)
-	tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), count(len(deploy.Functions)))
+	countIs(t, tpl, "AWS::CloudWatch::Alarm", len(deploy.Functions))
 	for _, f := range deploy.Functions {
 		fnID, _ := byConstruct(t, js, "AWS::Lambda::Function", deploy.LogicalID(f.Name, "Function"))
 		check(t, f.Name+" errors alarm", func() {
@@ -399,6 +660,27 @@ func TestConfigIsPackagedWithEachFunction(t *testing.T) {
 	}
 }
 
+func TestUnknownInvokeTargetPanics(t *testing.T) {
+	saved := deploy.Functions
+	deploy.Functions = []deploy.Function{{Name: "a", MemoryMB: 128, TimeoutSeconds: 3, Invokes: []string{"nope"}}}
+	t.Cleanup(func() { deploy.Functions = saved })
+	assets := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(assets, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(assets, "a", "bootstrap"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		msg := fmt.Sprint(recover())
+		if want := `function a invokes unknown function "nope"`; !strings.Contains(msg, want) {
+			t.Errorf("panic %q, want one containing %q", msg, want)
+		}
+	}()
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	NewSwitchboardStack(app, "Bad", &SwitchboardStackProps{AssetDir: assets})
+}
+
 func TestCheckAssetsNamesWhatIsMissing(t *testing.T) {
 	dir := t.TempDir()
 	err := CheckAssets(dir)
@@ -416,30 +698,30 @@ func TestCheckAssetsNamesWhatIsMissing(t *testing.T) {
 }
 
 // TestSAMTemplateMatchesStack keeps template.yaml (INF2) in step with the
-// CDK app: same tables, bucket settings, function settings, env var names,
-// table grants, URLs, schedules and alarms.
+// CDK app. go test does not recheck files outside this module, so a cached
+// pass can hide an edited template.yaml: run with -count=1 (make test does).
+// It compares: same tables, bucket settings, function settings, env vars and
+// what they refer to, table grants, invoke grants, secrets and model
+// statements, async invoke config, URLs, schedules and alarms.
 func TestSAMTemplateMatchesStack(t *testing.T) {
 	_, js := synth(t)
 	raw, err := os.ReadFile("../template.yaml")
 	if err != nil {
 		t.Fatalf("read ../template.yaml: %v", err)
 	}
-	var sam struct {
-		Resources map[string]struct {
-			Type       string         `yaml:"Type"`
-			Properties map[string]any `yaml:"Properties"`
-		} `yaml:"Resources"`
-	}
-	if err := yaml.Unmarshal(raw, &sam); err != nil {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		t.Fatalf("parse template.yaml: %v", err)
 	}
+	samResources, _ := cfnValue(t, &doc).(map[string]any)["Resources"].(map[string]any)
 	samRes := func(typ, id string) map[string]any {
 		t.Helper()
-		r, ok := sam.Resources[id]
-		if !ok || r.Type != typ {
+		r, _ := samResources[id].(map[string]any)
+		if r == nil || r["Type"] != typ {
 			t.Fatalf("template.yaml: no %s %s (run `go run ./cmd/gensam` in the repo root)", typ, id)
 		}
-		return r.Properties
+		p, _ := r["Properties"].(map[string]any)
+		return p
 	}
 	same := func(what string, sam, cdk any) {
 		t.Helper()
@@ -468,31 +750,62 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 	for _, f := range deploy.Functions {
 		id := deploy.LogicalID(f.Name, "Function")
 		s := samRes("AWS::Serverless::Function", id)
-		_, r := byConstruct(t, js, "AWS::Lambda::Function", id)
+		cdkID, r := byConstruct(t, js, "AWS::Lambda::Function", id)
 		c := props(r)
 		for _, k := range []string{"Runtime", "Handler", "Architectures", "MemorySize", "Timeout"} {
 			same(id+"."+k, s[k], c[k])
 		}
-		same(id+" env var names",
-			keys(s["Environment"].(map[string]any)["Variables"]),
-			keys(c["Environment"].(map[string]any)["Variables"]))
+		same(id+" env vars", s["Environment"].(map[string]any)["Variables"],
+			withoutHashes(c["Environment"].(map[string]any)["Variables"]))
 
-		var samTables []string
+		var samTables, samInvokes []any
+		var samStatements []map[string]any
 		for _, p := range asList(s["Policies"]) {
-			if crud, ok := p.(map[string]any)["DynamoDBCrudPolicy"]; ok {
-				samTables = append(samTables, crud.(map[string]any)["TableName"].(string))
+			for kind, v := range p.(map[string]any) {
+				switch kind {
+				case "DynamoDBCrudPolicy":
+					samTables = append(samTables, v.(map[string]any)["TableName"])
+				case "LambdaInvokePolicy":
+					samInvokes = append(samInvokes, v.(map[string]any)["FunctionName"])
+				case "Statement":
+					for _, st := range v.([]any) {
+						samStatements = append(samStatements, st.(map[string]any))
+					}
+				case "S3CrudPolicy":
+					// TestSAMTemplateCoversCatalogue in shared/deploy checks it against Bucket.
+				default:
+					t.Errorf("template.yaml: %s has policy %s, which this test does not compare with CDK", id, kind)
+				}
 			}
 		}
-		var wantTables []string
+		var wantTables []any
 		for _, tid := range f.Tables {
-			wantTables = append(wantTables, deploy.LogicalID(tid, "Table"))
+			wantTables = append(wantTables, map[string]any{"Ref": deploy.LogicalID(tid, "Table")})
 		}
 		same(id+" table grants (catalogue, which TestGrants holds CDK to)", samTables, wantTables)
+
+		cdkStatements := roleStatements(t, js, f.Name)
+		var cdkInvokes []any
+		for _, target := range invokeTargets(t, js, withActionPrefix(t, cdkStatements, "lambda:")) {
+			cdkInvokes = append(cdkInvokes, withoutHashes(map[string]any{"Ref": target}))
+		}
+		same(id+" invoke grants", sortedJSON(samInvokes), sortedJSON(cdkInvokes))
+		same(id+" secrets and model grants", grantPairs(t, samStatements), append(
+			grantPairs(t, withActionPrefix(t, cdkStatements, "bedrock:")),
+			grantPairs(t, withActionPrefix(t, cdkStatements, "secretsmanager:"))...))
+
+		var cdkAsync map[string]any
+		for _, cfg := range resources(js, "AWS::Lambda::EventInvokeConfig") {
+			if p := props(cfg); reflect.DeepEqual(p["FunctionName"], map[string]any{"Ref": cdkID}) {
+				cdkAsync = map[string]any{"MaximumRetryAttempts": p["MaximumRetryAttempts"], "MaximumEventAgeInSeconds": p["MaximumEventAgeInSeconds"]}
+			}
+		}
+		same(id+" async invoke config", s["EventInvokeConfig"], cdkAsync)
 
 		urls := resources(js, "AWS::Lambda::Url")
 		var cdkURL map[string]any
 		for _, u := range urls {
-			if reflect.DeepEqual(props(u)["TargetFunctionArn"], map[string]any{"Fn::GetAtt": []any{idOf(t, js, "AWS::Lambda::Function", id), "Arn"}}) {
+			if reflect.DeepEqual(props(u)["TargetFunctionArn"], map[string]any{"Fn::GetAtt": []any{cdkID, "Arn"}}) {
 				cdkURL = map[string]any{"AuthType": props(u)["AuthType"], "InvokeMode": props(u)["InvokeMode"]}
 			}
 		}
@@ -516,6 +829,9 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 			same(j.Name+" input", ep["Input"], target["Input"])
 			same(j.Name+" retries", ep["RetryPolicy"], target["RetryPolicy"])
 		}
+		if len(events) != len(jobsOf(f.Name)) {
+			t.Errorf("template.yaml: %s has %d events, catalogue has %d jobs for it", id, len(events), len(jobsOf(f.Name)))
+		}
 
 		a := samRes("AWS::CloudWatch::Alarm", deploy.LogicalID(f.Name, "Errors"))
 		_, ca := byConstruct(t, js, "AWS::CloudWatch::Alarm", deploy.LogicalID(f.Name, "Errors"))
@@ -523,6 +839,101 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 			same(f.Name+" alarm "+k, a[k], props(ca)[k])
 		}
 	}
+}
+
+func jobsOf(fn string) []deploy.Job {
+	var out []deploy.Job
+	for _, j := range deploy.Jobs {
+		if j.Function == fn {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// cfnValue decodes YAML into plain values, turning the short intrinsic
+// tags template.yaml uses into their JSON form (!Ref X → {"Ref": X}) so that
+// SAM values compare with CDK's.
+func cfnValue(t *testing.T, n *yaml.Node) any {
+	t.Helper()
+	switch n.Kind {
+	case yaml.DocumentNode:
+		return cfnValue(t, n.Content[0])
+	case yaml.MappingNode:
+		m := map[string]any{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			m[n.Content[i].Value] = cfnValue(t, n.Content[i+1])
+		}
+		return m
+	case yaml.SequenceNode:
+		l := []any{}
+		for _, c := range n.Content {
+			l = append(l, cfnValue(t, c))
+		}
+		return l
+	}
+	switch n.Tag {
+	case "!Ref":
+		return map[string]any{"Ref": n.Value}
+	case "!Sub":
+		return map[string]any{"Fn::Sub": n.Value}
+	case "!GetAtt":
+		res, attr, _ := strings.Cut(n.Value, ".")
+		return map[string]any{"Fn::GetAtt": []any{res, attr}}
+	}
+	if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") {
+		t.Fatalf("template.yaml line %d: tag %s is not handled by this test", n.Line, n.Tag)
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		t.Fatalf("template.yaml line %d: %v", n.Line, err)
+	}
+	return v
+}
+
+// cdkHash is the 8-character suffix CDK appends to a construct's logical id.
+var cdkHash = regexp.MustCompile(`^([A-Za-z0-9]+)[0-9A-F]{8}$`)
+
+// withoutHashes rewrites Ref and Fn::GetAtt targets from CDK's logical ids
+// (AuditTableB07F8EEB) to template.yaml's (AuditTable).
+func withoutHashes(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range v {
+			switch k {
+			case "Ref":
+				if id, ok := x.(string); ok {
+					x = cdkHash.ReplaceAllString(id, "$1")
+				}
+			case "Fn::GetAtt":
+				if ga, ok := x.([]any); ok && len(ga) == 2 {
+					x = []any{cdkHash.ReplaceAllString(ga[0].(string), "$1"), ga[1]}
+				}
+			default:
+				x = withoutHashes(x)
+			}
+			out[k] = x
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = withoutHashes(x)
+		}
+		return out
+	}
+	return v
+}
+
+func sortedJSON(vs []any) []string {
+	var out []string
+	for _, v := range vs {
+		b, _ := json.Marshal(v)
+		out = append(out, string(b))
+	}
+	sort.Strings(out)
+	return out
 }
 
 func idOf(t *testing.T, js map[string]any, typ, constructID string) string {
