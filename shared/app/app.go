@@ -12,22 +12,27 @@ import (
 	"os"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/switchboard-dev/switchboard/shared/agentrun"
+	"github.com/switchboard-dev/switchboard/shared/bedrock"
 	swcfg "github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/deploy"
 	"github.com/switchboard-dev/switchboard/shared/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	"github.com/switchboard-dev/switchboard/shared/jobs"
+	"github.com/switchboard-dev/switchboard/shared/openai"
 	"github.com/switchboard-dev/switchboard/shared/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/scrub"
 	"github.com/switchboard-dev/switchboard/shared/staging"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools"
 	"github.com/switchboard-dev/switchboard/shared/untrusted"
+	"github.com/switchboard-dev/switchboard/shared/wake"
 	"github.com/switchboard-dev/switchboard/shared/workspace"
 )
 
@@ -49,16 +54,31 @@ type App struct {
 	Tools    *tools.Executor
 	Engine   *agentrun.Engine
 	Jobs     *jobs.Runner
-	getenv   func(string) string
+
+	// Rocket.Chat: per-agent clients, the wake worker, where wakes go.
+	Worker     *wake.Worker
+	Dispatcher wake.Dispatcher
+	Receiver   *wake.Receiver
+	rc         map[string]*rcAgent
+	poller     *wake.Poller
+	pool       *wake.Pool
+
+	awsCfg aws.Config
+	http   *http.Client
+	getenv func(string) string
 }
+
+// httpTimeout bounds every call to a third-party server.
+const httpTimeout = 30 * time.Second
 
 // New builds the App. getenv is os.Getenv in production; tests pass their own.
 func New(ctx context.Context, getenv func(string) string) (*App, error) {
-	a := &App{getenv: getenv}
+	a := &App{getenv: getenv, http: &http.Client{Timeout: httpTimeout}}
 	awsCfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("app: AWS config: %w", err)
 	}
+	a.awsCfg = awsCfg
 	path := getenv(deploy.EnvConfig)
 	if path == "" {
 		path = DefaultConfigFile
@@ -109,7 +129,13 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 			return nil, err
 		}
 	}
-	a.Jobs, err = jobs.New(map[string]jobs.Func{"heartbeat": a.heartbeat}, a.Store, a.Log)
+	if err := a.setupRocketChat(awsCfg, a.http); err != nil {
+		return nil, err
+	}
+	a.Jobs, err = jobs.New(map[string]jobs.Func{
+		"heartbeat":       a.heartbeat,
+		"rocketchat-poll": a.pollRocketChat,
+	}, a.Store, a.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -143,22 +169,45 @@ func (a *App) agent(id string) (agentrun.Agent, error) {
 	ag := agentrun.Agent{ID: c.ID, MaxSteps: c.MaxSteps, Provider: m.Provider, ModelName: m.Model,
 		SystemPrompt: c.SystemPrompt + "\n\n" + untrusted.Instructions(),
 		Pricing:      agentrun.Pricing{InputPer1M: m.InputPer1M, OutputPer1M: m.OutputPer1M}}
-	switch m.Provider {
-	case swcfg.ProviderScripted:
-		name := c.Name
-		if name == "" {
-			name = c.ID
-		}
-		ag.Model, ag.ModelName = agentrun.Scripted{AgentName: name, Reply: m.Reply}, "scripted"
-	default:
-		return agentrun.Agent{}, sb.E("app.agent", sb.EINVALID, fmt.Sprintf(
-			"agent %q: model provider %q is not available in this build yet; use provider: scripted", id, m.Provider))
+	model, err := a.model(m, c)
+	if err != nil {
+		return agentrun.Agent{}, fmt.Errorf("app: agent %s: model: %w", id, err)
+	}
+	ag.Model = model
+	if m.Provider == swcfg.ProviderScripted {
+		ag.ModelName = "scripted"
 	}
 	return ag, nil
 }
 
 // Getenv is the environment the App was built from.
 func (a *App) Getenv(key string) string { return a.getenv(key) }
+
+// model builds the provider for one agent. Built per run: the clients are
+// cheap (the HTTP and AWS clients underneath are shared).
+func (a *App) model(m swcfg.Model, c *swcfg.Agent) (agentrun.Model, error) {
+	switch m.Provider {
+	case swcfg.ProviderScripted:
+		name := c.Name
+		if name == "" {
+			name = c.ID
+		}
+		return agentrun.Scripted{AgentName: name, Reply: m.Reply}, nil
+	case swcfg.ProviderOpenAI:
+		return openai.New(m.BaseURL, m.APIKey, m.Model, a.modelHTTP())
+	case swcfg.ProviderBedrock:
+		cfg := a.awsCfg.Copy()
+		if m.Region != "" {
+			cfg.Region = m.Region
+		}
+		return bedrock.New(bedrockruntime.NewFromConfig(cfg), m.Model), nil
+	}
+	return nil, sb.E("app.model", sb.EINVALID, fmt.Sprintf("unknown model provider %q; use openai, bedrock or scripted", m.Provider))
+}
+
+// modelHTTP allows slow model answers (local models can take minutes); the
+// run's own timeout bounds the whole run.
+func (a *App) modelHTTP() *http.Client { return &http.Client{Timeout: 5 * time.Minute} }
 
 func (a *App) agentExists(id string) bool { _, ok := a.Config.Agent(id); return ok }
 

@@ -104,6 +104,25 @@ type Function struct {
 	TimeoutSeconds int
 	Tables         []string // table IDs it reads and writes
 	Bucket         bool     // reads and writes the workspace bucket
+	// Invokes lists functions this one invokes asynchronously; each gets
+	// the invoke grant and its name in FunctionEnvVar(name).
+	Invokes []string
+	// RunsAgents: calls models (bedrock:InvokeModel on foundation models
+	// and inference profiles).
+	RunsAgents bool
+	// AsyncRetries is how often Lambda retries a failed async invocation
+	// of this function (0–2); only for functions others invoke.
+	AsyncRetries int
+}
+
+// SecretNamePrefix: functions may read Secrets Manager secrets whose names
+// start with it (config references like secretsmanager:switchboard/rc-token).
+const SecretNamePrefix = "switchboard/"
+
+// FunctionEnvVar names the env var that carries a function's deployed name
+// to the functions that invoke it: agent-worker → SWITCHBOARD_FN_AGENT_WORKER.
+func FunctionEnvVar(name string) string {
+	return "SWITCHBOARD_FN_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
 
 // Functions is every Lambda.
@@ -119,6 +138,20 @@ var Functions = []Function{
 		Name: "jobs", Description: "runs a scheduled job named in the event ({\"job\":…})",
 		MemoryMB: 256, TimeoutSeconds: 120,
 		Tables: []string{"audit", "receipts", "state"}, Bucket: true,
+		Invokes: []string{"agent-worker"},
+	},
+	{
+		Name: "rocketchat-webhook", Description: "Rocket.Chat outgoing webhook receiver (POST /hooks/rocketchat); queues wakes",
+		URLAuth:  "NONE", // the handler checks the body token in constant time
+		Routes:   []Route{{"POST", "/hooks/rocketchat"}},
+		MemoryMB: 256, TimeoutSeconds: 10,
+		Tables: []string{"state"}, Invokes: []string{"agent-worker"},
+	},
+	{
+		Name: "agent-worker", Description: "runs one woken agent (async invoke with a wake job) and replies where it was woken",
+		MemoryMB: 512, TimeoutSeconds: 600,
+		Tables: []string{"audit", "receipts", "state"}, Bucket: true,
+		RunsAgents: true, AsyncRetries: 2,
 	},
 }
 
@@ -135,6 +168,8 @@ type Job struct {
 var Jobs = []Job{
 	{Name: "heartbeat", Function: "jobs", Schedule: "rate(5 minutes)",
 		Description: "checks that every table and the bucket answer and records the result"},
+	{Name: "rocketchat-poll", Function: "jobs", Schedule: "rate(1 minute)",
+		Description: "polls every agent's Rocket.Chat subscriptions and wakes agents for new DMs and mentions (RC5)"},
 }
 
 // FunctionByName finds a function.

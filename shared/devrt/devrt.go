@@ -181,6 +181,7 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	a.Close(sctx) // let queued agent runs finish, up to the deadline
 	a.Log.Info("switchboard dev stopped")
 	return nil
 }

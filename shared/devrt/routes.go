@@ -21,6 +21,7 @@ func Handler(a *app.App, env *Env) http.Handler {
 	tools := httpapi.Bearer([]string{a.Config.Instance.ToolAPIToken}, a.ToolsHandler())
 	mux.Handle("GET /tools", tools)
 	mux.Handle("POST /tools/invoke", tools)
+	mux.Handle("POST /hooks/rocketchat", a.Receiver)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { healthz(w, r, a, env) })
 	mux.HandleFunc("POST /dev/jobs/{job}", func(w http.ResponseWriter, r *http.Request) {
 		run, err := a.Jobs.Run(r.Context(), r.PathValue("job"), "dev-route")

@@ -140,3 +140,14 @@ func (s *Store) Claim(ctx context.Context, key string, expires time.Time) (bool,
 	}
 	return true, nil
 }
+
+// Unclaim gives a claimed marker back (the work it guarded could not be
+// queued), so that a retry of the same delivery is not taken for a
+// duplicate. Unclaiming a missing key is fine.
+func (s *Store) Unclaim(ctx context.Context, key string) error {
+	const op = "markers.unclaim"
+	if err := checkKey(op, "marker", key); err != nil {
+		return err
+	}
+	return s.del(ctx, op, s.state, itemKey(markerKey(key)), condition{})
+}

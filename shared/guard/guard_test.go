@@ -257,7 +257,7 @@ func TestFunctionsImportNoCDK(t *testing.T) {
 
 var (
 	packageDoc = regexp.MustCompile(`^Package (\w+) `)
-	commandDoc = regexp.MustCompile(`^Command (\w+) `)
+	commandDoc = regexp.MustCompile(`^Command ([\w-]+) `)
 )
 
 // TestOnePackageDocComment: every package of the root module has exactly

@@ -7,6 +7,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sort"
 
 	"github.com/aws/aws-lambda-go/lambdaurl"
@@ -15,6 +16,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	"github.com/switchboard-dev/switchboard/shared/jobs"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/wake"
 )
 
 // Tools serves the tools function URL (AuthType AWS_IAM; RequireIAM makes a
@@ -32,10 +34,28 @@ func Jobs(a *app.App) any {
 	}
 }
 
+// RocketChatWebhook serves POST /hooks/rocketchat on a function URL with
+// AuthType NONE: the receiver checks the body token itself (RC4).
+func RocketChatWebhook(a *app.App) any {
+	mux := http.NewServeMux()
+	mux.Handle("POST /hooks/rocketchat", a.Receiver)
+	return lambdaurl.Wrap(mux)
+}
+
+// AgentWorker runs one wake job, invoked asynchronously. An error makes
+// Lambda retry the event (AsyncRetries in the catalogue).
+func AgentWorker(a *app.App) any {
+	return func(ctx context.Context, job wake.Job) error {
+		return a.Worker.Handle(ctx, job)
+	}
+}
+
 // ByName maps a deploy catalogue function name to its handler constructor.
 var ByName = map[string]func(*app.App) any{
-	"tools": Tools,
-	"jobs":  Jobs,
+	"tools":              Tools,
+	"jobs":               Jobs,
+	"rocketchat-webhook": RocketChatWebhook,
+	"agent-worker":       AgentWorker,
 }
 
 // Lookup returns the handler constructor for a function.

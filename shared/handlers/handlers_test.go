@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/jobs"
+	"github.com/switchboard-dev/switchboard/shared/wake"
 	"github.com/switchboard-dev/switchboard/shared/s3blob"
 )
 
@@ -118,6 +119,8 @@ func eventType(t *testing.T, fn string) any {
 		return &events.LambdaFunctionURLRequest{}
 	case fn == "jobs":
 		return &jobs.Event{}
+	case fn == "agent-worker":
+		return &wake.Job{}
 	}
 	t.Fatalf("function %q: no event type known to this test; add it to eventType", fn)
 	return nil
@@ -339,6 +342,18 @@ func TestEventsRunThroughHandler(t *testing.T) {
 		t.Run(ev.name(), func(t *testing.T) {
 			a := newApp(t)
 			resp, err := invoke(t, a, ev.fn, ev.raw)
+			if ev.fn == "agent-worker" {
+				// The example config gives hermes no RocketChat block: the run
+				// happens (a receipt is written) and the reply is refused.
+				if err == nil || !strings.Contains(err.Error(), "reply to GENERAL") {
+					t.Fatalf("Invoke = %s, %v; want the run done and the reply refused", resp, err)
+				}
+				cost, cerr := a.Store.AgentCostSince(context.Background(), "hermes", time.Now().Add(-time.Hour))
+				if cerr != nil || cost != 0 {
+					t.Errorf("AgentCostSince = %v, %v", cost, cerr)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatalf("Invoke: %v", err)
 			}
@@ -394,6 +409,14 @@ func checkURLResponse(t *testing.T, a *app.App, ev sampleEvent, s streamed) {
 		}
 		if !contains(names, "Workspace") {
 			t.Errorf("tools = %v, want a list with Workspace; body %s", names, s.Body)
+		}
+		return
+	}
+	if req.RawPath == "/hooks/rocketchat" {
+		// Rocket.Chat counts a non-empty JSON body without text as delivered
+		// and posts nothing (api-ground-truth §1.1).
+		if body["success"] != true || body["text"] != nil {
+			t.Errorf("webhook answer = %s, want {\"success\":true} and no text", s.Body)
 		}
 		return
 	}

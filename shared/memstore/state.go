@@ -166,3 +166,15 @@ func checkLease(op, key, holder string) error {
 	}
 	return nil
 }
+
+// Unclaim gives a claimed marker back; unclaiming a missing key is fine.
+func (s *Store) Unclaim(_ context.Context, key string) error {
+	if err := checkKey("markers.unclaim", "marker", key); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.initLocked()
+	delete(s.markers, key)
+	return nil
+}

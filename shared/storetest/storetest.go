@@ -14,6 +14,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"strings"
@@ -326,6 +327,21 @@ func RunMarkers(t *testing.T, newStore func(t *testing.T) switchboard.Markers) {
 		claim(t, s, "rc:msg:1", later(), false)
 		claim(t, s, "rc:msg:1", later().Add(time.Hour), false)
 		claim(t, s, "rc:msg:2", later(), true)
+	})
+
+	t.Run("UnclaimMakesTheKeyClaimableAgain", func(t *testing.T) {
+		s := newStore(t)
+		u, ok := s.(interface {
+			Unclaim(ctx context.Context, key string) error
+		})
+		if !ok {
+			t.Fatalf("%T has no Unclaim(ctx, key)", s)
+		}
+		claim(t, s, "rc:msg:u", later(), true)
+		noErr(t, "Unclaim", u.Unclaim(t.Context(), "rc:msg:u"))
+		claim(t, s, "rc:msg:u", later(), true)
+		claim(t, s, "rc:msg:u", later(), false)
+		noErr(t, "Unclaim of a missing key", u.Unclaim(t.Context(), "rc:msg:never"))
 	})
 
 	t.Run("ConcurrentClaimsOneWinner", func(t *testing.T) {

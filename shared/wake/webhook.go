@@ -20,7 +20,7 @@ import (
 // a duplicate).
 type Claims interface {
 	Claim(ctx context.Context, key string, expires time.Time) (bool, error)
-	Release(ctx context.Context, key string) error
+	Unclaim(ctx context.Context, key string) error
 }
 
 // WebhookPayload is the body of a Rocket.Chat outgoing webhook, sendMessage
@@ -144,7 +144,7 @@ func (r *Receiver) deliver(ctx context.Context, p WebhookPayload) ([]string, err
 		job := Job{AgentID: a.ID, Source: "rocketchat-webhook",
 			Pending: &Pending{RoomID: p.ChannelID, MessageID: p.MessageID, ThreadID: p.TMID}}
 		if err := r.dispatch.Dispatch(ctx, job); err != nil {
-			if rerr := r.claims.Release(context.WithoutCancel(ctx), key); rerr != nil {
+			if rerr := r.claims.Unclaim(context.WithoutCancel(ctx), key); rerr != nil {
 				r.log.ErrorContext(ctx, "rocketchat webhook: could not release claim; the retry will be dropped", "key", key, "err", rerr)
 			}
 			return queued, err

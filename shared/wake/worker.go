@@ -14,6 +14,9 @@ import (
 // the room/thread of the wake unless the agent already answered there (RC8).
 type Worker struct {
 	Leases sb.Leases
+	// Prepare turns a webhook job (Pending set) into a runnable one, or
+	// reports that it must not wake the agent after all.
+	Prepare func(ctx context.Context, job Job) (Job, bool, error)
 	// Run runs the agent on the job (app wiring: engine + model + tools).
 	Run func(ctx context.Context, job Job) (agentrun.Result, error)
 	// Reply posts text to the job's ReplyTo as the agent, within run.
@@ -37,6 +40,16 @@ func (w *Worker) Handle(ctx context.Context, job Job) error {
 	}
 	if sleep == nil {
 		sleep = sleepCtx
+	}
+	if job.Pending != nil {
+		prepared, ok, err := w.Prepare(ctx, job)
+		if err != nil {
+			return fmt.Errorf("wake %s: prepare message %s: %w", job.AgentID, job.Pending.MessageID, err)
+		}
+		if !ok {
+			return nil
+		}
+		job = prepared
 	}
 	key, holder := "agent#"+job.AgentID, sb.NewID(now())
 	deadline := now().Add(w.WaitFor)

@@ -1,0 +1,146 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/switchboard-dev/switchboard/shared/agentrun"
+	"github.com/switchboard-dev/switchboard/shared/deploy"
+	"github.com/switchboard-dev/switchboard/shared/lambdainvoke"
+	"github.com/switchboard-dev/switchboard/shared/rocketchat"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/wake"
+)
+
+// Timing of agent runs. The agent-worker Lambda has 600 s: a wait for a busy
+// agent plus one run fit in it, and a crashed run's lease expires by itself.
+const (
+	leaseFor     = 9 * time.Minute
+	waitForAgent = 2 * time.Minute
+	runTimeout   = 7 * time.Minute
+)
+
+// rcAgent is one agent's Rocket.Chat side.
+type rcAgent struct {
+	client   *rocketchat.Client
+	rules    wake.Rules
+	maxWakes int
+	maxMsgs  int
+	lookback time.Duration
+}
+
+// setupRocketChat builds a client per agent with a RocketChat block, the
+// dispatcher (async Lambda invoke in AWS, an in-process pool locally), the
+// worker, the webhook receiver and the poller.
+func (a *App) setupRocketChat(awsCfg aws.Config, hc *http.Client) error {
+	a.rc = map[string]*rcAgent{}
+	var hookAgents []wake.WebhookAgent
+	for _, ag := range a.Config.Agents {
+		t := ag.Tools.RocketChat
+		if t == nil {
+			continue
+		}
+		c, err := rocketchat.New(t.BaseURL, t.UserID, t.AuthToken, hc)
+		if err != nil {
+			return fmt.Errorf("app: agent %s: RocketChat: %w", ag.ID, err)
+		}
+		rules := wake.Rules{Username: t.Username, UserID: t.UserID, AgentUsernames: t.AgentUsernames,
+			AllowedRooms: t.AllowedRooms, RespondToAllRooms: t.RespondToAllRooms, MentionOnly: t.MentionOnly}
+		a.rc[ag.ID] = &rcAgent{client: c, rules: rules, maxWakes: t.MaxWakesPerRoomPerHour,
+			maxMsgs: t.MaxMessagesPerRoom, lookback: time.Duration(t.InitialLookbackMinutes) * time.Minute}
+		hookAgents = append(hookAgents, wake.WebhookAgent{ID: ag.ID, UserID: t.UserID, Username: t.Username,
+			AgentUsernames: t.AgentUsernames, RespondToAllRooms: t.RespondToAllRooms})
+	}
+
+	preparer := &wake.Preparer{Counters: a.Store, Claims: a.Store, Log: a.Log, Loc: time.UTC, Now: time.Now}
+	a.Worker = &wake.Worker{
+		Leases:   a.Store,
+		LeaseFor: leaseFor,
+		WaitFor:  waitForAgent,
+		Prepare: func(ctx context.Context, job wake.Job) (wake.Job, bool, error) {
+			rc, ok := a.rc[job.AgentID]
+			if !ok {
+				return job, false, sb.E("app.prepare", sb.ENOTFOUND, fmt.Sprintf("agent %q has no RocketChat block", job.AgentID))
+			}
+			return preparer.Prepare(ctx, job, rc.client, rc.rules, rc.maxWakes)
+		},
+		Run:   a.runJob,
+		Reply: a.reply,
+	}
+
+	if fn := a.getenv(deploy.FunctionEnvVar("agent-worker")); fn != "" {
+		a.Dispatcher = &lambdainvoke.Dispatcher{Client: lambda.NewFromConfig(awsCfg), Function: fn}
+	} else {
+		workers := a.Config.Instance.Dev.Workers
+		if workers == 0 {
+			workers = 4
+		}
+		a.pool = wake.NewPool(workers, 256, a.Worker.Handle, a.Log)
+		a.Dispatcher = a.pool
+	}
+	a.Receiver = wake.NewReceiver(a.Config.Instance.RocketChat.WebhookTokens, hookAgents, a.Store, a.Dispatcher, a.Log)
+	a.poller = &wake.Poller{KV: a.Store.KV(), Counters: a.Store, Claims: a.Store, Dispatch: a.Dispatcher,
+		Log: a.Log, Loc: time.UTC, Now: time.Now}
+	return nil
+}
+
+// pollRocketChat is the rocketchat-poll job.
+func (a *App) pollRocketChat(ctx context.Context) (string, error) {
+	var agents []wake.PollAgent
+	for _, ag := range a.Config.Agents {
+		rc, ok := a.rc[ag.ID]
+		if !ok {
+			continue
+		}
+		agents = append(agents, wake.PollAgent{ID: ag.ID, Rules: rc.rules, Chat: rc.client,
+			MaxMessages: rc.maxMsgs, Lookback: rc.lookback, MaxWakesPerHour: rc.maxWakes})
+	}
+	st, err := a.poller.Tick(ctx, agents)
+	return fmt.Sprintf("%d agents, %d rooms with news, %d messages, %d wakes, %d throttled",
+		st.Agents, st.Rooms, st.Messages, st.Wakes, st.Throttled), err
+}
+
+// runJob runs the woken agent.
+func (a *App) runJob(ctx context.Context, job wake.Job) (agentrun.Result, error) {
+	ag, err := a.agent(job.AgentID)
+	if err != nil {
+		return agentrun.Result{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, runTimeout)
+	defer cancel()
+	return a.Engine.Run(ctx, ag, job.Text, job.Parent)
+}
+
+// reply posts the run's final answer where the agent was woken (RC8),
+// through the tool path so that it is audited like any other post; the
+// router origin marks it as a system action.
+func (a *App) reply(ctx context.Context, job wake.Job, run sb.RunContext, text string) error {
+	args := map[string]string{"room": job.ReplyTo.RoomID, "text": text}
+	action := "send_message"
+	if job.ReplyTo.ThreadID != "" {
+		action, args["tmid"] = "reply", job.ReplyTo.ThreadID
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	env := a.Tools.Invoke(ctx, sb.ToolCall{AgentID: job.AgentID, Tool: "RocketChat", Action: action,
+		Args: raw, Run: run, Origin: sb.OriginRouter})
+	if env.Status != "ok" {
+		return sb.E("app.reply", sb.EUNAVAILABLE, env.Error)
+	}
+	return nil
+}
+
+// Close stops the local worker pool, letting queued runs finish until ctx ends.
+func (a *App) Close(ctx context.Context) {
+	if a.pool != nil {
+		a.pool.Close(ctx)
+	}
+}

@@ -1,0 +1,31 @@
+package rocketchat
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// GetMessage fetches one message by id (chat.getMessage?msgId=…): an
+// outgoing-webhook delivery carries only the text, so the worker reads the
+// message itself for mentions[], files and link previews (RC4, RC7).
+// Errors: ENOTFOUND for an unknown message or one the user may not see.
+func (c *Client) GetMessage(ctx context.Context, msgID string) (Message, error) {
+	cl := api(http.MethodGet, "chat.getMessage")
+	if msgID == "" {
+		return Message{}, sb.E("rocketchat.chat.getMessage", sb.EINVALID, "Rocket.Chat "+cl.endpoint()+": the message id is empty")
+	}
+	var w struct {
+		Message wireMessage `json:"message"`
+	}
+	if err := c.do(ctx, request{call: cl, query: url.Values{"msgId": {msgID}}}, &w); err != nil {
+		return Message{}, err
+	}
+	m := toMessage(w.Message)
+	if m.ID == "" {
+		return Message{}, sb.E("rocketchat.chat.getMessage", sb.ENOTFOUND, "Rocket.Chat "+cl.endpoint()+": no message "+msgID)
+	}
+	return m, nil
+}

@@ -1,0 +1,61 @@
+package wake
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/rocketchat"
+	"github.com/switchboard-dev/switchboard/shared/untrusted"
+)
+
+// FormatMessages builds the wake message (RC7): one line per message
+// `[HH:MM] @user (messageId: …): text`, then each file and link preview,
+// all inside one untrusted frame (names, texts and previews are others'
+// words), followed by where the answer goes. loc renders the times.
+func FormatMessages(room Room, threadID string, msgs []rocketchat.Message, loc *time.Location) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		fmt.Fprintf(&b, "[%s] @%s (messageId: %s): %s\n", m.At.In(loc).Format("15:04"), m.User.Username, m.ID, m.Text)
+		for _, f := range m.Files {
+			fmt.Fprintf(&b, "    Datei: %s (%s, %s) — fileId: %s\n", f.Name, f.Type, HumanSize(f.Size), f.ID)
+		}
+		for _, l := range m.Links {
+			line := "    Link: " + l.URL
+			if l.Title != "" {
+				line += " — " + l.Title
+			}
+			b.WriteString(line + "\n")
+		}
+	}
+	where := describeRoom(room)
+	head := fmt.Sprintf("New message(s) for you in %s (roomId: %s", where, room.ID)
+	if threadID != "" {
+		head += ", thread: " + threadID
+	}
+	head += "). Your final answer is posted there automatically; use RocketChat tools only for anything else.\n"
+	return head + untrusted.Frame("rocketchat:"+where, strings.TrimRight(b.String(), "\n"))
+}
+
+func describeRoom(r Room) string {
+	switch {
+	case r.Type == rocketchat.Direct:
+		return "a direct message from @" + r.Name
+	case r.Name != "":
+		return "#" + r.Name
+	}
+	return "room " + r.ID
+}
+
+// HumanSize renders a byte count like Rocket.Chat's UI does: 77 B, 1.2 KB, 3.4 MB.
+func HumanSize(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d B", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%.1f KB", float64(n)/1024)
+	case n < 1024*1024*1024:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1024*1024))
+	}
+	return fmt.Sprintf("%.1f GB", float64(n)/(1024*1024*1024))
+}

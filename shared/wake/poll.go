@@ -1,0 +1,206 @@
+package wake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/rocketchat"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// Chat is the part of the Rocket.Chat client the poll uses.
+type Chat interface {
+	Subscriptions(ctx context.Context, updatedSince time.Time) ([]rocketchat.Subscription, error)
+	History(ctx context.Context, roomType rocketchat.RoomType, roomID string, oldest time.Time, count int, withThreads bool) ([]rocketchat.Message, error)
+	MarkRead(ctx context.Context, roomID string) error
+}
+
+// PollAgent is one agent the poll looks after.
+type PollAgent struct {
+	ID              string
+	Rules           Rules
+	Chat            Chat
+	MaxMessages     int           // history per room and tick (maxMessagesPerRoom)
+	Lookback        time.Duration // first fetch of a room (initialLookbackMinutes)
+	MaxWakesPerHour int           // per room (maxWakesPerRoomPerHour)
+}
+
+// Poller is the rocketchat-poll job (RC5). State lives in DynamoDB: one
+// marker per agent and room (KV), the hourly wake counters, and the claims
+// shared with the webhook so that a message never wakes an agent twice.
+type Poller struct {
+	KV       sb.KV
+	Counters sb.Counters
+	Claims   Claims
+	Dispatch Dispatcher
+	Log      *slog.Logger
+	Loc      *time.Location
+	Now      func() time.Time
+}
+
+// PollStats counts what one tick did, for the job's summary and the
+// closing-note measurements.
+type PollStats struct {
+	Agents, Rooms, Messages, Wakes, Throttled int
+}
+
+// Tick polls every agent once. One agent's failure does not stop the others;
+// all failures come back joined.
+func (p *Poller) Tick(ctx context.Context, agents []PollAgent) (PollStats, error) {
+	var st PollStats
+	var errs []error
+	for _, a := range agents {
+		st.Agents++
+		if err := p.agent(ctx, a, &st); err != nil {
+			errs = append(errs, fmt.Errorf("rocketchat-poll %s: %w", a.ID, err))
+		}
+	}
+	return st, errors.Join(errs...)
+}
+
+// agent costs one subscriptions.get when nothing happened (a quiet tick: one
+// Rocket.Chat call, no DynamoDB access, no model call).
+func (p *Poller) agent(ctx context.Context, a PollAgent, st *PollStats) error {
+	subs, err := a.Chat.Subscriptions(ctx, time.Time{})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, s := range subs {
+		// Cheap pre-filter only: a plain message sets just `alert` in 8.x;
+		// the per-message mention check decides (seed §2.0.2).
+		if !s.Alert && s.Unread == 0 && s.UserMentions == 0 && s.GroupMentions == 0 {
+			continue
+		}
+		st.Rooms++
+		if err := p.room(ctx, a, s, st); err != nil {
+			errs = append(errs, fmt.Errorf("room %s: %w", s.RoomID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (p *Poller) room(ctx context.Context, a PollAgent, s rocketchat.Subscription, st *PollStats) error {
+	room := Room{ID: s.RoomID, Name: s.Name, Type: s.Type}
+	markerKey := "poll#" + a.ID + "#" + s.RoomID
+	raw, found, err := p.KV.Get(ctx, markerKey)
+	if err != nil {
+		return err
+	}
+	marker := p.Now().Add(-a.Lookback) // first fetch: look back, never replay older history
+	if found {
+		if marker, err = time.Parse(time.RFC3339Nano, raw); err != nil {
+			return fmt.Errorf("marker %q: %w", raw, err)
+		}
+	}
+	msgs, err := a.Chat.History(ctx, s.Type, s.RoomID, marker, a.MaxMessages, true)
+	if err != nil {
+		return err
+	}
+	newest := marker
+	var waking []rocketchat.Message
+	for _, m := range msgs {
+		if !m.At.After(marker) {
+			continue
+		}
+		st.Messages++
+		if m.At.After(newest) {
+			newest = m.At // the marker moves past filtered messages too
+		}
+		if v := a.Rules.Decide(room, m); v.Wake {
+			waking = append(waking, m)
+		}
+	}
+	if err := p.wake(ctx, a, room, waking, st); err != nil {
+		return err // marker and read state stay: the next tick tries again
+	}
+	// Read only after the messages were collected and queued.
+	if err := a.Chat.MarkRead(ctx, s.RoomID); err != nil {
+		return err
+	}
+	if newest.After(marker) {
+		return p.KV.Put(ctx, markerKey, newest.UTC().Format(time.RFC3339Nano), time.Time{})
+	}
+	return nil
+}
+
+// wake claims the messages (shared with the webhook), applies the hourly
+// throttle and queues one job for the room.
+func (p *Poller) wake(ctx context.Context, a PollAgent, room Room, msgs []rocketchat.Message, st *PollStats) error {
+	var keys []string
+	var fresh []rocketchat.Message
+	for _, m := range msgs {
+		key := "rc#" + a.ID + "#" + m.ID
+		ok, err := p.Claims.Claim(ctx, key, p.Now().Add(ClaimTTL))
+		if err != nil {
+			p.release(ctx, keys)
+			return err
+		}
+		if ok {
+			keys, fresh = append(keys, key), append(fresh, m)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	allowed, err := Throttle(ctx, p.Counters, p.Claims, p.Log, a.ID, room.ID, a.MaxWakesPerHour, p.Now())
+	if err != nil {
+		p.release(ctx, keys)
+		return err
+	}
+	if !allowed {
+		st.Throttled++
+		return nil
+	}
+	thread := commonThread(fresh)
+	job := Job{AgentID: a.ID, Source: "rocketchat-poll", Text: FormatMessages(room, thread, fresh, p.Loc),
+		ReplyTo: &ReplyTo{RoomID: room.ID, RoomName: room.Name, ThreadID: thread}}
+	for _, m := range fresh {
+		job.MessageIDs = append(job.MessageIDs, m.ID)
+	}
+	if err := p.Dispatch.Dispatch(ctx, job); err != nil {
+		p.release(ctx, keys)
+		return err
+	}
+	st.Wakes++
+	return nil
+}
+
+func (p *Poller) release(ctx context.Context, keys []string) {
+	for _, k := range keys {
+		if err := p.Claims.Unclaim(context.WithoutCancel(ctx), k); err != nil {
+			p.Log.ErrorContext(ctx, "rocketchat-poll: could not release claim", "key", k, "err", err)
+		}
+	}
+}
+
+// commonThread is the thread all messages belong to, or "" (the room).
+func commonThread(msgs []rocketchat.Message) string {
+	t := msgs[0].ThreadID
+	for _, m := range msgs[1:] {
+		if m.ThreadID != t {
+			return ""
+		}
+	}
+	return t
+}
+
+// Throttle counts one wake of agent in room for the current hour (RC6) and
+// reports whether it may happen. Past the limit the agent stays silent in
+// that room until the next hour, and that is logged once per room and hour.
+func Throttle(ctx context.Context, c sb.Counters, claims Claims, log *slog.Logger, agent, room string, limit int, now time.Time) (bool, error) {
+	hour := now.UTC().Truncate(time.Hour)
+	key := fmt.Sprintf("wakes#%s#%s#%s", agent, room, hour.Format("2006010215"))
+	_, allowed, err := c.Incr(ctx, key, limit, hour.Add(2*time.Hour))
+	if err != nil || allowed {
+		return allowed, err
+	}
+	if first, err := claims.Claim(ctx, "throttle-logged#"+key, hour.Add(2*time.Hour)); err == nil && first {
+		log.WarnContext(ctx, "wake throttle reached; silent in this room until the next hour",
+			"agent", agent, "room", room, "limit", limit, "until", hour.Add(time.Hour).Format(time.RFC3339))
+	}
+	return false, nil
+}
