@@ -15,7 +15,7 @@ import (
 // conditions must hold.
 type SearchQuery struct {
 	Folder        string    // scope, relative to the user root; "" = everything
-	Name          string    // glob on the file name: "*" any run, "?" one char; case-insensitive on Nextcloud
+	Name          string    // glob on the file name: "*" any run, "?" one char; case-insensitive on Nextcloud (a literal % or _ matches like * and ?)
 	Mime          string    // "application/pdf" or a glob like "image/*"
 	ModifiedAfter time.Time // strictly after; zero = no bound
 	Limit         int       // 0 = server default (100)
@@ -42,34 +42,34 @@ func (c *Client) Search(ctx context.Context, q SearchQuery) ([]Entry, error) {
 // searchBody renders the basicsearch request (docs: WebDAV/search.html). The
 // select list is the PROPFIND one so results decode into the same Entry.
 // getlastmodified literals are unix seconds, which FileSearchBackend casts
-// as is.
+// as is. The scope href is escaped per segment like every other path.
 func (c *Client) searchBody(folder string, q SearchQuery) string {
 	var conds []string
 	if q.Name != "" {
-		conds = append(conds, comparison("like", "<d:displayname/>", globToLike(q.Name)))
+		conds = append(conds, comparison("like", "d:displayname", globToLike(q.Name)))
 	}
 	if q.Mime != "" {
 		if strings.ContainsAny(q.Mime, "*?") {
-			conds = append(conds, comparison("like", "<d:getcontenttype/>", globToLike(q.Mime)))
+			conds = append(conds, comparison("like", "d:getcontenttype", globToLike(q.Mime)))
 		} else {
-			conds = append(conds, comparison("eq", "<d:getcontenttype/>", q.Mime))
+			conds = append(conds, comparison("eq", "d:getcontenttype", q.Mime))
 		}
 	}
 	if !q.ModifiedAfter.IsZero() {
-		conds = append(conds, comparison("gt", "<d:getlastmodified/>", strconv.FormatInt(q.ModifiedAfter.Unix(), 10)))
+		conds = append(conds, comparison("gt", "d:getlastmodified", strconv.FormatInt(q.ModifiedAfter.Unix(), 10)))
 	}
 	var where string
 	switch len(conds) {
 	case 0: // basicsearch needs a condition; match every name
-		where = comparison("like", "<d:displayname/>", "%")
+		where = indent(comparison("like", "d:displayname", "%"), "      ")
 	case 1:
-		where = conds[0]
+		where = indent(conds[0], "      ")
 	default:
-		where = "<d:and>\n" + strings.Join(conds, "") + "        </d:and>\n"
+		where = "      <d:and>\n" + indent(strings.Join(conds, ""), "        ") + "      </d:and>\n"
 	}
 	limit := ""
 	if q.Limit > 0 {
-		limit = fmt.Sprintf("      <d:limit>\n        <d:nresults>%d</d:nresults>\n      </d:limit>\n", q.Limit)
+		limit = fmt.Sprintf("    <d:limit>\n      <d:nresults>%d</d:nresults>\n    </d:limit>\n", q.Limit)
 	}
 	scope := "/files/" + c.escUser()
 	if folder != "/" {
@@ -97,16 +97,29 @@ func (c *Client) searchBody(folder string, q SearchQuery) string {
       </d:scope>
     </d:from>
     <d:where>
-      ` + strings.TrimLeft(where, " ") + `    </d:where>
+` + where + `    </d:where>
     <d:orderby/>
 ` + limit + `  </d:basicsearch>
 </d:searchrequest>
 `
 }
 
+// comparison renders one operator, unindented, one element per line.
 func comparison(op, prop, literal string) string {
-	return fmt.Sprintf("        <d:%s>\n          <d:prop>%s</d:prop>\n          <d:literal>%s</d:literal>\n        </d:%s>\n",
+	return fmt.Sprintf("<d:%s>\n  <d:prop><%s/></d:prop>\n  <d:literal>%s</d:literal>\n</d:%s>\n",
 		op, prop, escapeXML(literal), op)
+}
+
+// indent prefixes every line of s.
+func indent(s, prefix string) string {
+	lines := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		if l != "" {
+			b.WriteString(prefix + l)
+		}
+	}
+	return b.String()
 }
 
 // globToLike turns a shell glob into an SQL LIKE pattern.

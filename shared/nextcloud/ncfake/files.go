@@ -614,15 +614,15 @@ func (s *Server) serveTrash(w http.ResponseWriter, r *http.Request) {
 				id = t.nodes[0].id
 			}
 			ms.add(href, map[string]string{
-				"d:resourcetype":                 rt,
-				"d:getcontentlength":             strconv.FormatInt(t.size, 10),
-				"oc:fileid":                      strconv.FormatInt(id, 10),
-				"oc:size":                        strconv.FormatInt(t.size, 10),
-				"nc:trashbin-filename":           xmlText(path.Base(t.origPath)),
-				"nc:trashbin-original-location":  xmlText(strings.TrimPrefix(t.origPath, "/")),
-				"nc:trashbin-deletion-time":      strconv.FormatInt(t.deletedAt.Unix(), 10),
-				"nc:trashbin-title":              xmlText(path.Base(t.origPath)),
-				"nc:trashbin-deleted-by-id":      s.opts.User,
+				"d:resourcetype":                      rt,
+				"d:getcontentlength":                  strconv.FormatInt(t.size, 10),
+				"oc:fileid":                           strconv.FormatInt(id, 10),
+				"oc:size":                             strconv.FormatInt(t.size, 10),
+				"nc:trashbin-filename":                xmlText(path.Base(t.origPath)),
+				"nc:trashbin-original-location":       xmlText(strings.TrimPrefix(t.origPath, "/")),
+				"nc:trashbin-deletion-time":           strconv.FormatInt(t.deletedAt.Unix(), 10),
+				"nc:trashbin-title":                   xmlText(path.Base(t.origPath)),
+				"nc:trashbin-deleted-by-id":           s.opts.User,
 				"nc:trashbin-deleted-by-display-name": s.opts.User,
 			})
 		}
