@@ -195,11 +195,11 @@ func api(method, name string, segs ...string) call {
 
 func (cl call) endpoint() string { return cl.method + " " + cl.path }
 
-// segment checks a value that becomes one path segment: "", "." and ".."
-// would change which endpoint is called.
-func segment(op, what, v string) error {
+// segment checks a value that becomes one path segment of endpoint: "",
+// "." and ".." would change which endpoint is called.
+func segment(op, endpoint, what, v string) error {
 	if v == "" || v == "." || v == ".." || strings.ContainsAny(v, "\x00\r\n") {
-		return sb.E(op, sb.EINVALID, fmt.Sprintf("%s %q is not valid; give the %s as Rocket.Chat shows it", what, v, what))
+		return sb.E(op, sb.EINVALID, fmt.Sprintf("Rocket.Chat %s: %s %q is not valid; give the %s as Rocket.Chat shows it", endpoint, what, v, what))
 	}
 	return nil
 }

@@ -466,7 +466,7 @@ func TestUploadFileTwoStepsGolden(t *testing.T) {
 	}
 	// A reader shorter than size fails before anything is published.
 	_, err = f.c.UploadFile(ctx(t), f.team, "c.bin", "", strings.NewReader("xy"), 10, "", "")
-	checkErr(t, err, f.token, sb.EUNAVAILABLE, "POST /api/v1/rooms.media/"+f.team)
+	checkErr(t, err, f.token, sb.EINVALID, "POST /api/v1/rooms.media/"+f.team, "different number of bytes")
 }
 
 func TestUploadFileErrors(t *testing.T) {
@@ -475,7 +475,7 @@ func TestUploadFileErrors(t *testing.T) {
 	_, err := f.c.UploadFile(ctx(t), board, "a.txt", "text/plain", strings.NewReader("a"), 1, "", "")
 	checkErr(t, err, f.token, sb.EFORBIDDEN, `no access to room "`+board+`"`, "POST /api/v1/rooms.media/"+board)
 	_, err = f.c.UploadFile(ctx(t), "..", "a.txt", "text/plain", strings.NewReader("a"), 1, "", "")
-	checkErr(t, err, f.token, sb.EINVALID, "room id")
+	checkErr(t, err, f.token, sb.EINVALID, "POST /api/v1/rooms.media/:rid", "room id")
 
 	f.s.FailNext("rooms.mediaConfirm", 500, `{"success":false,"error":"boom"}`)
 	_, err = f.c.UploadFile(ctx(t), f.team, "a.txt", "text/plain", strings.NewReader("a"), 1, "", "")
@@ -510,7 +510,7 @@ func TestDownload(t *testing.T) {
 	_, err = f.c.Download(ctx(t), "000000000000000000000000", "x.pdf")
 	checkErr(t, err, f.token, sb.ENOTFOUND, `no file with id "000000000000000000000000"`, "GET /file-upload/000000000000000000000000/x.pdf")
 	_, err = f.c.Download(ctx(t), m.FileIDs[0], "..")
-	checkErr(t, err, f.token, sb.EINVALID, "file name")
+	checkErr(t, err, f.token, sb.EINVALID, "GET /file-upload/:id/:name", "file name")
 
 	wrong, _ := New(f.s.URL, f.ids["hermes"], "revoked-token", nil)
 	_, err = wrong.Download(ctx(t), m.FileIDs[0], "x.pdf")

@@ -117,6 +117,10 @@ func (c *Client) failure(cl call, resp *http.Response, body []byte, err error) e
 			return sb.Wrap(op, sb.EUNAVAILABLE, with("no answer in time; Rocket.Chat is slow or unreachable, try again later"), err)
 		case errors.Is(err, context.Canceled):
 			return sb.Wrap(op, sb.EUNAVAILABLE, with("the request was cancelled"), err)
+		case strings.Contains(err.Error(), "with Body length"):
+			// net/http: "ContentLength=N with Body length M": the reader
+			// yielded another number of bytes than the size given.
+			return sb.Wrap(op, sb.EINVALID, with("the file yielded a different number of bytes than its size; it may have changed while being sent"), err)
 		default:
 			return sb.Wrap(op, sb.EUNAVAILABLE, with(fmt.Sprintf("cannot reach Rocket.Chat at %s; check RocketChat.baseUrl or try again later", c.where)), err)
 		}

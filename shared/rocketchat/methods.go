@@ -105,7 +105,7 @@ func (c *Client) History(ctx context.Context, roomType RoomType, rid string, old
 	name, ok := historyEndpoint(roomType)
 	if !ok {
 		return nil, sb.E("rocketchat.history", sb.EINVALID,
-			fmt.Sprintf("Rocket.Chat history: room type %q has no history endpoint; use c (channel), p (group) or d (direct message)", roomType))
+			fmt.Sprintf("Rocket.Chat history of room %s: room type %q has no history endpoint; use c (channel), p (group) or d (direct message)", rid, roomType))
 	}
 	cl := api(http.MethodGet, name)
 	cl.room = rid
@@ -224,11 +224,11 @@ func (c *Client) CreateDM(ctx context.Context, username string) (string, error) 
 // upload exists but is not shown (the server drops it after about 24 h).
 func (c *Client) UploadFile(ctx context.Context, rid, name, contentType string, r io.Reader, size int64, description, tmid string) (Message, error) {
 	const op = "rocketchat.rooms.media"
-	if err := segment(op, "room id", rid); err != nil {
+	if err := segment(op, "POST /api/v1/rooms.media/:rid", "room id", rid); err != nil {
 		return Message{}, err
 	}
 	if strings.TrimSpace(name) == "" {
-		return Message{}, sb.E(op, sb.EINVALID, "Rocket.Chat upload: the file name is empty")
+		return Message{}, sb.E(op, sb.EINVALID, "Rocket.Chat POST /api/v1/rooms.media/"+rid+": the file name is empty")
 	}
 	if contentType == "" {
 		contentType = "application/octet-stream"
@@ -249,7 +249,7 @@ func (c *Client) UploadFile(ctx context.Context, rid, name, contentType string, 
 	if err := c.do(ctx, request{call: cl, body: body, length: length, contentType: ctype}, &media); err != nil {
 		return Message{}, err
 	}
-	if err := segment(op, "file id", media.File.ID); err != nil {
+	if err := segment(op, cl.endpoint(), "file id", media.File.ID); err != nil {
 		return Message{}, sb.E(op, sb.EINTERNAL, "Rocket.Chat "+cl.endpoint()+": the answer carries no usable file id")
 	}
 
@@ -308,10 +308,10 @@ func (c *Client) Download(ctx context.Context, fileID, name string) (*FileStream
 	if name == "" {
 		name = "download"
 	}
-	if err := segment(op, "file id", fileID); err != nil {
+	if err := segment(op, "GET /file-upload/:id/:name", "file id", fileID); err != nil {
 		return nil, err
 	}
-	if err := segment(op, "file name", name); err != nil {
+	if err := segment(op, "GET /file-upload/:id/:name", "file name", name); err != nil {
 		return nil, err
 	}
 	cl := call{name: "file-upload", method: http.MethodGet,
