@@ -236,8 +236,14 @@ func (s *Server) serveSearch(w http.ResponseWriter, r *http.Request) {
 		sabre(w, http.StatusBadRequest, `Sabre\DAV\Exception\BadRequest`, err.Error())
 		return
 	}
-	if fi, err := s.stat(q.scope); err != nil || !fi.IsDir() {
+	scope, err := s.stat(q.scope)
+	if err != nil || !scope.IsDir() {
 		sabre(w, http.StatusNotFound, `Sabre\DAV\Exception\NotFound`, "Search scope not found")
+		return
+	}
+	// Validate the query even when the tree is empty.
+	if _, err := (hit{path: q.scope, fi: scope}).match(q.where); err != nil {
+		sabre(w, http.StatusBadRequest, `Sabre\DAV\Exception\BadRequest`, err.Error())
 		return
 	}
 	var hits []hit
