@@ -532,10 +532,33 @@ func TestSearch(t *testing.T) {
 	}
 	board := f.s.AddGroup("board", "alice")
 	_, err = f.c.Search(ctx(t), board, "x", 0)
-	checkErr(t, err, f.token, sb.EINVALID, "without a reason", "GET /api/v1/chat.search")
+	checkErr(t, err, f.token, sb.ENOTFOUND, `unknown room "`+board+`", or this user has no access`, "GET /api/v1/chat.search")
 	if _, err := f.c.Search(ctx(t), f.general, " ", 0); sb.ErrorCode(err) != sb.EINVALID {
 		t.Errorf("empty query: %v", err)
 	}
+}
+
+func TestGetMessage(t *testing.T) {
+	f := newFixture(t)
+	m := f.post(t, "alice", f.general, "@hermes see file", rcfake.PostOptions{Files: []rcfake.FileSpec{{Name: "a.csv", Type: "text/csv", Content: []byte("a,b\n")}}})
+	got, err := f.c.GetMessage(ctx(t), m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != m.ID || got.Text != "@hermes see file" || len(got.Mentions) != 1 || len(got.Files) != 1 || got.Files[0].ID != m.FileIDs[0] {
+		t.Errorf("GetMessage = %+v", got)
+	}
+	if q := lastRequest(t, f.s, "chat.getMessage").Query; q.Get("msgId") != m.ID {
+		t.Errorf("query = %v", q)
+	}
+	_, err = f.c.GetMessage(ctx(t), "nope")
+	checkErr(t, err, f.token, sb.ENOTFOUND, `unknown message "nope"`, "GET /api/v1/chat.getMessage")
+	board := f.s.AddGroup("board", "alice")
+	secret := f.post(t, "alice", board, "board only", rcfake.PostOptions{})
+	_, err = f.c.GetMessage(ctx(t), secret.ID)
+	checkErr(t, err, f.token, sb.EFORBIDDEN, "GET /api/v1/chat.getMessage")
+	_, err = f.c.GetMessage(ctx(t), "")
+	checkErr(t, err, f.token, sb.EINVALID, "message id is empty")
 }
 
 func TestRoomInfo(t *testing.T) {

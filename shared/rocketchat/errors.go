@@ -27,9 +27,11 @@ var (
 	// error-invalid-room, subscriptions.read error-invalid-subscription
 	// (GT §1.4).
 	unknownRoomCodes = codeSet("invalid-channel", "error-room-not-found", "error-invalid-room", "error-invalid-subscription")
-	// Plain "not allowed" answers without a reason: posting into a private
-	// group one is not a member of (error-not-allowed), rooms.info without
-	// access (error "not-allowed", errorType "Not Allowed"; GT §1.8).
+	// Plain "not allowed" answers without a specific reason: posting into a
+	// private group one is not a member of (error-not-allowed), rooms.info
+	// without access (error "not-allowed", errorType "Not Allowed"; GT §1.8),
+	// chat.getMessage in a room without access ("Not allowed
+	// [error-not-allowed]").
 	notAllowedCodes = codeSet("error-not-allowed", "not-allowed")
 )
 
@@ -194,7 +196,7 @@ func (c *Client) failure(cl call, resp *http.Response, body []byte, err error) e
 			return sb.Wrap(op, sb.ENOTFOUND, with(fmt.Sprintf("unknown user %q; check the username", cl.user)), cause)
 		case se.codes["invalid-file"]:
 			return sb.Wrap(op, sb.ENOTFOUND, with(fmt.Sprintf("unknown upload %q; upload the file again", cl.file)), cause)
-		case se.has(notAllowedCodes) && (se.reason == "" || bareCode.MatchString(se.reason)):
+		case se.has(notAllowedCodes) && (se.reason == "" || bareCode.MatchString(se.reason) || strings.EqualFold(se.reason, "not allowed")):
 			msg := "not allowed; this user lacks the permission"
 			if cl.room != "" {
 				msg = fmt.Sprintf("not allowed in room %q; the agent's user is probably not a member", cl.room)
@@ -203,8 +205,16 @@ func (c *Client) failure(cl call, resp *http.Response, body []byte, err error) e
 		case se.codes["error-message-size-exceeded"]:
 			return sb.Wrap(op, sb.EINVALID, with("the text is longer than the server allows (Message_MaxAllowedSize, 5000 characters by default); shorten it or send it as a file"), cause)
 		}
-		if se.reason == "" {
-			return sb.Wrap(op, sb.EINVALID, with("the server rejected the request (400) without a reason; check the room and the arguments"), cause)
+		if se.reason == "" && len(se.codes) == 0 {
+			// API.v1.failure() without arguments: chat.search for a room the
+			// user cannot access, chat.getMessage for an unknown id.
+			switch {
+			case cl.message != "":
+				return sb.Wrap(op, sb.ENOTFOUND, with(fmt.Sprintf("unknown message %q; take the messageId from read_room or the wake message", cl.message)), cause)
+			case cl.room != "":
+				return sb.Wrap(op, sb.ENOTFOUND, with(fmt.Sprintf("unknown room %q, or this user has no access to it", cl.room)), cause)
+			}
+			return sb.Wrap(op, sb.EINVALID, with("the server rejected the request (400) without a reason; check the arguments"), cause)
 		}
 		return sb.Wrap(op, sb.EINVALID, with(withReason("the server rejected the request (400)")), cause)
 

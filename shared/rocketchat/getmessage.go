@@ -11,9 +11,12 @@ import (
 // GetMessage fetches one message by id (chat.getMessage?msgId=…): an
 // outgoing-webhook delivery carries only the text, so the worker reads the
 // message itself for mentions[], files and link previews (RC4, RC7).
-// Errors: ENOTFOUND for an unknown message or one the user may not see.
+// Errors: ENOTFOUND for an unknown message (the server answers a bare 400
+// {"success":false}); EFORBIDDEN for a message in a room the user cannot
+// access (400 "Not allowed [error-not-allowed]", getSingleMessage).
 func (c *Client) GetMessage(ctx context.Context, msgID string) (Message, error) {
 	cl := api(http.MethodGet, "chat.getMessage")
+	cl.message = msgID
 	if msgID == "" {
 		return Message{}, sb.E("rocketchat.chat.getMessage", sb.EINVALID, "Rocket.Chat "+cl.endpoint()+": the message id is empty")
 	}

@@ -325,8 +325,8 @@ func (c *Client) Download(ctx context.Context, fileID, name string) (*FileStream
 
 // Search finds messages in room rid that match query (chat.search), at most
 // count (0: the server's default). The order is the server's: newest first.
-// Errors: EINVALID when the server refuses (it answers 400 without a reason
-// for a room the user cannot access).
+// Errors: ENOTFOUND for a room that does not exist or that the user cannot
+// access (the server answers a bare 400 {"success":false} for both).
 func (c *Client) Search(ctx context.Context, rid, query string, count int) ([]Message, error) {
 	cl := api(http.MethodGet, "chat.search")
 	cl.room = rid

@@ -42,7 +42,7 @@ func routeName(p string) string {
 var known = map[string]bool{
 	"subscriptions.get": true, "subscriptions.read": true,
 	"channels.history": true, "groups.history": true, "im.history": true, "dm.history": true,
-	"chat.postMessage": true, "chat.react": true, "chat.search": true,
+	"chat.postMessage": true, "chat.react": true, "chat.search": true, "chat.getMessage": true,
 	"im.create": true, "dm.create": true,
 	"rooms.media": true, "rooms.mediaConfirm": true, "rooms.info": true,
 }
@@ -146,6 +146,8 @@ func (x *exchange) handle() {
 		x.react()
 	case "chat.search":
 		x.search()
+	case "chat.getMessage":
+		x.getMessage()
 	case "im.create", "dm.create":
 		x.imCreate()
 	case "rooms.media":
@@ -159,7 +161,7 @@ func (x *exchange) handle() {
 
 func (x *exchange) methodOK() bool {
 	switch x.route {
-	case "subscriptions.get", "channels.history", "groups.history", "im.history", "dm.history", "chat.search", "rooms.info":
+	case "subscriptions.get", "channels.history", "groups.history", "im.history", "dm.history", "chat.search", "chat.getMessage", "rooms.info":
 		return x.r.Method == http.MethodGet
 	}
 	return x.r.Method == http.MethodPost
@@ -707,6 +709,27 @@ func (x *exchange) search() {
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].ts.After(hits[j].ts) })
 	x.ok(map[string]any{"messages": x.page(hits, offset, count)})
+}
+
+// getMessage is chat.getMessage with getSingleMessage: an unknown id gives
+// API.v1.failure() without arguments, a room without access a Meteor error.
+func (x *exchange) getMessage() {
+	id := x.r.URL.Query().Get("msgId")
+	if id == "" {
+		x.plainError(`The "msgId" query parameter must be provided.`)
+		return
+	}
+	m := x.s.msgByID[id]
+	if m == nil {
+		x.json(http.StatusBadRequest, map[string]any{"success": false})
+		return
+	}
+	if !x.s.canAccess(x.s.rooms[m.rid], x.user) {
+		x.json(http.StatusBadRequest, map[string]any{"success": false, "error": "Not allowed [error-not-allowed]",
+			"errorType": "error-not-allowed", "details": map[string]any{"method": "getSingleMessage"}})
+		return
+	}
+	x.ok(map[string]any{"message": x.s.wireMessage(m)})
 }
 
 func (x *exchange) imCreate() {

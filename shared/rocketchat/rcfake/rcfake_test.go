@@ -699,6 +699,18 @@ func TestReactSearchDMAndRoomInfo(t *testing.T) {
 		t.Errorf("search without access = %d %s, want a bare 400", a.status, a.raw)
 	}
 
+	one := w.do(t, "hermes", "GET", "/api/v1/chat.getMessage?msgId="+m.ID, nil)
+	if one.status != 200 || one.obj["message"].(map[string]any)["_id"] != m.ID {
+		t.Errorf("chat.getMessage = %d %s", one.status, one.raw)
+	}
+	if a := w.do(t, "hermes", "GET", "/api/v1/chat.getMessage?msgId=nope", nil); a.status != 400 || string(a.raw) != `{"success":false}` {
+		t.Errorf("chat.getMessage unknown = %d %s, want a bare 400", a.status, a.raw)
+	}
+	secret := w.post(t, "alice", w.team, "team only", rcfake.PostOptions{})
+	if a := w.do(t, "bob", "GET", "/api/v1/chat.getMessage?msgId="+secret.ID, nil); a.status != 400 || a.obj["errorType"] != "error-not-allowed" {
+		t.Errorf("chat.getMessage without access = %d %s", a.status, a.raw)
+	}
+
 	dm := w.do(t, "hermes", "POST", "/api/v1/im.create", map[string]string{"username": "bob"})
 	room := dm.obj["room"].(map[string]any)
 	if dm.status != 200 || room["rid"] != w.s.AddDM("hermes", "bob") || room["t"] != "d" {

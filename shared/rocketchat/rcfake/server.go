@@ -246,7 +246,7 @@ func (s *Server) Requests() []Request {
 }
 
 // Calls returns how many requests reached route: "chat.postMessage",
-// "subscriptions.get", "rooms.media", "rooms.mediaConfirm", "rooms.upload",
+// "subscriptions.get", "chat.getMessage", "rooms.media", "rooms.mediaConfirm", "rooms.upload",
 // "file-upload", "info", … (the path segment after /api/v1/, without
 // parameters).
 func (s *Server) Calls(route string) int {
