@@ -124,7 +124,7 @@ func (c *Client) sendChunks(ctx context.Context, op, dir string, r io.Reader, si
 	for n := 1; remaining > 0; n++ {
 		part := min(chunkSize, remaining)
 		rq := &request{method: http.MethodPut, area: "uploads", path: fmt.Sprintf("%s/%05d", dir, n),
-			header: hdr(), body: io.LimitReader(r, part), size: part}
+			header: hdr(), body: &sizedReader{r: r, left: part}, size: part}
 		rq.header.Set("Content-Type", "application/octet-stream")
 		resp, err := c.send(ctx, op, rq)
 		if err != nil {

@@ -2,6 +2,7 @@ package nextcloud
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -212,6 +213,34 @@ func (c *Client) relPath(href string) (string, bool) {
 		return "", false
 	}
 	return path.Clean("/" + rest), true
+}
+
+// errShortBody marks an upload whose reader ended before the announced size.
+var errShortBody = errors.New("the reader ended before the announced size")
+
+// sizedReader fails with errShortBody when r ends early, so that a caller's
+// wrong size is not mistaken for a network failure.
+type sizedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (s *sizedReader) Read(p []byte) (int, error) {
+	if s.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > s.left {
+		p = p[:s.left]
+	}
+	n, err := s.r.Read(p)
+	s.left -= int64(n)
+	if err == io.EOF && s.left > 0 {
+		return n, errShortBody
+	}
+	if err == io.EOF || s.left == 0 {
+		return n, io.EOF
+	}
+	return n, err
 }
 
 // invalidPath builds the error for a path the client refuses to send.

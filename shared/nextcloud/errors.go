@@ -113,6 +113,9 @@ func classify(op string, he *httpError) error {
 		return wrap(switchboard.EINTERNAL, "Nextcloud sent an answer this client cannot read; the operator can find details in the logs")
 	}
 	if he.Status == 0 && he.OCSStatus == 0 {
+		if errors.Is(he.Err, errShortBody) {
+			return wrap(switchboard.EINVALID, "the upload ended before its announced size; the local file changed or the size is wrong — check it and upload again")
+		}
 		if errors.Is(he.Err, context.Canceled) {
 			return wrap(switchboard.EUNAVAILABLE, "the Nextcloud request was cancelled before it finished; try again")
 		}

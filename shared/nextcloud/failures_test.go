@@ -348,3 +348,33 @@ func TestUndecodableAnswer(t *testing.T) {
 		t.Errorf("HTTPStatus = %d", nextcloud.HTTPStatus(err))
 	}
 }
+
+// TestShortReader: a reader shorter than the announced size is the caller's
+// mistake, not a network failure; nothing is left behind.
+func TestShortReader(t *testing.T) {
+	for _, mode := range []nextcloud.ChunkMode{nextcloud.ChunkNever, nextcloud.ChunkAlways} {
+		fake, c := setup(t)
+		if err := c.SetChunking(nextcloud.Chunking{Mode: mode, Threshold: 1, ChunkSize: nextcloud.MinChunkSize}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := c.Put(context.Background(), "short.bin", strings.NewReader("only this"), 6<<20, "")
+		wantCode(t, err, switchboard.EINVALID)
+		if fake.PendingUploads() != 0 {
+			t.Errorf("mode %d: upload left on the server", mode)
+		}
+		if _, err := fake.File("short.bin"); err == nil {
+			t.Errorf("mode %d: a partial file was left behind", mode)
+		}
+	}
+}
+
+// TestPutOntoFolder: the folder survives a PUT aimed at it.
+func TestPutOntoFolder(t *testing.T) {
+	fake, c := setup(t)
+	fake.WriteFile("Dir/keep.txt", []byte("k"))
+	_, err := c.Put(context.Background(), "Dir", strings.NewReader("x"), 1, "")
+	wantCode(t, err, switchboard.ECONFLICT) // Sabre answers 409 for PUT on a collection
+	if b, err := fake.File("Dir/keep.txt"); err != nil || string(b) != "k" {
+		t.Errorf("folder content after a failed PUT: %q, %v", b, err)
+	}
+}

@@ -77,7 +77,7 @@ func (c *Client) Put(ctx context.Context, p string, r io.Reader, size int64, con
 		return c.putChunked(ctx, op, cp, r, size)
 	}
 	rq := &request{method: http.MethodPut, area: "files", path: c.filesPath(cp),
-		header: http.Header{"Content-Type": {contentType}}, body: r, size: size}
+		header: http.Header{"Content-Type": {contentType}}, body: &sizedReader{r: r, left: size}, size: size}
 	resp, err := c.send(ctx, op, rq)
 	if err != nil {
 		return PutResult{}, err

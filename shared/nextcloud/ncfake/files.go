@@ -236,10 +236,18 @@ func (s *Server) serveFiles(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		fi, err := s.stat(p)
-		existed := err == nil && !fi.IsDir()
+		if err == nil && fi.IsDir() {
+			sabre(w, http.StatusConflict, `Sabre\DAV\Exception\Conflict`, "PUT is not allowed on non-files.")
+			return
+		}
+		present := err == nil
+		existed := present && !fi.IsDir()
 		id, old := s.oldVersion(p)
 		dw.before = func(status int) int {
 			if status != http.StatusCreated {
+				// Nextcloud writes to a .part file first: a failed upload
+				// leaves neither a partial file nor a damaged old one.
+				s.undoPut(p, present, old)
 				return status
 			}
 			s.addVersion(id, old) // only a successful overwrite makes a version
@@ -290,6 +298,22 @@ func (s *Server) serveFiles(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.dav.ServeHTTP(dw, r)
+}
+
+// undoPut restores the state before a failed PUT.
+func (s *Server) undoPut(p string, present bool, old *version) {
+	ctx := context.Background()
+	if !present {
+		s.fs.RemoveAll(ctx, p)
+		return
+	}
+	if old == nil {
+		return
+	}
+	if f, err := s.mem.OpenFile(ctx, p, os.O_RDWR|os.O_TRUNC, 0); err == nil {
+		f.Write(old.data)
+		f.Close()
+	}
 }
 
 // snapshot captures p and everything below it for the trash.
