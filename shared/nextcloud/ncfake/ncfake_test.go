@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/nextcloud/ncfake"
 )
@@ -288,5 +289,36 @@ func TestDownAndCalls(t *testing.T) {
 	f.ResetRequests()
 	if len(f.Requests()) != 0 || f.Calls("PROPFIND files") != 0 {
 		t.Errorf("ResetRequests kept records")
+	}
+}
+
+func TestRateLimitSwitchesAndClock(t *testing.T) {
+	f := ncfake.Start(t, ncfake.Options{})
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	f.SetClock(func() time.Time { return now })
+	f.SetShareRateLimit(2, time.Minute)
+	f.WriteFile("a.txt", []byte("a"))
+	if f.FileID("a.txt") == 0 || f.FileID("missing") != 0 {
+		t.Errorf("FileID = %d / %d", f.FileID("a.txt"), f.FileID("missing"))
+	}
+	form := url.Values{"path": {"/a.txt"}, "shareType": {"3"}}.Encode()
+	hdr := map[string]string{"OCS-APIRequest": "true", "Content-Type": "application/x-www-form-urlencoded"}
+	create := func() *http.Response {
+		resp, _ := do(t, f, "POST", "/ocs/v2.php/apps/files_sharing/api/v1/shares?format=json", form, hdr, true)
+		return resp
+	}
+	create()
+	now = now.Add(15 * time.Second)
+	create()
+	resp := create()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "45" {
+		t.Errorf("third share: %d Retry-After %q, want 429 and 45", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	now = now.Add(45 * time.Second)
+	if resp := create(); resp.StatusCode != 200 {
+		t.Errorf("after the window: %d", resp.StatusCode)
+	}
+	if f.Shares() != 3 {
+		t.Errorf("Shares() = %d, want 3", f.Shares())
 	}
 }
