@@ -46,23 +46,33 @@ func TestToolAPIAuth(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("GET /tools = %d %v", status, m)
 	}
+	all, _ := m["tools"].([]any)
+	var names []string
+	for _, x := range all {
+		names = append(names, str(x.(map[string]any)["name"]))
+	}
+	if strings.Join(names, ",") != "RocketChat,Workspace" {
+		t.Errorf("all tools = %v, want RocketChat,Workspace", names)
+	}
+	// hermes has only the Workspace block.
+	_, _, m = d.do("GET", "/tools?agent=hermes", toolToken, nil)
 	list, _ := m["tools"].([]any)
 	if len(list) != 1 {
-		t.Fatalf("tools = %v, want exactly Workspace", list)
+		t.Fatalf("tools for hermes = %v, want exactly Workspace", list)
 	}
 	ws, _ := list[0].(map[string]any)
 	actions, _ := ws["actions"].([]any)
-	names := map[string]bool{}
+	actionNames := map[string]bool{}
 	for _, a := range actions {
 		am, _ := a.(map[string]any)
-		names[str(am["name"])] = true
+		actionNames[str(am["name"])] = true
 		if params, _ := am["parameters"].(map[string]any); params["type"] != "object" {
 			t.Errorf("action %v has no object schema", am["name"])
 		}
 	}
 	for _, want := range []string{"write", "read", "list", "delete"} {
-		if !names[want] {
-			t.Errorf("Workspace lacks action %s: %v", want, names)
+		if !actionNames[want] {
+			t.Errorf("Workspace lacks action %s: %v", want, actionNames)
 		}
 	}
 	// An agent without the Workspace block sees no tools.

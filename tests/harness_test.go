@@ -82,6 +82,12 @@ func (s *syncBuffer) String() string {
 // own S3 server, and waits until /healthz answers.
 func startDev(t *testing.T, extraEnv ...string) *devServer {
 	t.Helper()
+	return startDevConfig(t, "testdata/e2e.yaml", extraEnv...)
+}
+
+// startDevConfig is startDev with another config file.
+func startDevConfig(t *testing.T, config string, extraEnv ...string) *devServer {
+	t.Helper()
 	endpoint := dynamotest.Endpoint(t)
 	s3, stopS3, err := s3blob.StartFake("")
 	if err != nil {
@@ -89,7 +95,7 @@ func startDev(t *testing.T, extraEnv ...string) *devServer {
 	}
 	t.Cleanup(stopS3)
 	addr := freeAddr(t)
-	cmd := exec.Command(binary, "dev", "--config", "testdata/e2e.yaml", "--addr", addr, "--data", t.TempDir())
+	cmd := exec.Command(binary, "dev", "--config", config, "--addr", addr, "--data", t.TempDir())
 	cmd.Env = append(os.Environ(),
 		"AWS_ENDPOINT_URL_DYNAMODB="+endpoint,
 		"AWS_ENDPOINT_URL_S3="+s3,

@@ -32,6 +32,8 @@ commands:
                          run a scheduled job now (heartbeat, …)
   invoke --fn NAME --event FILE [--config F]
                          run a function's Lambda handler on a sample event
+  capabilities [--agent ID] [--check a,b] [--config F]
+                         what the agent's Nextcloud offers; --check exits 1 naming what is missing
   version                print the version
 `
 
@@ -95,6 +97,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return usageError("invoke needs --fn and --event")
 		}
 		return invoke(ctx, *fn, *event, *config, out)
+	case "capabilities":
+		agent := fs.String("agent", "", "agent id (default: the first agent with a Nextcloud block)")
+		check := fs.String("check", "", "comma-separated features that must be present, e.g. sharing.public,dav.chunking")
+		if err := parse(fs, args, 0); err != nil {
+			return err
+		}
+		return capabilities(ctx, *config, *agent, *check, out)
 	case "version":
 		if err := parse(fs, args, 0); err != nil {
 			return err

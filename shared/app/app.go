@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	"github.com/switchboard-dev/switchboard/shared/jobs"
 	"github.com/switchboard-dev/switchboard/shared/openai"
+	"github.com/switchboard-dev/switchboard/shared/rctool"
 	"github.com/switchboard-dev/switchboard/shared/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/scrub"
 	"github.com/switchboard-dev/switchboard/shared/staging"
@@ -112,8 +113,14 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("app: config %s: instance.staging: %w", a.Config.File, err)
 	}
+	if err := a.setupRocketChat(awsCfg, a.http); err != nil {
+		return nil, err
+	}
 	a.Tools, err = tools.New(tools.Options{
-		Tools:   []sb.Tool{workspace.NewTool(a.Blobs, a.workspaceLimit)},
+		Tools: []sb.Tool{
+			workspace.NewTool(a.Blobs, a.workspaceLimit),
+			rctool.New(a.rocketChatAgent, a.Blobs),
+		},
 		Policy:  policy,
 		Audit:   a.Store,
 		Scrub:   a.Scrubber,
@@ -128,9 +135,6 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 		if _, err := a.agent(ag.ID); err != nil {
 			return nil, err
 		}
-	}
-	if err := a.setupRocketChat(awsCfg, a.http); err != nil {
-		return nil, err
 	}
 	a.Jobs, err = jobs.New(map[string]jobs.Func{
 		"heartbeat":       a.heartbeat,

@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/agentrun"
 	"github.com/switchboard-dev/switchboard/shared/deploy"
 	"github.com/switchboard-dev/switchboard/shared/lambdainvoke"
+	"github.com/switchboard-dev/switchboard/shared/rctool"
 	"github.com/switchboard-dev/switchboard/shared/rocketchat"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/wake"
@@ -88,6 +89,19 @@ func (a *App) setupRocketChat(awsCfg aws.Config, hc *http.Client) error {
 	a.poller = &wake.Poller{KV: a.Store.KV(), Counters: a.Store, Claims: a.Store, Dispatch: a.Dispatcher,
 		Log: a.Log, Loc: time.UTC, Now: time.Now}
 	return nil
+}
+
+// rocketChatAgent gives the RocketChat tool an agent's client and limits.
+func (a *App) rocketChatAgent(agentID string) (rctool.Agent, bool) {
+	rc, ok := a.rc[agentID]
+	c, _ := a.Config.Agent(agentID)
+	if !ok || c == nil || c.Tools.RocketChat == nil {
+		return rctool.Agent{}, false
+	}
+	t := c.Tools.RocketChat
+	return rctool.Agent{Client: rc.client, Username: t.Username, AllowedRooms: t.AllowedRooms,
+		DefaultRoom: t.DefaultRoom, MaxUploadMB: t.MaxUploadMB, MaxDownloadMB: t.MaxDownloadMB,
+		AllowDangerousDownloads: t.AllowDangerousDownloads}, true
 }
 
 // pollRocketChat is the rocketchat-poll job.
