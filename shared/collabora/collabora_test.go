@@ -581,14 +581,19 @@ func TestConvertStreamsTheBody(t *testing.T) {
 				t.Fatalf("Convert: %v", err)
 			}
 			readAll(t, rc)
-			// A non-seekable input may be preceded by an empty probe request;
-			// the fake records each request when its handler ends, so the
-			// probe can be recorded after the upload: pick the upload.
-			reqs := fake.Requests()
-			last := reqs[len(reqs)-1]
-			for _, r := range reqs {
-				if r.Size > last.Size {
-					last = r
+			// A non-seekable input may be preceded by an empty probe
+			// request; pick the upload.
+			// The handler records the request when it ends, which can be
+			// after the client has read the whole answer: wait for it.
+			var last cofake.Request
+			for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				for _, r := range fake.Requests() {
+					if r.Size > last.Size {
+						last = r
+					}
+				}
+				if last.Size > 0 {
+					break
 				}
 			}
 			if last.Size != firstLen+restLen {
