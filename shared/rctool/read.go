@@ -37,7 +37,7 @@ func (c *invocation) listRooms() sb.Envelope {
 		// and stay out of the answer (C7).
 		rooms = append(rooms, map[string]any{
 			"id":       s.RoomID,
-			"name":     r.display(),
+			"name":     s.Name, // for a DM the counterpart's username, which the room argument takes
 			"type":     typeName(s.Type),
 			"unread":   s.Unread,
 			"mentions": s.UserMentions + s.GroupMentions,

@@ -66,9 +66,9 @@ func TestListRooms(t *testing.T) {
 	want := map[string]struct {
 		id, typ string
 	}{
-		"#finanz-team": {e.finanz, "channel"},
-		"#vorstand":    {e.vorstand, "group"},
-		"@richard":     {e.dmRichard, "direct"},
+		"finanz-team": {e.finanz, "channel"},
+		"vorstand":    {e.vorstand, "group"},
+		"richard":     {e.dmRichard, "direct"},
 	}
 	if len(got) != len(want) || num(env, "count") != int64(len(want)) {
 		t.Fatalf("rooms = %v, want %v", rooms, want)
@@ -79,11 +79,11 @@ func TestListRooms(t *testing.T) {
 			t.Errorf("%s = %v, want id %s type %s", name, r, w.id, w.typ)
 		}
 	}
-	if f := got["#finanz-team"]; f["mentions"] != float64(1) || f["alert"] != true {
-		t.Errorf("#finanz-team counters = %v, want one mention and alert", f)
+	if f := got["finanz-team"]; f["mentions"] != float64(1) || f["alert"] != true {
+		t.Errorf("finanz-team counters = %v, want one mention and alert", f)
 	}
-	if d := got["@richard"]; d["unread"] != float64(1) || d["alert"] != true {
-		t.Errorf("@richard counters = %v", d)
+	if d := got["richard"]; d["unread"] != float64(1) || d["alert"] != true {
+		t.Errorf("richard counters = %v", d)
 	}
 	if str(env, "defaultRoom") != "finanz-team" {
 		t.Errorf("defaultRoom = %q", str(env, "defaultRoom"))
