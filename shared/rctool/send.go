@@ -161,7 +161,7 @@ func (c *invocation) sendFile() sb.Envelope {
 	ctype := mime.TypeByExtension(path.Ext(name))
 	msg, err := c.agent.Client.UploadFile(c.ctx, r.ID, name, ctype, body, info.Size, description, tmid)
 	if err != nil {
-		if sb.ErrorCode(err) == sb.EFORBIDDEN && !errors.Is(err, context.Canceled) {
+		if sb.ErrorCode(err) == sb.EFORBIDDEN {
 			// rooms.media answers 403 for rooms the user cannot post into.
 			return c.fail(sb.Wrap(c.op, sb.EFORBIDDEN, fmt.Sprintf(
 				"Rocket.Chat refused the upload into %s (403); the agent's user is probably not a member of that room", r.display()), err))
