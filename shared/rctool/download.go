@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/switchboard-dev/switchboard/shared/rocketchat"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/workspace"
 )
@@ -101,7 +102,7 @@ func (c *invocation) downloadFile() sb.Envelope {
 	}
 	defer fs.Body.Close()
 	if fs.Size > limit { // Content-Length, when the server sent one
-		return tooLarge(humanSize(fs.Size))
+		return tooLarge(rocketchat.HumanSize(fs.Size))
 	}
 	ctype := contentType(fs.ContentType, name)
 	lr := &limitedReader{r: fs.Body, max: limit}
@@ -125,7 +126,7 @@ func (c *invocation) downloadFile() sb.Envelope {
 			c.t.log.WarnContext(c.ctx, "rocketchat tool: download broke off", "agent", c.call.AgentID, "fileId", fileID,
 				"bytes", lr.n, "runId", c.call.Run.RunID, "err", lr.err.Error())
 			return c.fail(sb.E(c.op, sb.EUNAVAILABLE, fmt.Sprintf(
-				"the download of %s broke off after %s; nothing was saved, try again", quote(name), humanSize(lr.n))))
+				"the download of %s broke off after %s; nothing was saved, try again", quote(name), rocketchat.HumanSize(lr.n))))
 		}
 		return c.storeFailure("save", ref, putErr)
 	}

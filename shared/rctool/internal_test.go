@@ -6,8 +6,6 @@ import (
 	"io"
 	"testing"
 	"testing/iotest"
-
-	"github.com/switchboard-dev/switchboard/shared/wake"
 )
 
 func TestIncomingName(t *testing.T) {
@@ -52,14 +50,6 @@ func TestDangerous(t *testing.T) {
 	for _, name := range []string{"a.csv", "a.pdf", "a.exe.pdf", "a.docx", "a.zip", "a.png", "exe", "a.json", "a.md", "a.txt", "a.py"} {
 		if dangerous(name) {
 			t.Errorf("dangerous(%q) = true", name)
-		}
-	}
-}
-
-func TestHumanSizeMatchesWake(t *testing.T) {
-	for _, n := range []int64{0, 1, 77, 1023, 1024, 1500, 1<<20 - 1, 1 << 20, 25 << 20, 3 << 30} {
-		if got, want := humanSize(n), wake.HumanSize(n); got != want {
-			t.Errorf("humanSize(%d) = %q, wake says %q", n, got, want)
 		}
 	}
 }

@@ -270,7 +270,7 @@ func render(msgs []rocketchat.Message) string {
 		}
 		fmt.Fprintf(&b, "[%s] @%s (%s)%s: %s\n", at.Format("15:04"), m.User.Username, ids, sys, indentContinuation(m.Text))
 		for _, f := range m.Files {
-			fmt.Fprintf(&b, "    Datei: %s (%s, %s) — fileId: %s\n", oneLine(f.Name), oneLine(f.Type), humanSize(f.Size), f.ID)
+			fmt.Fprintf(&b, "    Datei: %s (%s, %s) — fileId: %s\n", oneLine(f.Name), oneLine(f.Type), rocketchat.HumanSize(f.Size), f.ID)
 		}
 		for _, l := range m.Links {
 			line := "    Link: " + oneLine(l.URL)

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/switchboard-dev/switchboard/shared/rocketchat"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/workspace"
 )
@@ -156,7 +157,7 @@ func (c *invocation) sendFile() sb.Envelope {
 	}
 	if limit := int64(limitMB) << 20; info.Size > limit {
 		return c.failMsg(sb.EINVALID, "%s is %s, more than this agent's upload limit of %d MB (RocketChat.maxUploadMb); send a smaller file, or upload it to Nextcloud and share a link",
-			ref, humanSize(info.Size), limitMB)
+			ref, rocketchat.HumanSize(info.Size), limitMB)
 	}
 	ctype := mime.TypeByExtension(path.Ext(name))
 	msg, err := c.agent.Client.UploadFile(c.ctx, r.ID, name, ctype, body, info.Size, description, tmid)
@@ -223,21 +224,6 @@ func isBidiControl(r rune) bool {
 		return true
 	}
 	return false
-}
-
-// humanSize renders a byte count like the wake message (wake.HumanSize):
-// 77 B, 1.2 KB, 3.4 MB. Kept here so that a tool does not import the wake
-// use case; TestHumanSizeMatchesWake pins them together.
-func humanSize(n int64) string {
-	switch {
-	case n < 1024:
-		return fmt.Sprintf("%d B", n)
-	case n < 1024*1024:
-		return fmt.Sprintf("%.1f KB", float64(n)/1024)
-	case n < 1024*1024*1024:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1024*1024))
-	}
-	return fmt.Sprintf("%.1f GB", float64(n)/(1024*1024*1024))
 }
 
 func firstNonEmpty(ss ...string) string {
