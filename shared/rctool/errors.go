@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/switchboard-dev/switchboard/shared/rocketchat"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -57,36 +56,14 @@ type details struct {
 	retryAfter time.Duration
 }
 
-var (
-	// The client's messages start with "Rocket.Chat <METHOD> <path>: " and
-	// never carry a query, a header or the token (rocketchat/errors.go).
-	endpointPrefix = regexp.MustCompile(`^Rocket\.Chat ([A-Z]+ /[^\n]*?): `)
-	// Its internal cause of a failed answer reads
-	// "<METHOD> <path>: HTTP <status>: codes [...]: reason".
-	statusInCause = regexp.MustCompile(`: HTTP (\d{3}): codes `)
-)
-
-// rcDetails reads HTTP status, endpoint and wait from the first Rocket.Chat
-// client error in err's chain. The client offers them only inside its
-// messages; the format is pinned by TestRocketChatErrorDetails.
+// rcDetails reads HTTP status, endpoint and wait from a Rocket.Chat client
+// error (rocketchat.HTTPError is its cause).
 func rcDetails(err error) details {
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		se, ok := e.(*sb.Error)
-		if !ok || !strings.HasPrefix(se.Op, "rocketchat.") {
-			continue
-		}
-		d := details{retryAfter: se.RetryAfter}
-		if m := endpointPrefix.FindStringSubmatch(se.Message); m != nil {
-			d.endpoint = m[1]
-		}
-		if se.Err != nil {
-			if m := statusInCause.FindStringSubmatch(se.Err.Error()); m != nil {
-				d.status, _ = strconv.Atoi(m[1])
-			}
-		}
-		return d
+	var se *sb.Error
+	if !errors.As(err, &se) {
+		return details{}
 	}
-	return details{}
+	return details{retryAfter: se.RetryAfter, status: rocketchat.HTTPStatus(err), endpoint: rocketchat.Endpoint(err)}
 }
 
 // quote renders untrusted text for a message: Go-quoted, at most 80 bytes.

@@ -102,6 +102,45 @@ func (se serverError) has(set map[string]bool) bool {
 // that decides codes (STYLE: one error vocabulary, translated in one table).
 // resp is nil for transport failures (err set). Messages name the endpoint,
 // never the query or a header; the internal cause goes into Err.
+// HTTPError is the cause inside every error the client returns: the
+// endpoint (method and path, never the query) and, when the server answered,
+// its status, error codes and reason. Tools put Status and Endpoint into the
+// envelope (C8).
+type HTTPError struct {
+	Status   int // 0 when no answer arrived
+	Endpoint string
+	Codes    []string
+	Reason   string
+	Err      error // transport failure, when Status is 0
+}
+
+func (e *HTTPError) Error() string {
+	if e.Status == 0 {
+		return fmt.Sprintf("%s: %v", e.Endpoint, e.Err)
+	}
+	return fmt.Sprintf("%s: HTTP %d: codes %v: %s", e.Endpoint, e.Status, e.Codes, e.Reason)
+}
+
+func (e *HTTPError) Unwrap() error { return e.Err }
+
+// HTTPStatus is the Rocket.Chat status behind err, 0 when there was none.
+func HTTPStatus(err error) int {
+	var he *HTTPError
+	if errors.As(err, &he) {
+		return he.Status
+	}
+	return 0
+}
+
+// Endpoint is the Rocket.Chat endpoint behind err ("GET /api/v1/rooms.info"), "" when none.
+func Endpoint(err error) string {
+	var he *HTTPError
+	if errors.As(err, &he) {
+		return he.Endpoint
+	}
+	return ""
+}
+
 func (c *Client) failure(cl call, resp *http.Response, body []byte, err error) error {
 	op := "rocketchat." + cl.name
 	where := "Rocket.Chat " + cl.endpoint() + ": "
@@ -113,6 +152,7 @@ func (c *Client) failure(cl call, resp *http.Response, body []byte, err error) e
 	}
 
 	if resp == nil {
+		err = &HTTPError{Endpoint: cl.endpoint(), Err: err}
 		var ne net.Error
 		switch {
 		case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
@@ -130,7 +170,7 @@ func (c *Client) failure(cl call, resp *http.Response, body []byte, err error) e
 
 	status := resp.StatusCode
 	se := c.readServerError(body)
-	cause := fmt.Errorf("%s: HTTP %d: codes %v: %s", cl.endpoint(), status, keys(se.codes), se.reason)
+	cause := &HTTPError{Status: status, Endpoint: cl.endpoint(), Codes: keys(se.codes), Reason: se.reason}
 	withReason := func(s string) string {
 		if se.reason != "" {
 			s += ": " + se.reason
