@@ -87,8 +87,10 @@ func newWorker(store *memstore.Store, run func(context.Context, wake.Job) (agent
 	l := &leases{Leases: store}
 	r := &replies{}
 	w := &wake.Worker{
-		Leases:   l,
-		Prepare:  func(ctx context.Context, j wake.Job) (wake.Job, bool, error) { panic("Prepare called for a job without Pending") },
+		Leases: l,
+		Prepare: func(ctx context.Context, j wake.Job) (wake.Job, bool, error) {
+			panic("Prepare called for a job without Pending")
+		},
 		Run:      run,
 		Reply:    r.Reply,
 		LeaseFor: time.Minute,
@@ -281,10 +283,14 @@ func TestWorkerReleasesLease(t *testing.T) {
 		wantErr  bool
 	}{
 		{"run answered", func(_ context.Context, j wake.Job) (agentrun.Result, error) { return answered(j.AgentID, "ok"), nil }, nil, false},
-		{"run failed", func(context.Context, wake.Job) (agentrun.Result, error) { return agentrun.Result{}, errors.New("model down") }, nil, true},
+		{"run failed", func(context.Context, wake.Job) (agentrun.Result, error) {
+			return agentrun.Result{}, errors.New("model down")
+		}, nil, true},
 		{"reply failed", func(_ context.Context, j wake.Job) (agentrun.Result, error) { return answered(j.AgentID, "ok"), nil },
 			sb.E("app.reply", sb.EUNAVAILABLE, "Rocket.Chat down"), true},
-		{"run cancelled", func(ctx context.Context, j wake.Job) (agentrun.Result, error) { return agentrun.Result{}, context.Canceled }, nil, true},
+		{"run cancelled", func(ctx context.Context, j wake.Job) (agentrun.Result, error) {
+			return agentrun.Result{}, context.Canceled
+		}, nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
