@@ -734,3 +734,67 @@ func TestPollRoomFailureIsolated(t *testing.T) {
 		t.Errorf("the failed room's mention did not wake on the next tick")
 	}
 }
+
+// flakyClaims fails the claim call number failAt (1-based), once.
+type flakyClaims struct {
+	wake.Claims
+	calls, failAt int
+}
+
+func (f *flakyClaims) Claim(ctx context.Context, key string, expires time.Time) (bool, error) {
+	f.calls++
+	if f.calls == f.failAt {
+		return false, sb.E("markers.claim", sb.EUNAVAILABLE, "the state table is busy")
+	}
+	return f.Claims.Claim(ctx, key, expires)
+}
+
+// flakyCounters fails the first Incr.
+type flakyCounters struct {
+	sb.Counters
+	failed bool
+}
+
+func (f *flakyCounters) Incr(ctx context.Context, key string, limit int, expires time.Time) (int, bool, error) {
+	if !f.failed {
+		f.failed = true
+		return 0, false, sb.E("counters.incr", sb.EUNAVAILABLE, "the state table is busy")
+	}
+	return f.Counters.Incr(ctx, key, limit, expires)
+}
+
+// A store failure half-way through claiming or throttling gives back the
+// claims already taken and leaves the room unread: the next tick wakes for
+// all messages, once.
+func TestPollStoreFailureReleasesClaims(t *testing.T) {
+	tests := []struct {
+		name       string
+		breakStore func(e *pollEnv)
+	}{
+		{"second claim fails", func(e *pollEnv) { e.poller.Claims = &flakyClaims{Claims: e.store, failAt: 2} }},
+		{"throttle counter fails", func(e *pollEnv) { e.poller.Counters = &flakyCounters{Counters: e.store} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newPollEnv(t)
+			a := e.post(t, "richard", e.general, "@agent-hermes eins", rcfake.PostOptions{})
+			b := e.post(t, "richard", e.general, "@agent-hermes zwei", rcfake.PostOptions{})
+			tt.breakStore(e)
+			e.clk.Add(10 * time.Second)
+			if _, err := e.poller.Tick(context.Background(), []wake.PollAgent{e.hermes}); sb.ErrorCode(err) != sb.EUNAVAILABLE {
+				t.Fatalf("Tick = %v, want the store's EUNAVAILABLE", err)
+			}
+			if e.disp.len() != 0 {
+				t.Fatalf("dispatched despite the failure: %+v", e.disp.all())
+			}
+			if s := e.sub(t, e.general); !s.Alert {
+				t.Error("marked read despite the failure")
+			}
+			e.tick(t)
+			if e.disp.len() != 1 {
+				t.Fatalf("%d jobs after the retry, want 1", e.disp.len())
+			}
+			checkJob(t, e.disp.all()[0], "hermes", wake.ReplyTo{RoomID: e.general, RoomName: "general"}, a, b)
+		})
+	}
+}
