@@ -106,6 +106,9 @@ type exchange struct {
 func (x *exchange) handle() {
 	p := x.r.URL.Path
 	x.user = x.s.authenticate(x.r.Header.Get("X-User-Id"), x.r.Header.Get("X-Auth-Token"))
+	if x.serveAdmin() { // settings, users.*, login, logout: admin.go
+		return
+	}
 	switch {
 	case p == "/api/info" && x.r.Method == http.MethodGet:
 		x.info()

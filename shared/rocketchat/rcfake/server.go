@@ -87,6 +87,8 @@ type Server struct {
 
 	requests []Request
 	calls    map[string]int
+
+	adm *adminState // provisioning endpoints (admin.go); built on first use
 }
 
 type user struct {
