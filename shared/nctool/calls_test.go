@@ -64,6 +64,7 @@ func TestCallsPerAction(t *testing.T) {
 			want: []string{"PROPFIND files", "GET capabilities", "POST shares"}},
 		{name: "share a link, not allowed", setup: func(e *env) { e.configure(func(a *nctool.Agent) { a.AllowPublicShares = false }) },
 			call: step{"share", `{"path":"reports/q3.md","shareType":3}`}, want: nil},
+		{name: "shares", setup: shareTwice, call: step{"shares", `{}`}, want: []string{"GET shares"}},
 		{name: "unshare by id", setup: shareTwice, call: step{"unshare", `{"shareId":"1"}`}, want: []string{"GET shares", "DELETE shares"}},
 		{name: "unshare a path without confirm", setup: shareTwice, call: step{"unshare", `{"path":"reports/q3.md"}`}, want: []string{"GET shares"}},
 		{name: "unshare a path confirmed", setup: shareTwice, call: step{"unshare", `{"path":"reports/q3.md","confirm":true}`},

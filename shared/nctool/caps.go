@@ -20,6 +20,7 @@ func Features() []string {
 
 type capabilitiesArgs struct {
 	Check []string `json:"check"`
+	Raw   *bool    `json:"raw"`
 }
 
 // capabilities is the deployment fit-check (NC5): one action reports what
@@ -81,6 +82,9 @@ func (c *invocation) capabilities() sb.Envelope {
 			"reports_max_age_days":      c.agent.reportsMaxAge(),
 			"collabora":                 c.agent.Collabora != nil,
 		},
+	}
+	if boolOr(a.Raw, false) {
+		data["raw"] = caps.Raw
 	}
 	// Quota is the account's, not a capability, but it belongs in the
 	// fit-check (istota does the same); its failure does not hide the rest.

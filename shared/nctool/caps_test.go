@@ -18,8 +18,8 @@ func TestCapabilitiesReport(t *testing.T) {
 	e.nc.SetLinkExpiry(7, true)
 	e.nc.SetQuota(1 << 20)
 	d := e.ok(e.invoke("capabilities", `{}`)).Data
-	if d["version"] != "30.0.2" {
-		t.Errorf("version = %v", d["version"])
+	if d["version"] != "30.0.2" || d["raw"] != nil {
+		t.Errorf("version = %v, raw = %v", d["version"], d["raw"] != nil)
 	}
 	sharing := d["sharing"].(map[string]any)
 	expire := sharing["expire_date"].(map[string]any)
@@ -40,6 +40,16 @@ func TestCapabilitiesReport(t *testing.T) {
 	features := d["features"].(map[string]any)
 	if len(features) != len(nctool.Features()) || features["talk"] != false || features["dav.chunking"] != true {
 		t.Errorf("features = %+v", features)
+	}
+}
+
+func TestCapabilitiesRaw(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	d := e.ok(e.invoke("capabilities", `{"raw":true}`)).Data
+	raw, _ := d["raw"].(map[string]any)
+	if caps, _ := raw["capabilities"].(map[string]any); caps["files_sharing"] == nil {
+		t.Errorf("raw = %v", d["raw"])
 	}
 }
 
@@ -70,7 +80,7 @@ func TestSpecMatchesActions(t *testing.T) {
 	e := newEnv(t)
 	spec := e.tool.Spec()
 	want := []string{"capabilities", "convert", "delete", "download", "favorite", "list", "mkdir", "move", "quota",
-		"restore_version", "search", "share", "stat", "trash", "unshare", "upload", "versions"}
+		"restore_version", "search", "share", "shares", "stat", "trash", "unshare", "upload", "versions"}
 	if got := spec.ActionNames(); !slices.Equal(got, want) {
 		t.Fatalf("actions = %v, want %v", got, want)
 	}

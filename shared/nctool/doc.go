@@ -1,7 +1,7 @@
 // Package nctool is the Nextcloud tool agents use (NC1–NC7): upload,
 // download, list, stat, mkdir, move, delete, search, versions,
-// restore_version, trash, favorite, quota, capabilities, convert, share and
-// unshare, each acting through the agent's nextcloud.Client (usually one
+// restore_version, trash, favorite, quota, capabilities, convert, share,
+// shares and unshare, each acting through the agent's nextcloud.Client (usually one
 // service account for all agents, seed §5.2) inside the agent's rootPath.
 //
 // Scoping (NC2). Every path argument is read relative to rootPath ("/" is

@@ -119,7 +119,10 @@ func (c *invocation) upload() sb.Envelope {
 	remote := "/" + name
 	if a.RemotePath != nil {
 		remote = *a.RemotePath
-		if strings.HasSuffix(remote, "/") || strings.TrimSpace(remote) == "" {
+		switch {
+		case strings.TrimSpace(remote) == "":
+			remote = name
+		case strings.HasSuffix(remote, "/"):
 			remote += name // a folder: keep the workspace file's name
 		}
 	}

@@ -178,7 +178,7 @@ func (c *invocation) share() sb.Envelope {
 	switch typ {
 	case nextcloud.ShareLink:
 		msg += " as a public link (anyone holding it can open it"
-		if req.Password != "" || password != "" {
+		if req.Password != "" {
 			msg += " with the password"
 		}
 		msg += ")"
@@ -276,6 +276,52 @@ func newPassword() (string, error) {
 		b[i], b[j.Int64()] = b[j.Int64()], b[i]
 	}
 	return string(b), nil
+}
+
+type sharesArgs struct {
+	Path *string `json:"path"`
+}
+
+// shares lists the agent's shares (all of them, or those of one path) with
+// their lifecycle: who or what link, until when, how to revoke. One call.
+func (c *invocation) shares() sb.Envelope {
+	var a sharesArgs
+	if err := c.decodeArgs(&a); err != nil {
+		return c.bad(err)
+	}
+	on := ""
+	if a.Path != nil {
+		p, err := c.scope.resolve("path", *a.Path)
+		if err != nil {
+			return c.bad(err)
+		}
+		on = p
+	}
+	list, err := c.nc.ListShares(c.ctx, on)
+	if err != nil {
+		what := "cannot list your shares"
+		if on != "" {
+			what = "cannot list the shares of " + c.scope.show(on)
+		}
+		return c.fail(what, err)
+	}
+	out := make([]map[string]any, 0, len(list))
+	for _, sh := range list {
+		p := path.Clean("/" + sh.Path)
+		if !c.scope.contains(p) {
+			continue // another agent's share on the same account
+		}
+		d := c.shareData(sh, p)
+		if sh.Type == nextcloud.ShareLink {
+			d["download_url"] = sh.DownloadURL("")
+		}
+		out = append(out, d)
+	}
+	msg := fmt.Sprintf("%d share(s); each names how to revoke it", len(out))
+	if len(out) == 0 {
+		msg = "no shares"
+	}
+	return sb.OK(map[string]any{"count": len(out), "shares": out, "message": msg})
 }
 
 type unshareArgs struct {

@@ -261,6 +261,34 @@ func TestUnshare(t *testing.T) {
 	e.failed(e.invoke("unshare", `{"shareId":"1","token":"x"}`), sb.EINVALID, "exactly one")
 }
 
+func TestSharesList(t *testing.T) {
+	t.Parallel()
+	e := publicEnv(t)
+	e.seed("/Switchboard/Atlas/theirs.md", "t")
+	e.ok(e.invoke("share", `{"path":"reports/q3.md","shareType":3,"generatePassword":true}`))
+	e.ok(e.invoke("share", `{"path":"reports/q4.md","shareWith":"anna"}`))
+	e.configure(func(a *nctool.Agent) { a.RootPath = "/Switchboard/Atlas" })
+	e.ok(e.invoke("share", `{"path":"theirs.md","shareWith":"anna"}`))
+	e.configure(func(a *nctool.Agent) { a.RootPath = root })
+
+	d := e.ok(e.invoke("shares", `{}`)).Data
+	list, _ := d["shares"].([]any)
+	if d["count"] != float64(2) || len(list) != 2 {
+		t.Fatalf("shares = %+v", d)
+	}
+	link := list[0].(map[string]any)
+	if link["share_type"] != "link" || link["path"] != "/reports/q3.md" || link["has_password"] != true || link["expires"] != "2026-05-15" ||
+		link["password"] != nil || !strings.HasSuffix(link["download_url"].(string), "/download") || link["revoke"] == nil {
+		t.Errorf("link entry = %+v", link)
+	}
+	d = e.ok(e.invoke("shares", `{"path":"reports/q4.md"}`)).Data
+	if d["count"] != float64(1) {
+		t.Errorf("shares of q4 = %+v", d)
+	}
+	e.failed(e.invoke("shares", `{"path":"../Atlas/theirs.md"}`), sb.EINVALID, "climbs out")
+	e.failed(e.invoke("shares", `{"path":"gone.md"}`), sb.ENOTFOUND, "cannot list the shares of /gone.md")
+}
+
 func TestUnshareLeavesOtherAgentsAlone(t *testing.T) {
 	t.Parallel()
 	e := publicEnv(t)

@@ -123,6 +123,7 @@ func (t *Tool) Spec() sb.ToolSpec {
 				Description: "What the server offers (version, sharing settings, chunked upload, versions, trash, quota) and what you may " +
 					"do with it. With check, fails when a named feature is missing.",
 				Parameters: object(map[string]any{
+					"raw": boolean("also return the server's capabilities document as it is (large)"),
 					"check": map[string]any{"type": "array", "maxItems": 32, "description": "feature names: " + strings.Join(Features(), ", "),
 						"items": map[string]any{"type": "string", "enum": Features()}},
 				}),
@@ -154,6 +155,11 @@ func (t *Tool) Spec() sb.ToolSpec {
 					"note":             str(1, maxNoteLen, "note the recipient sees"),
 					"file":             str(1, maxNameLen, "for a shared folder: the name of one file in it that download_url should fetch"),
 				}, "path"),
+			},
+			{
+				Name:        "shares",
+				Description: "List your shares (or those of one path): type, recipient or url, expiry, password, permissions, how to revoke.",
+				Parameters:  object(map[string]any{"path": path}),
 			},
 			{
 				Name: "unshare",

@@ -114,6 +114,7 @@ var actions = map[string]func(*invocation) sb.Envelope{
 	"capabilities":    (*invocation).capabilities,
 	"convert":         (*invocation).convert,
 	"share":           (*invocation).share,
+	"shares":          (*invocation).shares,
 	"unshare":         (*invocation).unshare,
 }
 
