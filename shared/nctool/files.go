@@ -59,7 +59,8 @@ func (c *invocation) putRemote(dst string, open source, contentType string) (put
 		res, err = attempt(dst)
 		if status(err) == 409 {
 			return out, sb.Wrap(c.op, sb.ECONFLICT, fmt.Sprintf(
-				"%s is a folder (or conflicts with one); choose a file name such as %s", c.scope.show(dst), c.scope.show(path.Join(dst, "file.md"))), err)
+				"%s is a folder (or conflicts with one); to put the file into it, end the path with / (as in %s/), or choose another file name",
+				c.scope.show(dst), c.scope.show(dst)), err)
 		}
 	}
 	if status(err) == 423 && c.scope.underReports(dst) {
@@ -491,7 +492,8 @@ func (c *invocation) move() sb.Envelope {
 		case 404:
 			return c.fail(what, sb.Wrap(c.op, sb.ENOTFOUND, c.scope.show(from)+" does not exist; list its folder to check the name", err))
 		case 412:
-			return c.fail(what, sb.Wrap(c.op, sb.ECONFLICT, c.scope.show(to)+" exists already; choose another name, or pass overwrite: true (the replaced item goes to the trash bin)", err))
+			return c.fail(what, sb.Wrap(c.op, sb.ECONFLICT, c.scope.show(to)+" exists already; to move into it (if it is a folder) end to with /, "+
+				"choose another name, or pass overwrite: true to replace it (the replaced item goes to the trash bin)", err))
 		}
 		return c.fail(what, err)
 	}

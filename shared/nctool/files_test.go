@@ -54,6 +54,7 @@ func TestUploadDefaultsAndOverwrite(t *testing.T) {
 	if got, _ := e.file(root + "/folder/notes.md"); got != "three" {
 		t.Fatalf("remotePath folder/: file = %q", got)
 	}
+	e.failed(e.invoke("upload", `{"localPath":"notes.md","remotePath":"folder"}`), sb.ECONFLICT, "/folder is a folder", "end the path with /")
 }
 
 func TestUploadLockedReportGetsTimestampedName(t *testing.T) {
@@ -292,6 +293,7 @@ func TestMove(t *testing.T) {
 	}
 	e.seed(root+"/other.md", "o")
 	e.failed(e.invoke("move", `{"from":"other.md","to":"archive/final.md"}`), sb.ECONFLICT, "exists already", "overwrite: true")
+	e.failed(e.invoke("move", `{"from":"other.md","to":"archive"}`), sb.ECONFLICT, "end to with /")
 	env = e.ok(e.invoke("move", `{"from":"other.md","to":"archive/final.md","overwrite":true}`))
 	if env.Data["replaced"] != true || !strings.Contains(env.Data["message"].(string), "trash bin") {
 		t.Errorf("overwrite move = %+v", env.Data)
