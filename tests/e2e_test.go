@@ -51,14 +51,14 @@ func TestToolAPIAuth(t *testing.T) {
 	for _, x := range all {
 		names = append(names, str(x.(map[string]any)["name"]))
 	}
-	if strings.Join(names, ",") != "RocketChat,Workspace" {
-		t.Errorf("all tools = %v, want RocketChat,Workspace", names)
+	if strings.Join(names, ",") != "RocketChat,Workspace,notify_user" {
+		t.Errorf("all tools = %v, want RocketChat,Workspace,notify_user", names)
 	}
-	// hermes has only the Workspace block.
+	// hermes has only the Workspace block (notify_user is every agent's).
 	_, _, m = d.do("GET", "/tools?agent=hermes", toolToken, nil)
 	list, _ := m["tools"].([]any)
-	if len(list) != 1 {
-		t.Fatalf("tools for hermes = %v, want exactly Workspace", list)
+	if len(list) != 2 || str(list[0].(map[string]any)["name"]) != "Workspace" {
+		t.Fatalf("tools for hermes = %v, want Workspace and notify_user", list)
 	}
 	ws, _ := list[0].(map[string]any)
 	actions, _ := ws["actions"].([]any)
@@ -75,10 +75,10 @@ func TestToolAPIAuth(t *testing.T) {
 			t.Errorf("Workspace lacks action %s: %v", want, actionNames)
 		}
 	}
-	// An agent without the Workspace block sees no tools.
+	// An agent without tool blocks sees only notify_user.
 	_, _, m = d.do("GET", "/tools?agent=atlas", toolToken, nil)
-	if l, _ := m["tools"].([]any); len(l) != 0 {
-		t.Errorf("tools for atlas = %v, want none", l)
+	if l, _ := m["tools"].([]any); len(l) != 1 {
+		t.Errorf("tools for atlas = %v, want only notify_user", l)
 	}
 	status, _, _ = d.do("GET", "/tools?agent=nobody", toolToken, nil)
 	if status != http.StatusNotFound {

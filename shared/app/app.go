@@ -27,10 +27,12 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/jobs"
 	"github.com/switchboard-dev/switchboard/shared/openai"
 	"github.com/switchboard-dev/switchboard/shared/rctool"
+	"github.com/switchboard-dev/switchboard/shared/router"
 	"github.com/switchboard-dev/switchboard/shared/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/scrub"
 	"github.com/switchboard-dev/switchboard/shared/staging"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/telegram"
 	"github.com/switchboard-dev/switchboard/shared/tools"
 	"github.com/switchboard-dev/switchboard/shared/untrusted"
 	"github.com/switchboard-dev/switchboard/shared/wake"
@@ -55,6 +57,10 @@ type App struct {
 	Tools    *tools.Executor
 	Engine   *agentrun.Engine
 	Jobs     *jobs.Runner
+
+	// Router delivers to the human over the ordered channels (CR1).
+	Router   *router.Router
+	telegram *telegram.Client
 
 	// Rocket.Chat: per-agent clients, the wake worker, where wakes go.
 	Worker     *wake.Worker
@@ -116,10 +122,17 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 	if err := a.setupRocketChat(awsCfg, a.http); err != nil {
 		return nil, err
 	}
+	if t := a.Config.Instance.Telegram; t.BotToken != "" {
+		if a.telegram, err = telegram.New(t.APIBaseURL, t.BotToken, a.http); err != nil {
+			return nil, fmt.Errorf("app: config %s: instance.telegram: %w", a.Config.File, err)
+		}
+	}
+	a.setupRouter()
 	a.Tools, err = tools.New(tools.Options{
 		Tools: []sb.Tool{
 			workspace.NewTool(a.Blobs, a.workspaceLimit),
 			rctool.New(a.rocketChatAgent, a.Blobs),
+			router.NewTool(a.Router),
 		},
 		Policy:  policy,
 		Audit:   a.Store,
@@ -137,8 +150,9 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 		}
 	}
 	a.Jobs, err = jobs.New(map[string]jobs.Func{
-		"heartbeat":       a.heartbeat,
-		"rocketchat-poll": a.pollRocketChat,
+		"heartbeat":         a.heartbeat,
+		"rocketchat-poll":   a.pollRocketChat,
+		"rocketchat-health": a.healthCheck,
 	}, a.Store, a.Log)
 	if err != nil {
 		return nil, err
@@ -227,6 +241,8 @@ func (a *App) permits(agentID, tool string) bool {
 		return c.Tools.RocketChat != nil
 	case "Nextcloud":
 		return c.Tools.Nextcloud != nil
+	case "notify_user":
+		return true // every agent may tell the human something (CR2)
 	}
 	return false
 }

@@ -56,7 +56,7 @@ func (a *App) setupRocketChat(awsCfg aws.Config, hc *http.Client) error {
 		a.rc[ag.ID] = &rcAgent{client: c, rules: rules, maxWakes: t.MaxWakesPerRoomPerHour,
 			maxMsgs: t.MaxMessagesPerRoom, lookback: time.Duration(t.InitialLookbackMinutes) * time.Minute}
 		hookAgents = append(hookAgents, wake.WebhookAgent{ID: ag.ID, UserID: t.UserID, Username: t.Username,
-			AgentUsernames: t.AgentUsernames, RespondToAllRooms: t.RespondToAllRooms})
+			AgentUsernames: t.AgentUsernames, RespondToAllRooms: t.RespondToAllRooms, MentionOnly: t.MentionOnly})
 	}
 
 	preparer := &wake.Preparer{Counters: a.Store, Claims: a.Store, Log: a.Log, Loc: time.UTC, Now: time.Now}
@@ -125,6 +125,10 @@ func (a *App) runJob(ctx context.Context, job wake.Job) (agentrun.Result, error)
 	ag, err := a.agent(job.AgentID)
 	if err != nil {
 		return agentrun.Result{}, err
+	}
+	if over, err := a.overBudget(ctx, job.AgentID); err != nil || over {
+		// No run, no reply: the human was told once (AG3).
+		return agentrun.Result{Outcome: "budget_exceeded"}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, runTimeout)
 	defer cancel()

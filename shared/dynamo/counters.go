@@ -182,3 +182,24 @@ func (s *Store) Reset(ctx context.Context, key string) error {
 	}
 	return s.del(ctx, op, s.state, itemKey(counterKey(key)), condition{})
 }
+
+// Decr takes one increment back: one conditional UpdateItem that never goes
+// below zero; a missing counter is left alone.
+func (s *Store) Decr(ctx context.Context, key string) error {
+	const op = "counters.decr"
+	if err := checkKey(op, "counter", key); err != nil {
+		return err
+	}
+	update, cond := "ADD n :minus", "n > :zero"
+	_, err := s.update(ctx, op, &dynamodb.UpdateItemInput{
+		TableName:                 &s.state,
+		Key:                       itemKey(counterKey(key)),
+		UpdateExpression:          &update,
+		ConditionExpression:       &cond,
+		ExpressionAttributeValues: map[string]types.AttributeValue{":minus": numAV(-1), ":zero": numAV(0)},
+	})
+	if conditionFailure(err) != nil {
+		return nil // missing or already zero
+	}
+	return err
+}

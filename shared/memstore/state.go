@@ -178,3 +178,18 @@ func (s *Store) Unclaim(_ context.Context, key string) error {
 	delete(s.markers, key)
 	return nil
 }
+
+// Decr takes one increment back, never below zero.
+func (s *Store) Decr(_ context.Context, key string) error {
+	if err := checkKey("counters.decr", "counter", key); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.initLocked()
+	if c, ok := s.counters[key]; ok && c.n > 0 {
+		c.n--
+		s.counters[key] = c
+	}
+	return nil
+}

@@ -6,13 +6,17 @@ import "fmt"
 // message shows it (seed §2.9: "auswertung.csv (text/csv, 77 B)"): 77 B,
 // 1.2 KB, 3.4 MB.
 func HumanSize(n int64) string {
-	switch {
-	case n < 1024:
+	if n < 1024 {
 		return fmt.Sprintf("%d B", n)
-	case n < 1024*1024:
-		return fmt.Sprintf("%.1f KB", float64(n)/1024)
-	case n < 1024*1024*1024:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1024*1024))
 	}
-	return fmt.Sprintf("%.1f GB", float64(n)/(1024*1024*1024))
+	// Pick the unit after rounding, so that 1,048,575 bytes is "1.0 MB",
+	// not "1024.0 KB".
+	v := float64(n) / 1024
+	for _, unit := range []string{"KB", "MB"} {
+		if v < 1023.95 {
+			return fmt.Sprintf("%.1f %s", v, unit)
+		}
+		v /= 1024
+	}
+	return fmt.Sprintf("%.1f GB", v)
 }

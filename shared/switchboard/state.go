@@ -14,6 +14,9 @@ type Counters interface {
 	// expires bounds the counter's life (zero = never); an expired counter
 	// starts again from zero.
 	Incr(ctx context.Context, key string, limit int, expires time.Time) (count int, allowed bool, err error)
+	// Decr takes one increment back (the work it counted did not happen);
+	// it never goes below zero, and a missing or expired key is fine.
+	Decr(ctx context.Context, key string) error
 	// Reset sets key back to zero (deleting it); resetting a missing key is fine.
 	Reset(ctx context.Context, key string) error
 }

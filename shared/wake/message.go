@@ -14,16 +14,19 @@ import (
 // all inside one untrusted frame (names, texts and previews are others'
 // words), followed by where the answer goes. loc renders the times.
 func FormatMessages(room Room, threadID string, msgs []rocketchat.Message, loc *time.Location) string {
+	if loc == nil {
+		loc = time.UTC
+	}
 	var b strings.Builder
 	for _, m := range msgs {
-		fmt.Fprintf(&b, "[%s] @%s (messageId: %s): %s\n", m.At.In(loc).Format("15:04"), m.User.Username, m.ID, m.Text)
+		fmt.Fprintf(&b, "[%s] @%s (messageId: %s): %s\n", m.At.In(loc).Format("15:04"), oneLine(m.User.Username), m.ID, continued(m.Text))
 		for _, f := range m.Files {
-			fmt.Fprintf(&b, "    Datei: %s (%s, %s) — fileId: %s\n", f.Name, f.Type, HumanSize(f.Size), f.ID)
+			fmt.Fprintf(&b, "    Datei: %s (%s, %s) — fileId: %s\n", oneLine(f.Name), oneLine(f.Type), HumanSize(f.Size), f.ID)
 		}
 		for _, l := range m.Links {
-			line := "    Link: " + l.URL
+			line := "    Link: " + oneLine(l.URL)
 			if l.Title != "" {
-				line += " — " + l.Title
+				line += " — " + oneLine(l.Title)
 			}
 			b.WriteString(line + "\n")
 		}
@@ -35,6 +38,18 @@ func FormatMessages(room Room, threadID string, msgs []rocketchat.Message, loc *
 	}
 	head += "). Your final answer is posted there automatically; use RocketChat tools only for anything else.\n"
 	return head + untrusted.Frame("rocketchat:"+where, strings.TrimRight(b.String(), "\n"))
+}
+
+// continued marks every further line of a message with "  | " so that a
+// text cannot forge a line that looks like another message or a file
+// (the RocketChat tool's read_room does the same).
+func continued(text string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\n", "\n  | ")
+}
+
+// oneLine flattens names and titles that others chose.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
 
 func describeRoom(r Room) string {

@@ -75,6 +75,9 @@ func (p *Poller) agent(ctx context.Context, a PollAgent, st *PollStats) error {
 		if !s.Alert && s.Unread == 0 && s.UserMentions == 0 && s.GroupMentions == 0 {
 			continue
 		}
+		if s.Type != rocketchat.Channel && s.Type != rocketchat.Group && s.Type != rocketchat.Direct {
+			continue // livechat and other kinds have no history endpoint here
+		}
 		st.Rooms++
 		if err := p.room(ctx, a, s, st); err != nil {
 			errs = append(errs, fmt.Errorf("room %s: %w", s.RoomID, err))
@@ -99,6 +102,13 @@ func (p *Poller) room(ctx context.Context, a PollAgent, s rocketchat.Subscriptio
 	msgs, err := a.Chat.History(ctx, s.Type, s.RoomID, marker, a.MaxMessages, true)
 	if err != nil {
 		return err
+	}
+	if a.MaxMessages > 0 && len(msgs) >= a.MaxMessages {
+		// History answers the newest count messages of the range: older
+		// ones of this burst are not seen (maxMessagesPerRoom bounds what
+		// one wake may carry). Say so rather than lose them silently.
+		p.Log.WarnContext(ctx, "rocketchat-poll: more new messages than maxMessagesPerRoom; older ones of this burst are skipped",
+			"agent", a.ID, "room", s.RoomID, "maxMessagesPerRoom", a.MaxMessages)
 	}
 	newest := marker
 	var waking []rocketchat.Message
@@ -147,6 +157,11 @@ func (p *Poller) wake(ctx context.Context, a PollAgent, room Room, msgs []rocket
 		return nil
 	}
 	allowed, err := Throttle(ctx, p.Counters, p.Claims, p.Log, a.ID, room.ID, a.MaxWakesPerHour, p.Now())
+	unthrottle := func() {
+		if derr := p.Counters.Decr(context.WithoutCancel(ctx), ThrottleKey(a.ID, room.ID, p.Now())); derr != nil {
+			p.Log.ErrorContext(ctx, "rocketchat-poll: could not give the wake count back", "err", derr)
+		}
+	}
 	if err != nil {
 		p.release(ctx, keys)
 		return err
@@ -163,6 +178,7 @@ func (p *Poller) wake(ctx context.Context, a PollAgent, room Room, msgs []rocket
 	}
 	if err := p.Dispatch.Dispatch(ctx, job); err != nil {
 		p.release(ctx, keys)
+		unthrottle() // the wake did not happen: do not let it use up the hour
 		return err
 	}
 	st.Wakes++
@@ -188,12 +204,17 @@ func commonThread(msgs []rocketchat.Message) string {
 	return t
 }
 
+// ThrottleKey is the hourly wake counter of agent in room.
+func ThrottleKey(agent, room string, now time.Time) string {
+	return fmt.Sprintf("wakes#%s#%s#%s", agent, room, now.UTC().Truncate(time.Hour).Format("2006010215"))
+}
+
 // Throttle counts one wake of agent in room for the current hour (RC6) and
 // reports whether it may happen. Past the limit the agent stays silent in
 // that room until the next hour, and that is logged once per room and hour.
 func Throttle(ctx context.Context, c sb.Counters, claims Claims, log *slog.Logger, agent, room string, limit int, now time.Time) (bool, error) {
 	hour := now.UTC().Truncate(time.Hour)
-	key := fmt.Sprintf("wakes#%s#%s#%s", agent, room, hour.Format("2006010215"))
+	key := ThrottleKey(agent, room, now)
 	_, allowed, err := c.Incr(ctx, key, limit, hour.Add(2*time.Hour))
 	if err != nil || allowed {
 		return allowed, err

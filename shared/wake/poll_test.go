@@ -640,7 +640,7 @@ func TestPollAndWebhookShareClaims(t *testing.T) {
 	log, _ := newLog()
 	e.rc.SetWebhookToken(hookToken)
 	recv := wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{{ID: "hermes", UserID: e.ids["agent-hermes"],
-		Username: "agent-hermes", AgentUsernames: []string{"agent-hermes", "agent-atlas"}}}, e.store, hookJobs, log)
+		Username: "agent-hermes", AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true}}, e.store, hookJobs, log)
 	deliver := func(m rcfake.Message) {
 		t.Helper()
 		rec := httptest.NewRecorder()

@@ -12,13 +12,14 @@ import (
 // Pool is the local Dispatcher: a bounded queue and a fixed number of
 // workers running the same handler the agent-worker Lambda runs.
 type Pool struct {
-	jobs    chan Job
-	handle  func(context.Context, Job) error
-	log     *slog.Logger
-	wg      sync.WaitGroup
-	closing sync.Once
-	ctx     context.Context
-	cancel  context.CancelFunc
+	jobs   chan Job
+	handle func(context.Context, Job) error
+	log    *slog.Logger
+	wg     sync.WaitGroup
+	mu     sync.RWMutex // orders Dispatch's send against Close's close
+	closed bool
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // NewPool starts workers goroutines. queue bounds the jobs waiting; Dispatch
@@ -46,12 +47,12 @@ func (p *Pool) work() {
 }
 
 // Dispatch implements Dispatcher.
-func (p *Pool) Dispatch(_ context.Context, job Job) (err error) {
-	defer func() {
-		if recover() != nil { // send on a closed channel: shutting down
-			err = sb.E("wake.dispatch", sb.EUNAVAILABLE, "shutting down; try again")
-		}
-	}()
+func (p *Pool) Dispatch(_ context.Context, job Job) error {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return sb.E("wake.dispatch", sb.EUNAVAILABLE, "shutting down; try again")
+	}
 	select {
 	case p.jobs <- job:
 		return nil
@@ -63,7 +64,12 @@ func (p *Pool) Dispatch(_ context.Context, job Job) (err error) {
 // Close stops taking jobs, lets queued ones finish, then returns. Runs still
 // going when ctx ends are cancelled.
 func (p *Pool) Close(ctx context.Context) {
-	p.closing.Do(func() { close(p.jobs) })
+	p.mu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.jobs)
+	}
+	p.mu.Unlock()
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
 	select {

@@ -323,7 +323,7 @@ func TestWebhookToReplyEndToEnd(t *testing.T) {
 	}, log)
 	t.Cleanup(func() { pool.Close(context.Background()) })
 	recv := wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{{ID: "hermes", UserID: e.ids["agent-hermes"],
-		Username: "agent-hermes", AgentUsernames: []string{"agent-hermes", "agent-atlas"}}}, e.store, pool, log)
+		Username: "agent-hermes", AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true}}, e.store, pool, log)
 	srv := httptest.NewServer(recv)
 	t.Cleanup(srv.Close)
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -55,6 +56,7 @@ type WebhookAgent struct {
 	Username          string
 	AgentUsernames    []string
 	RespondToAllRooms []string
+	MentionOnly       bool // false: every message may concern it; the worker decides
 }
 
 // Receiver handles POST /hooks/rocketchat (RC4). It checks the body token
@@ -122,9 +124,6 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 // deliver queues one job per concerned agent and reports their ids.
 func (r *Receiver) deliver(ctx context.Context, p WebhookPayload) ([]string, error) {
-	if p.IsBot() {
-		return nil, nil
-	}
 	var queued []string
 	for _, a := range r.agents {
 		if !r.concerns(a, p) {
@@ -132,7 +131,10 @@ func (r *Receiver) deliver(ctx context.Context, p WebhookPayload) ([]string, err
 		}
 		key := "rc#" + a.ID + "#" + p.MessageID
 		if p.IsEdited {
-			key += "#edit#" + p.Timestamp
+			// timestamp is the original send time even on edits: key the
+			// edit on its text too, so that every changed text counts once.
+			sum := sha256.Sum256([]byte(p.Timestamp + "\x00" + p.Text))
+			key += "#edit#" + hex.EncodeToString(sum[:8])
 		}
 		ok, err := r.claims.Claim(ctx, key, r.now().Add(ClaimTTL))
 		if err != nil {
@@ -161,13 +163,16 @@ func (r *Receiver) concerns(a WebhookAgent, p WebhookPayload) bool {
 	if strings.EqualFold(p.UserName, a.Username) || p.UserID == a.UserID {
 		return false // its own message
 	}
+	if p.IsBot() {
+		return false // Rocket.Chat does not filter bot posts (its own replies included)
+	}
 	mentioned := mentionsInText(p.Text, a.Username)
 	for _, other := range a.AgentUsernames {
 		if strings.EqualFold(other, p.UserName) && !mentioned {
 			return false // another agent, not addressing this one (loop guard)
 		}
 	}
-	if mentioned || contains(a.RespondToAllRooms, p.ChannelID) || (p.ChannelName != "" && contains(a.RespondToAllRooms, p.ChannelName)) {
+	if mentioned || !a.MentionOnly || contains(a.RespondToAllRooms, p.ChannelID) || (p.ChannelName != "" && contains(a.RespondToAllRooms, p.ChannelName)) {
 		return true
 	}
 	// A DM's room id is the two user ids concatenated, and a DM has no name.
@@ -187,7 +192,10 @@ func mentionsInText(text, username string) bool {
 			return false
 		}
 		end := i + j + len(needle)
-		if end == len(lower) || !isNameChar(lower[end]) {
+		// A dot may belong to a username (agent.hermes) or end the sentence
+		// ("…, @agent-hermes."): it ends the name when no name character follows.
+		if end == len(lower) || !isNameChar(lower[end]) ||
+			(lower[end] == '.' && (end+1 == len(lower) || !isNameChar(lower[end+1]))) {
 			return true
 		}
 		i = end

@@ -36,12 +36,12 @@ type hookEnv struct {
 
 func hermesHook(ids map[string]string) wake.WebhookAgent {
 	return wake.WebhookAgent{ID: "hermes", UserID: ids["agent-hermes"], Username: "agent-hermes",
-		AgentUsernames: []string{"agent-hermes", "agent-atlas"}}
+		AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true}
 }
 
 func atlasHook(ids map[string]string) wake.WebhookAgent {
 	return wake.WebhookAgent{ID: "atlas", UserID: ids["agent-atlas"], Username: "agent-atlas",
-		AgentUsernames: []string{"agent-hermes", "agent-atlas"}}
+		AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true}
 }
 
 // newHookEnv builds the world; agents picks the receiver's agents once users
