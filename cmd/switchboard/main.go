@@ -34,6 +34,8 @@ commands:
                          run a function's Lambda handler on a sample event
   capabilities [--agent ID] [--check a,b] [--config F]
                          what the agent's Nextcloud offers; --check exits 1 naming what is missing
+  provision-agent --username U --email E [--name N] [--store print|secretsmanager] [--config F]
+                         create an agent's Rocket.Chat user (roles bot+user) and token (RC11)
   version                print the version
 `
 
@@ -104,6 +106,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		return capabilities(ctx, *config, *agent, *check, out)
+	case "provision-agent":
+		username := fs.String("username", "", "the agent's Rocket.Chat username, e.g. agent-hermes")
+		name := fs.String("name", "", "display name (default: the username)")
+		email := fs.String("email", "", "e-mail address for the user (stored as verified; no mailbox needed)")
+		store := fs.String("store", "print", "where the token goes: print (once, locally) or secretsmanager")
+		if err := parse(fs, args, 0); err != nil {
+			return err
+		}
+		return provisionAgent(ctx, *config, *username, *name, *email, *store, out)
 	case "version":
 		if err := parse(fs, args, 0); err != nil {
 			return err

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	swcfg "github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/deploy"
+	"github.com/switchboard-dev/switchboard/shared/provision"
+	"github.com/switchboard-dev/switchboard/shared/rocketchat"
+)
+
+// provisionAgent creates an agent's Rocket.Chat user with the instance's
+// admin token (RC11): roles bot + user, a personal access token stored in
+// Secrets Manager (--store secretsmanager) or printed once. It stops before
+// creating anything when e-mail 2FA auto opt-in would lock the user out.
+func provisionAgent(ctx context.Context, configPath, username, name, email, store string, out io.Writer) error {
+	if username == "" || email == "" {
+		return usageError("provision-agent needs --username and --email")
+	}
+	if configPath == "" {
+		configPath = os.Getenv(deploy.EnvConfig)
+	}
+	if configPath == "" {
+		configPath = "switchboard.example.yaml"
+	}
+	cfg, err := swcfg.Load(ctx, configPath, nil)
+	if err != nil {
+		return err
+	}
+	rc := cfg.Instance.RocketChat
+	if rc.BaseURL == "" || rc.AdminUserID == "" || rc.AdminAuthToken == "" {
+		return usageError(fmt.Sprintf("%s: instance.rocketchat needs baseUrl, adminUserId and adminAuthToken for provisioning", cfg.File))
+	}
+	hc := &http.Client{Timeout: 30 * time.Second}
+	admin, err := rocketchat.New(rc.BaseURL, rc.AdminUserID, rc.AdminAuthToken, hc)
+	if err != nil {
+		return err
+	}
+	opts := provision.Options{AdminClient: admin, HTTPClient: hc, Username: username, Name: name, Email: email}
+	switch store {
+	case "", "print":
+		opts.Store = provision.PrintOnce{}
+	case "secretsmanager":
+		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+		if err != nil {
+			return fmt.Errorf("AWS config for Secrets Manager: %w", err)
+		}
+		opts.Store = &provision.SecretsManagerStore{Client: secretsmanager.NewFromConfig(awsCfg), Instance: cfg.Instance.Name}
+	default:
+		return usageError(fmt.Sprintf("--store %q: use print or secretsmanager", store))
+	}
+	res, err := provision.Agent(ctx, opts)
+	for _, w := range res.Warnings {
+		fmt.Fprintln(out, "warning:", w)
+	}
+	if res.Token != "" {
+		fmt.Fprintf(out, "personal access token (shown once, store it now): %s\n", res.Token)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "created %s (%s). Add to the agent's tools in %s:\n\n%s\n", res.Username, res.UserID, cfg.File, res.ConfigBlock())
+	return nil
+}
