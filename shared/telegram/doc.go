@@ -1,0 +1,51 @@
+// Package telegram is Switchboard's Telegram Bot API client: the emergency
+// channel of the router (CR1–CR3) and the place where approvals are shown
+// with Approve / Deny buttons (ST2).
+//
+// Requests go to {apiBaseUrl}/bot{token}/{method} as JSON POSTs (GT §4:
+// ../shared/research/api-ground-truth.md §4, read from the Bot API docs and
+// tdlib/telegram-bot-api). The bot token is part of that URL, so it is kept
+// out of every error (transport errors carry the URL: it is rewritten to
+// bot<redacted>), out of String() and out of the messages of *Error; the
+// client logs nothing.
+//
+// Wire shapes stay private to this package (wire.go); methods take and
+// return domain values: Message, Sent, Update, Msg, Callback, User.
+//
+// Errors. Every failure is a *switchboard.Error built in one function
+// (failure, errors.go). Its Message names the method ("Telegram sendMessage:
+// …") and says what to do:
+//
+//   - 401 → EUNAUTHORIZED (check telegram.botToken)
+//   - 403 → EFORBIDDEN (the bot was blocked by the user or is not in the chat)
+//   - 400 "chat not found", "message to edit not found" → ENOTFOUND;
+//     "message is not modified" → ECONFLICT (the message already reads so);
+//     every other 400 → EINVALID with Telegram's description
+//   - 404 → ENOTFOUND (no such method: telegram.apiBaseUrl is wrong)
+//   - 409 → ECONFLICT (getUpdates while a webhook is set, or another poller)
+//   - 429 → ERATELIMITED with RetryAfter from parameters.retry_after, else
+//     the Retry-After header, else the "retry after N" of the description
+//   - 5xx, timeouts, refused connections → EUNAVAILABLE
+//
+// Local validation answers EINVALID before any request: an empty or
+// over-long text, a chat id that is neither a number nor @channelusername,
+// inline buttons without exactly one of url / callback_data, callback_data
+// outside 1–64 bytes, a secret_token outside [A-Za-z0-9_-]{1,256}.
+//
+// Retries. The client never retries and never sleeps: the caller (the
+// router, the poll job) decides, using RetryAfter. SendLong sends the parts
+// of a long text one after the other and stops at the first failure,
+// returning what was sent.
+//
+// Text length. Telegram allows 1–4096 characters per message "after entity
+// parsing". The client counts Unicode code points (runes): a live test
+// reported in FerroxLabs/wayland#934 had 4096 astral-plane characters
+// (8192 UTF-16 units) accepted and 4097 refused, so the unit is characters,
+// not UTF-16 code units (entity offsets are UTF-16, the length limit is not).
+// Counting the raw text before entity parsing over-counts markup, which is
+// the safe direction for splitting.
+//
+// Calls counts requests per method for measurements.
+//
+// The fake server in tgfake reproduces the same facts for tests.
+package telegram
