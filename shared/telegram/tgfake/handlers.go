@@ -160,8 +160,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	)
 	switch name {
 	case "getMe":
-		result = map[string]any{"id": s.bot.ID, "is_bot": true, "first_name": s.bot.FirstName, "username": s.bot.Username,
-			"can_join_groups": true, "can_read_all_group_messages": false, "supports_inline_queries": false}
+		result = botInfo{User: s.bot, CanJoinGroups: true}
 	case "sendMessage":
 		result, err = s.sendMessage(p)
 	case "editMessageText":
@@ -183,6 +182,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	writeOK(w, result, desc)
 }
 
+// botInfo is getMe's result.
+type botInfo struct {
+	User
+	CanJoinGroups           bool `json:"can_join_groups"`
+	CanReadAllGroupMessages bool `json:"can_read_all_group_messages"`
+	SupportsInlineQueries   bool `json:"supports_inline_queries"`
+}
+
 // splitPath reads /bot<token>/<method>. Anything else has no valid shape.
 func splitPath(p string) (token, method string, ok bool) {
 	rest, found := strings.CutPrefix(p, "/bot")
@@ -196,22 +203,32 @@ func splitPath(p string) (token, method string, ok bool) {
 	return token, method, true
 }
 
+// okEnvelope and errorEnvelope keep the field order of the real server.
+type okEnvelope struct {
+	OK          bool   `json:"ok"`
+	Result      any    `json:"result"`
+	Description string `json:"description,omitempty"`
+}
+
+type errorEnvelope struct {
+	OK          bool           `json:"ok"`
+	ErrorCode   int            `json:"error_code"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters,omitempty"`
+}
+
 func writeOK(w http.ResponseWriter, result any, description string) {
-	env := map[string]any{"ok": true, "result": result}
-	if description != "" {
-		env["description"] = description
-	}
-	writeJSON(w, http.StatusOK, env)
+	writeJSON(w, http.StatusOK, okEnvelope{OK: true, Result: result, Description: description})
 }
 
 func writeError(w http.ResponseWriter, e *apiError) {
-	env := map[string]any{"ok": false, "error_code": e.status, "description": e.description}
+	env := errorEnvelope{ErrorCode: e.status, Description: e.description}
 	switch {
 	case e.status == http.StatusTooManyRequests:
-		env["parameters"] = map[string]any{"retry_after": e.retryAfter}
+		env.Parameters = map[string]any{"retry_after": e.retryAfter}
 		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
 	case e.migrateTo != 0:
-		env["parameters"] = map[string]any{"migrate_to_chat_id": e.migrateTo}
+		env.Parameters = map[string]any{"migrate_to_chat_id": e.migrateTo}
 	case e.retryAfter > 0:
 		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
 	}

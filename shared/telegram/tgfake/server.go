@@ -209,11 +209,13 @@ func (s *Server) setTokens(tokens ...string) {
 	if len(tokens) == 0 {
 		panic("tgfake: SetTokens needs at least one token")
 	}
-	s.tokens = map[string]bool{}
 	for _, t := range tokens {
 		if !wellFormed(t) {
 			panic(fmt.Sprintf("tgfake: token %q is malformed (<bot id>:<secret>)", t))
 		}
+	}
+	s.tokens = map[string]bool{}
+	for _, t := range tokens {
 		s.tokens[t] = true
 	}
 	id, _ := strconv.ParseInt(tokens[0][:strings.IndexByte(tokens[0], ':')], 10, 64)

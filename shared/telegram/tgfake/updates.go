@@ -53,7 +53,11 @@ func (s *Server) enqueue(u Update) Update {
 // on an unknown chat.
 func (s *Server) InjectMessage(chatID int64, from User, text string) Update {
 	s.mu.Lock()
-	c := s.mustChat(chatID)
+	c := s.chats[chatID]
+	if c == nil {
+		s.mu.Unlock()
+		panic(fmt.Sprintf("tgfake: unknown chat %d; AddChat first", chatID))
+	}
 	if c.Type == "private" && from.ID != chatID {
 		s.mu.Unlock()
 		panic(fmt.Sprintf("tgfake: InjectMessage: only user %d writes in private chat %d, not %d", chatID, chatID, from.ID))
@@ -243,7 +247,7 @@ func (s *Server) deliverable(limit int) []Update {
 		}
 	}
 	s.pending = kept
-	return slices.Clone(s.pending[:min(limit, len(s.pending))])
+	return append([]Update{}, s.pending[:min(limit, len(s.pending))]...) // [] rather than null
 }
 
 // --- webhook ---
@@ -307,16 +311,24 @@ func (s *Server) deleteWebhook(p params) (any, string, *apiError) {
 	return true, "Webhook was deleted", nil
 }
 
+// webhookInfo is getWebhookInfo's result, in the real server's field order.
+type webhookInfo struct {
+	URL                  string   `json:"url"`
+	HasCustomCertificate bool     `json:"has_custom_certificate"`
+	PendingUpdateCount   int      `json:"pending_update_count"`
+	LastErrorDate        int64    `json:"last_error_date,omitempty"`
+	LastErrorMessage     string   `json:"last_error_message,omitempty"`
+	MaxConnections       int      `json:"max_connections,omitempty"`
+	AllowedUpdates       []string `json:"allowed_updates,omitempty"`
+}
+
 func (s *Server) webhookInfo() any {
-	info := map[string]any{"url": s.webhook.URL, "has_custom_certificate": false, "pending_update_count": len(s.pending)}
+	info := webhookInfo{URL: s.webhook.URL, PendingUpdateCount: len(s.pending)}
 	if s.webhook.URL != "" {
-		info["max_connections"] = s.webhook.MaxConnections
-		if len(s.webhook.AllowedUpdates) > 0 {
-			info["allowed_updates"] = s.webhook.AllowedUpdates
-		}
+		info.MaxConnections = s.webhook.MaxConnections
+		info.AllowedUpdates = s.webhook.AllowedUpdates
 		if !s.lastErrDate.IsZero() {
-			info["last_error_date"] = s.lastErrDate.Unix()
-			info["last_error_message"] = s.lastErrMsg
+			info.LastErrorDate, info.LastErrorMessage = s.lastErrDate.Unix(), s.lastErrMsg
 		}
 	}
 	return info
