@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app"
 	"github.com/switchboard-dev/switchboard/shared/devrt"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/jobs"
 )
 
 const usage = `usage: switchboard <command> [flags]
@@ -28,7 +29,7 @@ const usage = `usage: switchboard <command> [flags]
 commands:
   dev [--config F] [--addr HOST:PORT] [--data DIR] [--s3-addr HOST:PORT]
                          run Switchboard locally (make dev starts dynalite first)
-  run-job <name> [--config F]
+  run-job <name> [--dry-run] [--config F]
                          run a scheduled job now (heartbeat, …)
   invoke --fn NAME --event FILE [--config F]
                          run a function's Lambda handler on a sample event
@@ -76,8 +77,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		return devrt.Run(ctx, devrt.Options{ConfigPath: *config, Addr: *addr, DataDir: *data, S3Addr: *s3addr}, nil)
 	case "run-job":
+		dry := fs.Bool("dry-run", false, "only report what the job would change (nextcloud-cleanup)")
 		if err := parse(fs, args, 1); err != nil {
 			return err
+		}
+		if *dry {
+			ctx = jobs.DryRun(ctx)
 		}
 		a, closeEnv, err := localApp(ctx, *config)
 		if err != nil {

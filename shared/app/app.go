@@ -25,6 +25,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	"github.com/switchboard-dev/switchboard/shared/jobs"
+	"github.com/switchboard-dev/switchboard/shared/nctool"
 	"github.com/switchboard-dev/switchboard/shared/openai"
 	"github.com/switchboard-dev/switchboard/shared/rctool"
 	"github.com/switchboard-dev/switchboard/shared/router"
@@ -57,6 +58,10 @@ type App struct {
 	Tools    *tools.Executor
 	Engine   *agentrun.Engine
 	Jobs     *jobs.Runner
+
+	// Nextcloud: per-agent clients and the tool (cleanup job).
+	nc     map[string]nctool.Agent
+	ncTool *nctool.Tool
 
 	// Router delivers to the human over the ordered channels (CR1).
 	Router   *router.Router
@@ -128,10 +133,14 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 		}
 	}
 	a.setupRouter()
+	if err := a.setupNextcloud(a.http); err != nil {
+		return nil, err
+	}
 	a.Tools, err = tools.New(tools.Options{
 		Tools: []sb.Tool{
 			workspace.NewTool(a.Blobs, a.workspaceLimit),
 			rctool.New(a.rocketChatAgent, a.Blobs),
+			a.ncTool,
 			router.NewTool(a.Router),
 		},
 		Policy:  policy,
@@ -153,6 +162,7 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 		"heartbeat":         a.heartbeat,
 		"rocketchat-poll":   a.pollRocketChat,
 		"rocketchat-health": a.healthCheck,
+		"nextcloud-cleanup": a.cleanupNextcloud,
 	}, a.Store, a.Log)
 	if err != nil {
 		return nil, err

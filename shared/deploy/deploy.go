@@ -170,6 +170,8 @@ var Jobs = []Job{
 		Description: "checks that every table and the bucket answer and records the result"},
 	{Name: "rocketchat-poll", Function: "jobs", Schedule: "rate(1 minute)",
 		Description: "polls every agent's Rocket.Chat subscriptions and wakes agents for new DMs and mentions (RC5)"},
+	{Name: "nextcloud-cleanup", Function: "jobs", Schedule: "rate(1 day)",
+		Description: "deletes reports older than reportsMaxAgeDays in every agent's Nextcloud reports folder (NC7)"},
 	{Name: "rocketchat-health", Function: "jobs", Schedule: "rate(5 minutes)",
 		Description: "checks Rocket.Chat's /api/info; after 3 failures one notice through the next channel, one on recovery (RC12)"},
 }

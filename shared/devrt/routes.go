@@ -10,6 +10,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app"
 	"github.com/switchboard-dev/switchboard/shared/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
+	"github.com/switchboard-dev/switchboard/shared/jobs"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -24,7 +25,11 @@ func Handler(a *app.App, env *Env) http.Handler {
 	mux.Handle("POST /hooks/rocketchat", a.Receiver)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { healthz(w, r, a, env) })
 	mux.HandleFunc("POST /dev/jobs/{job}", func(w http.ResponseWriter, r *http.Request) {
-		run, err := a.Jobs.Run(r.Context(), r.PathValue("job"), "dev-route")
+		ctx := r.Context()
+		if r.URL.Query().Get("dryRun") == "true" {
+			ctx = jobs.DryRun(ctx)
+		}
+		run, err := a.Jobs.Run(ctx, r.PathValue("job"), "dev-route")
 		if err != nil && sb.ErrorCode(err) == sb.ENOTFOUND {
 			httpapi.WriteError(w, r, a.Log, err)
 			return

@@ -131,3 +131,12 @@ func (r *Runner) every(ctx context.Context, job string, every time.Duration) {
 		}
 	}
 }
+
+type dryRunKey struct{}
+
+// DryRun marks ctx so that jobs which change things only report what they
+// would do (nextcloud-cleanup).
+func DryRun(ctx context.Context) context.Context { return context.WithValue(ctx, dryRunKey{}, true) }
+
+// IsDryRun reports whether ctx asks for a dry run.
+func IsDryRun(ctx context.Context) bool { v, _ := ctx.Value(dryRunKey{}).(bool); return v }

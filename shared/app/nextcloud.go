@@ -1,0 +1,87 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/collabora"
+	"github.com/switchboard-dev/switchboard/shared/jobs"
+	"github.com/switchboard-dev/switchboard/shared/nctool"
+	"github.com/switchboard-dev/switchboard/shared/nextcloud"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// setupNextcloud builds a client (and a Collabora client when collaboraUrl
+// is set) per agent with a Nextcloud block.
+func (a *App) setupNextcloud(hc *http.Client) error {
+	a.nc = map[string]nctool.Agent{}
+	for _, ag := range a.Config.Agents {
+		t := ag.Tools.Nextcloud
+		if t == nil {
+			continue
+		}
+		c, err := nextcloud.New(t.BaseURL, t.Username, t.AppPassword, hc)
+		if err != nil {
+			return fmt.Errorf("app: agent %s: Nextcloud: %w", ag.ID, err)
+		}
+		na := nctool.Agent{Client: c, RootPath: t.RootPath, AllowPublicShares: t.AllowPublicShares,
+			ShareDefaultExpireDays: t.ShareDefaultExpireDays, ReportsMaxAgeDays: t.ReportsMaxAgeDays,
+			AgentName: a.agentName(ag.ID), BaseURL: t.BaseURL}
+		if t.CollaboraURL != "" {
+			// Conversions take up to Collabora's own 100 s limit.
+			if na.Collabora, err = collabora.New(t.CollaboraURL, &http.Client{Timeout: collabora.DefaultTimeout}); err != nil {
+				return fmt.Errorf("app: agent %s: Nextcloud.collaboraUrl: %w", ag.ID, err)
+			}
+		}
+		a.nc[ag.ID] = na
+	}
+	a.ncTool = nctool.New(func(id string) (nctool.Agent, bool) { na, ok := a.nc[id]; return na, ok }, a.Blobs, time.Now)
+	a.ncTool.SetLogger(a.Log)
+	return nil
+}
+
+// cleanupNextcloud is the nextcloud-cleanup job (NC7): old reports in every
+// agent's reports folder are deleted; with jobs.DryRun(ctx) only listed.
+// Every deletion is audited like a tool call.
+func (a *App) cleanupNextcloud(ctx context.Context) (string, error) {
+	dry := jobs.IsDryRun(ctx)
+	var deleted, old int
+	var errs []error
+	for _, ag := range a.Config.Agents {
+		if _, ok := a.nc[ag.ID]; !ok {
+			continue
+		}
+		rep, err := a.ncTool.Cleanup(ctx, ag.ID, dry)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", ag.ID, err))
+		}
+		old += len(rep.Old)
+		deleted += rep.Deleted
+		a.auditCleanup(ctx, ag.ID, rep, err)
+	}
+	mode := "deleted"
+	if dry {
+		mode = "dry run, would delete"
+	}
+	return fmt.Sprintf("%d old reports found, %s %d", old, mode, deleted), errors.Join(errs...)
+}
+
+// auditCleanup writes one audit entry per cleanup run and agent: what was
+// old, what was deleted, what failed.
+func (a *App) auditCleanup(ctx context.Context, agentID string, rep nctool.CleanupReport, err error) {
+	args, _ := json.Marshal(map[string]any{"folder": rep.Folder, "dryRun": rep.DryRun, "cutoff": rep.Cutoff,
+		"old": len(rep.Old), "deleted": rep.Deleted, "freedBytes": rep.FreedBytes, "errors": len(rep.Errors)})
+	now := time.Now()
+	e := sb.AuditEntry{ID: sb.NewID(now), At: now.UTC(), Run: sb.NewRun(agentID, nil, now), AgentID: agentID,
+		Tool: "Nextcloud", Action: "cleanup", Args: a.Scrubber.String(string(args)), Decision: sb.DecisionAuto, Outcome: sb.OutcomeOK}
+	if err != nil {
+		e.Outcome, e.Error = sb.OutcomeError, sb.ErrorMessage(err)
+	}
+	if aerr := a.Store.Append(context.WithoutCancel(ctx), e); aerr != nil {
+		a.Log.ErrorContext(ctx, "audit of nextcloud-cleanup failed", "agent", agentID, "err", aerr)
+	}
+}
