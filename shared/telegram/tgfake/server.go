@@ -109,6 +109,7 @@ type Server struct {
 	pollGen    int
 	changed    chan struct{} // closed and replaced on every change pollers care about
 	pollCap    time.Duration
+	closed     bool
 
 	webhook      Webhook
 	lastErrDate  time.Time
@@ -179,6 +180,7 @@ func New() *Server {
 // Close shuts the server down, ending long polls.
 func (s *Server) Close() {
 	s.mu.Lock()
+	s.closed = true
 	s.notify()
 	s.mu.Unlock()
 	s.srv.CloseClientConnections()

@@ -651,3 +651,26 @@ func TestSetupPanics(t *testing.T) {
 		t.Errorf("no callback id")
 	}
 }
+
+func TestCloseEndsLongPolls(t *testing.T) {
+	s := tgfake.New()
+	s.SetLongPollCap(time.Minute)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req, _ := http.NewRequest(http.MethodGet, s.URL+"/bot"+tok+"/getUpdates?timeout=60", nil)
+		if resp, err := s.Client().Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Calls("getUpdates") == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	start := time.Now()
+	s.Close()
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Close took %v with a poll waiting", d)
+	}
+	<-done
+}

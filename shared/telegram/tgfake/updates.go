@@ -195,7 +195,7 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request, p params) {
 		}
 		ups := s.deliverable(int(limit))
 		left := time.Until(deadline)
-		if len(ups) > 0 || left <= 0 {
+		if len(ups) > 0 || left <= 0 || s.closed {
 			s.mu.Unlock()
 			writeOK(w, ups, "")
 			return
