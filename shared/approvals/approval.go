@@ -133,8 +133,9 @@ type Store interface {
 type Notifier interface {
 	// RequestApproval shows what, who, why and the two links (and inline
 	// buttons with CallbackData). It returns an opaque reference to the
-	// message for Decided. The links carry tokens: never scrub, log or
-	// audit them.
+	// message for Decided. Scrub the args it shows, but never the links:
+	// they carry tokens (scrub would mask "token=" and break them), so
+	// pass them to Telegram untouched and never log or audit them.
 	RequestApproval(ctx context.Context, r Request) (notice json.RawMessage, err error)
 	// Decided updates the message of a decided, expired, executed or
 	// failed approval; a.Notice is nil when the request never reached the
