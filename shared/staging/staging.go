@@ -32,6 +32,19 @@ var Defaults = map[string]switchboard.Decision{
 	"Nextcloud.share":                    switchboard.DecisionAuto,
 	"Nextcloud.share:public":             switchboard.DecisionApprove,
 	"Nextcloud.share:public_not_allowed": switchboard.DecisionDeny,
+	"Nextcloud.download":                 switchboard.DecisionAuto,
+	"Nextcloud.list":                     switchboard.DecisionAuto,
+	"Nextcloud.stat":                     switchboard.DecisionAuto,
+	"Nextcloud.search":                   switchboard.DecisionAuto,
+	"Nextcloud.versions":                 switchboard.DecisionAuto,
+	"Nextcloud.restore_version":          switchboard.DecisionAuto, // the replaced content stays a version
+	"Nextcloud.trash":                    switchboard.DecisionAuto, // empty asks for confirmation itself
+	"Nextcloud.favorite":                 switchboard.DecisionAuto,
+	"Nextcloud.quota":                    switchboard.DecisionAuto,
+	"Nextcloud.capabilities":             switchboard.DecisionAuto,
+	"Nextcloud.convert":                  switchboard.DecisionAuto,
+	"Nextcloud.shares":                   switchboard.DecisionAuto,
+	"Nextcloud.unshare":                  switchboard.DecisionAuto, // removing access; by path it asks for confirmation
 	"Telegram.send_message":              switchboard.DecisionApprove,
 	"notify_user.send":                   switchboard.DecisionAuto,
 	"Workspace.write":                    switchboard.DecisionAuto,
