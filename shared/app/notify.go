@@ -9,6 +9,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/health"
 	"github.com/switchboard-dev/switchboard/shared/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/router"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/telegram"
 )
 
 // setupRouter builds the channel router from instance.channels (CR1).
@@ -122,4 +124,13 @@ func (a *App) overBudget(ctx context.Context, agentID string) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// replyTelegram answers a message that came in over Telegram (CR3).
+func (a *App) replyTelegram(ctx context.Context, agentID, chatID, text string) error {
+	if a.telegram == nil {
+		return sb.E("app.reply", sb.EINVALID, "instance.telegram.botToken is not set")
+	}
+	_, err := a.telegram.SendLong(ctx, telegram.Message{ChatID: chatID, Text: a.agentName(agentID) + ": " + text, DisableWebPagePreview: true})
+	return err
 }

@@ -139,6 +139,9 @@ func (a *App) runJob(ctx context.Context, job wake.Job) (agentrun.Result, error)
 // through the tool path so that it is audited like any other post; the
 // router origin marks it as a system action.
 func (a *App) reply(ctx context.Context, job wake.Job, run sb.RunContext, text string) error {
+	if chat := job.ReplyTo.TelegramChatID; chat != "" {
+		return a.replyTelegram(ctx, job.AgentID, chat, text)
+	}
 	args := map[string]string{"room": job.ReplyTo.RoomID, "text": text}
 	action := "send_message"
 	if job.ReplyTo.ThreadID != "" {

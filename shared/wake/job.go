@@ -34,9 +34,12 @@ type Pending struct {
 
 // ReplyTo is where the run's final answer goes (RC8).
 type ReplyTo struct {
-	RoomID   string `json:"roomId"`
-	RoomName string `json:"roomName,omitempty"`
-	ThreadID string `json:"threadId,omitempty"`
+	// TelegramChatID, when set, sends the answer to that Telegram chat
+	// instead of Rocket.Chat (a message that came in over Telegram, CR3).
+	TelegramChatID string `json:"telegramChatId,omitempty"`
+	RoomID         string `json:"roomId,omitempty"`
+	RoomName       string `json:"roomName,omitempty"`
+	ThreadID       string `json:"threadId,omitempty"`
 }
 
 // Dispatcher hands a job to a worker and returns at once. It returns
