@@ -40,7 +40,19 @@ type Executor struct {
 	permits Permits
 	log     *slog.Logger
 	now     func() time.Time
+	stage   Stager
 }
+
+// Stager keeps an action that needs a human's approval and asks for it
+// (approvals.Service). It answers the pending_approval envelope.
+type Stager interface {
+	Stage(ctx context.Context, call sb.ToolCall, reason string) (sb.Envelope, error)
+}
+
+// SetStager connects the approvals flow. Without one, approve answers a
+// pending_approval envelope and nothing is kept. (A setter, because the
+// approvals flow needs the Executor to run what was approved.)
+func (x *Executor) SetStager(s Stager) { x.stage = s }
 
 // Options configure an Executor; all fields but Now are required.
 type Options struct {
@@ -163,6 +175,14 @@ func (x *Executor) invoke(ctx context.Context, call sb.ToolCall, entry *sb.Audit
 		return sb.Fail(fmt.Sprintf("%s.%s is not allowed here by the staging policy; do not retry, tell the human what you wanted to do instead", call.Tool, call.Action))
 	case sb.DecisionApprove:
 		entry.Outcome = sb.OutcomePending
+		if x.stage != nil {
+			env, err := x.stage.Stage(ctx, call, fmt.Sprintf("%s asked for %s.%s during run %s", call.AgentID, call.Tool, call.Action, call.Run.RunID))
+			if err != nil {
+				entry.Outcome = sb.OutcomeError
+				return sb.Fail(fmt.Sprintf("%s.%s needs a human's approval, but the request could not be stored; try again later", call.Tool, call.Action))
+			}
+			return env
+		}
 		return sb.Envelope{Status: sb.OutcomePending, Data: map[string]any{
 			"message": fmt.Sprintf("%s.%s needs a human's approval; it has not run. Tell the human what you want to do and why; you will be woken with the result once someone decides.", call.Tool, call.Action),
 		}}
