@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/switchboard-dev/switchboard/shared/agentrun"
+	"github.com/switchboard-dev/switchboard/shared/approvals"
 	"github.com/switchboard-dev/switchboard/shared/bedrock"
 	swcfg "github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/deploy"
@@ -34,6 +35,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/staging"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/telegram"
+	"github.com/switchboard-dev/switchboard/shared/tginbound"
 	"github.com/switchboard-dev/switchboard/shared/tools"
 	"github.com/switchboard-dev/switchboard/shared/untrusted"
 	"github.com/switchboard-dev/switchboard/shared/wake"
@@ -62,6 +64,10 @@ type App struct {
 	// Nextcloud: per-agent clients and the tool (cleanup job).
 	nc     map[string]nctool.Agent
 	ncTool *nctool.Tool
+
+	// Approvals (ST2/ST3) and Telegram inbound (CR3).
+	Approvals  *approvals.Service
+	TelegramIn *tginbound.Inbound
 
 	// Router delivers to the human over the ordered channels (CR1).
 	Router   *router.Router
@@ -153,6 +159,10 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 		return nil, err
 	}
 	a.Engine = &agentrun.Engine{Tools: a.Tools, Receipts: a.Store}
+	if err := a.setupApprovals(); err != nil {
+		return nil, err
+	}
+	a.setupTelegramInbound()
 	for _, ag := range a.Config.Agents {
 		if _, err := a.agent(ag.ID); err != nil {
 			return nil, err
@@ -163,6 +173,8 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 		"rocketchat-poll":   a.pollRocketChat,
 		"rocketchat-health": a.healthCheck,
 		"nextcloud-cleanup": a.cleanupNextcloud,
+		"approvals-expire":  a.expireApprovals,
+		"telegram-poll":     a.pollTelegram,
 	}, a.Store, a.Log)
 	if err != nil {
 		return nil, err

@@ -132,6 +132,9 @@ func (a *App) runJob(ctx context.Context, job wake.Job) (agentrun.Result, error)
 	}
 	ctx, cancel := context.WithTimeout(ctx, runTimeout)
 	defer cancel()
+	if job.ReplyTo != nil {
+		ctx = replyContext(ctx, job.ReplyTo)
+	}
 	return a.Engine.Run(ctx, ag, job.Text, job.Parent)
 }
 

@@ -148,6 +148,20 @@ var Functions = []Function{
 		Tables: []string{"state"}, Invokes: []string{"agent-worker"},
 	},
 	{
+		Name: "approvals", Description: "approval links: GET shows a confirmation page, POST decides (ST2)",
+		URLAuth:  "NONE", // signed, expiring, single-use tokens in the link
+		Routes:   []Route{{"GET", "/approvals/{id}"}, {"POST", "/approvals/{id}"}},
+		MemoryMB: 256, TimeoutSeconds: 60,
+		Tables: []string{"audit", "receipts", "state"}, Bucket: true, Invokes: []string{"agent-worker"},
+	},
+	{
+		Name: "telegram-webhook", Description: "Telegram updates (POST /hooks/telegram): approval buttons and messages to agents (CR3)",
+		URLAuth:  "NONE", // X-Telegram-Bot-Api-Secret-Token checked in the handler
+		Routes:   []Route{{"POST", "/hooks/telegram"}},
+		MemoryMB: 256, TimeoutSeconds: 60,
+		Tables: []string{"audit", "receipts", "state"}, Bucket: true, Invokes: []string{"agent-worker"},
+	},
+	{
 		Name: "agent-worker", Description: "runs one woken agent (async invoke with a wake job) and replies where it was woken",
 		MemoryMB: 512, TimeoutSeconds: 600,
 		Tables: []string{"audit", "receipts", "state"}, Bucket: true,
@@ -172,6 +186,10 @@ var Jobs = []Job{
 		Description: "polls every agent's Rocket.Chat subscriptions and wakes agents for new DMs and mentions (RC5)"},
 	{Name: "nextcloud-cleanup", Function: "jobs", Schedule: "rate(1 day)",
 		Description: "deletes reports older than reportsMaxAgeDays in every agent's Nextcloud reports folder (NC7)"},
+	{Name: "approvals-expire", Function: "jobs", Schedule: "rate(15 minutes)",
+		Description: "closes approvals past their expiry and tells the requesting agents (ST3)"},
+	{Name: "telegram-poll", Function: "jobs", Schedule: "rate(5 minutes)",
+		Description: "slow getUpdates poll for when no Telegram webhook is set (CR3)"},
 	{Name: "rocketchat-health", Function: "jobs", Schedule: "rate(5 minutes)",
 		Description: "checks Rocket.Chat's /api/info; after 3 failures one notice through the next channel, one on recovery (RC12)"},
 }

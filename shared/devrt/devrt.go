@@ -150,13 +150,16 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 		return err
 	}
 	defer env.Close()
-	a, err := app.New(ctx, os.Getenv)
-	if err != nil {
-		return err
-	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("dev: listen %s: %w (use --addr to pick another)", o.Addr, err)
+	}
+	defer ln.Close()
+	// Approval links point at this listener unless configured otherwise.
+	setDefault(app.EnvPublicBaseURL, "http://"+ln.Addr().String())
+	a, err := app.New(ctx, os.Getenv)
+	if err != nil {
+		return err
 	}
 	srv := &http.Server{Handler: Handler(a, env), ReadHeaderTimeout: 10 * time.Second}
 	if a.Config.Instance.Dev.Scheduler {

@@ -23,6 +23,11 @@ func Handler(a *app.App, env *Env) http.Handler {
 	mux.Handle("GET /tools", tools)
 	mux.Handle("POST /tools/invoke", tools)
 	mux.Handle("POST /hooks/rocketchat", a.Receiver)
+	mux.Handle("POST /hooks/telegram", a.TelegramIn)
+	approvalsHandler := a.ApprovalsHandler()
+	mux.Handle("GET /approvals/{id}", approvalsHandler)
+	mux.Handle("HEAD /approvals/{id}", approvalsHandler)
+	mux.Handle("POST /approvals/{id}", approvalsHandler)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { healthz(w, r, a, env) })
 	mux.HandleFunc("POST /dev/jobs/{job}", func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()

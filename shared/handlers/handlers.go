@@ -42,6 +42,20 @@ func RocketChatWebhook(a *app.App) any {
 	return lambdaurl.Wrap(mux)
 }
 
+// Approvals serves the approval links (GET page, POST decision) on a
+// function URL with AuthType NONE: the signed token is the credential.
+func Approvals(a *app.App) any {
+	return lambdaurl.Wrap(a.ApprovalsHandler())
+}
+
+// TelegramWebhook serves POST /hooks/telegram; the handler checks
+// X-Telegram-Bot-Api-Secret-Token itself.
+func TelegramWebhook(a *app.App) any {
+	mux := http.NewServeMux()
+	mux.Handle("POST /hooks/telegram", a.TelegramIn)
+	return lambdaurl.Wrap(mux)
+}
+
 // AgentWorker runs one wake job, invoked asynchronously. An error makes
 // Lambda retry the event (AsyncRetries in the catalogue).
 func AgentWorker(a *app.App) any {
@@ -56,6 +70,8 @@ var ByName = map[string]func(*app.App) any{
 	"jobs":               Jobs,
 	"rocketchat-webhook": RocketChatWebhook,
 	"agent-worker":       AgentWorker,
+	"approvals":          Approvals,
+	"telegram-webhook":   TelegramWebhook,
 }
 
 // Lookup returns the handler constructor for a function.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -21,8 +23,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/jobs"
-	"github.com/switchboard-dev/switchboard/shared/wake"
 	"github.com/switchboard-dev/switchboard/shared/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/wake"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
@@ -224,7 +226,12 @@ func checkURLEvent(t *testing.T, fn string, u *events.LambdaFunctionURLRequest) 
 	f, _ := deploy.FunctionByName(fn)
 	served := false
 	for _, r := range f.Routes {
-		served = served || (r.Method == u.RequestContext.HTTP.Method && r.Path == u.RawPath)
+		mux := http.NewServeMux() // match the pattern the way the dev listener does
+		mux.HandleFunc(r.Method+" "+r.Path, func(http.ResponseWriter, *http.Request) {})
+		req := httptest.NewRequest(u.RequestContext.HTTP.Method, u.RawPath, nil)
+		if _, pattern := mux.Handler(req); pattern != "" {
+			served = true
+		}
 	}
 	if !served {
 		t.Errorf("%s %s is not a route of function %q (%v)", u.RequestContext.HTTP.Method, u.RawPath, fn, f.Routes)
@@ -386,6 +393,25 @@ func TestEventsRunThroughHandler(t *testing.T) {
 
 func checkURLResponse(t *testing.T, a *app.App, ev sampleEvent, s streamed) {
 	t.Helper()
+	var raw events.LambdaFunctionURLRequest
+	if err := json.Unmarshal(ev.raw, &raw); err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case strings.HasPrefix(raw.RawPath, "/approvals/"):
+		// The example config has no publicBaseUrl, so approvals are not set
+		// up outside `switchboard dev`: the link fails closed.
+		if s.StatusCode != 404 || !strings.Contains(string(s.Body), "not set up") {
+			t.Errorf("approval link without approvals = %d %s, want 404 naming the missing setup", s.StatusCode, s.Body)
+		}
+		return
+	case raw.RawPath == "/hooks/telegram":
+		// No webhookSecret in the example config: every update is refused.
+		if s.StatusCode != 401 || !strings.Contains(string(s.Body), "Secret-Token") {
+			t.Errorf("telegram update without a configured secret = %d %s, want 401", s.StatusCode, s.Body)
+		}
+		return
+	}
 	if s.StatusCode != 200 {
 		t.Fatalf("statusCode = %d, want 200; body %s", s.StatusCode, s.Body)
 	}

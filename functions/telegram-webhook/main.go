@@ -1,0 +1,22 @@
+// Command telegram-webhook is the telegram-webhook Lambda (see shared/deploy): env → app → handler → lambda.Start.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/switchboard-dev/switchboard/shared/app"
+	"github.com/switchboard-dev/switchboard/shared/handlers"
+)
+
+func main() {
+	a, err := app.New(context.Background(), os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "telegram-webhook:", err)
+		os.Exit(1)
+	}
+	lambda.Start(handlers.TelegramWebhook(a))
+}

@@ -1,0 +1,237 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/telegram"
+	"github.com/switchboard-dev/switchboard/shared/telegram/tgfake"
+)
+
+const (
+	tgChat     = int64(123456789)
+	tgApprover = int64(123456789)
+	tgSecret   = "e2e_webhook-secret"
+)
+
+// startApprovalWorld runs a fake Telegram and `switchboard dev` where
+// Workspace.delete needs approval, with the Telegram webhook pointed at dev.
+func startApprovalWorld(t *testing.T) (*tgfake.Server, *devServer) {
+	t.Helper()
+	tg := tgfake.New()
+	t.Cleanup(tg.Close)
+	tg.AddUser(tgfake.User{ID: tgApprover, FirstName: "Richard", Username: "richard"})
+	config := fmt.Sprintf(`instance:
+  name: e2e-approvals
+  toolApiToken: env:E2E_TOOL_TOKEN
+  channels: [Telegram]
+  model: {provider: scripted, reply: "{{agent}} heard: {{message}}"}
+  telegram:
+    apiBaseUrl: %s
+    botToken: %s
+    chatId: "%d"
+    allowedChatIds: ["%d"]
+    webhookSecret: %s
+  approvals: {signingKey: env:E2E_SIGNING_KEY, ttlHours: 24, approverTelegramIds: ["%d"]}
+  staging: {Workspace.delete: approve}
+  dev: {scheduler: false}
+agents:
+  - id: hermes
+    name: Hermes
+    systemPrompt: You are Hermes.
+    tools:
+      Workspace: {}
+`, tg.URL, tgfake.DefaultToken, tgChat, tgChat, tgSecret, tgApprover)
+	path := filepath.Join(t.TempDir(), "approvals.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startDevConfig(t, path)
+	c, err := telegram.New(tg.URL, tgfake.DefaultToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetWebhook(context.Background(), d.base+"/hooks/telegram", tgSecret, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	return tg, d
+}
+
+var linkRE = regexp.MustCompile(`(http://[^\s]+/approvals/[A-Za-z0-9_-]+\?decision=(approve|deny)&token=[A-Za-z0-9_-]+)`)
+
+// stageDelete has the agent ask to delete a file and returns the Telegram
+// request message and its two links.
+func stageDelete(t *testing.T, tg *tgfake.Server, d *devServer, file string) (tgfake.Message, map[string]string) {
+	t.Helper()
+	d.invoke("hermes", "Workspace", "write", map[string]any{"path": file, "content": "keep me until approved"})
+	before := len(tg.Messages(tgChat))
+	_, _, run := d.do("POST", "/dev/agents/hermes/run", "", map[string]any{
+		"message": `call Workspace.delete {"path":"` + file + `"}`})
+	if !strings.Contains(str(run["answer"]), "pending_approval") {
+		t.Fatalf("run answer = %v, want the delete pending approval", run["answer"])
+	}
+	msgs := tg.Messages(tgChat)
+	if len(msgs) != before+1 {
+		t.Fatalf("Telegram got %d new messages, want the approval request", len(msgs)-before)
+	}
+	req := msgs[len(msgs)-1]
+	links := map[string]string{}
+	for _, m := range linkRE.FindAllStringSubmatch(req.Text, -1) {
+		links[m[2]] = m[1]
+	}
+	if links["approve"] == "" || links["deny"] == "" || req.ReplyMarkup == nil {
+		t.Fatalf("approval request lacks links or buttons: %q %+v", req.Text, req.ReplyMarkup)
+	}
+	if !strings.Contains(req.Text, "Workspace.delete") || !strings.Contains(req.Text, "Hermes") {
+		t.Errorf("approval request does not say who wants what: %q", req.Text)
+	}
+	return req, links
+}
+
+func fileExists(t *testing.T, d *devServer, file string) bool {
+	t.Helper()
+	_, m := d.invoke("hermes", "Workspace", "read", map[string]any{"path": file})
+	return m["status"] == "ok"
+}
+
+func postDecision(t *testing.T, link, decision string, tamper func(string) string) int {
+	t.Helper()
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := u.Query().Get("token")
+	if tamper != nil {
+		token = tamper(token)
+	}
+	resp, err := http.PostForm(u.Scheme+"://"+u.Host+u.Path, url.Values{"token": {token}, "decision": {decision}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestApprovalLinkGetChangesNothingPostApprovesOnce(t *testing.T) {
+	tg, d := startApprovalWorld(t)
+	_, links := stageDelete(t, tg, d, "personal:old.md")
+
+	// GET (and a link-preview bot's HEAD) only shows a page.
+	for _, method := range []string{"GET", "HEAD"} {
+		req, _ := http.NewRequest(method, links["approve"], nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Referrer-Policy") != "no-referrer" {
+			t.Errorf("%s link = %d, Referrer-Policy %q", method, resp.StatusCode, resp.Header.Get("Referrer-Policy"))
+		}
+		if strings.Contains(string(body), os.Getenv("E2E_SIGNING_KEY")) && os.Getenv("E2E_SIGNING_KEY") != "" {
+			t.Error("the page shows the signing key")
+		}
+	}
+	if !fileExists(t, d, "personal:old.md") {
+		t.Fatal("opening the link deleted the file")
+	}
+
+	// Refusals: tampered token, approve token with decision=deny.
+	if got := postDecision(t, links["approve"], "approve", func(s string) string { return s[:len(s)-2] + "xx" }); got != http.StatusForbidden {
+		t.Errorf("tampered token = %d, want 403", got)
+	}
+	if got := postDecision(t, links["approve"], "deny", nil); got != http.StatusForbidden {
+		t.Errorf("approve token used to deny = %d, want 403", got)
+	}
+	if !fileExists(t, d, "personal:old.md") {
+		t.Fatal("a refused decision changed something")
+	}
+
+	// Two approvers click at once: the action runs exactly once.
+	var wg sync.WaitGroup
+	codes := make(chan int, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() { defer wg.Done(); codes <- postDecision(t, links["approve"], "approve", nil) }()
+	}
+	wg.Wait()
+	close(codes)
+	ok, conflict := 0, 0
+	for c := range codes {
+		switch c {
+		case http.StatusOK:
+			ok++
+		case http.StatusConflict:
+			conflict++
+		}
+	}
+	if ok != 1 || conflict != 7 {
+		t.Errorf("concurrent approvals: %d ok, %d conflict; want 1 and 7", ok, conflict)
+	}
+	if fileExists(t, d, "personal:old.md") {
+		t.Error("the approved delete did not run")
+	}
+	// Replay after the decision.
+	if got := postDecision(t, links["approve"], "approve", nil); got != http.StatusConflict {
+		t.Errorf("replay = %d, want 409", got)
+	}
+	// The Telegram message shows the outcome.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(tg.Edits()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if e := tg.Edits(); len(e) == 0 || !strings.Contains(fmt.Sprint(e[len(e)-1]), "done") {
+		t.Errorf("approval message edits = %+v, want the outcome", e)
+	}
+}
+
+func TestApprovalButtonsOnlyFromApprovers(t *testing.T) {
+	tg, d := startApprovalWorld(t)
+	req, _ := stageDelete(t, tg, d, "personal:b.md")
+	data := req.ReplyMarkup.InlineKeyboard[0][0].CallbackData // Approve
+
+	intruder := tgfake.User{ID: 555, FirstName: "Mallory"}
+	tg.AddUser(intruder)
+	tg.InjectCallback(intruder, req.MessageID, data)
+	if _, err := tg.PushPending(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !fileExists(t, d, "personal:b.md") {
+		t.Fatal("a button press from a non-approver deleted the file")
+	}
+	tg.InjectCallback(tgfake.User{ID: tgApprover, FirstName: "Richard"}, req.MessageID, data)
+	if _, err := tg.PushPending(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if fileExists(t, d, "personal:b.md") {
+		t.Error("the approver's button press did not run the delete")
+	}
+	if n := len(tg.Answers()); n < 2 {
+		t.Errorf("%d callback queries answered, want every press answered", n)
+	}
+}
+
+func TestTelegramWebhookRefusesWrongSecret(t *testing.T) {
+	_, d := startApprovalWorld(t)
+	req, _ := http.NewRequest("POST", d.base+"/hooks/telegram", strings.NewReader(`{"update_id":1}`))
+	req.Header.Set(telegram.SecretTokenHeader, "nope")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("wrong secret = %d, want 401", resp.StatusCode)
+	}
+}
