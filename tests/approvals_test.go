@@ -26,7 +26,7 @@ const (
 
 // startApprovalWorld runs a fake Telegram and `switchboard dev` where
 // Workspace.delete needs approval, with the Telegram webhook pointed at dev.
-func startApprovalWorld(t *testing.T) (*tgfake.Server, *devServer) {
+func startApprovalWorld(t testing.TB) (*tgfake.Server, *devServer) {
 	t.Helper()
 	tg := tgfake.New()
 	t.Cleanup(tg.Close)
@@ -71,7 +71,7 @@ var linkRE = regexp.MustCompile(`(http://[^\s]+/approvals/[A-Za-z0-9_-]+\?decisi
 
 // stageDelete has the agent ask to delete a file and returns the Telegram
 // request message and its two links.
-func stageDelete(t *testing.T, tg *tgfake.Server, d *devServer, file string) (tgfake.Message, map[string]string) {
+func stageDelete(t testing.TB, tg *tgfake.Server, d *devServer, file string) (tgfake.Message, map[string]string) {
 	t.Helper()
 	d.invoke("hermes", "Workspace", "write", map[string]any{"path": file, "content": "keep me until approved"})
 	before := len(tg.Messages(tgChat))
@@ -98,13 +98,13 @@ func stageDelete(t *testing.T, tg *tgfake.Server, d *devServer, file string) (tg
 	return req, links
 }
 
-func fileExists(t *testing.T, d *devServer, file string) bool {
+func fileExists(t testing.TB, d *devServer, file string) bool {
 	t.Helper()
 	_, m := d.invoke("hermes", "Workspace", "read", map[string]any{"path": file})
 	return m["status"] == "ok"
 }
 
-func postDecision(t *testing.T, link, decision string, tamper func(string) string) int {
+func postDecision(t testing.TB, link, decision string, tamper func(string) string) int {
 	t.Helper()
 	u, err := url.Parse(link)
 	if err != nil {
@@ -233,5 +233,69 @@ func TestTelegramWebhookRefusesWrongSecret(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("wrong secret = %d, want 401", resp.StatusCode)
+	}
+}
+
+// BenchmarkApprovalStaging measures, in the local runtime, the time from an
+// agent's tool call that needs approval to the request in the Telegram chat
+// (stage: one conditional write set, one sendMessage).
+func BenchmarkApprovalStaging(b *testing.B) {
+	tg, d := startApprovalWorld(b)
+	d.invoke("hermes", "Workspace", "write", map[string]any{"path": "personal:x.md", "content": "x"})
+	b.ResetTimer()
+	var total time.Duration
+	for i := 0; i < b.N; i++ {
+		before := len(tg.Messages(tgChat))
+		start := time.Now()
+		d.invoke("hermes", "Workspace", "delete", map[string]any{"path": "personal:x.md"})
+		if len(tg.Messages(tgChat)) != before+1 {
+			b.Fatal("no approval request in Telegram after the call returned")
+		}
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms-to-telegram")
+}
+
+func TestDailyBudgetStopsTheAgentAndTellsTheHumanOnce(t *testing.T) {
+	tg := tgfake.New()
+	t.Cleanup(tg.Close)
+	tg.AddUser(tgfake.User{ID: tgApprover, FirstName: "Richard"})
+	config := fmt.Sprintf(`instance:
+  name: e2e-budget
+  toolApiToken: env:E2E_TOOL_TOKEN
+  channels: [Telegram]
+  model: {provider: scripted, inputPer1M: 10000, outputPer1M: 10000}
+  telegram: {apiBaseUrl: %s, botToken: %s, chatId: "%d"}
+  approvals: {signingKey: env:E2E_SIGNING_KEY}
+  dev: {scheduler: false}
+agents:
+  - id: hermes
+    name: Hermes
+    dailyBudgetUsd: 0.5
+    tools: {}
+`, tg.URL, tgfake.DefaultToken, tgChat)
+	path := filepath.Join(t.TempDir(), "budget.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startDevConfig(t, path)
+	// One run at $0.01 per token spends more than $0.50.
+	if status, _, m := d.do("POST", "/dev/agents/hermes/run", "", map[string]any{"message": "expensive question"}); status != http.StatusOK {
+		t.Fatalf("first run = %d %v", status, m)
+	}
+	for i := 0; i < 3; i++ {
+		status, _, m := d.do("POST", "/dev/agents/hermes/run", "", map[string]any{"message": "another"})
+		if status != http.StatusForbidden || !strings.Contains(str(m["error"]), "daily budget") {
+			t.Fatalf("run over budget = %d %v, want 403 naming the daily budget", status, m)
+		}
+	}
+	var notices int
+	for _, m := range tg.Messages(tgChat) {
+		if strings.Contains(m.Text, "daily budget") {
+			notices++
+		}
+	}
+	if notices != 1 {
+		t.Errorf("%d budget notices in Telegram, want exactly 1", notices)
 	}
 }

@@ -52,7 +52,7 @@ const (
 
 // devServer is one running `switchboard dev`.
 type devServer struct {
-	t    *testing.T
+	t    testing.TB
 	base string
 	cmd  *exec.Cmd
 	logs *syncBuffer
@@ -80,13 +80,13 @@ func (s *syncBuffer) String() string {
 
 // startDev runs `switchboard dev` with fresh tables (a unique prefix) and its
 // own S3 server, and waits until /healthz answers.
-func startDev(t *testing.T, extraEnv ...string) *devServer {
+func startDev(t testing.TB, extraEnv ...string) *devServer {
 	t.Helper()
 	return startDevConfig(t, "testdata/e2e.yaml", extraEnv...)
 }
 
 // startDevConfig is startDev with another config file.
-func startDevConfig(t *testing.T, config string, extraEnv ...string) *devServer {
+func startDevConfig(t testing.TB, config string, extraEnv ...string) *devServer {
 	t.Helper()
 	endpoint := dynamotest.Endpoint(t)
 	s3, stopS3, err := s3blob.StartFake("")
@@ -144,7 +144,7 @@ func startDevConfig(t *testing.T, config string, extraEnv ...string) *devServer 
 	}
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -203,7 +203,7 @@ func (d *devServer) logLines() []string {
 
 func str(v any) string { s, _ := v.(string); return s }
 
-func mustContain(t *testing.T, what, got, want string) {
+func mustContain(t testing.TB, what, got, want string) {
 	t.Helper()
 	if !strings.Contains(got, want) {
 		t.Errorf("%s = %q, want it to contain %q", what, got, want)

@@ -197,6 +197,12 @@ func (a *App) Ask(ctx context.Context, agentID, source, message string, parent *
 	if err != nil {
 		return agentrun.Result{}, err
 	}
+	if over, err := a.overBudget(ctx, agentID); err != nil {
+		return agentrun.Result{}, err
+	} else if over {
+		return agentrun.Result{}, sb.E("app.ask", sb.EFORBIDDEN, fmt.Sprintf(
+			"agent %s has used up its daily budget (dailyBudgetUsd) and takes no requests until 00:00 UTC", agentID))
+	}
 	return a.Engine.Run(ctx, ag, untrusted.Frame(source, message), parent)
 }
 
