@@ -4,6 +4,9 @@ GO ?= go
 FUNCTIONS := $(notdir $(wildcard functions/*))
 CONFIG ?= $(firstword $(wildcard switchboard.yaml) switchboard.example.yaml)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+FUZZTIME ?= 30s
+FUZZ := shared/config:FuzzParse shared/workspace:FuzzResolve shared/approvals:FuzzVerify shared/nctool:FuzzScope \
+	shared/scrub:FuzzScrub shared/untrusted:FuzzFrame shared/httpapi:FuzzDecodeInvokeRequest
 LDFLAGS := -s -w -X github.com/switchboard-dev/switchboard/shared/app.Version=$(VERSION)
 
 .DEFAULT_GOAL := help
@@ -30,12 +33,11 @@ unit: ## run the Go tests of the root module only (quick)
 bench: node_modules/.installed ## run the benchmarks (stores on dynalite, handlers)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200x ./...
 
-fuzz: ## run each fuzz test for 30 s
-	$(GO) test -run '^$$' -fuzz FuzzResolve -fuzztime 30s ./shared/workspace
-	$(GO) test -run '^$$' -fuzz FuzzFrame -fuzztime 30s ./shared/untrusted
-	$(GO) test -run '^$$' -fuzz FuzzScrub -fuzztime 30s ./shared/scrub
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./shared/config
-	$(GO) test -run '^$$' -fuzz FuzzDecodeInvokeRequest -fuzztime 30s ./shared/httpapi
+fuzz: ## run each fuzz test for 30 s (FUZZTIME=10s to shorten)
+	@set -e; for spec in $(FUZZ); do \
+	  pkg=$${spec%%:*}; fn=$${spec##*:}; echo "fuzz $$fn in $$pkg"; \
+	  $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./$$pkg; \
+	done
 
 build: ## build one arm64 zip per function into build/ and print the sizes
 	@rm -rf build/functions && mkdir -p build/functions
