@@ -1,0 +1,158 @@
+// Package toolargs decodes and checks tool arguments that came from a model
+// or a client: one JSON object, only the fields the action takes (exact
+// case), each of the right type; every problem is an EINVALID error that
+// names the argument and says what the action takes. The tools share it so
+// that every tool answers bad input the same way.
+package toolargs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// Args checks the arguments of one action; Op names where for errors.
+type Args struct {
+	Op     string
+	Action string
+}
+
+// Decode decodes raw strictly into dst (a pointer to a struct whose json
+// tags name the arguments; a field tagged required:"true" is listed as
+// required in messages). Empty or null raw is {}.
+func (a Args) Decode(raw json.RawMessage, dst any) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		raw = []byte("{}")
+	}
+	takes := List(dst)
+	notObject := sb.E(a.Op, sb.EINVALID, fmt.Sprintf("the arguments must be one JSON object; %s takes %s", a.Action, takes))
+	var keys map[string]json.RawMessage
+	if err := strictDecode(raw, &keys, false); err != nil || keys == nil {
+		return notObject
+	}
+	known := fieldNames(dst)
+	var unknown []string
+	for k := range keys {
+		if !known[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return sb.E(a.Op, sb.EINVALID, fmt.Sprintf("unknown argument %s; %s takes %s", quote(unknown[0]), a.Action, takes))
+	}
+	if err := strictDecode(raw, dst, true); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q must be %s, not a JSON %s", te.Field, kindName(te.Type), te.Value))
+		}
+		return notObject
+	}
+	return nil
+}
+
+// Text checks a required string argument: present, not blank, valid UTF-8,
+// at most max characters. It returns the value as given.
+func (a Args) Text(name string, v *string, max int) (string, error) {
+	if v == nil {
+		return "", sb.E(a.Op, sb.EINVALID, fmt.Sprintf("missing argument %q; %s needs it", name, a.Action))
+	}
+	if strings.TrimSpace(*v) == "" {
+		return "", sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q is empty; give a value", name))
+	}
+	return a.Optional(name, v, max)
+}
+
+// Optional checks an optional string argument; nil is "".
+func (a Args) Optional(name string, v *string, max int) (string, error) {
+	if v == nil {
+		return "", nil
+	}
+	if !utf8.ValidString(*v) {
+		return "", sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q is not valid UTF-8", name))
+	}
+	if n := utf8.RuneCountInString(*v); n > max {
+		return "", sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q has %d characters; at most %d are allowed, so shorten it", name, n, max))
+	}
+	return *v, nil
+}
+
+// List describes dst's arguments: required ones plain, optional ones with "?".
+func List(dst any) string {
+	t := reflect.TypeOf(dst).Elem()
+	if t.NumField() == 0 {
+		return "no arguments ({})"
+	}
+	var parts []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Tag.Get("required") != "true" {
+			name += "?"
+		}
+		parts = append(parts, name)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func kindName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		return "a list of strings"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "a string"
+}
+
+func strictDecode(raw []byte, dst any, disallowUnknown bool) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if disallowUnknown {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(dst); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data after the arguments object")
+	}
+	return nil
+}
+
+func fieldNames(dst any) map[string]bool {
+	out := map[string]bool{}
+	t := reflect.TypeOf(dst).Elem()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out[name] = true
+	}
+	return out
+}
+
+// quote renders an untrusted name for a message: Go-quoted, at most 80 bytes.
+func quote(s string) string {
+	if len(s) > 80 {
+		s = s[:80] + "…"
+	}
+	return strconv.Quote(s)
+}
