@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/workspace"
 )
 
 // Limits on a path argument, in bytes. Nextcloud stores paths up to 4000
@@ -130,41 +131,14 @@ func checkChars(p string) string {
 			return "contains a backslash; use / to separate folders"
 		case unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp):
 			return fmt.Sprintf("contains the control character %U; remove it", r)
-		case isBidiControl(r):
+		case workspace.IsBidiControl(r):
 			return fmt.Sprintf("contains the invisible direction character %U (it disguises file endings); remove it", r)
 		}
 	}
-	if i := percentEscape(p); i >= 0 {
+	if i := workspace.PercentEscape(p); i >= 0 {
 		return fmt.Sprintf("contains the percent-escape %s; escapes are not decoded, so write the character itself", quote(p[i:i+3]))
 	}
 	return ""
-}
-
-// percentEscape returns the index of the first %XX (two hex digits), or -1.
-// "100%.md" and "50%off" are names, not escapes.
-func percentEscape(s string) int {
-	for i := 0; i+2 < len(s); i++ {
-		if s[i] == '%' && isHex(s[i+1]) && isHex(s[i+2]) {
-			return i
-		}
-	}
-	return -1
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-// isBidiControl reports characters that reorder text on screen
-// ("report\u202Efdp.exe" shows as "reportexe.pdf").
-func isBidiControl(r rune) bool {
-	switch {
-	case r == '\u061C', r == '\u200E', r == '\u200F':
-		return true
-	case '\u202A' <= r && r <= '\u202E', '\u2066' <= r && r <= '\u2069':
-		return true
-	}
-	return false
 }
 
 // underReports reports whether abs lies in a folder named "reports" below

@@ -5,6 +5,8 @@ import (
 	"path"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/shared/workspace"
 )
 
 func TestResolve(t *testing.T) {
@@ -164,7 +166,7 @@ func FuzzScope(f *testing.F) {
 				t.Fatalf("root %q, arg %q: resolved %q has a %q segment", sc.root, arg, abs, seg)
 			}
 		}
-		if strings.ContainsAny(abs, "\\\x00") || percentEscape(abs) >= 0 {
+		if strings.ContainsAny(abs, "\\\x00") || workspace.PercentEscape(abs) >= 0 {
 			t.Fatalf("root %q, arg %q: resolved %q has a backslash, NUL or escape", sc.root, arg, abs)
 		}
 		// The client escapes each segment; decoding must give the same path.

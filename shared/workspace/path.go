@@ -174,14 +174,14 @@ func parse(agentID, ref string, dir bool) (scope, p string, err error) {
 			}
 			return bad("the path %s contains a colon; a colon may only end the prefix personal: or shared:, so rename the file without it", quote(ref))
 		}
-		if unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp) || isBidiControl(r) {
+		if unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp) || IsBidiControl(r) {
 			return bad("the path %s contains the invisible or control character %U; remove it", quote(ref), r)
 		}
 	}
 	if strings.ContainsRune(p, '\\') {
 		return bad("the path %s contains a backslash; use / to separate folders, as in %s", quote(ref), example)
 	}
-	if i := percentEscape(p); i >= 0 {
+	if i := PercentEscape(p); i >= 0 {
 		return bad("the path %s contains the percent-escape %s; escapes are not decoded, so write the character itself or rename the file",
 			quote(ref), quote(p[i:i+3]))
 	}
@@ -216,9 +216,9 @@ func parse(agentID, ref string, dir bool) (scope, p string, err error) {
 	return scope, p, nil
 }
 
-// percentEscape returns the index of the first %XX (two hex digits) in s,
+// PercentEscape returns the index of the first %XX (two hex digits) in s,
 // or -1. "100%.md" and "50%off" are names, not escapes.
-func percentEscape(s string) int {
+func PercentEscape(s string) int {
 	for i := 0; i+2 < len(s); i++ {
 		if s[i] == '%' && isHex(s[i+1]) && isHex(s[i+2]) {
 			return i
@@ -231,9 +231,9 @@ func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-// isBidiControl reports the characters that reorder text on screen
+// IsBidiControl reports the characters that reorder text on screen
 // ("report\u202Efdp.exe" shows as "reportexe.pdf").
-func isBidiControl(r rune) bool {
+func IsBidiControl(r rune) bool {
 	switch {
 	case r == '\u061C', r == '\u200E', r == '\u200F':
 		return true
