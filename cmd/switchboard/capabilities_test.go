@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboard-dev/switchboard/shared/deploy"
 	"github.com/switchboard-dev/switchboard/shared/nextcloud"
 	"github.com/switchboard-dev/switchboard/shared/nextcloud/ncfake"
 )
@@ -248,5 +249,17 @@ func TestCapabilitiesServerErrors(t *testing.T) {
 				t.Errorf("printed %q although the server did not answer", out)
 			}
 		})
+	}
+}
+
+func TestCapabilitiesConfigFromEnvironment(t *testing.T) {
+	nc := ncfake.Start(t, ncfake.Options{})
+	t.Setenv(deploy.EnvConfig, ncConfig(t, nc))
+	out, err := runCLI(t, "capabilities")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out, "Nextcloud 30.0.2 at "+nc.URL+" (agent atlas") {
+		t.Errorf("output %q: want the Nextcloud of the config named by %s", out, deploy.EnvConfig)
 	}
 }

@@ -116,3 +116,11 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+func TestInvokeMissingEventFile(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.json")
+	_, err := runCLI(t, "invoke", "--fn", "jobs", "--event", missing)
+	if err == nil || isUsage(err) || !strings.Contains(err.Error(), "nope.json") {
+		t.Errorf("err = %v, want a run-time error naming the event file", err)
+	}
+}

@@ -131,3 +131,14 @@ func TestRunJobRocketChatHealthWithoutRocketChat(t *testing.T) {
 		t.Errorf("run = %+v", r)
 	}
 }
+
+func TestInvokeJobsHeartbeat(t *testing.T) {
+	localEnv(t)
+	out, err := runCLI(t, "invoke", "--fn", "jobs", "--event", "../../events/jobs/heartbeat.json", "--config", exampleConfig)
+	if err != nil {
+		t.Fatalf("invoke jobs: %v\n%s", err, out)
+	}
+	if r := decodeRun(t, out); r.Job != "heartbeat" || r.Outcome != "ok" || r.Trigger != "schedule" {
+		t.Errorf("run = %+v, want heartbeat ok by schedule", r)
+	}
+}
