@@ -69,6 +69,8 @@ func capabilities(ctx context.Context, configPath, agentID, check string, out io
 	switch {
 	case qerr != nil:
 		fmt.Fprintf(out, "  quota:        unknown (%v)\n", qerr)
+	case q.Available < 0:
+		fmt.Fprintf(out, "  quota:        %s used, free space unknown\n", mb(q.Used))
 	case q.Unlimited:
 		fmt.Fprintf(out, "  quota:        unlimited, %s used\n", mb(q.Used))
 	default:

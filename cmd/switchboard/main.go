@@ -90,6 +90,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		defer closeEnv()
 		r, err := a.Jobs.Run(ctx, fs.Arg(0), "cli")
+		if r.Job == "" { // unknown job: nothing ran
+			return err
+		}
 		if jerr := json.NewEncoder(out).Encode(r); jerr != nil {
 			return jerr
 		}

@@ -79,7 +79,7 @@ func (a *App) healthCheck(ctx context.Context) (string, error) {
 		return "no Rocket.Chat configured; nothing to check", nil
 	}
 	// /api/info needs no login; an empty identity is fine.
-	probe, err := rocketchat.New(base, "", "", a.http)
+	probe, err := rocketchat.NewAnonymous(base, a.http)
 	if err != nil {
 		return "", err
 	}
@@ -120,7 +120,12 @@ func (a *App) overBudget(ctx context.Context, agentID string) (bool, error) {
 		text := fmt.Sprintf("%s reached its daily budget of $%.2f ($%.2f spent today) and takes no new requests until 00:00 UTC.",
 			name, c.DailyBudgetUSD, spent)
 		if _, err := a.Router.Deliver(ctx, router.Notice{Kind: router.KindBudget, Text: text}); err != nil {
-			a.Log.ErrorContext(ctx, "budget notice not delivered", "agent", agentID, "err", err)
+			// Give the claim back so that the next wake tries again: the
+			// human must hear about it once, not never.
+			a.Log.ErrorContext(ctx, "budget notice not delivered; will retry on the next wake", "agent", agentID, "err", err)
+			if uerr := a.Store.Unclaim(context.WithoutCancel(ctx), "budget#"+agentID+"#"+day.Format("2006-01-02")); uerr != nil {
+				a.Log.ErrorContext(ctx, "budget notice claim could not be given back", "agent", agentID, "err", uerr)
+			}
 		}
 	}
 	return true, nil

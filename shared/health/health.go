@@ -90,18 +90,9 @@ func (c *Checker) Tick(ctx context.Context) (string, error) {
 	if notice != nil {
 		d, err := c.Notify.Deliver(ctx, *notice)
 		if err != nil {
-			// Give the notice back: the next tick tries again (exactly one
-			// notice, never none).
-			undo := next
-			undo.Notified = st.Notified
-			if infoErr == nil {
-				undo = st
-			}
-			if b, merr := json.Marshal(undo); merr == nil {
-				if perr := c.KV.PutIf(context.WithoutCancel(ctx), c.Key, written, string(b), time.Time{}); perr != nil {
-					c.Log.ErrorContext(ctx, "health: could not undo the state after a failed notice", "err", perr)
-				}
-			}
+			// Give the notice back so that the next tick tries again
+			// (exactly one notice, never none).
+			c.giveBack(ctx, notice.Kind, next.Since)
 			return "", fmt.Errorf("health notice (%s): %w", notice.Kind, err)
 		}
 		return fmt.Sprintf("%s notice sent via %s", notice.Kind, d.Channel), nil
@@ -110,4 +101,52 @@ func (c *Checker) Tick(ctx context.Context) (string, error) {
 		return fmt.Sprintf("Rocket.Chat unreachable (%d in a row)", next.Failures), nil
 	}
 	return "Rocket.Chat " + version + " answers", nil
+}
+
+// giveBack undoes the effect of a notice that could not be delivered: an
+// outage notice makes Notified false again, a recovery notice makes the
+// state "notified outage" again. Other ticks may have written meanwhile, so
+// it re-reads and retries its compare-and-swap a few times, and only while
+// the state still describes the same outage streak.
+func (c *Checker) giveBack(ctx context.Context, kind string, since time.Time) {
+	ctx = context.WithoutCancel(ctx)
+	for range 5 {
+		raw, found, err := c.KV.Get(ctx, c.Key)
+		if err != nil {
+			c.Log.ErrorContext(ctx, "health: could not read the state to give a notice back", "err", err)
+			return
+		}
+		var st State
+		if found {
+			if json.Unmarshal([]byte(raw), &st) != nil {
+				return
+			}
+		}
+		switch kind {
+		case router.KindOutage:
+			if !st.Notified || !st.Since.Equal(since) {
+				return // another tick moved on (recovered, or notified): nothing to give back
+			}
+			st.Notified = false
+		case router.KindRecovery:
+			if st.Failures != 0 || st.Notified {
+				return // failing again, or already marked
+			}
+			st = State{Failures: Threshold, Since: since, Notified: true, Version: st.Version}
+		}
+		b, _ := json.Marshal(st)
+		old := ""
+		if found {
+			old = raw
+		}
+		err = c.KV.PutIf(ctx, c.Key, old, string(b), time.Time{})
+		if err == nil {
+			return
+		}
+		if sb.ErrorCode(err) != sb.ECONFLICT {
+			c.Log.ErrorContext(ctx, "health: could not give a notice back", "err", err)
+			return
+		}
+	}
+	c.Log.ErrorContext(ctx, "health: gave up giving a notice back after repeated conflicts", "kind", kind)
 }

@@ -63,15 +63,26 @@ type Client struct {
 // Returns EINVALID when baseURL is not an absolute http(s) URL without
 // credentials, query or fragment, or when userID or authToken is empty.
 func New(baseURL string, userID, authToken string, hc *http.Client) (*Client, error) {
+	return newClient(baseURL, userID, authToken, hc, false)
+}
+
+// NewAnonymous is a client without an identity, for the endpoints that need
+// none (Info: GET /api/info for the health check, RC12). Calls that need a
+// login fail with the server's 401.
+func NewAnonymous(baseURL string, hc *http.Client) (*Client, error) {
+	return newClient(baseURL, "", "", hc, true)
+}
+
+func newClient(baseURL string, userID, authToken string, hc *http.Client, anonymous bool) (*Client, error) {
 	const op = "rocketchat.new"
 	base, err := parseBaseURL(baseURL)
 	if err != nil {
 		return nil, sb.E(op, sb.EINVALID, err.Error())
 	}
-	if strings.TrimSpace(userID) == "" {
+	if !anonymous && strings.TrimSpace(userID) == "" {
 		return nil, sb.E(op, sb.EINVALID, "RocketChat.userId is empty; set the agent user's id (provision-agent prints it)")
 	}
-	if strings.TrimSpace(authToken) == "" {
+	if !anonymous && strings.TrimSpace(authToken) == "" {
 		return nil, sb.E(op, sb.EINVALID, "RocketChat.authToken is empty; set the agent's personal access token")
 	}
 	if hc == nil {
@@ -234,8 +245,10 @@ func (c *Client) send(ctx context.Context, r request, accept string) (*http.Resp
 		req.ContentLength = r.length
 		req.Header.Set("Content-Type", r.contentType)
 	}
-	req.Header.Set(headerUserID, c.userID)
-	req.Header.Set(headerAuthToken, c.authToken)
+	if c.userID != "" {
+		req.Header.Set(headerUserID, c.userID)
+		req.Header.Set(headerAuthToken, c.authToken)
+	}
 	req.Header.Set("Accept", accept)
 	req.Header.Set("User-Agent", userAgent)
 	resp, err := c.hc.Do(req)
