@@ -4,9 +4,12 @@
 //
 // Settings, each as CDK context (-c key=value) or environment variable:
 //
-//	assetDir   / SWITCHBOARD_ASSET_DIR    function folders with bootstrap (default ../build/functions)
-//	configFile / SWITCHBOARD_CONFIG_FILE  config packaged as config.yaml next to each bootstrap (optional)
-//	stackName  / SWITCHBOARD_STACK_NAME   CloudFormation stack name (default Switchboard)
+//	assetDir     / SWITCHBOARD_ASSET_DIR      function folders with bootstrap (default ../build/functions)
+//	configFile   / SWITCHBOARD_CONFIG_FILE    config packaged as config.yaml next to each bootstrap (optional)
+//	stackName    / SWITCHBOARD_STACK_NAME     CloudFormation stack name (default Switchboard)
+//	secretPrefix / SWITCHBOARD_SECRET_PREFIX  start of the created secrets' names (default switchboard/);
+//	                                          the names are fixed, so a second stack in the same account
+//	                                          and region needs its own, e.g. switchboard/staging/
 package main
 
 import (
@@ -16,6 +19,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/switchboard-dev/switchboard/shared/deploy"
 )
 
 func main() {
@@ -26,9 +31,14 @@ func main() {
 	assetDir := setting(app, "assetDir", "SWITCHBOARD_ASSET_DIR", DefaultAssetDir)
 	configFile := setting(app, "configFile", "SWITCHBOARD_CONFIG_FILE", "")
 	stackName := setting(app, "stackName", "SWITCHBOARD_STACK_NAME", "Switchboard")
+	secretPrefix := setting(app, "secretPrefix", "SWITCHBOARD_SECRET_PREFIX", deploy.SecretNamePrefix)
 
 	// Fail before any construct exists, with a message instead of a jsii panic.
 	if err := CheckAssets(assetDir); err != nil {
+		fmt.Fprintln(os.Stderr, "switchboard infra:", err)
+		os.Exit(1)
+	}
+	if err := deploy.CheckSecretPrefix(secretPrefix); err != nil {
 		fmt.Fprintln(os.Stderr, "switchboard infra:", err)
 		os.Exit(1)
 	}
@@ -41,9 +51,10 @@ func main() {
 	}
 
 	NewSwitchboardStack(app, stackName, &SwitchboardStackProps{
-		StackProps: awscdk.StackProps{Env: env()},
-		AssetDir:   assetDir,
-		ConfigFile: configFile,
+		StackProps:   awscdk.StackProps{Env: env()},
+		AssetDir:     assetDir,
+		ConfigFile:   configFile,
+		SecretPrefix: secretPrefix,
 	})
 	app.Synth(nil)
 }

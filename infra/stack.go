@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -37,6 +38,15 @@ type SwitchboardStackProps struct {
 	// function folders are deployed as they are (a config.yaml inside them
 	// is used if present).
 	ConfigFile string
+	// SecretPrefix starts the names of the secrets the stack creates
+	// (deploy.Secrets). Default deploy.SecretNamePrefix ("switchboard/");
+	// anything else must start with it too (deploy.CheckSecretPrefix), so
+	// the functions' GetSecretValue grant on switchboard/* still covers
+	// the secrets. The names are fixed physical names: a second stack in
+	// the same account and region needs its own prefix
+	// ("switchboard/staging/"), and changing it on a deployed stack
+	// replaces the secrets (see deploy.Secret).
+	SecretPrefix string
 }
 
 // CheckAssets reports, in one message a user can act on, every catalogue
@@ -62,11 +72,13 @@ func CheckAssets(assetDir string) error {
 // the workspace bucket, one arm64 provided.al2023 function per catalogue
 // function with grants for exactly the tables it lists and the functions it
 // invokes (their names in FunctionEnvVar), Bedrock access for functions that
-// run agents, read access to the switchboard/ secrets for all, async invoke
+// run agents, the secrets in deploy.Secrets (kept on stack deletion) and
+// read access to the switchboard/ secrets for all, async invoke
 // settings, function URLs, schedules and error alarms. It panics (CDK's own
-// convention for construction errors) when a function asset is missing or
-// the catalogue is inconsistent; main calls CheckAssets first to exit with
-// the message instead.
+// convention for construction errors) when a function asset is missing, the
+// secret prefix is invalid or the catalogue is inconsistent; main calls
+// CheckAssets and deploy.CheckSecretPrefix first to exit with the message
+// instead.
 func NewSwitchboardStack(scope constructs.Construct, id string, props *SwitchboardStackProps) awscdk.Stack {
 	if props == nil {
 		props = &SwitchboardStackProps{}
@@ -80,6 +92,13 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 		panic(fmt.Sprintf("asset dir %s: %v", props.AssetDir, err))
 	}
 	if err := CheckAssets(assetDir); err != nil {
+		panic(err.Error())
+	}
+	secretPrefix := props.SecretPrefix
+	if secretPrefix == "" {
+		secretPrefix = deploy.SecretNamePrefix
+	}
+	if err := deploy.CheckSecretPrefix(secretPrefix); err != nil {
 		panic(err.Error())
 	}
 
@@ -100,6 +119,10 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 	awscdk.NewCfnOutput(stack, jsii.String(deploy.BucketLogicalID+"Name"), &awscdk.CfnOutputProps{
 		Value: bucket.BucketName(),
 	})
+
+	for _, s := range deploy.Secrets {
+		newSecret(stack, s, secretPrefix+s.Name)
+	}
 
 	baseEnv := map[string]*string{
 		deploy.EnvBucket: bucket.BucketName(),
@@ -219,6 +242,45 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 	}
 
 	return stack
+}
+
+// newSecret creates one secret of deploy.Secrets under its full name, with
+// its ARN and name as stack outputs. Functions get no grant per secret: the
+// name starts with deploy.SecretNamePrefix, which their grant covers.
+func newSecret(stack awscdk.Stack, s deploy.Secret, name string) awssecretsmanager.Secret {
+	props := &awssecretsmanager.SecretProps{
+		SecretName:    jsii.String(name),
+		Description:   jsii.String(s.Description(name)),
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+	}
+	switch {
+	case s.GenerateLength > 0 && s.Placeholder == "":
+		props.GenerateSecretString = &awssecretsmanager.SecretStringGenerator{
+			PasswordLength:     jsii.Number(float64(s.GenerateLength)),
+			ExcludePunctuation: jsii.Bool(true),
+		}
+	case s.GenerateLength == 0 && s.Placeholder != "":
+		// UnsafePlainText puts the value into the template in clear text,
+		// which is what it is for: the placeholder is no secret and only
+		// says what to store. The real token never passes through CDK or
+		// CloudFormation; the operator writes it with put-secret-value.
+		props.SecretStringValue = awscdk.SecretValue_UnsafePlainText(jsii.String(s.Placeholder))
+	default:
+		panic(fmt.Sprintf("secret %s in shared/deploy: want either GenerateLength or Placeholder", s.Name))
+	}
+	secret := awssecretsmanager.NewSecret(stack, jsii.String(s.LogicalID()), props)
+	awscdk.NewCfnOutput(stack, jsii.String(s.ARNOutputID()), &awscdk.CfnOutputProps{
+		Description: jsii.String("ARN of the " + s.Name + " secret"),
+		Value:       secret.SecretArn(),
+	})
+	// The name as given, not secret.SecretName(): without the
+	// @aws-cdk/aws-secretsmanager:parseOwnedSecretName flag that is parsed
+	// from the ARN and keeps Secrets Manager's random suffix.
+	awscdk.NewCfnOutput(stack, jsii.String(s.NameOutputID()), &awscdk.CfnOutputProps{
+		Description: jsii.String("name of the " + s.Name + " secret, for secretsmanager: references in the config"),
+		Value:       jsii.String(name),
+	})
+	return secret
 }
 
 // allow is an Allow statement on CloudFormation Fn::Sub resources, the same

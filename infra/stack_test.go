@@ -681,6 +681,119 @@ func TestUnknownInvokeTargetPanics(t *testing.T) {
 	NewSwitchboardStack(app, "Bad", &SwitchboardStackProps{AssetDir: assets})
 }
 
+// TestSecrets pins, in plain values, the secrets the config and the docs
+// refer to: their names (under the prefix the functions may read), how
+// their values come about, that deleting the stack keeps them, and the
+// outputs that name them.
+func TestSecrets(t *testing.T) {
+	tpl, js := synth(t)
+	countIs(t, tpl, "AWS::SecretsManager::Secret", 2)
+	want := map[string]map[string]any{
+		"switchboard/approval-signing-key": {
+			"GenerateSecretString": map[string]any{"PasswordLength": 64, "ExcludePunctuation": true},
+		},
+		"switchboard/telegram-bot-token": {
+			"SecretString": "REPLACE_ME with the token from @BotFather",
+		},
+	}
+	seen := map[string]bool{}
+	for _, sec := range deploy.Secrets {
+		id, res := byConstruct(t, js, "AWS::SecretsManager::Secret", sec.LogicalID())
+		if res["DeletionPolicy"] != "Retain" || res["UpdateReplacePolicy"] != "Retain" {
+			t.Errorf("%s: DeletionPolicy %v / UpdateReplacePolicy %v, want Retain", id, res["DeletionPolicy"], res["UpdateReplacePolicy"])
+		}
+		p := props(res)
+		name, _ := p["Name"].(string)
+		w, ok := want[name]
+		if !ok {
+			t.Errorf("%s: name %v, want one of %v", id, p["Name"], keys(map[string]any{"switchboard/approval-signing-key": 0, "switchboard/telegram-bot-token": 0}))
+			continue
+		}
+		seen[name] = true
+		if !strings.HasPrefix(name, deploy.SecretNamePrefix) {
+			t.Errorf("%s: name %s is outside %s*, which the functions may read", id, name, deploy.SecretNamePrefix)
+		}
+		wantKeys := []string{"Description", "Name"}
+		for k, v := range w {
+			wantKeys = append(wantKeys, k)
+			if !reflect.DeepEqual(normalize(p[k]), normalize(v)) {
+				t.Errorf("%s.%s = %v, want %v", id, k, p[k], v)
+			}
+		}
+		sort.Strings(wantKeys)
+		if got := keys(p); !reflect.DeepEqual(got, wantKeys) {
+			t.Errorf("%s has properties %v, want %v", id, got, wantKeys)
+		}
+		desc, _ := p["Description"].(string)
+		if ref := "secretsmanager:" + name; !strings.Contains(desc, ref) {
+			t.Errorf("%s: description %q does not give the config reference %s", id, desc, ref)
+		}
+		check(t, id+" ARN output", func() {
+			tpl.HasOutput(jsii.String(sec.ARNOutputID()), map[string]any{"Value": map[string]any{"Ref": id}})
+		})
+		check(t, id+" name output", func() {
+			tpl.HasOutput(jsii.String(sec.NameOutputID()), map[string]any{"Value": name})
+		})
+	}
+	if len(seen) != len(want) {
+		t.Errorf("secrets %v, want %v", seen, keys(map[string]any{"switchboard/approval-signing-key": 0, "switchboard/telegram-bot-token": 0}))
+	}
+	_, key := byConstruct(t, js, "AWS::SecretsManager::Secret", deploy.LogicalID("approval-signing-key", "Secret"))
+	if desc := props(key)["Description"].(string); !strings.Contains(desc, "signs approval links") || !strings.Contains(desc, "instance.approvals.signingKey") {
+		t.Errorf("signing key description %q does not say what it signs and where the config refers to it", desc)
+	}
+}
+
+// miniApp synthesizes a stack of one catalogue function (cheap) with props,
+// returning its template; it panics like NewSwitchboardStack.
+func miniApp(t *testing.T, props SwitchboardStackProps) map[string]any {
+	t.Helper()
+	savedFns, savedJobs := deploy.Functions, deploy.Jobs
+	deploy.Functions = []deploy.Function{{Name: "a", MemoryMB: 128, TimeoutSeconds: 3}}
+	deploy.Jobs = nil
+	t.Cleanup(func() { deploy.Functions, deploy.Jobs = savedFns, savedJobs })
+	props.AssetDir = t.TempDir()
+	if err := os.MkdirAll(filepath.Join(props.AssetDir, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(props.AssetDir, "a", "bootstrap"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	stack := NewSwitchboardStack(app, "Mini", &props)
+	return *assertions.Template_FromStack(stack, nil).ToJSON()
+}
+
+func TestSecretPrefix(t *testing.T) {
+	js := miniApp(t, SwitchboardStackProps{SecretPrefix: "switchboard/staging/"})
+	for _, sec := range deploy.Secrets {
+		id, res := byConstruct(t, js, "AWS::SecretsManager::Secret", sec.LogicalID())
+		want := "switchboard/staging/" + sec.Name
+		if got := props(res)["Name"]; got != want {
+			t.Errorf("%s: name %v, want %s", id, got, want)
+		}
+		if desc, _ := props(res)["Description"].(string); !strings.Contains(desc, "secretsmanager:"+want) {
+			t.Errorf("%s: description %q does not give the config reference secretsmanager:%s", id, desc, want)
+		}
+		out := js["Outputs"].(map[string]any)[sec.NameOutputID()]
+		if got := out.(map[string]any)["Value"]; got != want {
+			t.Errorf("output %s = %v, want %s", sec.NameOutputID(), got, want)
+		}
+	}
+
+	for _, bad := range []string{"other/", "Switchboard/", "switchboard", "switchboard/a b/", "switchboard/ä/"} {
+		t.Run(bad, func(t *testing.T) {
+			defer func() {
+				msg := fmt.Sprint(recover())
+				if want := fmt.Sprintf("secret prefix %q", bad); !strings.Contains(msg, want) {
+					t.Errorf("panic %q, want one containing %q", msg, want)
+				}
+			}()
+			miniApp(t, SwitchboardStackProps{SecretPrefix: bad})
+		})
+	}
+}
+
 func TestCheckAssetsNamesWhatIsMissing(t *testing.T) {
 	dir := t.TempDir()
 	err := CheckAssets(dir)
@@ -700,9 +813,10 @@ func TestCheckAssetsNamesWhatIsMissing(t *testing.T) {
 // TestSAMTemplateMatchesStack keeps template.yaml (INF2) in step with the
 // CDK app. go test does not recheck files outside this module, so a cached
 // pass can hide an edited template.yaml: run with -count=1 (make test does).
-// It compares: same tables, bucket settings, function settings, env vars and
-// what they refer to, table grants, invoke grants, secrets and model
-// statements, async invoke config, URLs, schedules and alarms.
+// It compares: same tables, bucket settings, secrets (names, generation or
+// placeholder, retention, outputs), function settings, env vars and what
+// they refer to, table grants, invoke grants, secrets and model statements,
+// async invoke config, URLs, schedules and alarms.
 func TestSAMTemplateMatchesStack(t *testing.T) {
 	_, js := synth(t)
 	raw, err := os.ReadFile("../template.yaml")
@@ -713,7 +827,8 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		t.Fatalf("parse template.yaml: %v", err)
 	}
-	samResources, _ := cfnValue(t, &doc).(map[string]any)["Resources"].(map[string]any)
+	samDoc, _ := cfnValue(t, &doc).(map[string]any)
+	samResources, _ := samDoc["Resources"].(map[string]any)
 	samRes := func(typ, id string) map[string]any {
 		t.Helper()
 		r, _ := samResources[id].(map[string]any)
@@ -746,6 +861,8 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 	for _, k := range []string{"BucketEncryption", "VersioningConfiguration", "PublicAccessBlockConfiguration"} {
 		same("bucket."+k, s[k], props(r)[k])
 	}
+
+	compareSecrets(t, js, samDoc, same)
 
 	for _, f := range deploy.Functions {
 		id := deploy.LogicalID(f.Name, "Function")
@@ -837,6 +954,76 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 		_, ca := byConstruct(t, js, "AWS::CloudWatch::Alarm", deploy.LogicalID(f.Name, "Errors"))
 		for _, k := range []string{"Namespace", "MetricName", "Statistic", "Period", "EvaluationPeriods", "Threshold", "ComparisonOperator", "TreatMissingData"} {
 			same(f.Name+" alarm "+k, a[k], props(ca)[k])
+		}
+	}
+}
+
+// compareSecrets holds template.yaml's secrets and their outputs to the CDK
+// stack's. SAM names them from the SecretPrefix parameter; with its default
+// they must be exactly what CDK synthesizes with its default prefix.
+func compareSecrets(t *testing.T, js, samDoc map[string]any, same func(string, any, any)) {
+	t.Helper()
+	params, _ := samDoc["Parameters"].(map[string]any)
+	param, _ := params[deploy.SecretPrefixParameter].(map[string]any)
+	if param == nil {
+		t.Fatalf("template.yaml: no parameter %s (run `go run ./cmd/gensam` in the repo root)", deploy.SecretPrefixParameter)
+	}
+	same("parameter "+deploy.SecretPrefixParameter+" default", param["Default"], deploy.SecretNamePrefix)
+	same("parameter "+deploy.SecretPrefixParameter+" pattern", param["AllowedPattern"], deploy.SecretPrefixPattern)
+	same("parameter "+deploy.SecretPrefixParameter+" max length", param["MaxLength"], deploy.SecretPrefixMaxLength)
+	// withDefault resolves !Sub "${SecretPrefix}…" to the plain string CDK has.
+	var withDefault func(v any) any
+	withDefault = func(v any) any {
+		switch v := v.(type) {
+		case map[string]any:
+			if sub, ok := v["Fn::Sub"].(string); ok && len(v) == 1 {
+				r := strings.ReplaceAll(sub, "${"+deploy.SecretPrefixParameter+"}", deploy.SecretNamePrefix)
+				if strings.Contains(r, "${") {
+					return v // refers to something else: leave it to fail the comparison
+				}
+				return r
+			}
+			out := map[string]any{}
+			for k, x := range v {
+				out[k] = withDefault(x)
+			}
+			return out
+		case []any:
+			out := make([]any, len(v))
+			for i, x := range v {
+				out[i] = withDefault(x)
+			}
+			return out
+		}
+		return v
+	}
+
+	samResources, _ := samDoc["Resources"].(map[string]any)
+	samOutputs, _ := samDoc["Outputs"].(map[string]any)
+	cdkOutputs, _ := js["Outputs"].(map[string]any)
+	n := 0
+	for _, r := range samResources {
+		if r.(map[string]any)["Type"] == "AWS::SecretsManager::Secret" {
+			n++
+		}
+	}
+	if n != len(deploy.Secrets) {
+		t.Errorf("template.yaml has %d secrets, catalogue %d", n, len(deploy.Secrets))
+	}
+	for _, sec := range deploy.Secrets {
+		id := sec.LogicalID()
+		sr, _ := samResources[id].(map[string]any)
+		if sr == nil || sr["Type"] != "AWS::SecretsManager::Secret" {
+			t.Errorf("template.yaml: no AWS::SecretsManager::Secret %s (run `go run ./cmd/gensam` in the repo root)", id)
+			continue
+		}
+		_, cr := byConstruct(t, js, "AWS::SecretsManager::Secret", id)
+		for _, k := range []string{"DeletionPolicy", "UpdateReplacePolicy"} {
+			same(id+"."+k, sr[k], cr[k])
+		}
+		same(id+" properties", withDefault(sr["Properties"]), props(cr))
+		for _, out := range []string{sec.ARNOutputID(), sec.NameOutputID()} {
+			same("output "+out, withDefault(samOutputs[out]), withoutHashes(cdkOutputs[out]))
 		}
 	}
 }

@@ -99,6 +99,29 @@ func TestSAMTemplateCoversCatalogue(t *testing.T) {
 		"BlockPublicAcls: true", "BlockPublicPolicy: true", "IgnorePublicAcls: true", "RestrictPublicBuckets: true")
 	mustContain(t, BucketLogicalID+"Policy", res[BucketLogicalID+"Policy"], "aws:SecureTransport: \"false\"")
 
+	mustContain(t, "Parameters", tpl, "Parameters:\n  "+SecretPrefixParameter+":\n    Type: String\n    Default: \""+SecretNamePrefix+"\"\n")
+	for _, sec := range Secrets {
+		id := sec.LogicalID()
+		block, ok := res[id]
+		if !ok {
+			t.Errorf("secret %s: no resource %s", sec.Name, id)
+			continue
+		}
+		mustContain(t, id, block,
+			"Type: AWS::SecretsManager::Secret\n    DeletionPolicy: Retain\n    UpdateReplacePolicy: Retain\n",
+			`Name: !Sub "${SecretPrefix}`+sec.Name+`"`+"\n",
+			"secretsmanager:${SecretPrefix}"+sec.Name+`"`,
+		)
+		if sec.GenerateLength > 0 {
+			mustContain(t, id, block, fmt.Sprintf("GenerateSecretString:\n        PasswordLength: %d\n        ExcludePunctuation: true\n", sec.GenerateLength))
+		} else {
+			mustContain(t, id, block, "SecretString: "+quote(sec.Placeholder)+"\n")
+		}
+		mustContain(t, "Outputs", tpl,
+			"  "+sec.ARNOutputID()+":\n", "Value: !Ref "+id+"\n",
+			"  "+sec.NameOutputID()+":\n", `Value: !Sub "${SecretPrefix}`+sec.Name+`"`+"\n")
+	}
+
 	for _, f := range Functions {
 		id := LogicalID(f.Name, "Function")
 		block, ok := res[id]
@@ -190,6 +213,9 @@ func TestLogicalIDsAreUnique(t *testing.T) {
 	}
 	for _, tb := range Tables {
 		add(LogicalID(tb.ID, "Table"), "table "+tb.ID)
+	}
+	for _, sec := range Secrets {
+		add(sec.LogicalID(), "secret "+sec.Name)
 	}
 	for _, f := range Functions {
 		add(LogicalID(f.Name, "Function"), "function "+f.Name)
@@ -329,5 +355,55 @@ func TestInvalidInvokesPanic(t *testing.T) {
 			}()
 			SAMTemplate()
 		})
+	}
+}
+
+// TestSecretsCatalogue: each secret either is generated or starts from a
+// placeholder, and its name stays inside what the functions may read.
+func TestSecretsCatalogue(t *testing.T) {
+	// Secrets Manager reads a name ending in -XXXXXX as a partial ARN.
+	suffixLike := regexp.MustCompile(`-[A-Za-z0-9]{6}$`)
+	names := regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]+$`)
+	outputs := map[string]bool{}
+	for _, sec := range Secrets {
+		if (sec.GenerateLength > 0) == (sec.Placeholder != "") {
+			t.Errorf("secret %s: want either GenerateLength or Placeholder", sec.Name)
+		}
+		if sec.GenerateLength != 0 && sec.GenerateLength < 32 {
+			t.Errorf("secret %s: %d generated characters, want at least 32", sec.Name, sec.GenerateLength)
+		}
+		if !names.MatchString(sec.Name) || suffixLike.MatchString(sec.Name) {
+			t.Errorf("secret %s: not a good Secrets Manager name", sec.Name)
+		}
+		if sec.Placeholder != "" && !strings.Contains(sec.Placeholder, "REPLACE_ME") {
+			t.Errorf("secret %s: placeholder %q does not say to replace it", sec.Name, sec.Placeholder)
+		}
+		if err := CheckSecretPrefix(SecretNamePrefix); err != nil || len(SecretNamePrefix+sec.Name) > 512-SecretPrefixMaxLength {
+			t.Errorf("secret %s: default name invalid or too long (%v)", sec.Name, err)
+		}
+		for _, o := range []string{sec.ARNOutputID(), sec.NameOutputID()} {
+			if outputs[o] {
+				t.Errorf("output %s used twice", o)
+			}
+			outputs[o] = true
+		}
+		if desc := sec.Description("switchboard/x"); !strings.Contains(desc, "secretsmanager:switchboard/x") || !strings.Contains(desc, sec.ConfigKey+":") {
+			t.Errorf("secret %s: description %q does not give the config reference", sec.Name, desc)
+		}
+	}
+}
+
+func TestCheckSecretPrefix(t *testing.T) {
+	for _, ok := range []string{"switchboard/", "switchboard/staging/", "switchboard/a_b+c=d.e@f-g/", "switchboard/x-"} {
+		if err := CheckSecretPrefix(ok); err != nil {
+			t.Errorf("CheckSecretPrefix(%q) = %v, want nil", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "switchboard", "Switchboard/", "other/", "xswitchboard/", "switchboard/a b/", "switchboard/ä/", "switchboard/\n",
+		"switchboard/" + strings.Repeat("a", SecretPrefixMaxLength)} {
+		err := CheckSecretPrefix(bad)
+		if err == nil || !strings.Contains(err.Error(), "switchboard/staging/") {
+			t.Errorf("CheckSecretPrefix(%q) = %v, want an error with an example", bad, err)
+		}
 	}
 }
