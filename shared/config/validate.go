@@ -120,7 +120,12 @@ func validate(c *Config, ps *problems) {
 	checkURL(ps, "instance.telegram.apiBaseUrl", in.Telegram.APIBaseURL, true, "https://api.telegram.org, or a local fake for tests")
 	checkChatID(ps, "instance.telegram.chatId", in.Telegram.ChatID)
 	for i, id := range in.Telegram.AllowedChatIDs {
-		checkChatID(ps, indexPath("instance.telegram.allowedChatIds", i), id)
+		// Incoming updates carry the numeric chat id; a @username can change
+		// hands, so the allow list takes numeric ids only.
+		if id != "" && !telegramNumericChatRe.MatchString(id) {
+			ps.at(indexPath("instance.telegram.allowedChatIds", i), fmt.Sprintf("%q is not a numeric Telegram chat id", shorten(id)),
+				`write the numeric chat id in quotes, e.g. "123456789" (groups start with -100); usernames are not accepted here`)
+		}
 	}
 
 	checkRange(ps, "instance.approvals.ttlHours", in.Approvals.TTLHours, 1, 720, "approval links expire after this many hours")
@@ -332,6 +337,8 @@ func nonEmptyItems(ps *problems, p string, list []string, what string) {
 		}
 	}
 }
+
+var telegramNumericChatRe = regexp.MustCompile(`^-?[0-9]{1,20}$`)
 
 func checkChatID(ps *problems, p, id string) {
 	if id != "" && !telegramChatRe.MatchString(id) {

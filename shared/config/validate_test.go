@@ -152,6 +152,8 @@ func TestValidationErrors(t *testing.T) {
 			[]string{"t.yaml:3: instance.rocketchat.adminAuthToken: is required together with the other admin field; set both"}},
 		{"telegram chat id", strings.Replace(base, "model:", "telegram: {chatId: richard}\n  model:", 1),
 			[]string{`t.yaml:3: instance.telegram.chatId: "richard" is not a Telegram chat id; write the numeric chat id in quotes`}},
+		{"allowed chat by username", strings.Replace(base, "model:", "telegram: {allowedChatIds: [\"@teamchat\"]}\n  model:", 1),
+			[]string{`t.yaml:3: instance.telegram.allowedChatIds[0]: "@teamchat" is not a numeric Telegram chat id`}},
 		{"approver id", strings.Replace(base, "model:", "approvals: {approverTelegramIds: [\"@richard\"]}\n  model:", 1),
 			[]string{`t.yaml:3: instance.approvals.approverTelegramIds[0]: "@richard" is not a Telegram user id`}},
 		{"signing key too short", strings.Replace(base, "model:", "approvals: {signingKey: short}\n  model:", 1),

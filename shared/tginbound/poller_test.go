@@ -176,8 +176,9 @@ func TestPollerHandlingFailureKeepsOffsetAtFailedUpdate(t *testing.T) {
 	u3 := w.tg.InjectMessage(ann, annUser, "three")
 	w.disp.failNext(nil, unavailable()) // one passes, two fails
 
-	if out := tick(t, w); out != "1 updates handled" {
-		t.Errorf("Tick = %q", out)
+	// The job records the failure (its outcome must not hide it).
+	if out, err := w.poller.Tick(context.Background()); out != "1 updates handled" || err == nil {
+		t.Errorf("Tick = %q, %v; want 1 handled and the failure as an error", out, err)
 	}
 	if v, _ := w.offset(t); v != strconv.FormatInt(u2.UpdateID, 10) {
 		t.Fatalf("offset = %q, want %d (the failed update)", v, u2.UpdateID)
@@ -208,8 +209,8 @@ func TestPollerFailureOnFirstUpdateWritesNoOffset(t *testing.T) {
 	u1 := w.tg.InjectMessage(ann, annUser, "one")
 	w.tg.InjectMessage(ann, annUser, "two")
 	w.disp.failNext(unavailable())
-	if out := tick(t, w); out != "0 updates handled" {
-		t.Errorf("Tick = %q", out)
+	if out, err := w.poller.Tick(context.Background()); out != "0 updates handled" || err == nil {
+		t.Errorf("Tick = %q, %v; want 0 handled and the failure as an error", out, err)
 	}
 	if _, found := w.offset(t); found {
 		t.Errorf("offset written although nothing was handled")

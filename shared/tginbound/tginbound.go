@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -114,7 +115,11 @@ func (in *Inbound) message(ctx context.Context, m *telegram.Msg) error {
 		return errors.New("no agents configured")
 	}
 	agent, text := in.Agents[0], strings.TrimSpace(m.Text)
-	if head, rest, _ := strings.Cut(text, " "); len(head) > 1 && (head[0] == '/' || head[0] == '@') {
+	head, rest := text, ""
+	if i := strings.IndexFunc(text, unicode.IsSpace); i >= 0 {
+		head, rest = text[:i], text[i:]
+	}
+	if len(head) > 1 && (head[0] == '/' || head[0] == '@') {
 		name := strings.ToLower(strings.TrimSuffix(head[1:], "@"))
 		name, _, _ = strings.Cut(name, "@") // /hermes@MyBot
 		if contains(in.Agents, name) {
@@ -152,16 +157,18 @@ func (p *Poller) Tick(ctx context.Context) (string, error) {
 		offset, _ = strconv.ParseInt(raw, 10, 64)
 	}
 	updates, err := p.Client.GetUpdates(ctx, offset, 0, []string{telegram.KindMessage, telegram.KindCallbackQuery})
-	if sb.ErrorCode(err) == sb.ECONFLICT {
+	if sb.ErrorCode(err) == sb.ECONFLICT && strings.Contains(sb.ErrorMessage(err), "webhook") {
 		return "a webhook is set; updates arrive there", nil
 	}
 	if err != nil {
 		return "", err
 	}
 	handled := 0
+	var stopped error
 	for _, u := range updates {
 		if err := p.In.Handle(ctx, u); err != nil {
-			break // keep the offset here; the next tick resumes
+			stopped = fmt.Errorf("update %d: %w", u.ID, err) // keep the offset here; the next tick resumes
+			break
 		}
 		offset, handled = u.ID+1, handled+1
 	}
@@ -174,7 +181,7 @@ func (p *Poller) Tick(ctx context.Context) (string, error) {
 			return "", err
 		}
 	}
-	return fmt.Sprintf("%d updates handled", handled), nil
+	return fmt.Sprintf("%d updates handled", handled), stopped
 }
 
 func (in *Inbound) now() time.Time {
