@@ -34,8 +34,8 @@ func BenchmarkWebhookAck(b *testing.B) {
 	store := dynamo.New(c, dynamotest.FreshTables(b, c))
 	d := &countingDispatcher{}
 	recv := wake.NewReceiver([]string{"tok"}, []wake.WebhookAgent{
-		{ID: "hermes", UserID: "u-hermes", Username: "agent-hermes", AgentUsernames: []string{"agent-hermes", "agent-atlas"}},
-		{ID: "atlas", UserID: "u-atlas", Username: "agent-atlas", AgentUsernames: []string{"agent-hermes", "agent-atlas"}},
+		{ID: "hermes", UserID: "u-hermes", Username: "agent-hermes", AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true},
+		{ID: "atlas", UserID: "u-atlas", Username: "agent-atlas", AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true},
 	}, store, d, quietLog())
 	srv := httptest.NewServer(recv)
 	defer srv.Close()
