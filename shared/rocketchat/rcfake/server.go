@@ -317,7 +317,11 @@ func (s *Server) addRoom(t, name string, members []string) string {
 		panic(fmt.Sprintf("rcfake: room %q: empty or taken", name))
 	}
 	now := s.clock()
-	r := &room{id: s.newID(), t: t, name: name, fname: name, ts: now, updatedAt: now}
+	id := s.newID()
+	if t == "c" && name == "general" && s.rooms["GENERAL"] == nil {
+		id = "GENERAL" // a real server's default channel has this id
+	}
+	r := &room{id: id, t: t, name: name, fname: name, ts: now, updatedAt: now}
 	s.rooms[r.id] = r
 	for _, m := range members {
 		s.addMember(r, s.mustUser(m), now)
