@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -92,9 +91,9 @@ const httpTimeout = 30 * time.Second
 // New builds the App. getenv is os.Getenv in production; tests pass their own.
 func New(ctx context.Context, getenv func(string) string) (*App, error) {
 	a := &App{getenv: getenv, http: &http.Client{Timeout: httpTimeout}}
-	awsCfg, err := config.LoadDefaultConfig(ctx)
+	awsCfg, err := dynamo.LoadAWSConfig(ctx) // once per cold start; every client is built from it
 	if err != nil {
-		return nil, fmt.Errorf("app: AWS config: %w", err)
+		return nil, fmt.Errorf("app: %w", err)
 	}
 	a.awsCfg = awsCfg
 	path := getenv(deploy.EnvConfig)
@@ -109,9 +108,7 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 	a.Log = slog.New(scrub.NewHandler(slog.NewJSONHandler(os.Stderr, nil), a.Scrubber)).
 		With("instance", a.Config.Instance.Name)
 
-	if a.Dynamo, err = dynamo.NewClient(ctx); err != nil {
-		return nil, err
-	}
+	a.Dynamo = dynamo.NewClientFromConfig(ctx, awsCfg)
 	a.Store = dynamo.New(a.Dynamo, getenv)
 	if days := a.Config.Instance.AuditRetentionDays; days > 0 {
 		a.Store.AuditRetention = time.Duration(days) * 24 * time.Hour
@@ -120,11 +117,7 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 	if a.Bucket == "" {
 		return nil, fmt.Errorf("app: %s is not set; it names the workspace bucket (cdk deploy sets it; switchboard dev uses switchboard-dev)", deploy.EnvBucket)
 	}
-	s3c, err := s3blob.NewClient(ctx)
-	if err != nil {
-		return nil, err
-	}
-	a.Blobs = s3blob.New(s3c, a.Bucket)
+	a.Blobs = s3blob.New(s3blob.NewClientFromConfig(awsCfg), a.Bucket)
 
 	policy, err := staging.New(a.Config.Instance.Staging)
 	if err != nil {

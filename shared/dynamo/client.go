@@ -31,25 +31,38 @@ const defaultRegion = "us-east-1"
 // us-east-1, and when the endpoint is a loopback address and no credentials
 // can be found it uses static dummy credentials (dynalite ignores them).
 func NewClient(ctx context.Context) (*dynamodb.Client, error) {
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := LoadAWSConfig(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("dynamo: load AWS config: %w", err)
+		return nil, err
 	}
-	if isLoopback(endpointOf(cfg)) {
-		// Reload without IMDS: a local endpoint never needs instance-role
-		// credentials, and probing 169.254.169.254 off EC2 can stall.
-		cfg, err = config.LoadDefaultConfig(ctx, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
-		if err != nil {
-			return nil, fmt.Errorf("dynamo: load AWS config: %w", err)
-		}
-		if !hasCredentials(ctx, cfg) {
-			cfg.Credentials = credentials.NewStaticCredentialsProvider("local", "local", "")
-		}
+	return NewClientFromConfig(ctx, cfg), nil
+}
+
+// LoadAWSConfig loads the SDK's default config once; when DynamoDB is
+// pointed at a loopback endpoint it leaves IMDS out (a local endpoint never
+// needs instance-role credentials, and probing 169.254.169.254 off EC2 can
+// stall). The composition root loads it once and builds every client from it.
+func LoadAWSConfig(ctx context.Context, opts ...func(*config.LoadOptions) error) (aws.Config, error) {
+	if isLoopback(os.Getenv("AWS_ENDPOINT_URL_DYNAMODB")) || isLoopback(os.Getenv("AWS_ENDPOINT_URL")) {
+		opts = append(opts, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("load AWS config: %w", err)
+	}
+	return cfg, nil
+}
+
+// NewClientFromConfig builds the DynamoDB client from a loaded config, with
+// the local conveniences of NewClient.
+func NewClientFromConfig(ctx context.Context, cfg aws.Config) *dynamodb.Client {
+	if isLoopback(endpointOf(cfg)) && !hasCredentials(ctx, cfg) {
+		cfg.Credentials = credentials.NewStaticCredentialsProvider("local", "local", "")
 	}
 	if cfg.Region == "" {
 		cfg.Region = defaultRegion
 	}
-	return dynamodb.NewFromConfig(cfg), nil
+	return dynamodb.NewFromConfig(cfg)
 }
 
 // hasCredentials reports whether the configured chain yields credentials.

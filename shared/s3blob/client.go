@@ -48,7 +48,13 @@ func NewClient(ctx context.Context) (*s3.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3 client: load AWS config: %w", err)
 	}
-	return s3.NewFromConfig(cfg, quietChecksums, localOverrides), nil
+	return NewClientFromConfig(cfg), nil
+}
+
+// NewClientFromConfig builds the S3 client from an already loaded config
+// (the composition root loads it once per cold start).
+func NewClientFromConfig(cfg aws.Config) *s3.Client {
+	return s3.NewFromConfig(cfg, quietChecksums, localOverrides)
 }
 
 // quietChecksums stops the SDK from logging "Response has no supported
