@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"net/url"
 	"path"
 	"strings"
 	"sync"
 
+	"github.com/switchboard-dev/switchboard/shared/callcount"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -30,8 +30,8 @@ type Client struct {
 	// server's CSRF answer.
 	ocsHeader bool
 
-	mu       sync.Mutex
-	calls    map[string]int
+	mu       sync.Mutex // guards chunking and caps
+	calls    callcount.Counter
 	chunking Chunking
 	caps     *Capabilities // cached for the chunking decision only
 }
@@ -70,7 +70,6 @@ func New(baseURL, username, appPassword string, hc *http.Client) (*Client, error
 		hc:        hc,
 		ocsPrefix: "/ocs/v2.php",
 		ocsHeader: true,
-		calls:     map[string]int{},
 		chunking:  defaultChunking,
 	}, nil
 }
@@ -82,17 +81,9 @@ func (c *Client) Username() string { return c.user }
 // HTTP method and the API area: "PUT files", "PROPFIND files", "MKCOL uploads",
 // "SEARCH dav", "PROPFIND versions", "MOVE trashbin", "GET capabilities",
 // "POST shares", … (ncfake counts with the same names).
-func (c *Client) Calls() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return maps.Clone(c.calls)
-}
+func (c *Client) Calls() map[string]int { return c.calls.Snapshot() }
 
-func (c *Client) count(route string) {
-	c.mu.Lock()
-	c.calls[route]++
-	c.mu.Unlock()
-}
+func (c *Client) count(route string) { c.calls.Add(route) }
 
 // request is one HTTP exchange before it is sent.
 type request struct {

@@ -281,7 +281,7 @@ func Login(ctx context.Context, baseURL, user, password string, hc *http.Client)
 	own := *hc
 	own.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	anon := &Client{base: base, where: base.String(), hc: &own, scrubber: scrub.New([]string{password}),
-		now: time.Now, calls: map[string]int{}}
+		now: time.Now}
 
 	body, n, jerr := jsonBody(loginBody{User: user, Password: password})
 	if jerr != nil {

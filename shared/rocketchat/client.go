@@ -9,9 +9,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/callcount"
 	"github.com/switchboard-dev/switchboard/shared/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -46,8 +46,7 @@ type Client struct {
 	scrubber  *scrub.Scrubber  // masks the token should a server ever echo it
 	now       func() time.Time // turns X-RateLimit-Reset into a wait
 
-	mu    sync.Mutex
-	calls map[string]int
+	calls callcount.Counter
 }
 
 // New returns a client for the Rocket.Chat server at baseURL (for example
@@ -113,7 +112,6 @@ func newClient(baseURL string, userID, authToken string, hc *http.Client, anonym
 		hc:        &own,
 		scrubber:  scrub.New([]string{authToken}),
 		now:       time.Now,
-		calls:     map[string]int{},
 	}, nil
 }
 
@@ -130,19 +128,11 @@ func (c *Client) GoString() string { return c.String() }
 // "channels.history", "chat.postMessage", "rooms.media",
 // "rooms.mediaConfirm", "file-upload", "info", … Failed requests count too.
 func (c *Client) Calls() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make(map[string]int, len(c.calls))
-	for k, v := range c.calls {
-		out[k] = v
-	}
-	return out
+	return c.calls.Snapshot()
 }
 
 func (c *Client) count(name string) {
-	c.mu.Lock()
-	c.calls[name]++
-	c.mu.Unlock()
+	c.calls.Add(name)
 }
 
 func parseBaseURL(raw string) (*url.URL, error) {

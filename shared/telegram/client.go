@@ -11,9 +11,9 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/callcount"
 	"github.com/switchboard-dev/switchboard/shared/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -51,8 +51,7 @@ type Client struct {
 	scrubber *scrub.Scrubber
 	now      func() time.Time // turns an HTTP-date Retry-After into a wait
 
-	mu    sync.Mutex
-	calls map[string]int
+	calls callcount.Counter
 }
 
 // New returns a client for the Bot API at apiBaseURL (https://api.telegram.org,
@@ -90,7 +89,6 @@ func New(apiBaseURL, botToken string, hc *http.Client) (*Client, error) {
 		hc:       &own,
 		scrubber: scrub.New([]string{botToken}),
 		now:      time.Now,
-		calls:    map[string]int{},
 	}, nil
 }
 
@@ -117,19 +115,11 @@ func (c *Client) GoString() string { return c.String() }
 // built: "sendMessage", "getUpdates", … Failed requests count too; local
 // validation failures do not (nothing was sent).
 func (c *Client) Calls() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make(map[string]int, len(c.calls))
-	for k, v := range c.calls {
-		out[k] = v
-	}
-	return out
+	return c.calls.Snapshot()
 }
 
 func (c *Client) count(method string) {
-	c.mu.Lock()
-	c.calls[method]++
-	c.mu.Unlock()
+	c.calls.Add(method)
 }
 
 func parseBaseURL(raw string) (*url.URL, error) {
