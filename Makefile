@@ -19,8 +19,13 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-dev: node_modules/.installed ## run Switchboard locally on 127.0.0.1:8080 (dynalite + in-process S3; Ctrl-C stops all)
-	DYNALITE_PATH=.data/dynalite scripts/dynalite.sh $(GO) run ./cmd/switchboard dev --config $(CONFIG)
+ADDR ?= 127.0.0.1:8080
+S3_ADDR ?= 127.0.0.1:8702
+DYNALITE_PORT ?= 8701
+export DYNALITE_PORT
+
+dev: node_modules/.installed ## run Switchboard locally on $(ADDR) (dynalite on DYNALITE_PORT + in-process S3 on S3_ADDR; Ctrl-C stops all)
+	DYNALITE_PATH=.data/dynalite scripts/dynalite.sh $(GO) run ./cmd/switchboard dev --config $(CONFIG) --addr $(ADDR) --s3-addr $(S3_ADDR)
 
 test: node_modules/.installed ## run every test: unit, store (dynalite), end-to-end, infra
 	$(GO) vet ./...

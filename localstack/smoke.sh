@@ -3,7 +3,7 @@
 # DynamoDB and S3 (default), or a cdklocal-deployed stack (--deployed).
 #   docker compose -f localstack/docker-compose.yml up -d
 #   localstack/smoke.sh             # switchboard dev on LocalStack's DynamoDB + S3
-#   localstack/smoke.sh --deployed  # after: source localstack/env; cd infra; npx cdklocal deploy
+#   localstack/smoke.sh --deployed  # after: source localstack/env; make build; cd infra; npx --yes aws-cdk-local@3 deploy
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source localstack/env
@@ -11,7 +11,14 @@ curl -fsS "$AWS_ENDPOINT_URL/_localstack/health" >/dev/null || { echo "LocalStac
 
 if [ "${1:-}" = "--deployed" ]; then
   fn=$(aws lambda list-functions --query "Functions[?contains(FunctionName,'jobs')].FunctionName|[0]" --output text)
-  aws lambda invoke --function-name "$fn" --payload fileb://events/jobs/heartbeat.json /dev/stdout
+  [ -n "$fn" ] && [ "$fn" != None ] || { echo "smoke: no jobs function on LocalStack; deploy first (see localstack/README.md)"; exit 1; }
+  out=$(mktemp)
+  meta=$(aws lambda invoke --function-name "$fn" --payload fileb://events/jobs/heartbeat.json "$out")
+  echo "$meta"; cat "$out"; echo
+  # aws lambda invoke exits 0 even when the handler returned an error: the
+  # error shows only as FunctionError in the answer.
+  if grep -q FunctionError <<<"$meta"; then echo "smoke: the jobs function returned an error"; exit 1; fi
+  echo "smoke: ok"
   exit 0
 fi
 

@@ -3,8 +3,15 @@
 # package-lock.json) listening on 127.0.0.1:$DYNALITE_PORT. If something
 # already answers there it is reused; otherwise dynalite is started, with data
 # under $DYNALITE_PATH when set (survives restarts), and stopped afterwards.
+# When the user points DynamoDB elsewhere (AWS_ENDPOINT_URL_DYNAMODB, or
+# AWS_ENDPOINT_URL for every service, e.g. LocalStack), that wins: dynalite is
+# not started and the command runs as it is.
 #   usage: scripts/dynalite.sh <command> [args…]
 set -euo pipefail
+if [ -n "${AWS_ENDPOINT_URL_DYNAMODB:-}${AWS_ENDPOINT_URL:-}" ]; then
+  echo "dynalite: not started; DynamoDB is ${AWS_ENDPOINT_URL_DYNAMODB:-$AWS_ENDPOINT_URL} (AWS_ENDPOINT_URL${AWS_ENDPOINT_URL_DYNAMODB:+_DYNAMODB})" >&2
+  exec "$@"
+fi
 port=${DYNALITE_PORT:-8701}
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin="$root/node_modules/.bin/dynalite"
