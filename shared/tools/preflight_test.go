@@ -126,3 +126,48 @@ func TestPreflightRefusesBeforeStaging(t *testing.T) {
 		})
 	}
 }
+
+// TestApprovedCallsAreAuditedAsApproved: the staged entry names the
+// approval it waits for; the call the approvals flow runs after a yes is
+// audited as approved, with the approval and who decided. A rule that
+// became deny meanwhile still wins.
+func TestApprovedCallsAreAuditedAsApproved(t *testing.T) {
+	f := newFixture(t)
+	stager := &countingStager{}
+	f.x.SetStager(stager)
+	staged := f.x.Invoke(context.Background(), sb.ToolCall{AgentID: "alice", Tool: "Echo", Action: "erase",
+		Run: runCtx("root-staged"), Origin: sb.OriginAgent})
+	if staged.Status != sb.OutcomePending {
+		t.Fatalf("erase = %+v, want pending_approval", staged)
+	}
+	if e := f.only(t, "root-staged"); e.Decision != sb.DecisionApprove || e.ApprovalID != "ap-1" || e.DecidedBy != "" {
+		t.Errorf("staged entry: decision %q, approval %q, decided by %q; want approve, ap-1, nobody yet", e.Decision, e.ApprovalID, e.DecidedBy)
+	}
+
+	for _, tt := range []struct {
+		action       string
+		wantDecision sb.Decision
+		wantOutcome  string
+		wantRuns     int32
+	}{
+		{"erase", sb.DecisionApproved, sb.OutcomeOK, 1},
+		{"forbidden", sb.DecisionDeny, sb.OutcomeDenied, 0},
+	} {
+		t.Run(tt.action, func(t *testing.T) {
+			before := f.echo.runs.Load()
+			root := "root-approved-" + tt.action
+			f.x.Invoke(context.Background(), sb.ToolCall{AgentID: "alice", Tool: "Echo", Action: tt.action,
+				Run: runCtx(root), Origin: sb.OriginAgent, Approved: true, ApprovalID: "ap-1", ApprovedBy: "telegram:123456789"})
+			e := f.only(t, root)
+			if e.Decision != tt.wantDecision || e.Outcome != tt.wantOutcome {
+				t.Errorf("entry: decision %q outcome %q, want %q %q", e.Decision, e.Outcome, tt.wantDecision, tt.wantOutcome)
+			}
+			if tt.wantDecision == sb.DecisionApproved && (e.ApprovalID != "ap-1" || e.DecidedBy != "telegram:123456789") {
+				t.Errorf("entry: approval %q decided by %q, want ap-1 and telegram:123456789", e.ApprovalID, e.DecidedBy)
+			}
+			if got := f.echo.runs.Load() - before; got != tt.wantRuns {
+				t.Errorf("ran %d times, want %d", got, tt.wantRuns)
+			}
+		})
+	}
+}

@@ -186,6 +186,10 @@ func (x *Executor) invoke(ctx context.Context, call sb.ToolCall, entry *sb.Audit
 		condition = c.Condition(call)
 	}
 	entry.Decision = x.policy.Decide(call, condition)
+	if call.Approved && entry.Decision != sb.DecisionDeny {
+		// A human's yes let it run, not a rule: say so, and whose yes.
+		entry.Decision, entry.ApprovalID, entry.DecidedBy = sb.DecisionApproved, call.ApprovalID, call.ApprovedBy
+	}
 	switch entry.Decision {
 	case sb.DecisionDeny:
 		entry.Outcome = sb.OutcomeDenied
@@ -198,6 +202,7 @@ func (x *Executor) invoke(ctx context.Context, call sb.ToolCall, entry *sb.Audit
 				entry.Outcome = sb.OutcomeError
 				return sb.Fail(fmt.Sprintf("%s.%s needs a human's approval, but the request could not be stored; try again later", call.Tool, call.Action))
 			}
+			entry.ApprovalID, _ = env.Data["approval_id"].(string)
 			return env
 		}
 		return sb.Envelope{Status: sb.OutcomePending, Data: map[string]any{
