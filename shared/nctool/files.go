@@ -402,8 +402,6 @@ func (c *invocation) stat() sb.Envelope {
 	data := map[string]any{
 		"path":        c.scope.show(p),
 		"type":        kind,
-		"size":        e.Size,
-		"size_human":  humanBytes(e.Size),
 		"fileid":      e.FileID,
 		"etag":        e.ETag,
 		"permissions": e.Permissions,
@@ -412,6 +410,11 @@ func (c *invocation) stat() sb.Envelope {
 		"share_types": shareTypeNames(e.ShareTypes),
 	}
 	msg := fmt.Sprintf("%s is a %s of %s", c.scope.show(p), kind, humanBytes(e.Size))
+	if e.Size >= 0 {
+		data["size"], data["size_human"] = e.Size, humanBytes(e.Size)
+	} else { // the server did not say (a folder on a plain WebDAV server)
+		msg = fmt.Sprintf("%s is a %s (size unknown)", c.scope.show(p), kind)
+	}
 	if !e.Modified.IsZero() {
 		data["modified"] = utcSecond(e.Modified)
 		msg += ", modified " + utcMinute(e.Modified)
