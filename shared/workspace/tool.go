@@ -348,6 +348,9 @@ func (c *invocation) delete() sb.Envelope {
 	// the file was not there (a typo deletes nothing).
 	exists, err := c.exists(key)
 	if err != nil {
+		if c.preflight {
+			return checked // cannot tell now; Invoke checks again
+		}
 		return c.storeFailure("delete", ref, err)
 	}
 	if !exists {
