@@ -299,3 +299,56 @@ agents:
 		t.Errorf("%d budget notices in Telegram, want exactly 1", notices)
 	}
 }
+
+// TestApprovedCallIsAuditedAsApproved: the audit of a staged call says
+// which approval it waits for; the executed call's entry says that a human
+// approved it, which approval, and who — not "auto".
+func TestApprovedCallIsAuditedAsApproved(t *testing.T) {
+	tg, d := startApprovalWorld(t)
+	d.invoke("hermes", "Workspace", "write", map[string]any{"path": "personal:old.md", "content": "x"})
+	root := "run-audit-approved"
+	_, _, m := d.do("POST", "/tools/invoke", toolToken, map[string]any{"agent": "hermes", "tool": "Workspace", "action": "delete",
+		"args": map[string]any{"path": "personal:old.md"}, "run": map[string]any{"runId": root, "rootRunId": root}})
+	id := str(m["approval_id"])
+	if m["status"] != "pending_approval" || id == "" {
+		t.Fatalf("delete = %v, want pending_approval with an approval_id", m)
+	}
+	var link string
+	for _, msg := range tg.Messages(tgChat) {
+		for _, l := range linkRE.FindAllStringSubmatch(msg.Text, -1) {
+			if l[2] == "approve" && strings.Contains(l[1], id) {
+				link = l[1]
+			}
+		}
+	}
+	if link == "" {
+		t.Fatal("no approve link for the approval in Telegram")
+	}
+	if got := postDecision(t, link, "approve", nil); got != http.StatusOK {
+		t.Fatalf("approve = %d", got)
+	}
+	_, _, chain := d.do("GET", "/dev/chains/"+root, "", nil)
+	entries, _ := chain["audit"].([]any)
+	var staged, executed map[string]any
+	for _, x := range entries {
+		e, _ := x.(map[string]any)
+		if e["tool"] != "Workspace" || e["action"] != "delete" {
+			continue
+		}
+		switch e["outcome"] {
+		case "pending_approval":
+			staged = e
+		case "ok":
+			executed = e
+		}
+	}
+	if staged == nil || executed == nil {
+		t.Fatalf("audit of the chain = %v, want the staged and the executed delete", entries)
+	}
+	if staged["decision"] != "approve" || staged["approvalId"] != id {
+		t.Errorf("staged entry = %v, want decision approve and approvalId %s", staged, id)
+	}
+	if executed["decision"] != "approved" || executed["approvalId"] != id || executed["decidedBy"] != "link" {
+		t.Errorf("executed entry = %v, want decision approved, approvalId %s, decidedBy link", executed, id)
+	}
+}

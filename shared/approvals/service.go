@@ -526,7 +526,7 @@ func (s *Service) invoke(ctx context.Context, a Approval) (env sb.Envelope) {
 		origin = sb.OriginAgent
 	}
 	return s.exec.Invoke(ctx, sb.ToolCall{AgentID: a.AgentID, Tool: a.Tool, Action: a.Action,
-		Args: a.Args, Run: a.ExecRun, Origin: origin, Approved: true})
+		Args: a.Args, Run: a.ExecRun, Origin: origin, Approved: true, ApprovalID: a.ID, ApprovedBy: a.DecidedBy})
 }
 
 // recordResult writes approved → final, retrying a store that is briefly

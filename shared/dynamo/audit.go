@@ -34,6 +34,8 @@ type auditItem struct {
 	Error       string `dynamodbav:"error,omitempty"`
 	DurationNs  int64  `dynamodbav:"durationNs"`
 	ExpiresAt   int64  `dynamodbav:"expiresAt,omitempty"`
+	ApprovalID  string `dynamodbav:"approvalId,omitempty"`
+	DecidedBy   string `dynamodbav:"decidedBy,omitempty"`
 }
 
 func toAuditItem(e switchboard.AuditEntry, retention time.Duration) auditItem {
@@ -55,6 +57,8 @@ func toAuditItem(e switchboard.AuditEntry, retention time.Duration) auditItem {
 		Error:       e.Error,
 		DurationNs:  int64(e.Duration),
 		ExpiresAt:   expiresAt(e.At, retention),
+		ApprovalID:  e.ApprovalID,
+		DecidedBy:   e.DecidedBy,
 	}
 }
 
@@ -78,6 +82,9 @@ func fromAuditItem(it auditItem) (switchboard.AuditEntry, error) {
 		Outcome:  it.Outcome,
 		Error:    it.Error,
 		Duration: time.Duration(it.DurationNs),
+
+		ApprovalID: it.ApprovalID,
+		DecidedBy:  it.DecidedBy,
 	}, nil
 }
 

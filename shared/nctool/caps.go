@@ -40,6 +40,9 @@ func (c *invocation) capabilities() sb.Envelope {
 	if len(unknown) > 0 {
 		return c.failMsg(sb.EINVALID, "unknown feature %s; check understands %s", strings.Join(unknown, ", "), strings.Join(Features(), ", "))
 	}
+	if c.preflight {
+		return checked
+	}
 	caps, err := c.nc.Capabilities(c.ctx)
 	if err != nil {
 		return c.fail("cannot read the server's capabilities", err)

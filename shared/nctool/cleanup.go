@@ -35,7 +35,7 @@ type CleanupReport struct {
 // CleanupFile is one old report.
 type CleanupFile struct {
 	Path     string    `json:"path"` // absolute in the account
-	Size     int64     `json:"size"`
+	Size     int64     `json:"size"` // -1 when the server did not say
 	Modified time.Time `json:"modified"`
 	Deleted  bool      `json:"deleted"`
 }
@@ -98,7 +98,7 @@ func (t *Tool) Cleanup(ctx context.Context, agentID string, dryRun bool) (Cleanu
 		case err == nil:
 			f.Deleted = true
 			rep.Deleted++
-			rep.FreedBytes += f.Size
+			rep.FreedBytes += max(f.Size, 0) // -1: the server did not say
 			continue
 		case sb.ErrorCode(err) == sb.ENOTFOUND:
 			continue // gone meanwhile: nothing to do

@@ -62,6 +62,9 @@ func (c *invocation) convert() sb.Envelope {
 		if err != nil {
 			return c.bad(err)
 		}
+		if c.preflight {
+			return checked
+		}
 		r, _, err := c.t.blobs.Get(c.ctx, key)
 		if err != nil {
 			if sb.ErrorCode(err) == sb.ENOTFOUND {
@@ -81,6 +84,9 @@ func (c *invocation) convert() sb.Envelope {
 		}
 		if err := c.notRoot("path", src, "convert takes one file"); err != nil {
 			return c.bad(err)
+		}
+		if c.preflight {
+			return checked
 		}
 		dl, err := c.nc.Get(c.ctx, src)
 		if err != nil {

@@ -134,6 +134,9 @@ func (c *invocation) upload() sb.Envelope {
 	if err := c.notRoot("remotePath", dst, "give a file path such as reports/"+name); err != nil {
 		return c.bad(err)
 	}
+	if c.preflight {
+		return checked
+	}
 	if !boolOr(a.Overwrite, true) {
 		switch _, err := c.nc.Stat(c.ctx, dst); {
 		case err == nil:
@@ -226,6 +229,9 @@ func (c *invocation) download() sb.Envelope {
 		}
 		return c.bad(err)
 	}
+	if c.preflight {
+		return checked
+	}
 	if !boolOr(a.Overwrite, false) {
 		list, err := c.t.blobs.List(c.ctx, key, 1)
 		if err != nil {
@@ -296,6 +302,9 @@ func (c *invocation) list() sb.Envelope {
 	limit, err := c.limit(a.Limit, DefaultListLimit, MaxListLimit)
 	if err != nil {
 		return c.bad(err)
+	}
+	if c.preflight {
+		return checked
 	}
 	shown := c.scope.show(dir)
 	var entries []nextcloud.Entry
@@ -379,6 +388,9 @@ func (c *invocation) stat() sb.Envelope {
 	if err != nil {
 		return c.bad(err)
 	}
+	if c.preflight {
+		return checked
+	}
 	e, err := c.nc.Stat(c.ctx, p)
 	if err != nil {
 		return c.fail("cannot stat "+c.scope.show(p), err)
@@ -390,8 +402,6 @@ func (c *invocation) stat() sb.Envelope {
 	data := map[string]any{
 		"path":        c.scope.show(p),
 		"type":        kind,
-		"size":        e.Size,
-		"size_human":  humanBytes(e.Size),
 		"fileid":      e.FileID,
 		"etag":        e.ETag,
 		"permissions": e.Permissions,
@@ -400,6 +410,11 @@ func (c *invocation) stat() sb.Envelope {
 		"share_types": shareTypeNames(e.ShareTypes),
 	}
 	msg := fmt.Sprintf("%s is a %s of %s", c.scope.show(p), kind, humanBytes(e.Size))
+	if e.Size >= 0 {
+		data["size"], data["size_human"] = e.Size, humanBytes(e.Size)
+	} else { // the server did not say (a folder on a plain WebDAV server)
+		msg = fmt.Sprintf("%s is a %s (size unknown)", c.scope.show(p), kind)
+	}
 	if !e.Modified.IsZero() {
 		data["modified"] = utcSecond(e.Modified)
 		msg += ", modified " + utcMinute(e.Modified)
@@ -417,6 +432,9 @@ func (c *invocation) mkdir() sb.Envelope {
 	p, err := c.remote("path", a.Path)
 	if err != nil {
 		return c.bad(err)
+	}
+	if c.preflight {
+		return checked
 	}
 	// MKCOL answers 405 both for an existing folder and an existing file,
 	// and the client takes 405 as success; a stat first tells them apart.
@@ -475,6 +493,9 @@ func (c *invocation) move() sb.Envelope {
 	case strings.HasPrefix(to, from+"/"):
 		return c.failMsg(sb.EINVALID, "cannot move %s into itself (%s); choose a destination outside it", c.scope.show(from), c.scope.show(to))
 	}
+	if c.preflight {
+		return checked
+	}
 	overwrite := boolOr(a.Overwrite, false)
 	what := fmt.Sprintf("cannot move %s to %s", c.scope.show(from), c.scope.show(to))
 	created, err := c.nc.Move(c.ctx, from, to, overwrite)
@@ -520,6 +541,14 @@ func (c *invocation) delete() sb.Envelope {
 	}
 	if err := c.notRoot("path", p, "your folder itself cannot be deleted; delete what is inside one by one"); err != nil {
 		return c.bad(err)
+	}
+	if c.preflight {
+		// A delete waits for a human by default: make sure there is
+		// something to delete before anyone is asked.
+		if _, err := c.nc.Stat(c.ctx, p); sb.ErrorCode(err) == sb.ENOTFOUND {
+			return c.fail("cannot delete "+c.scope.show(p), err)
+		}
+		return checked
 	}
 	if err := c.nc.Delete(c.ctx, p); err != nil {
 		return c.fail("cannot delete "+c.scope.show(p), err)
@@ -567,6 +596,9 @@ func (c *invocation) search() sb.Envelope {
 	limit, err := c.limit(a.Limit, DefaultSearchLimit, MaxSearchLimit)
 	if err != nil {
 		return c.bad(err)
+	}
+	if c.preflight {
+		return checked
 	}
 	hits, err := c.nc.Search(c.ctx, nextcloud.SearchQuery{Folder: dir, Name: q, Mime: mt, ModifiedAfter: after, Limit: limit + 1})
 	if err != nil {
@@ -618,6 +650,9 @@ func (c *invocation) favorite() sb.Envelope {
 	if err != nil {
 		return c.bad(err)
 	}
+	if c.preflight {
+		return checked
+	}
 	fav := boolOr(a.Favorite, true)
 	if err := c.nc.SetFavorite(c.ctx, p, fav); err != nil {
 		return c.fail("cannot change the favorite mark of "+c.scope.show(p), err)
@@ -633,6 +668,9 @@ func (c *invocation) favorite() sb.Envelope {
 func (c *invocation) quota() sb.Envelope {
 	if err := c.decodeArgs(&struct{}{}); err != nil {
 		return c.bad(err)
+	}
+	if c.preflight {
+		return checked
 	}
 	q, err := c.nc.Quota(c.ctx)
 	if err != nil {

@@ -33,6 +33,9 @@ func (c *invocation) versions() sb.Envelope {
 	if err != nil {
 		return c.bad(err)
 	}
+	if c.preflight {
+		return checked
+	}
 	e, fail := c.file(p, "cannot list the versions of")
 	if fail != nil {
 		return *fail
@@ -85,6 +88,9 @@ func (c *invocation) restoreVersion() sb.Envelope {
 	id = strings.TrimSpace(id)
 	if _, err := strconv.ParseUint(id, 10, 64); err != nil {
 		return c.failMsg(sb.EINVALID, "versionId %s is not a version id; Nextcloud.versions lists them (numbers such as 1714564000)", quote(id))
+	}
+	if c.preflight {
+		return checked
 	}
 	e, fail := c.file(p, "cannot restore a version of")
 	if fail != nil {
@@ -169,6 +175,9 @@ func (c *invocation) trashLines(items []nextcloud.TrashItem) []string {
 }
 
 func (c *invocation) trashList() sb.Envelope {
+	if c.preflight {
+		return checked
+	}
 	own, _, err := c.mine()
 	if err != nil {
 		return c.fail("cannot list the trash bin", err)
@@ -183,6 +192,9 @@ func (c *invocation) trashList() sb.Envelope {
 }
 
 func (c *invocation) trashRestore(id string) sb.Envelope {
+	if c.preflight {
+		return checked
+	}
 	own, _, err := c.mine()
 	if err != nil {
 		return c.fail("cannot restore "+quote(id)+" from the trash bin", err)
@@ -203,6 +215,9 @@ func (c *invocation) trashRestore(id string) sb.Envelope {
 // lost. The server empties the whole bin of the account at once, so it
 // refuses while the bin holds anything from outside the agent's folder.
 func (c *invocation) trashEmpty(confirm bool) sb.Envelope {
+	if c.preflight {
+		return checked
+	}
 	own, others, err := c.mine()
 	if err != nil {
 		return c.fail("cannot empty the trash bin", err)

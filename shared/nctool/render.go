@@ -35,7 +35,9 @@ func entryLine(display string, e nextcloud.Entry) string {
 	} else {
 		b.WriteString(" file")
 	}
-	fmt.Fprintf(&b, " %s", humanBytes(e.Size))
+	if e.Size >= 0 { // unknown sizes are left out, never shown as 0 B
+		fmt.Fprintf(&b, " %s", humanBytes(e.Size))
+	}
 	if !e.Modified.IsZero() {
 		fmt.Fprintf(&b, " modified %s", utcMinute(e.Modified))
 	}

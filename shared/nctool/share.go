@@ -108,6 +108,9 @@ func (c *invocation) share() sb.Envelope {
 		if _, err := c.scope.resolve("file", path.Join(c.scope.show(p), file)); err != nil {
 			return c.bad(err)
 		}
+		if c.preflight {
+			return checked
+		}
 		e, err := c.nc.Stat(c.ctx, path.Join(p, file))
 		if err != nil {
 			return c.fail(fmt.Sprintf("cannot point the download link at %s inside %s", quote(file), c.scope.show(p)), err)
@@ -117,6 +120,9 @@ func (c *invocation) share() sb.Envelope {
 		}
 	}
 
+	if c.preflight {
+		return checked
+	}
 	req := nextcloud.ShareRequest{Path: p, Type: typ, ShareWith: with, Permissions: perms, Password: password, Note: note}
 	var notes []string
 	var generated string
@@ -297,6 +303,9 @@ func (c *invocation) shares() sb.Envelope {
 		}
 		on = p
 	}
+	if c.preflight {
+		return checked
+	}
 	list, err := c.nc.ListShares(c.ctx, on)
 	if err != nil {
 		what := "cannot list your shares"
@@ -366,6 +375,9 @@ func (c *invocation) unshare() sb.Envelope {
 	if token != "" {
 		what = "token " + quote(token)
 	}
+	if c.preflight {
+		return checked
+	}
 	shares, err := c.nc.ListShares(c.ctx, "")
 	if err != nil {
 		return c.fail("cannot revoke the share with "+what, err)
@@ -399,6 +411,9 @@ func (c *invocation) unsharePath(arg *string, confirm bool) sb.Envelope {
 	p, err := c.scope.resolve("path", *arg)
 	if err != nil {
 		return c.bad(err)
+	}
+	if c.preflight {
+		return checked
 	}
 	shares, err := c.nc.ListShares(c.ctx, p)
 	if err != nil {

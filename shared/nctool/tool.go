@@ -14,6 +14,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/nextcloud"
 	"github.com/switchboard-dev/switchboard/shared/staging"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/toolargs"
+	"github.com/switchboard-dev/switchboard/shared/tools"
 )
 
 // ToolName is the name models and POST /tools/invoke use.
@@ -79,6 +81,7 @@ type Tool struct {
 var (
 	_ sb.Tool             = (*Tool)(nil)
 	_ staging.Conditioner = (*Tool)(nil)
+	_ tools.Preflighter   = (*Tool)(nil)
 )
 
 // New builds the tool. agents returns an agent's Nextcloud side, ok false
@@ -127,6 +130,9 @@ type invocation struct {
 	nc    *nextcloud.Client
 	scope scope
 	op    string
+	// preflight: check the arguments and stop before the first call that
+	// acts (or asks a server); see Preflight.
+	preflight bool
 }
 
 // Invoke runs one action and always answers with an envelope.
@@ -156,6 +162,34 @@ func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) (env sb.Envelope) {
 	c := &invocation{t: t, ctx: ctx, call: call, agent: agent, nc: agent.Client, scope: sc, op: "nctool." + call.Action}
 	return run(c)
 }
+
+// Preflight runs an action's argument checks without acting, so that the
+// executor refuses a call that can only fail before anyone is asked to
+// approve it: bad arguments, paths that leave the agent's folder, a share
+// that cannot be made, and for delete a path that does not exist (one
+// PROPFIND). Everything else that needs the server is left to Invoke.
+func (t *Tool) Preflight(ctx context.Context, call sb.ToolCall) error {
+	run, ok := actions[call.Action]
+	if !ok {
+		return nil // the executor refuses unknown actions itself
+	}
+	agent, ok := t.agents(call.AgentID)
+	if !ok || agent.Client == nil {
+		return nil // Invoke says what to configure
+	}
+	sc, err := newScope(agent.RootPath)
+	if err != nil {
+		return err
+	}
+	c := &invocation{t: t, ctx: ctx, call: call, agent: agent, nc: agent.Client, scope: sc, op: "nctool." + call.Action, preflight: true}
+	if env := run(c); env.Status == "error" {
+		return toolargs.Refusal(c.op, env)
+	}
+	return nil
+}
+
+// checked is what an action answers in a preflight once its arguments pass.
+var checked = sb.Envelope{Status: "ok"}
 
 // Condition names the staging condition of call (ST1): for share,
 // "public" when it asks for a link share (shareType 3) and the agent may

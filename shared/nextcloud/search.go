@@ -82,6 +82,7 @@ func (c *Client) searchBody(folder string, q SearchQuery) string {
       <d:prop>
         <d:getlastmodified/>
         <d:getetag/>
+        <d:getcontentlength/>
         <d:resourcetype/>
         <oc:fileid/>
         <oc:permissions/>

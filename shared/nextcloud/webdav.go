@@ -20,7 +20,7 @@ type Entry struct {
 	IsDir       bool
 	FileID      int64  // oc:fileid, the stable id versions are keyed on
 	Permissions string // oc:permissions letters, e.g. "RGDNVW"
-	Size        int64  // oc:size (recursive for folders)
+	Size        int64  // oc:size (recursive for folders), else a file's getcontentlength; -1 when the server stated neither
 	ETag        string // unquoted
 	Modified    time.Time
 	ShareTypes  []ShareType // shares this account created on the entry
@@ -266,7 +266,7 @@ func (c *Client) toEntry(r msResponse) (Entry, bool) {
 		IsDir:       p.isDir(),
 		FileID:      parseInt(p.FileID),
 		Permissions: p.Permissions,
-		Size:        parseInt(p.Size),
+		Size:        size(p),
 		ETag:        unquoteETag(p.ETag),
 		Modified:    parseHTTPTime(p.LastModified),
 		Favorite:    strings.TrimSpace(p.Favorite) == "1",
@@ -274,15 +274,32 @@ func (c *Client) toEntry(r msResponse) (Entry, bool) {
 	if rel == "/" {
 		e.Name = ""
 	}
-	if p.Size == "" && p.ContentLength != "" {
-		e.Size = parseInt(p.ContentLength)
-	}
 	if p.ShareTypes != nil {
 		for _, t := range p.ShareTypes.Types {
 			e.ShareTypes = append(e.ShareTypes, ShareType(t))
 		}
 	}
 	return e, true
+}
+
+// size reads an entry's size: Nextcloud's oc:size (which folders have
+// too), else getcontentlength, which a standard WebDAV server sends for files
+// only; -1 when neither is there or readable, so nobody states a size
+// that was never given.
+func size(p msProp) int64 {
+	read := func(v string) (int64, bool) {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		return n, err == nil && n >= 0
+	}
+	if n, ok := read(p.Size); ok {
+		return n
+	}
+	if !p.isDir() {
+		if n, ok := read(p.ContentLength); ok {
+			return n
+		}
+	}
+	return -1
 }
 
 // Move renames from to to. overwrite=false makes an existing destination an

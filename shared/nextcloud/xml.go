@@ -19,12 +19,14 @@ const (
 // Request bodies. They are constants so that golden tests pin them exactly.
 const (
 	// propfindFiles asks exactly for what Entry carries: mtime, etag, kind,
-	// fileid, permissions, size, share types, favorite.
+	// fileid, permissions, size, share types, favorite. getcontentlength is
+	// the size of a file on a WebDAV server without Nextcloud's oc:size.
 	propfindFiles = `<?xml version="1.0" encoding="UTF-8"?>
 <d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns">
   <d:prop>
     <d:getlastmodified/>
     <d:getetag/>
+    <d:getcontentlength/>
     <d:resourcetype/>
     <oc:fileid/>
     <oc:permissions/>

@@ -81,6 +81,9 @@ func (c *invocation) downloadFile() sb.Envelope {
 	if err != nil {
 		return c.fail(err)
 	}
+	if c.preflight {
+		return checked
+	}
 	key, ref, renamed, err := c.freeKey(folder, name)
 	if err != nil {
 		return c.fail(err)

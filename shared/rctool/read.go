@@ -20,6 +20,9 @@ func (c *invocation) listRooms() sb.Envelope {
 	if err := c.decodeArgs(&a); err != nil {
 		return c.fail(err)
 	}
+	if c.preflight {
+		return checked
+	}
 	subs, _, err := c.subscriptions(true)
 	if err != nil {
 		return c.fail(err)
@@ -79,6 +82,9 @@ func (c *invocation) readRoom() sb.Envelope {
 	threadID, err := c.id("threadId", a.ThreadID, false)
 	if err != nil {
 		return c.fail(err)
+	}
+	if c.preflight {
+		return checked
 	}
 	r, err := c.checkedRoom(roomArg, false)
 	if err != nil {
@@ -143,6 +149,9 @@ func (c *invocation) markRead() sb.Envelope {
 	if err != nil {
 		return c.fail(err)
 	}
+	if c.preflight {
+		return checked
+	}
 	r, err := c.checkedRoom(roomArg, false)
 	if err != nil {
 		return c.fail(err)
@@ -180,6 +189,9 @@ func (c *invocation) react() sb.Envelope {
 	if name == "" {
 		return c.failMsg(sb.EINVALID, "emoji is empty; use a name such as :+1:")
 	}
+	if c.preflight {
+		return checked
+	}
 	if err := c.agent.Client.React(c.ctx, msgID, name); err != nil {
 		return c.fail(err)
 	}
@@ -209,6 +221,9 @@ func (c *invocation) search() sb.Envelope {
 	n, err := c.count(a.Count)
 	if err != nil {
 		return c.fail(err)
+	}
+	if c.preflight {
+		return checked
 	}
 	r, err := c.checkedRoom(roomArg, false)
 	if err != nil {

@@ -68,6 +68,9 @@ func (c *invocation) post(roomArg string, textArg, tmidArg *string, needThread b
 	if err != nil {
 		return c.fail(err)
 	}
+	if c.preflight {
+		return checked
+	}
 	r, err := c.checkedRoom(roomArg, true)
 	if err != nil {
 		return c.fail(err)
@@ -137,6 +140,17 @@ func (c *invocation) sendFile() sb.Envelope {
 			return c.fail(err)
 		}
 	}
+	limitMB := c.agent.MaxUploadMB
+	if limitMB <= 0 {
+		limitMB = DefaultMaxUploadMB
+	}
+	tooLarge := func(size int64) sb.Envelope {
+		return c.failMsg(sb.EINVALID, "%s is %s, more than this agent's upload limit of %d MB (RocketChat.maxUploadMb); send a smaller file, or upload it to Nextcloud and share a link",
+			ref, rocketchat.HumanSize(size), limitMB)
+	}
+	if c.preflight {
+		return c.fileThere(key, ref, int64(limitMB)<<20, tooLarge)
+	}
 
 	r, err := c.checkedRoom(roomArg, true)
 	if err != nil {
@@ -151,13 +165,8 @@ func (c *invocation) sendFile() sb.Envelope {
 		return c.storeFailure("read", ref, err)
 	}
 	defer body.Close()
-	limitMB := c.agent.MaxUploadMB
-	if limitMB <= 0 {
-		limitMB = DefaultMaxUploadMB
-	}
-	if limit := int64(limitMB) << 20; info.Size > limit {
-		return c.failMsg(sb.EINVALID, "%s is %s, more than this agent's upload limit of %d MB (RocketChat.maxUploadMb); send a smaller file, or upload it to Nextcloud and share a link",
-			ref, rocketchat.HumanSize(info.Size), limitMB)
+	if info.Size > int64(limitMB)<<20 {
+		return tooLarge(info.Size)
 	}
 	ctype := mime.TypeByExtension(path.Ext(name))
 	msg, err := c.agent.Client.UploadFile(c.ctx, r.ID, name, ctype, body, info.Size, description, tmid)
@@ -184,6 +193,25 @@ func (c *invocation) sendFile() sb.Envelope {
 		data["ts"] = rfc(msg.At)
 	}
 	return sb.OK(data)
+}
+
+// fileThere is send_file's preflight: the workspace file exists and is
+// within the upload limit. It lists the store (there is no stat) with the
+// key as prefix; a store that cannot answer is no reason to refuse.
+func (c *invocation) fileThere(key, ref string, limit int64, tooLarge func(int64) sb.Envelope) sb.Envelope {
+	list, err := c.t.blobs.List(c.ctx, key, 1)
+	if err != nil {
+		c.t.log.WarnContext(c.ctx, "rocketchat tool: preflight could not check the workspace", "agent", c.call.AgentID,
+			"path", ref, "runId", c.call.Run.RunID, "err", err.Error())
+		return checked
+	}
+	if len(list) == 0 || list[0].Key != key {
+		return c.failMsg(sb.ENOTFOUND, "no file %s in the workspace; check the path (Workspace list shows the files)", ref)
+	}
+	if list[0].Size > limit {
+		return tooLarge(list[0].Size)
+	}
+	return checked
 }
 
 // outgoingName checks the name a sent file gets in the chat: a bare name.

@@ -108,6 +108,7 @@ func TestThroughExecutor(t *testing.T) {
 		{"other room is denied by staging", "send_message", `{"room":"vorstand","text":"x"}`, "error", "staging policy"},
 		{"reply to other room denied", "reply", `{"room":"vorstand","tmid":"abc","text":"x"}`, "error", "staging policy"},
 		{"send_file waits for approval", "send_file", `{"room":"finanz-team","localPath":"a.md"}`, sb.OutcomePending, ""},
+		{"send_file to other room is denied, nobody is asked", "send_file", `{"room":"vorstand","localPath":"a.md"}`, "error", "staging policy"},
 		{"schema: unknown argument", "send_message", `{"room":"finanz-team","text":"x","alias":"boss"}`, "error", "args of RocketChat.send_message are wrong"},
 		{"schema: missing fileId", "download_file", `{"fileName":"x.csv"}`, "error", "fileId"},
 		{"schema: text too long", "send_message", `{"text":"` + strings.Repeat("x", 5001) + `"}`, "error", "args of RocketChat.send_message are wrong"},
@@ -121,8 +122,18 @@ func TestThroughExecutor(t *testing.T) {
 			t.Errorf("%s: status %q error %q, want %q containing %q", tt.name, env.Status, env.Error, tt.status, tt.contains)
 		}
 	}
-	// An approved send_file to a room outside the list is still refused by
-	// the tool itself (RC3).
+	// Staging is never the only guard: under a policy that lets a send_file
+	// to a room outside the list be approved, the tool itself still
+	// refuses it (RC3).
+	lax, err := staging.New(map[string]string{"RocketChat.send_file:other_room": "approve"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err = tools.New(tools.Options{Tools: []sb.Tool{e.tool}, Policy: lax, Audit: audit, Scrub: scrub.New(nil),
+		Permits: func(agent, tool string) bool { return agent == agentID }, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
 	call := e.call("send_file", `{"room":"vorstand","localPath":"a.md"}`)
 	call.Approved = true
 	env := x.Invoke(context.Background(), call)

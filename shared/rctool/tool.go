@@ -11,6 +11,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/staging"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/toolargs"
+	"github.com/switchboard-dev/switchboard/shared/tools"
 )
 
 // ToolName is the name models and POST /tools/invoke use.
@@ -72,6 +74,7 @@ type subsSnapshot struct {
 var (
 	_ sb.Tool             = (*Tool)(nil)
 	_ staging.Conditioner = (*Tool)(nil)
+	_ tools.Preflighter   = (*Tool)(nil)
 )
 
 // New builds the tool. clients returns an agent's Rocket.Chat side, ok false
@@ -115,6 +118,31 @@ func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) (env sb.Envelope) {
 	return run(c)
 }
 
+// Preflight runs an action's argument checks without acting, so that the
+// executor refuses a call that can only fail before anyone is asked to
+// approve it: bad arguments, a workspace path that leaves the workspace, and
+// for send_file a file that is not there or is over the upload limit (one
+// listing of the workspace store). Rooms are not looked up here: Condition
+// already does, and Invoke answers unknown rooms precisely.
+func (t *Tool) Preflight(ctx context.Context, call sb.ToolCall) error {
+	run, ok := actions[call.Action]
+	if !ok {
+		return nil // the executor refuses unknown actions itself
+	}
+	agent, ok := t.clients(call.AgentID)
+	if !ok || agent.Client == nil {
+		return nil // Invoke says what to configure
+	}
+	c := &invocation{t: t, ctx: ctx, call: call, agent: agent, op: "rctool." + call.Action, preflight: true}
+	if env := run(c); env.Status == "error" {
+		return toolargs.Refusal(c.op, env)
+	}
+	return nil
+}
+
+// checked is what an action answers in a preflight once its arguments pass.
+var checked = sb.Envelope{Status: "ok"}
+
 // actions maps action names to their handlers.
 var actions = map[string]func(*invocation) sb.Envelope{
 	"send_message":  (*invocation).sendMessage,
@@ -135,6 +163,9 @@ type invocation struct {
 	call  sb.ToolCall
 	agent Agent
 	op    string
+	// preflight: check the arguments and stop before the first call that
+	// acts (or asks Rocket.Chat); see Preflight.
+	preflight bool
 }
 
 // Condition names the staging condition of call (ST1): "other_room" for

@@ -19,6 +19,7 @@ var Defaults = map[string]switchboard.Decision{
 	"RocketChat.reply":                   switchboard.DecisionAuto,
 	"RocketChat.reply:other_room":        switchboard.DecisionDeny,
 	"RocketChat.send_file":               switchboard.DecisionApprove,
+	"RocketChat.send_file:other_room":    switchboard.DecisionDeny, // the tool refuses it anyway: nobody should be asked
 	"RocketChat.list_rooms":              switchboard.DecisionAuto,
 	"RocketChat.read_room":               switchboard.DecisionAuto,
 	"RocketChat.mark_read":               switchboard.DecisionAuto,

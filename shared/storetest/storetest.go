@@ -112,8 +112,9 @@ func RunAuditStore(t *testing.T, newStore func(t *testing.T) switchboard.AuditSt
 			Run:  switchboard.RunContext{RunID: "r2", ParentRunID: "r1", RootRunID: "r1", AgentID: "alice"},
 			Tool: "rocketchat", Action: "send_message",
 			Args:     strings.Repeat("x", switchboard.MaxAuditArgs),
-			Decision: switchboard.DecisionApprove, Outcome: switchboard.OutcomeError,
+			Decision: switchboard.DecisionApproved, Outcome: switchboard.OutcomeError,
 			Error: "room not allowed", Duration: 90 * time.Second,
+			ApprovalID: "K57yDmE8hXJFVKxbPiQe4A", DecidedBy: "telegram:123456789",
 		}
 		noErr(t, "append", s.Append(ctx, e))
 		got, err := s.ByRoot(ctx, "r1")

@@ -15,9 +15,13 @@ const (
 	DecisionAuto    Decision = "auto"
 	DecisionApprove Decision = "approve"
 	DecisionDeny    Decision = "deny"
+	// DecisionApproved is never a rule: it marks the audit entry of a call
+	// that ran because a human approved it (the entry then names the
+	// approval and who decided).
+	DecisionApproved Decision = "approved"
 )
 
-// Valid reports whether d is one of the three decisions.
+// Valid reports whether d is one of the three rule decisions.
 func (d Decision) Valid() bool {
 	return d == DecisionAuto || d == DecisionApprove || d == DecisionDeny
 }
@@ -45,6 +49,10 @@ type AuditEntry struct {
 	Outcome  string        `json:"outcome"`
 	Error    string        `json:"error,omitempty"`
 	Duration time.Duration `json:"durationNs"`
+	// ApprovalID is the approval a staged call waits for, or the one whose
+	// yes made it run; DecidedBy who said yes ("link", "telegram:<id>").
+	ApprovalID string `json:"approvalId,omitempty"`
+	DecidedBy  string `json:"decidedBy,omitempty"`
 }
 
 // Receipt is written once per agent run (C5).

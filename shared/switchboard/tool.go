@@ -20,8 +20,11 @@ type ToolCall struct {
 	// calls through the tool API.
 	Origin string `json:"-"`
 	// Approved is set only by the approvals flow when it executes a staged
-	// action after a human said yes.
-	Approved bool `json:"-"`
+	// action after a human said yes; ApprovalID and ApprovedBy then name the
+	// approval and who decided, for the audit.
+	Approved   bool   `json:"-"`
+	ApprovalID string `json:"-"`
+	ApprovedBy string `json:"-"`
 }
 
 // Call origins.

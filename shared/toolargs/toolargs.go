@@ -156,3 +156,14 @@ func quote(s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// Refusal turns an error envelope a tool answered while checking a call
+// (before staging) back into the error it stands for, keeping its code and
+// its caller-safe message.
+func Refusal(op string, env sb.Envelope) error {
+	code, _ := env.Data["code"].(string)
+	if code == "" {
+		code = sb.EINVALID
+	}
+	return sb.E(op, code, env.Error)
+}

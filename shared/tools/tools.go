@@ -27,6 +27,17 @@ type Scrubber interface {
 	String(s string) string
 }
 
+// Preflighter is implemented by tools that can tell, before the staging
+// policy sees a call, that it can only fail: arguments the tool refuses, a
+// path that leaves the allowed place, a workspace file that does not exist.
+// The executor calls Preflight after the schema check and before the policy,
+// so that nobody is asked to approve a call that cannot succeed. Preflight
+// must change nothing; it may read (an existence check). It returns nil
+// when it cannot tell (a server unreachable): Invoke checks again anyway.
+type Preflighter interface {
+	Preflight(ctx context.Context, call sb.ToolCall) error
+}
+
 // Permits tells whether an agent may use a tool (its config has the block).
 type Permits func(agentID, tool string) bool
 
@@ -164,11 +175,21 @@ func (x *Executor) invoke(ctx context.Context, call sb.ToolCall, entry *sb.Audit
 		entry.Outcome = sb.OutcomeRejected
 		return sb.Fail(msg)
 	}
+	if p, ok := tool.(Preflighter); ok {
+		if err := x.preflight(ctx, p, call); err != nil {
+			entry.Outcome = sb.OutcomeRejected
+			return sb.FailErr(err)
+		}
+	}
 	condition := ""
 	if c, ok := tool.(staging.Conditioner); ok {
 		condition = c.Condition(call)
 	}
 	entry.Decision = x.policy.Decide(call, condition)
+	if call.Approved && entry.Decision != sb.DecisionDeny {
+		// A human's yes let it run, not a rule: say so, and whose yes.
+		entry.Decision, entry.ApprovalID, entry.DecidedBy = sb.DecisionApproved, call.ApprovalID, call.ApprovedBy
+	}
 	switch entry.Decision {
 	case sb.DecisionDeny:
 		entry.Outcome = sb.OutcomeDenied
@@ -181,6 +202,7 @@ func (x *Executor) invoke(ctx context.Context, call sb.ToolCall, entry *sb.Audit
 				entry.Outcome = sb.OutcomeError
 				return sb.Fail(fmt.Sprintf("%s.%s needs a human's approval, but the request could not be stored; try again later", call.Tool, call.Action))
 			}
+			entry.ApprovalID, _ = env.Data["approval_id"].(string)
 			return env
 		}
 		return sb.Envelope{Status: sb.OutcomePending, Data: map[string]any{
@@ -206,6 +228,19 @@ func (x *Executor) safeInvoke(ctx context.Context, tool sb.Tool, call sb.ToolCal
 		}
 	}()
 	return tool.Invoke(ctx, call)
+}
+
+// preflight runs a tool's own checks; a panic there must not take the call
+// down with it, so it counts as "cannot tell" and Invoke decides.
+func (x *Executor) preflight(ctx context.Context, p Preflighter, call sb.ToolCall) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = nil
+			x.log.ErrorContext(ctx, "tool preflight panicked", "tool", call.Tool, "action", call.Action,
+				"runId", call.Run.RunID, "panic", fmt.Sprint(r))
+		}
+	}()
+	return p.Preflight(ctx, call)
 }
 
 func (x *Executor) validate(call sb.ToolCall) string {

@@ -112,7 +112,7 @@ func TestInvoke(t *testing.T) {
 		},
 		{
 			name: "approved call runs", call: sb.ToolCall{AgentID: "alice", Tool: "Echo", Action: "erase", Approved: true},
-			wantStatus: "ok", wantOutcome: sb.OutcomeOK, wantDecision: sb.DecisionAuto, wantRuns: 1,
+			wantStatus: "ok", wantOutcome: sb.OutcomeOK, wantDecision: sb.DecisionApproved, wantRuns: 1,
 		},
 		{
 			name: "router notice bypasses approval", call: sb.ToolCall{AgentID: "alice", Tool: "Echo", Action: "erase", Origin: sb.OriginRouter},

@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/toolargs"
+	"github.com/switchboard-dev/switchboard/shared/tools"
 )
 
 // ToolName is the name models and POST /tools/invoke use.
@@ -38,7 +40,10 @@ type Tool struct {
 	limits func(agentID string) (maxBytes int64, ok bool)
 }
 
-var _ sb.Tool = (*Tool)(nil)
+var (
+	_ sb.Tool           = (*Tool)(nil)
+	_ tools.Preflighter = (*Tool)(nil)
+)
 
 // NewTool builds the tool over store. limits tells, per agent, the largest
 // file write may store (Workspace.maxFileMb in bytes) and whether the agent
@@ -116,10 +121,34 @@ func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) (env sb.Envelope) {
 		return sb.FailErr(sb.E("workspace", sb.EFORBIDDEN, fmt.Sprintf(
 			"agent %s has no Workspace tool in its configuration; ask the operator to add a Workspace block to its tools", quote(call.AgentID))))
 	}
+	c := &invocation{t: t, ctx: ctx, call: call}
+	return c.run(maxBytes)
+}
+
+// Preflight runs an action's argument checks without acting, so that the
+// executor refuses a call that can only fail before anyone is asked to
+// approve it: bad arguments, paths outside the workspace, content over the
+// size limit, and for delete a file that is not there (one store listing).
+func (t *Tool) Preflight(ctx context.Context, call sb.ToolCall) error {
+	maxBytes, ok := t.limits(call.AgentID)
+	if !ok {
+		return nil // Invoke says what to configure
+	}
+	c := &invocation{t: t, ctx: ctx, call: call, preflight: true}
+	if env := c.run(maxBytes); env.Status == "error" {
+		return toolargs.Refusal("workspace."+call.Action, env)
+	}
+	return nil
+}
+
+// checked is what an action answers in a preflight once its arguments pass.
+var checked = sb.Envelope{Status: "ok"}
+
+func (c *invocation) run(maxBytes int64) sb.Envelope {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxFileBytes
 	}
-	c := &invocation{t: t, ctx: ctx, call: call}
+	t, call := c.t, c.call
 	switch call.Action {
 	case "write":
 		return c.write(maxBytes)
@@ -139,6 +168,9 @@ type invocation struct {
 	t    *Tool
 	ctx  context.Context
 	call sb.ToolCall
+	// preflight: check the arguments and stop before the store changes;
+	// see Preflight.
+	preflight bool
 }
 
 type writeArgs struct {
@@ -166,6 +198,9 @@ func (c *invocation) write(maxBytes int64) sb.Envelope {
 		return sb.FailErr(sb.E("workspace.write", sb.EINVALID, fmt.Sprintf(
 			"the content is %s, more than this agent's limit of %s per file; write a shorter file or split it into parts",
 			humanBytes(size), humanBytes(maxBytes))))
+	}
+	if c.preflight {
+		return checked
 	}
 	if err := c.t.store.Put(c.ctx, key, strings.NewReader(*a.Content), size, contentType(key)); err != nil {
 		return c.storeFailure("write", ref, err)
@@ -197,6 +232,9 @@ func (c *invocation) read() sb.Envelope {
 	key, ref, err := c.resolve(*a.Path)
 	if err != nil {
 		return sb.FailErr(err)
+	}
+	if c.preflight {
+		return checked
 	}
 	rc, info, err := c.t.store.Get(c.ctx, key)
 	if err != nil {
@@ -252,6 +290,9 @@ func (c *invocation) list() sb.Envelope {
 		if err != nil {
 			return sb.FailErr(err)
 		}
+		if c.preflight {
+			continue
+		}
 		shown = append(shown, displayPrefix(c.call.AgentID, prefix))
 		// One more than shown tells whether there is more.
 		blobs, err := c.t.store.List(c.ctx, prefix, ListLimit+1)
@@ -270,6 +311,9 @@ func (c *invocation) list() sb.Envelope {
 				"path": p, "size": b.Size, "modified": b.Modified.UTC().Format(time.RFC3339),
 			})
 		}
+	}
+	if c.preflight {
+		return checked
 	}
 	data := map[string]any{"entries": entries, "count": len(entries), "truncated": truncated}
 	if len(shown) == 1 {
@@ -304,10 +348,16 @@ func (c *invocation) delete() sb.Envelope {
 	// the file was not there (a typo deletes nothing).
 	exists, err := c.exists(key)
 	if err != nil {
+		if c.preflight {
+			return checked // cannot tell now; Invoke checks again
+		}
 		return c.storeFailure("delete", ref, err)
 	}
 	if !exists {
 		return c.notFound(key, ref)
+	}
+	if c.preflight {
+		return checked
 	}
 	if err := c.t.store.Delete(c.ctx, key); err != nil {
 		return c.storeFailure("delete", ref, err)
