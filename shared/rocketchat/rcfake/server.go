@@ -84,6 +84,7 @@ type Server struct {
 	down     bool
 	delay    time.Duration
 	failNext map[string][]injected
+	dropNext map[string]int
 
 	requests []Request
 	calls    map[string]int
@@ -176,6 +177,7 @@ func New() *Server {
 		window:       60 * time.Second,
 		buckets:      map[string]*bucket{},
 		failNext:     map[string][]injected{},
+		dropNext:     map[string]int{},
 		calls:        map[string]int{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
@@ -231,6 +233,16 @@ func (s *Server) FailNext(route string, status int, body string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failNext[route] = append(s.failNext[route], injected{status: status, body: body})
+}
+
+// DropNext makes the next request to route (as Calls names it) end without
+// an answer: the fake reads it, records it and closes the connection, as a
+// server that crashes or a proxy that resets mid-request does. The request
+// is not served, so nothing it asked for happens. Calls stack.
+func (s *Server) DropNext(route string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropNext[route]++
 }
 
 // SetWebhookToken sets the token OutgoingWebhookPayload puts into payloads.
