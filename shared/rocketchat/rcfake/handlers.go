@@ -61,8 +61,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		inj = &q[0]
 		s.failNext[route] = q[1:]
 	}
-	drop := s.dropNext[route] > 0
-	if drop {
+	drop := s.dropping[route]
+	if !drop && s.dropNext[route] > 0 {
+		drop = true
 		s.dropNext[route]--
 	}
 	s.mu.Unlock()

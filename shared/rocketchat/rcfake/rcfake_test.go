@@ -750,3 +750,18 @@ func TestDropNextClosesTheConnectionOnce(t *testing.T) {
 		t.Errorf("Calls(chat.postMessage) = %d, want 2 (the dropped one counts)", got)
 	}
 }
+
+func TestSetDroppingDropsUntilTurnedOff(t *testing.T) {
+	w := newWorld(t)
+	w.s.SetDropping("info", true)
+	for i := range 3 {
+		if resp, err := http.Get(w.s.URL + "/api/info"); err == nil {
+			resp.Body.Close()
+			t.Fatalf("GET %d answered %d while dropping, want a transport error", i, resp.StatusCode)
+		}
+	}
+	w.s.SetDropping("info", false)
+	if a := w.do(t, "", "GET", "/api/info", nil); a.status != 200 {
+		t.Errorf("after SetDropping(false) = %d, want 200", a.status)
+	}
+}

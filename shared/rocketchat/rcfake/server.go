@@ -85,6 +85,7 @@ type Server struct {
 	delay    time.Duration
 	failNext map[string][]injected
 	dropNext map[string]int
+	dropping map[string]bool
 
 	requests []Request
 	calls    map[string]int
@@ -178,6 +179,7 @@ func New() *Server {
 		buckets:      map[string]*bucket{},
 		failNext:     map[string][]injected{},
 		dropNext:     map[string]int{},
+		dropping:     map[string]bool{},
 		calls:        map[string]int{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
@@ -243,6 +245,16 @@ func (s *Server) DropNext(route string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.dropNext[route]++
+}
+
+// SetDropping makes every request to route end without an answer, as
+// DropNext does, until it is called with false. Go's transport replays an
+// idempotent request (GET) on a new connection when a reused one closes,
+// so one DropNext on a GET route may go unnoticed; this does not.
+func (s *Server) SetDropping(route string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropping[route] = on
 }
 
 // SetWebhookToken sets the token OutgoingWebhookPayload puts into payloads.

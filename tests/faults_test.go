@@ -1,0 +1,205 @@
+package tests
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/rocketchat/rcfake"
+)
+
+// The fault-injection suite: the other people's servers fail in the middle
+// of what Switchboard does (Rocket.Chat during a poll, Nextcloud during a
+// chunked upload, Telegram with 429 storms) and each test checks what the
+// user sees, what is retried, and that nothing is lost or doubled. Every
+// case logs one row of the fault table (go test -run Fault -v shows it).
+
+// faultRow is one line of the fault table.
+type faultRow struct {
+	fault, behaviour string
+	lost, doubled    int
+}
+
+var faultTable struct {
+	sync.Mutex
+	rows []faultRow
+}
+
+// reportFault logs the row and fails the test when anything was lost or
+// doubled.
+func reportFault(t *testing.T, fault, behaviour string, lost, doubled int) {
+	t.Helper()
+	faultTable.Lock()
+	faultTable.rows = append(faultTable.rows, faultRow{fault, behaviour, lost, doubled})
+	faultTable.Unlock()
+	t.Logf("| %s | %s | lost %d | doubled %d |", fault, behaviour, lost, doubled)
+	if lost != 0 || doubled != 0 {
+		t.Errorf("%s: %d lost, %d doubled; want 0 and 0", fault, lost, doubled)
+	}
+}
+
+// --- Rocket.Chat down in the middle of a poll ---
+
+// tick runs the rocketchat-poll job once and returns its HTTP status and run.
+func (w *rcWorld) tick(t *testing.T) (int, map[string]any) {
+	t.Helper()
+	status, _, run := w.dev.do("POST", "/dev/jobs/rocketchat-poll", "", nil)
+	return status, run
+}
+
+// mention posts a message that wakes agent-hermes: in the channel with an
+// @mention, in the DM as it is. Each text is unique so that its answer
+// ("Hermes heard: <text>") can be counted.
+func (w *rcWorld) mention(t *testing.T, rid, text string) {
+	t.Helper()
+	if rid == w.room {
+		text = "@agent-hermes " + text
+	}
+	// The poll's marker is exclusive and the fake's clock has millisecond
+	// resolution: keep posts apart.
+	time.Sleep(2 * time.Millisecond)
+	if _, err := w.rc.Post("richard", rid, text, rcfake.PostOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// answers counts agent-hermes's messages in rid that answer text.
+func (w *rcWorld) answers(rid, text string) int {
+	n := 0
+	for _, m := range w.rc.Messages(rid) {
+		if m.Username == "agent-hermes" && strings.HasPrefix(m.Text, "Hermes heard:") && strings.Contains(m.Text, text) {
+			n++
+		}
+	}
+	return n
+}
+
+// settle waits until every text has an answer in its room or the deadline
+// passes, then a little longer so that a late duplicate would show, and
+// returns how many were never answered and how many were answered twice or
+// more (extra answers counted).
+func (w *rcWorld) settle(t *testing.T, want map[string]string) (lost, doubled int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		done := true
+		for text, rid := range want {
+			if w.answers(rid, text) == 0 {
+				done = false
+			}
+		}
+		if done {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	for text, rid := range want {
+		switch n := w.answers(rid, text); {
+		case n == 0:
+			lost++
+			t.Logf("never answered: %q", text)
+		case n > 1:
+			doubled += n - 1
+			t.Logf("answered %d times: %q", n, text)
+		}
+	}
+	return lost, doubled
+}
+
+func TestFaultRocketChatDownDuringPoll(t *testing.T) {
+	w := startRCWorld(t)
+	w.tick(t) // first tick: markers start here
+
+	cases := []struct {
+		name   string
+		fault  string
+		inject func()
+		// firstTick says what the faulty tick must have answered already
+		// (the rooms it could reach).
+		answeredAtOnce []string // "room", "dm"
+	}{
+		{
+			name:   "down for the whole tick",
+			fault:  "Rocket.Chat 503 (nginx) on every call of a tick",
+			inject: func() { w.rc.SetDown(true) },
+		},
+		{
+			name:           "channel history 503 after subscriptions",
+			fault:          "subscriptions.get ok, then channels.history 503",
+			inject:         func() { w.rc.FailNext("channels.history", 503, "<html>503 Service Temporarily Unavailable</html>") },
+			answeredAtOnce: []string{"dm"},
+		},
+		{
+			name:           "connection closed on DM history",
+			fault:          "subscriptions.get ok, then every im.history connection closes without an answer",
+			inject:         func() { w.rc.SetDropping("im.history", true) },
+			answeredAtOnce: []string{"room"},
+		},
+		{
+			name:           "subscriptions.read fails after the wake was queued",
+			fault:          "history ok and wakes queued, then the connection closes on subscriptions.read",
+			inject:         func() { w.rc.SetDropping("subscriptions.read", true) },
+			answeredAtOnce: []string{"room", "dm"},
+		},
+		{
+			name:  "subscriptions.get fails",
+			fault: "subscriptions.get 502 from the proxy (the first call of the tick)",
+			inject: func() {
+				w.rc.FailNext("subscriptions.get", 502, "<html>502 Bad Gateway</html>")
+			},
+		},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			roomText, dmText := fmt.Sprintf("room question %d", i), fmt.Sprintf("dm question %d", i)
+			w.mention(t, w.room, roomText)
+			w.mention(t, w.dm, dmText)
+			want := map[string]string{roomText: w.room, dmText: w.dm}
+
+			tc.inject()
+			status, run := w.tick(t)
+			w.rc.SetDown(false)
+			w.rc.SetDropping("im.history", false)
+			w.rc.SetDropping("subscriptions.read", false)
+			if status != http.StatusBadGateway || run["outcome"] != "error" {
+				t.Errorf("faulty tick = %d %v, want 502 with outcome error", status, run)
+			}
+			detail := str(run["detail"])
+			// What a user sees while Rocket.Chat fails: the rooms the tick
+			// reached are answered now, the others on the next tick.
+			early := map[string]string{}
+			for _, r := range tc.answeredAtOnce {
+				if r == "room" {
+					early[roomText] = w.room
+				} else {
+					early[dmText] = w.dm
+				}
+			}
+			if lost, _ := w.settle(t, early); lost != 0 {
+				t.Errorf("the rooms the faulty tick could read were not answered at once (%d missing)", lost)
+			}
+			for text, rid := range want {
+				if _, ok := early[text]; !ok && w.answers(rid, text) != 0 {
+					t.Errorf("%q was answered although the tick could not read its room", text)
+				}
+			}
+
+			// Rocket.Chat is back: the next tick picks up what was missed.
+			status, run = w.tick(t)
+			if status != http.StatusOK || run["outcome"] != "ok" {
+				t.Errorf("tick after recovery = %d %v, want ok", status, run)
+			}
+			recovery := str(run["detail"])
+			lost, doubled := w.settle(t, want)
+			// One more tick finds nothing new.
+			w.tick(t)
+			_, doubled2 := w.settle(t, want)
+			reportFault(t, tc.fault, fmt.Sprintf("tick answers 502 %q; %d of 2 rooms answered at once; next tick: %s",
+				detail, len(tc.answeredAtOnce), recovery), lost, max(doubled, doubled2))
+		})
+	}
+}
