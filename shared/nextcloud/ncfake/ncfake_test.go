@@ -346,3 +346,20 @@ func TestFailNextBeforeAndAfterTheWork(t *testing.T) {
 		t.Errorf("Calls(PUT files) = %d, want 3", n)
 	}
 }
+
+func TestFailNextChunkFailsThatChunkOnly(t *testing.T) {
+	f := ncfake.Start(t, ncfake.Options{})
+	up := "/remote.php/dav/uploads/alice/u1"
+	dest := map[string]string{"Destination": f.URL + files + "/big.bin"}
+	do(t, f, "MKCOL", up, "", dest, true)
+	f.FailNextChunk(2, 503)
+	if resp, _ := do(t, f, "PUT", up+"/00001", "abc", dest, true); resp.StatusCode != 201 {
+		t.Errorf("chunk 1: %d, want 201", resp.StatusCode)
+	}
+	if resp, body := do(t, f, "PUT", up+"/00002", "def", dest, true); resp.StatusCode != 503 || !strings.Contains(body, "nginx") {
+		t.Errorf("chunk 2: %d %s, want the proxy's 503", resp.StatusCode, body)
+	}
+	if resp, _ := do(t, f, "PUT", up+"/00002", "def", dest, true); resp.StatusCode != 201 {
+		t.Errorf("chunk 2 again: %d, want 201", resp.StatusCode)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"strings"
 	"sync"
 	"testing"
@@ -196,6 +197,15 @@ func (s *Server) FailNext(route string, status int) {
 	s.set(func() { s.faults[route] = append(s.faults[route], fault{status: status}) })
 }
 
+// FailNextChunk makes the next PUT of chunk n (1, 2, …) of any chunked
+// upload fail as FailNext does: the chunks before it arrive, it does not.
+func (s *Server) FailNextChunk(n, status int) {
+	s.set(func() {
+		k := fmt.Sprintf("PUT uploads #%05d", n)
+		s.faults[k] = append(s.faults[k], fault{status: status})
+	})
+}
+
 // FailNextAfter serves the next request to route, then answers status with
 // the proxy's error page instead of Nextcloud's answer: the proxy gave up
 // (502, 504) while Nextcloud finished the work, so what the request asked
@@ -336,7 +346,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.calls[rt]++
 		s.mu.Unlock()
 	}()
-	if f, ok := s.takeFault(rt); ok {
+	f, ok := s.takeFault(rt)
+	if !ok && rt == "PUT uploads" {
+		f, ok = s.takeFault(rt + " #" + path.Base(r.URL.Path))
+	}
+	if ok {
 		if f.after {
 			s.serve(httptest.NewRecorder(), r, rt)
 		} else {
