@@ -203,3 +203,111 @@ func TestFaultRocketChatDownDuringPoll(t *testing.T) {
 		})
 	}
 }
+
+// --- Nextcloud 5xx in the middle of a chunked upload ---
+
+func TestFaultNextcloudChunkedUpload(t *testing.T) {
+	nc, d := startNCWorld(t, false)
+	// 12 MiB: above the 10 MiB threshold, so the upload goes in two chunks
+	// (10 MiB + 2 MiB) through chunked upload v2.
+	big := make([]byte, 12<<20)
+	for i := range big {
+		big[i] = byte(i*7 + i>>10)
+	}
+	if err := nc.WriteFile("/Switchboard/Hermes/incoming/big.bin", big); err != nil {
+		t.Fatal(err)
+	}
+	if _, m := d.invoke("hermes", "Nextcloud", "download", map[string]any{"path": "incoming/big.bin", "localPath": "personal:big.bin"}); m["status"] != "ok" {
+		t.Fatalf("download into the workspace = %v", m)
+	}
+	// The folder exists, so that each upload is one chunked transfer (into a
+	// missing folder the final MOVE answers 409 and the tool starts over).
+	if _, m := d.invoke("hermes", "Nextcloud", "mkdir", map[string]any{"path": "reports"}); m["status"] != "ok" {
+		t.Fatalf("mkdir reports = %v", m)
+	}
+
+	cases := []struct {
+		name, fault string
+		inject      func()
+		wantStatus  int  // http_status the tool reports
+		landed      bool // the failed call wrote the file after all
+	}{
+		{"chunk 2 PUT 503", "Nextcloud proxy 503 on the PUT of chunk 2 of 2", func() { nc.FailNextChunk(2, 503) }, 503, false},
+		{"chunk 1 PUT 502", "Nextcloud proxy 502 on the PUT of chunk 1 of 2", func() { nc.FailNextChunk(1, 502) }, 502, false},
+		{"final MOVE 503 before assembly", "Nextcloud proxy 503 on the final MOVE (not assembled)", func() { nc.FailNext("MOVE uploads", 503) }, 503, false},
+		{"final MOVE 502 after assembly", "Nextcloud proxy 502 on the final MOVE after Nextcloud assembled the file", func() { nc.FailNextAfter("MOVE uploads", 502) }, 502, true},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			remote := fmt.Sprintf("reports/big-%d.bin", i)
+			full := "/Switchboard/Hermes/" + remote
+			args := map[string]any{"localPath": "personal:big.bin", "remotePath": remote}
+			tc.inject()
+			puts, deletes := nc.Calls("PUT uploads"), nc.Calls("DELETE uploads")
+			_, m := d.invoke("hermes", "Nextcloud", "upload", args)
+			errText := str(m["error"])
+			t.Logf("chunk PUTs in the failed call: %d", nc.Calls("PUT uploads")-puts)
+			// What the agent is told: an error envelope naming the file,
+			// Nextcloud's status, and what to do.
+			if m["status"] != "error" || !strings.Contains(errText, "cannot upload") || !strings.Contains(errText, "try again") {
+				t.Errorf("upload during the fault = %v, want an error envelope that says to try again", m)
+			}
+			if got := m["http_status"]; got != float64(tc.wantStatus) {
+				t.Errorf("http_status = %v, want %d", got, tc.wantStatus)
+			}
+			if n := nc.PendingUploads(); n != 0 {
+				t.Errorf("%d chunked uploads left on the server after the failure, want 0 (aborted)", n)
+			}
+			if !tc.landed && nc.Calls("DELETE uploads") == deletes {
+				t.Error("the failed upload's folder was not deleted")
+			}
+			if _, err := nc.File(full); (err == nil) != tc.landed {
+				t.Errorf("file present after the failed call = %v, want %v", err == nil, tc.landed)
+			}
+
+			// The agent retries the same call once.
+			_, m = d.invoke("hermes", "Nextcloud", "upload", args)
+			if m["status"] != "ok" {
+				t.Fatalf("retry = %v, want ok", m)
+			}
+			if m["chunked"] != true {
+				t.Errorf("retry = %v, want a chunked upload", m)
+			}
+			if tc.landed {
+				// The agent learns that the first call had landed after all.
+				mustContain(t, "retry message", str(m["message"]), "replaced the existing file")
+			}
+			got, err := nc.File(full)
+			lost, doubled := 0, 0
+			if err != nil || string(got) != string(big) {
+				lost = 1
+				t.Errorf("file after the retry: %d bytes, %v; want the 12 MiB workspace file", len(got), err)
+			}
+			if n := nc.PendingUploads(); n != 0 {
+				t.Errorf("%d chunked uploads left on the server, want 0", n)
+			}
+			// What is visible in the agent's folder: this report once, no
+			// chunk folders, no .part files, no timestamped second copy.
+			_, m = d.invoke("hermes", "Nextcloud", "list", map[string]any{"path": "reports", "depth": 1})
+			if m["status"] != "ok" {
+				t.Fatalf("list reports = %v", m)
+			}
+			listing := fmt.Sprint(m)
+			if n := strings.Count(listing, fmt.Sprintf("big-%d", i)); n != 1 {
+				doubled += max(n-1, 0)
+				t.Errorf("reports/ lists big-%d %d times: %s", i, n, listing)
+			}
+			for _, stray := range []string{".part", "switchboard-", ".file", "00001"} {
+				if strings.Contains(listing, stray) {
+					t.Errorf("reports/ shows a stray %q: %s", stray, listing)
+				}
+			}
+			behaviour := fmt.Sprintf("tool: error envelope http_status %v %q; upload folder deleted; one retry: ok, chunked, 12 MiB intact",
+				tc.wantStatus, errText)
+			if tc.landed {
+				behaviour += "; the retry overwrote the file that had landed (Nextcloud keeps it as a version)"
+			}
+			reportFault(t, tc.fault, behaviour, lost, doubled)
+		})
+	}
+}
