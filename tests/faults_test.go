@@ -1,14 +1,19 @@
 package tests
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/telegram"
+	"github.com/switchboard-dev/switchboard/shared/telegram/tgfake"
 )
 
 // The fault-injection suite: the other people's servers fail in the middle
@@ -310,4 +315,168 @@ func TestFaultNextcloudChunkedUpload(t *testing.T) {
 			reportFault(t, tc.fault, behaviour, lost, doubled)
 		})
 	}
+}
+
+// --- Telegram 429 storms ---
+
+// notifyWorld is a fake Telegram as the first channel to the human and a
+// fake Rocket.Chat as the second (instance.channels: [Telegram, RocketChat]),
+// with Workspace.delete needing approval.
+type notifyWorld struct {
+	tg  *tgfake.Server
+	rc  *rcfake.Server
+	dm  string // richard ↔ agent-hermes, where the Rocket.Chat channel delivers
+	dev *devServer
+}
+
+func startNotifyWorld(t *testing.T) *notifyWorld {
+	t.Helper()
+	tg := tgfake.New()
+	t.Cleanup(tg.Close)
+	tg.AddUser(tgfake.User{ID: tgApprover, FirstName: "Richard", Username: "richard"})
+	rc := rcfake.New()
+	t.Cleanup(rc.Close)
+	rc.SetRateLimit(0, 0)
+	rc.AddUser("richard", "user")
+	agentID, agentToken := rc.AddUser("agent-hermes", "bot", "user")
+	w := &notifyWorld{tg: tg, rc: rc, dm: rc.AddDM("richard", "agent-hermes")}
+	config := fmt.Sprintf(`instance:
+  name: e2e-faults-tg
+  toolApiToken: env:E2E_TOOL_TOKEN
+  channels: [Telegram, RocketChat]
+  human: {rocketchatUsername: richard}
+  model: {provider: scripted, reply: "{{agent}} heard: {{message}}"}
+  telegram:
+    apiBaseUrl: %s
+    botToken: %s
+    chatId: "%d"
+    allowedChatIds: ["%d"]
+    webhookSecret: %s
+  rocketchat:
+    baseUrl: %s
+    webhookTokens: [%s]
+  approvals: {signingKey: env:E2E_SIGNING_KEY, ttlHours: 24, approverTelegramIds: ["%d"]}
+  staging: {Workspace.delete: approve}
+  dev: {scheduler: false}
+agents:
+  - id: hermes
+    name: Hermes
+    systemPrompt: You are Hermes.
+    tools:
+      Workspace: {}
+      RocketChat:
+        userId: %s
+        authToken: %s
+        username: agent-hermes
+        allowedRooms: [richard]
+        agentUsernames: [agent-hermes]
+`, tg.URL, tgfake.DefaultToken, tgChat, tgChat, tgSecret, rc.URL, rcWebhookToken, tgApprover, agentID, agentToken)
+	path := filepath.Join(t.TempDir(), "faults-tg.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.dev = startDevConfig(t, path)
+	c, err := telegram.New(tg.URL, tgfake.DefaultToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetWebhook(context.Background(), w.dev.base+"/hooks/telegram", tgSecret, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// seen counts the copies of text the human got: in the Telegram chat and in
+// the Rocket.Chat DM.
+func (w *notifyWorld) seen(text string) (onTelegram, onRocketChat int) {
+	for _, m := range w.tg.Messages(tgChat) {
+		if strings.Contains(m.Text, text) {
+			onTelegram++
+		}
+	}
+	for _, m := range w.rc.Messages(w.dm) {
+		if strings.Contains(m.Text, text) {
+			onRocketChat++
+		}
+	}
+	return onTelegram, onRocketChat
+}
+
+// lostDoubled turns copies into the table's counts: 0 copies is one lost,
+// n > 1 copies is n-1 doubled.
+func lostDoubled(copies int) (lost, doubled int) {
+	if copies == 0 {
+		return 1, 0
+	}
+	return 0, copies - 1
+}
+
+func TestFaultTelegram429NotifyUser(t *testing.T) {
+	w := startNotifyWorld(t)
+	cases := []struct {
+		name, fault string
+		inject      func()
+		wantChannel string // where the notice must arrive
+		wantSends   int    // sendMessage calls this notice made
+	}{
+		{"one 429, short wait", "Telegram 429 retry_after 1 on sendMessage (notify_user)",
+			func() { w.tg.FailNext("sendMessage", 429, 1) }, "Telegram", 2},
+		{"two 429 in a row", "Telegram 429 retry_after 1 twice in a row (notify_user)",
+			func() { w.tg.FailNext("sendMessage", 429, 1); w.tg.FailNext("sendMessage", 429, 1) }, "RocketChat", 2},
+		{"429 with a long wait", "Telegram 429 retry_after 30 (over the router's 5 s wait) (notify_user)",
+			func() { w.tg.FailNext("sendMessage", 429, 30) }, "RocketChat", 1},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			text := fmt.Sprintf("quarterly figures are ready (%d)", i)
+			tc.inject()
+			sends := w.tg.Calls("sendMessage")
+			_, m := w.dev.invoke("hermes", "notify_user", "send", map[string]any{"message": text})
+			if m["status"] != "ok" || m["channel"] != tc.wantChannel {
+				t.Errorf("notify_user = %v, want ok over %s", m, tc.wantChannel)
+			}
+			if got := w.tg.Calls("sendMessage") - sends; got != tc.wantSends {
+				t.Errorf("%d sendMessage calls, want %d", got, tc.wantSends)
+			}
+			onTG, onRC := w.seen(text)
+			if (tc.wantChannel == "Telegram") != (onTG > 0) || (tc.wantChannel == "RocketChat") != (onRC > 0) {
+				t.Errorf("the notice arrived %d times on Telegram and %d on Rocket.Chat, want it on %s only", onTG, onRC, tc.wantChannel)
+			}
+			lost, doubled := lostDoubled(onTG + onRC)
+			reportFault(t, tc.fault, fmt.Sprintf("tool ok, channel %v, primaryFailed %v, %d sendMessage calls; human got it %d× on Telegram, %d× on Rocket.Chat",
+				m["channel"], m["primaryFailed"], tc.wantSends, onTG, onRC), lost, doubled)
+		})
+	}
+
+	t.Run("storm of concurrent notices", func(t *testing.T) {
+		// Telegram allows one message per second in the chat; ten agents'
+		// notices arrive at once. Each is waited out once, then fails over.
+		w.tg.SetRateLimit(1)
+		defer w.tg.SetRateLimit(0)
+		const n = 10
+		var wg sync.WaitGroup
+		results := make([]map[string]any, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, results[i] = w.dev.invoke("hermes", "notify_user", "send", map[string]any{"message": fmt.Sprintf("storm notice #%02d", i)})
+			}()
+		}
+		wg.Wait()
+		lost, doubled, viaTG, viaRC := 0, 0, 0, 0
+		for i, m := range results {
+			text := fmt.Sprintf("storm notice #%02d", i)
+			if m["status"] != "ok" {
+				t.Errorf("notice %d: %v", i, m)
+			}
+			onTG, onRC := w.seen(text)
+			viaTG, viaRC = viaTG+onTG, viaRC+onRC
+			l, d := lostDoubled(onTG + onRC)
+			lost, doubled = lost+l, doubled+d
+		}
+		reportFault(t, fmt.Sprintf("Telegram 429 storm: %d concurrent notify_user, 1 message/s allowed in the chat", n),
+			fmt.Sprintf("every call ok; %d delivered on Telegram (first try or after one retry_after), %d failed over to Rocket.Chat", viaTG, viaRC),
+			lost, doubled)
+	})
 }
