@@ -480,3 +480,66 @@ func TestFaultTelegram429NotifyUser(t *testing.T) {
 			lost, doubled)
 	})
 }
+
+func TestFaultTelegram429ApprovalDecisions(t *testing.T) {
+	w := startNotifyWorld(t)
+	richard := tgfake.User{ID: tgApprover, FirstName: "Richard"}
+
+	t.Run("button press while Telegram answers 429", func(t *testing.T) {
+		req, _ := stageDelete(t, w.tg, w.dev, "personal:a.md")
+		approve := req.ReplyMarkup.InlineKeyboard[0][0].CallbackData
+		// The press is acted on, but its answer (the toast) and the outcome
+		// edit both meet a 429: the human sees nothing happen and presses
+		// again.
+		w.tg.FailNext("answerCallbackQuery", 429, 1)
+		w.tg.FailNext("editMessageText", 429, 1)
+		w.tg.InjectCallback(richard, req.MessageID, approve)
+		if _, err := w.tg.PushPending(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		ran := !fileExists(t, w.dev, "personal:a.md")
+		// Put the file back: a second execution would delete it again.
+		w.dev.invoke("hermes", "Workspace", "write", map[string]any{"path": "personal:a.md", "content": "new"})
+		answers := len(w.tg.Answers())
+		w.tg.InjectCallback(richard, req.MessageID, approve)
+		if _, err := w.tg.PushPending(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		got := w.tg.Answers()
+		if len(got) != answers+1 || !strings.Contains(got[len(got)-1].Text, "already executed") {
+			t.Errorf("second press answered %+v, want one answer saying it was already executed", got[answers:])
+		}
+		lost, doubled := 0, 0
+		if !ran {
+			lost = 1
+		}
+		if !fileExists(t, w.dev, "personal:a.md") {
+			doubled = 1
+		}
+		reportFault(t, "Telegram 429 on answerCallbackQuery and editMessageText when the approver presses Approve",
+			"the delete runs once; the human presses again and is told it was already executed", lost, doubled)
+	})
+
+	t.Run("link approval while Telegram answers 429", func(t *testing.T) {
+		_, links := stageDelete(t, w.tg, w.dev, "personal:b.md")
+		w.tg.FailNext("editMessageText", 429, 1)
+		if got := postDecision(t, links["approve"], "approve", nil); got != http.StatusOK {
+			t.Errorf("approve by link = %d, want 200 (the page shows the outcome)", got)
+		}
+		ran := !fileExists(t, w.dev, "personal:b.md")
+		w.dev.invoke("hermes", "Workspace", "write", map[string]any{"path": "personal:b.md", "content": "new"})
+		replay := postDecision(t, links["approve"], "approve", nil)
+		if replay != http.StatusConflict {
+			t.Errorf("second approve = %d, want 409", replay)
+		}
+		lost, doubled := 0, 0
+		if !ran {
+			lost = 1
+		}
+		if !fileExists(t, w.dev, "personal:b.md") {
+			doubled = 1
+		}
+		reportFault(t, "Telegram 429 on editMessageText after an approval by link",
+			"the confirmation page answers 200 and the delete runs once; a second click answers 409", lost, doubled)
+	})
+}
