@@ -543,3 +543,74 @@ func TestFaultTelegram429ApprovalDecisions(t *testing.T) {
 			"the confirmation page answers 200 and the delete runs once; a second click answers 409", lost, doubled)
 	})
 }
+
+// What the human sees while Rocket.Chat is down: the poll fails every tick,
+// the health check tells them on Telegram once (even when that notice meets
+// a 429 storm), and once Rocket.Chat is back they hear so once and the
+// message they sent meanwhile is answered once.
+func TestFaultRocketChatOutageSeenOnTelegram(t *testing.T) {
+	w := startNotifyWorld(t)
+	job := func(name string) (int, map[string]any) {
+		status, _, run := w.dev.do("POST", "/dev/jobs/"+name, "", nil)
+		return status, run
+	}
+	job("rocketchat-poll") // markers start here
+	time.Sleep(2 * time.Millisecond)
+	question := "are you there while the server is down?"
+	if _, err := w.rc.Post("richard", w.dm, question, rcfake.PostOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.rc.SetDown(true)
+	var details []string
+	for tick := 1; tick <= 5; tick++ {
+		if status, run := job("rocketchat-poll"); status != http.StatusBadGateway {
+			t.Errorf("poll tick %d while down = %d %v, want 502", tick, status, run)
+		}
+		if tick == 3 {
+			// The outage notice is due now and meets a 429 storm.
+			w.tg.FailNext("sendMessage", 429, 30)
+		}
+		_, run := job("rocketchat-health")
+		details = append(details, str(run["detail"]))
+	}
+	outage, _ := w.seen("Rocket.Chat unreachable since")
+	if outage != 1 {
+		t.Errorf("%d outage notices on Telegram, want 1; health ticks said %q", outage, details)
+	}
+	if n := w.answersIn(question); n != 0 {
+		t.Errorf("answered %d times while Rocket.Chat was down", n)
+	}
+
+	w.rc.SetDown(false)
+	for range 2 {
+		job("rocketchat-health")
+		job("rocketchat-poll")
+	}
+	back, _ := w.seen("Rocket.Chat is back")
+	deadline := time.Now().Add(5 * time.Second)
+	for w.answersIn(question) == 0 && time.Now().Before(deadline) {
+		time.Sleep(25 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	answered := w.answersIn(question)
+	if back != 1 {
+		t.Errorf("%d recovery notices, want 1", back)
+	}
+	l1, d1 := lostDoubled(outage)
+	l2, d2 := lostDoubled(back)
+	l3, d3 := lostDoubled(answered)
+	reportFault(t, "Rocket.Chat down for 5 poll and health ticks; Telegram 429 retry_after 30 on the outage notice",
+		fmt.Sprintf("polls answer 502; health ticks: %q; outage notice %d×, recovery notice %d×, the question answered %d× after recovery",
+			details, outage, back, answered), l1+l2+l3, d1+d2+d3)
+}
+
+// answersIn counts agent-hermes's answers to text in the Rocket.Chat DM.
+func (w *notifyWorld) answersIn(text string) int {
+	n := 0
+	for _, m := range w.rc.Messages(w.dm) {
+		if m.Username == "agent-hermes" && strings.HasPrefix(m.Text, "Hermes heard:") && strings.Contains(m.Text, text) {
+			n++
+		}
+	}
+	return n
+}
