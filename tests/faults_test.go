@@ -307,7 +307,7 @@ func TestFaultNextcloudChunkedUpload(t *testing.T) {
 					t.Errorf("reports/ shows a stray %q: %s", stray, listing)
 				}
 			}
-			behaviour := fmt.Sprintf("tool: error envelope http_status %v %q; upload folder deleted; one retry: ok, chunked, 12 MiB intact",
+			behaviour := fmt.Sprintf("tool: error envelope http_status %v %q; no upload folder left; one retry: ok, chunked, 12 MiB intact",
 				tc.wantStatus, errText)
 			if tc.landed {
 				behaviour += "; the retry overwrote the file that had landed (Nextcloud keeps it as a version)"
