@@ -23,7 +23,9 @@
 // FileLocked exception), SetQuota (507), SetPasswordEnforced (403 on links
 // without a password), the share-creation rate limit (20 per 10 minutes per
 // user, 429 with Retry-After, on an injectable clock), SetAdminOnly (OCS 997
-// on group shares), SetDown (503 everywhere).
+// on group shares), SetDown (503 everywhere), FailNext, FailNextChunk and FailNextAfter
+// (one request answered by the proxy with a 5xx, before or after Nextcloud
+// did the work).
 //
 // One account owns files; AddUser and AddGroup only add share recipients.
 // Every request is recorded; Calls counts them by route with the same names

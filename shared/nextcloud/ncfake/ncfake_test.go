@@ -322,3 +322,44 @@ func TestRateLimitSwitchesAndClock(t *testing.T) {
 		t.Errorf("Shares() = %d, want 3", f.Shares())
 	}
 }
+
+func TestFailNextBeforeAndAfterTheWork(t *testing.T) {
+	f := ncfake.Start(t, ncfake.Options{})
+	f.FailNext("PUT files", 503)
+	resp, body := do(t, f, "PUT", files+"/a.txt", "one", nil, true)
+	if resp.StatusCode != 503 || !strings.Contains(body, "nginx") {
+		t.Errorf("FailNext: %d %s, want the proxy's 503", resp.StatusCode, body)
+	}
+	if _, err := f.File("/a.txt"); err == nil {
+		t.Error("a request failed before Nextcloud wrote the file")
+	}
+	f.FailNextAfter("PUT files", 502)
+	resp, _ = do(t, f, "PUT", files+"/a.txt", "two", nil, true)
+	if got, err := f.File("/a.txt"); resp.StatusCode != 502 || err != nil || string(got) != "two" {
+		t.Errorf("FailNextAfter: %d, file %q %v; want 502 and the file written", resp.StatusCode, got, err)
+	}
+	resp, _ = do(t, f, "PUT", files+"/a.txt", "three", nil, true)
+	if resp.StatusCode != 204 {
+		t.Errorf("third PUT: %d, want 204 (faults are used once)", resp.StatusCode)
+	}
+	if n := f.Calls("PUT files"); n != 3 {
+		t.Errorf("Calls(PUT files) = %d, want 3", n)
+	}
+}
+
+func TestFailNextChunkFailsThatChunkOnly(t *testing.T) {
+	f := ncfake.Start(t, ncfake.Options{})
+	up := "/remote.php/dav/uploads/alice/u1"
+	dest := map[string]string{"Destination": f.URL + files + "/big.bin"}
+	do(t, f, "MKCOL", up, "", dest, true)
+	f.FailNextChunk(2, 503)
+	if resp, _ := do(t, f, "PUT", up+"/00001", "abc", dest, true); resp.StatusCode != 201 {
+		t.Errorf("chunk 1: %d, want 201", resp.StatusCode)
+	}
+	if resp, body := do(t, f, "PUT", up+"/00002", "def", dest, true); resp.StatusCode != 503 || !strings.Contains(body, "nginx") {
+		t.Errorf("chunk 2: %d %s, want the proxy's 503", resp.StatusCode, body)
+	}
+	if resp, _ := do(t, f, "PUT", up+"/00002", "def", dest, true); resp.StatusCode != 201 {
+		t.Errorf("chunk 2 again: %d, want 201", resp.StatusCode)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"strings"
 	"sync"
 	"testing"
@@ -80,6 +81,13 @@ type Server struct {
 	nextShareID int
 	requests    []Request
 	calls       map[string]int
+	faults      map[string][]fault
+}
+
+// fault is a failure injected by FailNext or FailNextAfter.
+type fault struct {
+	status int
+	after  bool // serve the request, then answer status instead
 }
 
 // New builds a fake with one account and an empty home folder.
@@ -117,6 +125,7 @@ func New(opts Options) *Server {
 		uploads:     map[string]*upload{},
 		nextShareID: 1,
 		calls:       map[string]int{},
+		faults:      map[string][]fault{},
 	}
 	s.fs = &ncFS{s: s, inner: s.mem}
 	s.dav = &webdav.Handler{
@@ -179,6 +188,50 @@ func (s *Server) SetAdminOnly(on bool) { s.set(func() { s.adminOnly = on }) }
 
 // SetDown makes every request answer 503 (maintenance mode).
 func (s *Server) SetDown(down bool) { s.set(func() { s.down = down }) }
+
+// FailNext makes the next request to route (as Calls names it: "PUT
+// uploads", "MOVE uploads", …) fail with status and the HTML error page of
+// the reverse proxy in front of Nextcloud, without reaching Nextcloud:
+// nothing the request asked for happens. Calls stack (FailNextAfter too).
+func (s *Server) FailNext(route string, status int) {
+	s.set(func() { s.faults[route] = append(s.faults[route], fault{status: status}) })
+}
+
+// FailNextChunk makes the next PUT of chunk n (1, 2, …) of any chunked
+// upload fail as FailNext does: the chunks before it arrive, it does not.
+func (s *Server) FailNextChunk(n, status int) {
+	s.set(func() {
+		k := fmt.Sprintf("PUT uploads #%05d", n)
+		s.faults[k] = append(s.faults[k], fault{status: status})
+	})
+}
+
+// FailNextAfter serves the next request to route, then answers status with
+// the proxy's error page instead of Nextcloud's answer: the proxy gave up
+// (502, 504) while Nextcloud finished the work, so what the request asked
+// for happened and the client is told it failed.
+func (s *Server) FailNextAfter(route string, status int) {
+	s.set(func() { s.faults[route] = append(s.faults[route], fault{status: status, after: true}) })
+}
+
+func (s *Server) takeFault(route string) (fault, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.faults[route]
+	if len(q) == 0 {
+		return fault{}, false
+	}
+	s.faults[route] = q[1:]
+	return q[0], true
+}
+
+// proxyError is nginx's error page for status.
+func proxyError(w http.ResponseWriter, status int) {
+	text := fmt.Sprintf("%d %s", status, http.StatusText(status))
+	w.Header().Set("Content-Type", "text/html")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "<html>\r\n<head><title>%s</title></head>\r\n<body>\r\n<center><h1>%s</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n", text, text)
+}
 
 // SetClock replaces the clock.
 func (s *Server) SetClock(now func() time.Time) { s.set(func() { s.now = now }) }
@@ -293,6 +346,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.calls[rt]++
 		s.mu.Unlock()
 	}()
+	f, ok := s.takeFault(rt)
+	if !ok && rt == "PUT uploads" {
+		f, ok = s.takeFault(rt + " #" + path.Base(r.URL.Path))
+	}
+	if ok {
+		if f.after {
+			s.serve(httptest.NewRecorder(), r, rt)
+		} else {
+			io.Copy(io.Discard, r.Body)
+		}
+		proxyError(sw, f.status)
+		return
+	}
 	s.serve(sw, r, rt)
 }
 

@@ -61,7 +61,22 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		inj = &q[0]
 		s.failNext[route] = q[1:]
 	}
+	drop := s.dropping[route]
+	if !drop && s.dropNext[route] > 0 {
+		drop = true
+		s.dropNext[route]--
+	}
 	s.mu.Unlock()
+
+	if drop {
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				conn.Close()
+				return
+			}
+		}
+		panic(http.ErrAbortHandler) // HTTP/2: reset the stream
+	}
 
 	if delay > 0 {
 		t := time.NewTimer(delay)

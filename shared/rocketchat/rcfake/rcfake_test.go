@@ -728,3 +728,40 @@ func TestReactSearchDMAndRoomInfo(t *testing.T) {
 		t.Errorf("rooms.info without access = %d %s", a.status, a.raw)
 	}
 }
+
+func TestDropNextClosesTheConnectionOnce(t *testing.T) {
+	w := newWorld(t)
+	w.s.DropNext("chat.postMessage")
+	req, _ := http.NewRequest("POST", w.s.URL+"/api/v1/chat.postMessage", strings.NewReader(`{"roomId":"`+w.general+`","text":"x"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-User-Id", w.ids["hermes"])
+	req.Header.Set("X-Auth-Token", w.tokens["hermes"])
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("dropped request answered %d, want a transport error", resp.StatusCode)
+	}
+	if n := len(w.s.Messages(w.general)); n != 0 {
+		t.Errorf("a dropped post stored %d messages, want 0", n)
+	}
+	if a := w.do(t, "hermes", "POST", "/api/v1/chat.postMessage", map[string]string{"roomId": w.general, "text": "y"}); a.status != 200 {
+		t.Errorf("after DropNext = %d, want 200 (once only)", a.status)
+	}
+	if got := w.s.Calls("chat.postMessage"); got != 2 {
+		t.Errorf("Calls(chat.postMessage) = %d, want 2 (the dropped one counts)", got)
+	}
+}
+
+func TestSetDroppingDropsUntilTurnedOff(t *testing.T) {
+	w := newWorld(t)
+	w.s.SetDropping("info", true)
+	for i := range 3 {
+		if resp, err := http.Get(w.s.URL + "/api/info"); err == nil {
+			resp.Body.Close()
+			t.Fatalf("GET %d answered %d while dropping, want a transport error", i, resp.StatusCode)
+		}
+	}
+	w.s.SetDropping("info", false)
+	if a := w.do(t, "", "GET", "/api/info", nil); a.status != 200 {
+		t.Errorf("after SetDropping(false) = %d, want 200", a.status)
+	}
+}

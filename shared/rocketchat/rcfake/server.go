@@ -84,6 +84,8 @@ type Server struct {
 	down     bool
 	delay    time.Duration
 	failNext map[string][]injected
+	dropNext map[string]int
+	dropping map[string]bool
 
 	requests []Request
 	calls    map[string]int
@@ -176,6 +178,8 @@ func New() *Server {
 		window:       60 * time.Second,
 		buckets:      map[string]*bucket{},
 		failNext:     map[string][]injected{},
+		dropNext:     map[string]int{},
+		dropping:     map[string]bool{},
 		calls:        map[string]int{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
@@ -231,6 +235,26 @@ func (s *Server) FailNext(route string, status int, body string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failNext[route] = append(s.failNext[route], injected{status: status, body: body})
+}
+
+// DropNext makes the next request to route (as Calls names it) end without
+// an answer: the fake reads it, records it and closes the connection, as a
+// server that crashes or a proxy that resets mid-request does. The request
+// is not served, so nothing it asked for happens. Calls stack.
+func (s *Server) DropNext(route string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropNext[route]++
+}
+
+// SetDropping makes every request to route end without an answer, as
+// DropNext does, until it is called with false. Go's transport replays an
+// idempotent request (GET) on a new connection when a reused one closes,
+// so one DropNext on a GET route may go unnoticed; this does not.
+func (s *Server) SetDropping(route string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropping[route] = on
 }
 
 // SetWebhookToken sets the token OutgoingWebhookPayload puts into payloads.

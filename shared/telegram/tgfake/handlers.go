@@ -93,6 +93,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if q := s.failNext[name]; shapeOK && len(q) > 0 {
 		inj = &q[0]
 		s.failNext[name] = q[1:]
+		if inj.status == 0 { // PassNext
+			inj = nil
+		}
 	}
 	s.mu.Unlock()
 

@@ -279,6 +279,17 @@ func (s *Server) FailNext(method string, status, retryAfter int) {
 	s.failNext[m] = append(s.failNext[m], injected{status: status, retryAfter: retryAfter})
 }
 
+// PassNext queues a request to method that is served normally, so that
+// failures queued after it hit a later request: PassNext then FailNext(429)
+// lets the first sendMessage through and fails the second (the second part
+// of a long text).
+func (s *Server) PassNext(method string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := canonical(method)
+	s.failNext[m] = append(s.failNext[m], injected{})
+}
+
 // FailNextWith makes the next request to method fail once with status and
 // Telegram's description (e.g. 403, "Forbidden: bot was blocked by the
 // user").

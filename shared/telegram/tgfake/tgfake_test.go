@@ -674,3 +674,12 @@ func TestCloseEndsLongPolls(t *testing.T) {
 	}
 	<-done
 }
+
+func TestPassNextDelaysTheQueuedFailure(t *testing.T) {
+	w := newWorld(t)
+	w.s.PassNext("sendMessage")
+	w.s.FailNext("sendMessage", 429, 1)
+	wantOK(t, w.send(t, map[string]any{"chat_id": ann, "text": "first"}))
+	wantError(t, w.send(t, map[string]any{"chat_id": ann, "text": "second"}), 429, "Too Many Requests: retry after 1")
+	wantOK(t, w.send(t, map[string]any{"chat_id": ann, "text": "second"}))
+}
