@@ -190,3 +190,23 @@ func TestScrubResponsesPanics(t *testing.T) {
 		t.Logf("aborted request: %v", err)
 	}
 }
+
+// BenchmarkScrubResponses is the cost the middleware adds to a typical
+// JSON answer (a /dev run result of about 1 KB).
+func BenchmarkScrubResponses(b *testing.B) {
+	answer := map[string]any{"answer": strings.Repeat("Hermes heard: the Q3 numbers are in /Reports/Q3.pdf. ", 18), "steps": 2, "costUsd": 0.0012}
+	plain := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { httpapi.WriteJSON(w, http.StatusOK, answer) })
+	scrubbed := httpapi.ScrubResponses(plain, scrub.New([]string{planted, "tool-api-token-123", "nc-app-pass-456"}))
+	req := httptest.NewRequest("POST", "/dev/agents/hermes/run", nil)
+	for _, c := range []struct {
+		name string
+		h    http.Handler
+	}{{"without", plain}, {"with", scrubbed}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c.h.ServeHTTP(httptest.NewRecorder(), req)
+			}
+		})
+	}
+}
