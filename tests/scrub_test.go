@@ -130,7 +130,8 @@ agents:
 		{"Nextcloud app password", scrubNCPassword, scrubNCPassword},
 		{"Telegram bot token", tgfake.DefaultToken, botSecret},
 		{"Telegram webhook secret", scrubTGSecret, scrubTGSecret},
-		{"model key", "Authorization: Bearer " + scrubModelKey, scrubModelKey},
+		{"model key in its header", "Authorization: Bearer " + scrubModelKey, scrubModelKey},
+		{"model key", scrubModelKey, scrubModelKey},
 		{"AWS access key id", awsKeyID, awsKeyID[4:]},
 		{"password in a URL", "https://richard:url-pass-4417@files.example/x", "url-pass-4417"},
 		{"bearer token", "Bearer bearer-tok-9931xyz", "bearer-tok-9931xyz"},
@@ -317,8 +318,8 @@ func TestSecretsNeverLeaveInMessages(t *testing.T) {
 	if status != http.StatusNotFound {
 		t.Errorf("unknown agent = %d %s", status, raw)
 	}
-	if strings.Contains(string(raw), toolToken) {
-		t.Errorf("error envelope leaks the tool token: %s", raw)
+	if strings.Contains(string(raw), toolToken) || !strings.Contains(str(env["error"]), scrub.Mask) {
+		t.Errorf("error envelope = %s, want the tool token masked", raw)
 	}
 
 	// Nothing Switchboard sent to any fake carried a secret: every body
