@@ -127,7 +127,7 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 		return nil, err
 	}
 	if t := a.Config.Instance.Telegram; t.BotToken != "" {
-		if a.telegram, err = telegram.New(t.APIBaseURL, t.BotToken, a.http); err != nil {
+		if a.telegram, err = telegram.New(t.APIBaseURL, t.BotToken, a.http, telegram.WithScrubber(a.Scrubber)); err != nil {
 			return nil, fmt.Errorf("app: config %s: instance.telegram: %w", a.Config.File, err)
 		}
 	}
@@ -176,11 +176,14 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 }
 
 // ToolsHandler serves GET /tools and POST /tools/invoke without auth; the
-// caller wraps it (IAM in AWS, bearer token locally).
-func (a *App) ToolsHandler() *http.ServeMux {
+// caller wraps it (IAM in AWS, bearer token locally). Its answers are the
+// calling agent's data under the tool contract (a share's token and
+// generated password included), so the response scrubber lets them through
+// (httpapi.Verbatim); the executor has scrubbed error texts and audit.
+func (a *App) ToolsHandler() http.Handler {
 	mux := http.NewServeMux()
 	httpapi.ToolRoutes(mux, a.Tools, a.agentExists, a.Log)
-	return mux
+	return httpapi.Verbatim(mux)
 }
 
 // Ask runs agentID on a human's message: the text is framed as untrusted

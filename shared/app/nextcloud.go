@@ -24,7 +24,7 @@ func (a *App) setupNextcloud(hc *http.Client) error {
 		if t == nil {
 			continue
 		}
-		c, err := nextcloud.New(t.BaseURL, t.Username, t.AppPassword, hc)
+		c, err := nextcloud.New(t.BaseURL, t.Username, t.AppPassword, hc, nextcloud.WithScrubber(a.Scrubber))
 		if err != nil {
 			return fmt.Errorf("app: agent %s: Nextcloud: %w", ag.ID, err)
 		}

@@ -47,7 +47,7 @@ func (a *App) setupRocketChat(awsCfg aws.Config, hc *http.Client) error {
 		if t == nil {
 			continue
 		}
-		c, err := rocketchat.New(t.BaseURL, t.UserID, t.AuthToken, hc)
+		c, err := rocketchat.New(t.BaseURL, t.UserID, t.AuthToken, hc, rocketchat.WithScrubber(a.Scrubber))
 		if err != nil {
 			return fmt.Errorf("app: agent %s: RocketChat: %w", ag.ID, err)
 		}

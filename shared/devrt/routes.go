@@ -86,7 +86,7 @@ func Handler(a *app.App, env *Env) http.Handler {
 		}
 		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"jobs": a.Jobs.Names(), "lastRuns": runs})
 	})
-	return mux
+	return httpapi.ScrubResponses(mux, a.Scrubber)
 }
 
 type component struct {

@@ -22,7 +22,7 @@ import (
 // Tools serves the tools function URL (AuthType AWS_IAM; RequireIAM makes a
 // misconfigured URL fail closed).
 func Tools(a *app.App) any {
-	return lambdaurl.Wrap(httpapi.RequireIAM(a.ToolsHandler()))
+	return lambdaurl.Wrap(httpapi.ScrubResponses(httpapi.RequireIAM(a.ToolsHandler()), a.Scrubber))
 }
 
 // Jobs runs the job an EventBridge schedule names ({"job":"heartbeat"}).
@@ -39,13 +39,13 @@ func Jobs(a *app.App) any {
 func RocketChatWebhook(a *app.App) any {
 	mux := http.NewServeMux()
 	mux.Handle("POST /hooks/rocketchat", a.Receiver)
-	return lambdaurl.Wrap(mux)
+	return lambdaurl.Wrap(httpapi.ScrubResponses(mux, a.Scrubber))
 }
 
 // Approvals serves the approval links (GET page, POST decision) on a
 // function URL with AuthType NONE: the signed token is the credential.
 func Approvals(a *app.App) any {
-	return lambdaurl.Wrap(a.ApprovalsHandler())
+	return lambdaurl.Wrap(httpapi.ScrubResponses(a.ApprovalsHandler(), a.Scrubber))
 }
 
 // TelegramWebhook serves POST /hooks/telegram; the handler checks
@@ -53,7 +53,7 @@ func Approvals(a *app.App) any {
 func TelegramWebhook(a *app.App) any {
 	mux := http.NewServeMux()
 	mux.Handle("POST /hooks/telegram", a.TelegramIn)
-	return lambdaurl.Wrap(mux)
+	return lambdaurl.Wrap(httpapi.ScrubResponses(mux, a.Scrubber))
 }
 
 // AgentWorker runs one wake job, invoked asynchronously. An error makes

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/switchboard-dev/switchboard/shared/callcount"
+	"github.com/switchboard-dev/switchboard/shared/scrub"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -22,6 +23,7 @@ type Client struct {
 	user     string
 	password string
 	hc       *http.Client
+	scrubber *scrub.Scrubber // masks the text of share notes and labels (scrub.go)
 
 	// ocsPrefix is "/ocs/v2.php"; tests switch it to v1 to exercise the
 	// HTTP-200-with-error-statuscode path.
@@ -39,8 +41,9 @@ type Client struct {
 // New builds a client for the account username on the Nextcloud at baseURL
 // (for example https://cloud.example.org or https://example.org/nextcloud).
 // hc nil means http.DefaultClient. It returns EINVALID when the URL or the
-// credentials are unusable.
-func New(baseURL, username, appPassword string, hc *http.Client) (*Client, error) {
+// credentials are unusable. Text meant for people (share notes and labels)
+// is scrubbed; see WithScrubber.
+func New(baseURL, username, appPassword string, hc *http.Client, opts ...Option) (*Client, error) {
 	const op = "nextcloud.new"
 	u, err := url.Parse(strings.TrimSpace(baseURL))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -62,16 +65,21 @@ func New(baseURL, username, appPassword string, hc *http.Client) (*Client, error
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return &Client{
+	c := &Client{
 		origin:    u.Scheme + "://" + u.Host,
 		basePath:  strings.TrimRight(u.EscapedPath(), "/"),
 		user:      username,
 		password:  appPassword,
 		hc:        hc,
+		scrubber:  scrub.New([]string{appPassword}),
 		ocsPrefix: "/ocs/v2.php",
 		ocsHeader: true,
 		chunking:  defaultChunking,
-	}, nil
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
 }
 
 // Username returns the account the client acts as.

@@ -420,6 +420,7 @@ const sharesRoute = "/apps/files_sharing/api/v1/shares"
 // password for public links") or group shares need admin rights (OCS 997);
 // ERATELIMITED (with RetryAfter) after too many creations; ENOTFOUND for a
 // missing path or unknown recipient; EINVALID for an expiry the server refuses.
+// Note and Label are scrubbed before they leave (see WithScrubber).
 func (c *Client) CreateShare(ctx context.Context, sr ShareRequest) (Share, error) {
 	op := opCreateShare
 	cp, err := cleanPath(sr.Path)
@@ -442,11 +443,13 @@ func (c *Client) CreateShare(ctx context.Context, sr ShareRequest) (Share, error
 	case !sr.ExpireDate.IsZero():
 		form.Set("expireDate", sr.ExpireDate.UTC().Format("2006-01-02"))
 	}
+	// The note goes to the recipient by mail and the label shows in the
+	// share list: text for people, scrubbed like every message.
 	if sr.Note != "" {
-		form.Set("note", sr.Note)
+		form.Set("note", c.scrubber.StringContext(ctx, sr.Note))
 	}
 	if sr.Label != "" {
-		form.Set("label", sr.Label)
+		form.Set("label", c.scrubber.StringContext(ctx, sr.Label))
 	}
 	var w wireShare
 	if err := c.ocs(ctx, op, http.MethodPost, "shares", sharesRoute, nil, form, &w); err != nil {

@@ -43,7 +43,7 @@ type Client struct {
 	userID    string
 	authToken string
 	hc        *http.Client
-	scrubber  *scrub.Scrubber  // masks the token should a server ever echo it
+	scrubber  *scrub.Scrubber  // masks every text sent to a person, and the token in server errors
 	now       func() time.Time // turns X-RateLimit-Reset into a wait
 
 	calls callcount.Counter
@@ -59,20 +59,44 @@ type Client struct {
 // X-User-Id and X-Auth-Token, which net/http would otherwise forward. The
 // caller's own CheckRedirect still runs afterwards.
 //
+// Every text the client sends for a person to read (message texts, file
+// names and descriptions) passes its Scrubber first, so no caller can send
+// a secret by forgetting to scrub. Without WithScrubber that Scrubber masks
+// the well-known secret shapes and the client's own token; production
+// clients get the instance's Scrubber (every configured secret) through
+// WithScrubber, which a test of the module checks for every client built
+// outside tests.
+//
 // Returns EINVALID when baseURL is not an absolute http(s) URL without
 // credentials, query or fragment, or when userID or authToken is empty.
-func New(baseURL string, userID, authToken string, hc *http.Client) (*Client, error) {
-	return newClient(baseURL, userID, authToken, hc, false)
+func New(baseURL string, userID, authToken string, hc *http.Client, opts ...Option) (*Client, error) {
+	return newClient(baseURL, userID, authToken, hc, false, opts)
 }
 
 // NewAnonymous is a client without an identity, for the endpoints that need
 // none (Info: GET /api/info for the health check, RC12). Calls that need a
 // login fail with the server's 401.
-func NewAnonymous(baseURL string, hc *http.Client) (*Client, error) {
-	return newClient(baseURL, "", "", hc, true)
+func NewAnonymous(baseURL string, hc *http.Client, opts ...Option) (*Client, error) {
+	return newClient(baseURL, "", "", hc, true, opts)
 }
 
-func newClient(baseURL string, userID, authToken string, hc *http.Client, anonymous bool) (*Client, error) {
+// Option changes how New builds a Client.
+type Option func(*Client)
+
+// WithScrubber makes s (plus the client's own token) the Scrubber every
+// outbound text passes. Give the instance's Scrubber, built from every
+// configured secret.
+func WithScrubber(s *scrub.Scrubber) Option {
+	return func(c *Client) { c.scrubber = s.With(c.authToken) }
+}
+
+// scrub is the one place outbound text passes; values the caller allowed
+// on ctx (scrub.Allow) stay as they are.
+func (c *Client) scrub(ctx context.Context, text string) string {
+	return c.scrubber.StringContext(ctx, text)
+}
+
+func newClient(baseURL string, userID, authToken string, hc *http.Client, anonymous bool, opts []Option) (*Client, error) {
 	const op = "rocketchat.new"
 	base, err := parseBaseURL(baseURL)
 	if err != nil {
@@ -104,7 +128,7 @@ func newClient(baseURL string, userID, authToken string, hc *http.Client, anonym
 		}
 		return nil
 	}
-	return &Client{
+	c := &Client{
 		base:      base,
 		where:     base.String(),
 		userID:    userID,
@@ -112,7 +136,11 @@ func newClient(baseURL string, userID, authToken string, hc *http.Client, anonym
 		hc:        &own,
 		scrubber:  scrub.New([]string{authToken}),
 		now:       time.Now,
-	}, nil
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
 }
 
 // String describes the client without its token.

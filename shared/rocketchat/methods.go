@@ -137,7 +137,8 @@ func (c *Client) History(ctx context.Context, roomType RoomType, rid string, old
 // PostMessage posts text as the user (chat.postMessage) into
 // roomIDOrChannel: a room id, a room name, "#name", or "@username" (which
 // opens the DM if needed; RC2). A non-empty tmid answers in that thread.
-// Returns the stored message and the server's time.
+// Returns the stored message and the server's time. The text is scrubbed
+// before it leaves (see New).
 // Errors: ENOTFOUND "unknown room" (the server says 400 invalid-channel);
 // EFORBIDDEN when the user may not post there; EINVALID for an empty or
 // over-long text.
@@ -154,7 +155,7 @@ func (c *Client) PostMessage(ctx context.Context, roomIDOrChannel, text, tmid st
 		TS      rcTime      `json:"ts"` // epoch ms, a number (GT §1.6)
 		Message wireMessage `json:"message"`
 	}
-	if err := c.postJSON(ctx, cl, postMessageBody{RoomID: roomIDOrChannel, Text: text, TMID: tmid}, &w); err != nil {
+	if err := c.postJSON(ctx, cl, postMessageBody{RoomID: roomIDOrChannel, Text: c.scrub(ctx, text), TMID: tmid}, &w); err != nil {
 		return Sent{}, err
 	}
 	s := Sent{Message: toMessage(w.Message), ServerTime: w.TS.Time}
@@ -215,7 +216,8 @@ func (c *Client) CreateDM(ctx context.Context, username string) (string, error) 
 // 404): POST rooms.media/:rid with the file as multipart field "file", which
 // stores it invisibly, then POST rooms.mediaConfirm/:rid/:fileId, which
 // publishes it as a message with description as its text, in thread tmid
-// when set. size is the exact number of bytes r yields (-1 when unknown: the
+// when set; name and description are scrubbed (see New), the file's bytes
+// are not. size is the exact number of bytes r yields (-1 when unknown: the
 // body is then sent chunked). contentType "" means
 // application/octet-stream. Returns the published message.
 // Errors: EFORBIDDEN without access to rid (the server answers 403 for
@@ -236,6 +238,7 @@ func (c *Client) UploadFile(ctx context.Context, rid, name, contentType string, 
 
 	cl := api(http.MethodPost, "rooms.media", rid)
 	cl.room = rid
+	name, description = c.scrub(ctx, name), c.scrub(ctx, description)
 	body, length, ctype, err := multipartFile(name, contentType, r, size)
 	if err != nil {
 		return Message{}, sb.Wrap(op, sb.EINTERNAL, "Rocket.Chat "+cl.endpoint()+": the upload body could not be built", err)

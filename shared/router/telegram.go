@@ -56,7 +56,7 @@ func (c *TelegramChannel) Send(ctx context.Context, n Notice) error {
 		return err
 	}
 	// Resend only what did not arrive: SplitText is deterministic.
-	parts := telegram.SplitText(text, telegram.MaxTextLength, msg.ParseMode)
+	parts := c.Client.Parts(ctx, msg)
 	for _, p := range parts[len(sent):] {
 		m := msg
 		m.Text = p

@@ -21,6 +21,7 @@ const maxPasses = 8
 // Scrubber masks configured secret values and well-known secret patterns. It
 // is safe for concurrent use. A nil *Scrubber masks the patterns only.
 type Scrubber struct {
+	given   []string // the values New got, for With
 	secrets []string // distinct, longest first, each at least MinSecretLen runes
 	star    bool     // some secret contains '*', so a mask can help form one
 }
@@ -48,7 +49,7 @@ func New(secrets []string) *Scrubber {
 		return strings.Compare(a, b)
 	})
 	star := slices.ContainsFunc(list, func(v string) bool { return strings.Contains(v, "*") })
-	return &Scrubber{secrets: list, star: star}
+	return &Scrubber{given: slices.Clone(secrets), secrets: list, star: star}
 }
 
 // String returns text with every configured secret and every known secret

@@ -63,10 +63,18 @@ type Client struct {
 // redirect, and following one would resend the request (and its URL, which
 // carries the token) somewhere else.
 //
+// Every text the client sends for a person to read (message and edit
+// texts, button labels and URLs, callback answers) passes its Scrubber
+// first, so no caller can send a secret by forgetting to scrub. Without
+// WithScrubber that Scrubber masks the well-known secret shapes and the bot
+// token; production clients get the instance's Scrubber (every configured
+// secret) through WithScrubber, which a test of the module checks for every
+// client built outside tests.
+//
 // Returns EINVALID when apiBaseURL is not an absolute http(s) URL without
 // credentials, query or fragment, or when botToken does not look like
 // <bot id>:<secret>.
-func New(apiBaseURL, botToken string, hc *http.Client) (*Client, error) {
+func New(apiBaseURL, botToken string, hc *http.Client, opts ...Option) (*Client, error) {
 	const op = "telegram.new"
 	base, err := parseBaseURL(apiBaseURL)
 	if err != nil {
@@ -81,7 +89,7 @@ func New(apiBaseURL, botToken string, hc *http.Client) (*Client, error) {
 	own := *hc
 	own.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	id, _, _ := strings.Cut(botToken, ":")
-	return &Client{
+	c := &Client{
 		base:     base,
 		where:    base.String(),
 		token:    botToken,
@@ -89,7 +97,21 @@ func New(apiBaseURL, botToken string, hc *http.Client) (*Client, error) {
 		hc:       &own,
 		scrubber: scrub.New([]string{botToken}),
 		now:      time.Now,
-	}, nil
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// Option changes how New builds a Client.
+type Option func(*Client)
+
+// WithScrubber makes s (plus the bot token) the Scrubber every outbound
+// text passes. Give the instance's Scrubber, built from every configured
+// secret.
+func WithScrubber(s *scrub.Scrubber) Option {
+	return func(c *Client) { c.scrubber = s.With(c.token) }
 }
 
 func checkToken(t string) error {

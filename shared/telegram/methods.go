@@ -22,7 +22,8 @@ func (c *Client) GetMe(ctx context.Context) (User, error) {
 	return toUser(w), nil
 }
 
-// SendMessage sends one message. The text must be 1–4096 characters after
+// SendMessage sends one message, its text and buttons scrubbed (see New).
+// The text must be 1–4096 characters after
 // trimming (plain text is checked here; with a parse mode Telegram checks
 // the parsed length); longer texts go through SendLong.
 //
@@ -32,6 +33,11 @@ func (c *Client) GetMe(ctx context.Context) (User, error) {
 // RetryAfter; EUNAUTHORIZED for a bad token; EUNAVAILABLE when Telegram
 // cannot be reached.
 func (c *Client) SendMessage(ctx context.Context, m Message) (Sent, error) {
+	return c.sendMessage(ctx, c.scrubMessage(ctx, m))
+}
+
+// sendMessage is SendMessage for a message already scrubbed.
+func (c *Client) sendMessage(ctx context.Context, m Message) (Sent, error) {
 	const method = "sendMessage"
 	op := "telegram." + method
 	chatID, err := chatIDValue(op, method, m.ChatID)
@@ -74,6 +80,9 @@ func (c *Client) SendLong(ctx context.Context, m Message) ([]Sent, error) {
 	if err := keyboardError(op, method, m.ReplyMarkup); err != nil {
 		return nil, err
 	}
+	// Scrub the whole text before cutting it: a cut could split a secret
+	// so that neither half is recognised.
+	m = c.scrubMessage(ctx, m)
 	parts := SplitText(m.Text, MaxTextLength, m.ParseMode)
 	if len(parts) == 0 {
 		return nil, checkText(op, method, m.Text, m.ParseMode)
@@ -93,7 +102,7 @@ func (c *Client) SendLong(ctx context.Context, m Message) ([]Sent, error) {
 		if i > 0 {
 			part.ReplyToMessageID = 0
 		}
-		s, err := c.SendMessage(ctx, part)
+		s, err := c.sendMessage(ctx, part)
 		if err != nil {
 			if len(parts) == 1 {
 				return sent, err
@@ -135,6 +144,8 @@ func (c *Client) EditMessageText(ctx context.Context, chatID string, messageID i
 func (c *Client) EditMessage(ctx context.Context, e Edit) error {
 	const method = "editMessageText"
 	op := "telegram." + method
+	e.Text, e.ParseMode = c.scrubText(ctx, e.Text, e.ParseMode)
+	e.ReplyMarkup = c.scrubKeyboard(ctx, e.ReplyMarkup)
 	chatID, err := chatIDValue(op, method, e.ChatID)
 	if err != nil {
 		return err
@@ -165,6 +176,7 @@ func (c *Client) AnswerCallbackQuery(ctx context.Context, id, text string, showA
 	if id == "" {
 		return sb.E(op, sb.EINVALID, "Telegram "+method+": the callback query id is empty; take it from Update.CallbackQuery.ID")
 	}
+	text, _ = c.scrubText(ctx, text, "")
 	if n := utf8.RuneCountInString(text); n > MaxAnswerTextLength {
 		return sb.E(op, sb.EINVALID, fmt.Sprintf("Telegram %s: the notification has %d characters; Telegram shows at most %d", method, n, MaxAnswerTextLength))
 	}
