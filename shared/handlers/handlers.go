@@ -22,7 +22,7 @@ import (
 // Tools serves the tools function URL (AuthType AWS_IAM; RequireIAM makes a
 // misconfigured URL fail closed).
 func Tools(a *app.App) any {
-	return lambdaurl.Wrap(httpapi.RequireIAM(a.ToolsHandler()))
+	return lambdaurl.Wrap(httpapi.RequireIAM(httpapi.WithBudgets(a.ToolsHandler(), a.Log)))
 }
 
 // Jobs runs the job an EventBridge schedule names ({"job":"heartbeat"}).
@@ -39,13 +39,18 @@ func Jobs(a *app.App) any {
 func RocketChatWebhook(a *app.App) any {
 	mux := http.NewServeMux()
 	mux.Handle("POST /hooks/rocketchat", a.Receiver)
-	return lambdaurl.Wrap(mux)
+	return lambdaurl.Wrap(httpapi.WithBudgets(mux, a.Log))
 }
 
 // Approvals serves the approval links (GET page, POST decision) on a
 // function URL with AuthType NONE: the signed token is the credential.
 func Approvals(a *app.App) any {
-	return lambdaurl.Wrap(a.ApprovalsHandler())
+	h := a.ApprovalsHandler()
+	mux := http.NewServeMux()
+	mux.Handle("GET /approvals/{id}", h)
+	mux.Handle("HEAD /approvals/{id}", h)
+	mux.Handle("POST /approvals/{id}", h)
+	return lambdaurl.Wrap(httpapi.WithBudgets(mux, a.Log))
 }
 
 // TelegramWebhook serves POST /hooks/telegram; the handler checks
@@ -53,7 +58,7 @@ func Approvals(a *app.App) any {
 func TelegramWebhook(a *app.App) any {
 	mux := http.NewServeMux()
 	mux.Handle("POST /hooks/telegram", a.TelegramIn)
-	return lambdaurl.Wrap(mux)
+	return lambdaurl.Wrap(httpapi.WithBudgets(mux, a.Log))
 }
 
 // AgentWorker runs one wake job, invoked asynchronously. An error makes
