@@ -131,8 +131,7 @@ var Functions = []Function{
 		Name: "tools", Description: "tool registry and tool execution (GET /tools, POST /tools/invoke)",
 		URLAuth:  "AWS_IAM",
 		Routes:   []Route{{"GET", "/tools"}, {"POST", "/tools/invoke"}},
-		// 60 s: a tool call may upload a file (route budget 55 s).
-		MemoryMB: 256, TimeoutSeconds: 60,
+		MemoryMB: 256, TimeoutSeconds: 60, // a tool call may upload a file (route budget 55 s)
 		Tables: []string{"audit", "state"}, Bucket: true,
 	},
 	{
