@@ -32,7 +32,7 @@ type outageWorld struct {
 	room string
 }
 
-func startOutageWorld(t *testing.T, dynamoEndpoint string, workers int) *outageWorld {
+func startOutageWorld(t testing.TB, dynamoEndpoint string, workers, maxWakes int) *outageWorld {
 	t.Helper()
 	rc := rcfake.New()
 	t.Cleanup(rc.Close)
@@ -75,8 +75,8 @@ agents:
         username: agent-hermes
         allowedRooms: [finanz-team]
         agentUsernames: [agent-hermes]
-        maxWakesPerRoomPerHour: 3600
-`, rc.URL, rcWebhookToken, tg.URL, tgfake.DefaultToken, tgChat, tgChat, tgSecret, workers, agentID, agentToken)
+        maxWakesPerRoomPerHour: %d
+`, rc.URL, rcWebhookToken, tg.URL, tgfake.DefaultToken, tgChat, tgChat, tgSecret, workers, agentID, agentToken, maxWakes)
 	path := filepath.Join(t.TempDir(), "outage.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
@@ -94,7 +94,7 @@ type timed struct {
 
 var patientClient = &http.Client{Timeout: 3 * time.Minute} // longer than any budget
 
-func (w *outageWorld) post(t *testing.T, path string, header map[string]string, body []byte) timed {
+func (w *outageWorld) post(t testing.TB, path string, header map[string]string, body []byte) timed {
 	t.Helper()
 	req, err := http.NewRequest("POST", w.dev.base+path, bytes.NewReader(body))
 	if err != nil {
@@ -116,13 +116,13 @@ func (w *outageWorld) post(t *testing.T, path string, header map[string]string, 
 }
 
 // webhook delivers m like Rocket.Chat's outgoing webhook.
-func (w *outageWorld) webhook(t *testing.T, m rcfake.Message) timed {
+func (w *outageWorld) webhook(t testing.TB, m rcfake.Message) timed {
 	return w.post(t, "/hooks/rocketchat", nil, w.rc.OutgoingWebhookPayload(m))
 }
 
 // telegramUpdate delivers a text message from the allowed chat like
 // Telegram's webhook.
-func (w *outageWorld) telegramUpdate(t *testing.T, id int64, text string) timed {
+func (w *outageWorld) telegramUpdate(t testing.TB, id int64, text string) timed {
 	u := map[string]any{"update_id": id, "message": map[string]any{
 		"message_id": id, "date": time.Now().Unix(), "text": text,
 		"from": map[string]any{"id": tgChat, "is_bot": false, "first_name": "Richard", "username": "richard"},
@@ -131,7 +131,7 @@ func (w *outageWorld) telegramUpdate(t *testing.T, id int64, text string) timed 
 	return w.post(t, "/hooks/telegram", map[string]string{telegram.SecretTokenHeader: tgSecret}, raw)
 }
 
-func (w *outageWorld) invoke(t *testing.T, tool, action string, args any) timed {
+func (w *outageWorld) invoke(t testing.TB, tool, action string, args any) timed {
 	raw, _ := json.Marshal(map[string]any{"agent": "hermes", "tool": tool, "action": action, "args": args})
 	return w.post(t, "/tools/invoke", map[string]string{"Authorization": "Bearer " + toolToken}, raw)
 }
@@ -179,7 +179,7 @@ const slack = 1500 * time.Millisecond
 // it works again.
 func TestHungDynamoDBEveryRouteAnswersWithinItsBudget(t *testing.T) {
 	ddb := dynamotest.StartDedicated(t)
-	w := startOutageWorld(t, ddb.Endpoint, 2)
+	w := startOutageWorld(t, ddb.Endpoint, 2, 3600)
 	if r := w.invoke(t, "Workspace", "write", map[string]any{"path": "doomed.txt", "content": "delete me later"}); r.status != 200 {
 		t.Fatalf("write before the outage = %d %s", r.status, r.body)
 	}
