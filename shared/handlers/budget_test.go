@@ -1,10 +1,14 @@
 package handlers_test
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/deploy"
+	"github.com/switchboard-dev/switchboard/shared/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 )
 
@@ -31,5 +35,51 @@ func TestEveryRouteHasABudgetBelowItsFunctionTimeout(t *testing.T) {
 					pattern, b.Limit, f.Name, f.TimeoutSeconds, limit)
 			}
 		}
+	}
+}
+
+// The function URL handlers run under the same budgets as the dev
+// listener: with DynamoDB hanging, the Rocket.Chat webhook function answers
+// 503 (which Rocket.Chat retries) within its budget instead of running into
+// the Lambda timeout.
+func TestRocketChatWebhookFunctionAnswers503WhenDynamoDBHangs(t *testing.T) {
+	// The sample event mentions agent-hermes with the example's token.
+	config := filepath.Join(t.TempDir(), "hook.yaml")
+	if err := os.WriteFile(config, []byte(`instance:
+  name: hook
+  model: {provider: scripted}
+  rocketchat: {baseUrl: "http://127.0.0.1:1", webhookTokens: [dev-webhook-token]}
+  dev: {scheduler: false}
+agents:
+  - id: hermes
+    systemPrompt: You are Hermes.
+    tools:
+      RocketChat: {userId: u-hermes, authToken: t, username: agent-hermes}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	proxy := dynamotest.NewFaultProxy(t, dynamotest.Endpoint(t))
+	a := newAppOn(t, config, proxy.URL)
+	raw, err := os.ReadFile(filepath.Join(eventsDir, "rocketchat-webhook", "message.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.Hang(true)
+	start := time.Now()
+	resp, err := invoke(t, a, "rocketchat-webhook", raw)
+	elapsed := time.Since(start)
+	if err != nil {
+		t.Fatalf("Invoke: %v", err)
+	}
+	s := parseStreamed(t, resp)
+	budget := httpapi.BudgetFor("POST /hooks/rocketchat").Limit
+	if s.StatusCode != 503 || !strings.Contains(string(s.Body), "Rocket.Chat will retry") {
+		t.Errorf("answer = %d %s, want 503 saying Rocket.Chat will retry", s.StatusCode, s.Body)
+	}
+	if elapsed > budget+time.Second {
+		t.Errorf("answered after %v, budget %v", elapsed, budget)
+	}
+	if proxy.Stats().Hung == 0 {
+		t.Error("no DynamoDB request reached the hung proxy; the test proves nothing")
 	}
 }
