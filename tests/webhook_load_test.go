@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -82,10 +83,12 @@ func measureWebhookAck(t *testing.T, mention bool) {
 			failed = append(failed, i)
 		}
 	}
-	t.Logf("%d deliveries, %d senders, %v wall (%.0f/s): p50 %v, p99 %v, max %v; statuses %v",
+	logs := w.dev.logs.String()
+	t.Logf("%d deliveries, %d senders, %v wall (%.0f/s): p50 %v, p99 %v, max %v; statuses %v; refused because the local run queue was full: %d, because the budget was spent: %d",
 		total, senders, wall.Round(time.Millisecond), float64(total)/wall.Seconds(),
 		sorted[total/2].Round(100*time.Microsecond), sorted[total*99/100].Round(100*time.Microsecond),
-		sorted[total-1].Round(time.Millisecond), counts)
+		sorted[total-1].Round(time.Millisecond), counts,
+		strings.Count(logs, "local run queue is full"), strings.Count(logs, "route budget spent"))
 
 	// Retry what was refused, as Rocket.Chat does (retries on).
 	delays := []time.Duration{100 * time.Millisecond, time.Second, 10 * time.Second}
