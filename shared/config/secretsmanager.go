@@ -8,11 +8,15 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/smithy-go"
 )
+
+// SecretCallTimeout bounds one GetSecretValue call, retries included.
+var SecretCallTimeout = 5 * time.Second
 
 // SecretsManagerAPI is the part of the Secrets Manager client the resolver
 // uses; *secretsmanager.Client satisfies it, tests use a fake.
@@ -103,6 +107,11 @@ func (r *SecretsManagerResolver) secret(ctx context.Context, id string) (string,
 	if s, ok := r.cache[id]; ok {
 		return s, nil
 	}
+	// The secrets are read at cold start, inside Lambda's 10 s init phase:
+	// a Secrets Manager that does not answer fails the start with a message
+	// rather than the init timeout.
+	ctx, cancel := context.WithTimeout(ctx, SecretCallTimeout)
+	defer cancel()
 	out, err := r.Client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(id)})
 	if err != nil {
 		return "", smError(id, err)
@@ -125,6 +134,9 @@ func (r *SecretsManagerResolver) secret(ctx context.Context, id string) (string,
 }
 
 func smError(id string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("Secrets Manager did not answer within %v while reading secret %s; check the network path to it (VPC endpoint or NAT) and start again", SecretCallTimeout, id)
+	}
 	var api smithy.APIError
 	if errors.As(err, &api) {
 		switch api.ErrorCode() {

@@ -131,7 +131,7 @@ var Functions = []Function{
 		Name: "tools", Description: "tool registry and tool execution (GET /tools, POST /tools/invoke)",
 		URLAuth:  "AWS_IAM",
 		Routes:   []Route{{"GET", "/tools"}, {"POST", "/tools/invoke"}},
-		MemoryMB: 256, TimeoutSeconds: 30,
+		MemoryMB: 256, TimeoutSeconds: 60, // a tool call may upload a file (route budget 55 s)
 		Tables: []string{"audit", "state"}, Bucket: true,
 	},
 	{

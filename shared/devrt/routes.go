@@ -16,7 +16,8 @@ import (
 
 // Handler is the dev listener: the function routes exactly as the functions
 // serve them (tools behind the bearer token instead of IAM), plus /healthz
-// and the dev-only routes under /dev/.
+// and the dev-only routes under /dev/. Every route runs under its budget
+// (httpapi.Budgets), exactly as on the function URLs.
 func Handler(a *app.App, env *Env) http.Handler {
 	mux := http.NewServeMux()
 	tools := httpapi.Bearer([]string{a.Config.Instance.ToolAPIToken}, a.ToolsHandler())
@@ -86,7 +87,7 @@ func Handler(a *app.App, env *Env) http.Handler {
 		}
 		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"jobs": a.Jobs.Names(), "lastRuns": runs})
 	})
-	return httpapi.ScrubResponses(mux, a.Scrubber)
+	return httpapi.ScrubResponses(httpapi.WithBudgets(mux, a.Log), a.Scrubber)
 }
 
 type component struct {

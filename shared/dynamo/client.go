@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
@@ -38,11 +41,26 @@ func NewClient(ctx context.Context) (*dynamodb.Client, error) {
 	return NewClientFromConfig(ctx, cfg), nil
 }
 
+// Connection limits of the HTTP client every AWS client shares. They hold
+// for every service (Bedrock included, whose answers take minutes), so they
+// bound only connecting; each adapter bounds its own calls (withCallLimits
+// here, per-call deadlines in s3blob and the secrets resolver).
+const (
+	dialTimeout         = 3 * time.Second
+	tlsHandshakeTimeout = 5 * time.Second
+)
+
 // LoadAWSConfig loads the SDK's default config once; when DynamoDB is
 // pointed at a loopback endpoint it leaves IMDS out (a local endpoint never
 // needs instance-role credentials, and probing 169.254.169.254 off EC2 can
 // stall). The composition root loads it once and builds every client from it.
+// The HTTP client connects within dialTimeout and tlsHandshakeTimeout (the
+// SDK's defaults are 30 s and 10 s).
 func LoadAWSConfig(ctx context.Context, opts ...func(*config.LoadOptions) error) (aws.Config, error) {
+	hc := awshttp.NewBuildableClient().
+		WithDialerOptions(func(d *net.Dialer) { d.Timeout = dialTimeout }).
+		WithTransportOptions(func(t *http.Transport) { t.TLSHandshakeTimeout = tlsHandshakeTimeout })
+	opts = append([]func(*config.LoadOptions) error{config.WithHTTPClient(hc)}, opts...)
 	if isLoopback(os.Getenv("AWS_ENDPOINT_URL_DYNAMODB")) || isLoopback(os.Getenv("AWS_ENDPOINT_URL")) {
 		opts = append(opts, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
 	}
@@ -54,7 +72,9 @@ func LoadAWSConfig(ctx context.Context, opts ...func(*config.LoadOptions) error)
 }
 
 // NewClientFromConfig builds the DynamoDB client from a loaded config, with
-// the local conveniences of NewClient.
+// the local conveniences of NewClient and the call limits of deadline.go:
+// every call ends within OperationTimeout (or the caller's deadline), each
+// attempt within AttemptTimeout, throttling is retried with short waits.
 func NewClientFromConfig(ctx context.Context, cfg aws.Config) *dynamodb.Client {
 	if isLoopback(endpointOf(cfg)) && !hasCredentials(ctx, cfg) {
 		cfg.Credentials = credentials.NewStaticCredentialsProvider("local", "local", "")
@@ -62,7 +82,7 @@ func NewClientFromConfig(ctx context.Context, cfg aws.Config) *dynamodb.Client {
 	if cfg.Region == "" {
 		cfg.Region = defaultRegion
 	}
-	return dynamodb.NewFromConfig(cfg)
+	return dynamodb.NewFromConfig(cfg, withCallLimits)
 }
 
 // hasCredentials reports whether the configured chain yields credentials.

@@ -22,7 +22,11 @@ import (
 // Tools serves the tools function URL (AuthType AWS_IAM; RequireIAM makes a
 // misconfigured URL fail closed).
 func Tools(a *app.App) any {
-	return lambdaurl.Wrap(httpapi.ScrubResponses(httpapi.RequireIAM(a.ToolsHandler()), a.Scrubber))
+	tools := httpapi.RequireIAM(a.ToolsHandler())
+	mux := http.NewServeMux()
+	mux.Handle("GET /tools", tools)
+	mux.Handle("POST /tools/invoke", tools)
+	return serve(a, mux)
 }
 
 // Jobs runs the job an EventBridge schedule names ({"job":"heartbeat"}).
@@ -39,13 +43,18 @@ func Jobs(a *app.App) any {
 func RocketChatWebhook(a *app.App) any {
 	mux := http.NewServeMux()
 	mux.Handle("POST /hooks/rocketchat", a.Receiver)
-	return lambdaurl.Wrap(httpapi.ScrubResponses(mux, a.Scrubber))
+	return serve(a, mux)
 }
 
 // Approvals serves the approval links (GET page, POST decision) on a
 // function URL with AuthType NONE: the signed token is the credential.
 func Approvals(a *app.App) any {
-	return lambdaurl.Wrap(httpapi.ScrubResponses(a.ApprovalsHandler(), a.Scrubber))
+	h := a.ApprovalsHandler()
+	mux := http.NewServeMux()
+	mux.Handle("GET /approvals/{id}", h)
+	mux.Handle("HEAD /approvals/{id}", h)
+	mux.Handle("POST /approvals/{id}", h)
+	return serve(a, mux)
 }
 
 // TelegramWebhook serves POST /hooks/telegram; the handler checks
@@ -53,7 +62,7 @@ func Approvals(a *app.App) any {
 func TelegramWebhook(a *app.App) any {
 	mux := http.NewServeMux()
 	mux.Handle("POST /hooks/telegram", a.TelegramIn)
-	return lambdaurl.Wrap(httpapi.ScrubResponses(mux, a.Scrubber))
+	return serve(a, mux)
 }
 
 // AgentWorker runs one wake job, invoked asynchronously. An error makes
@@ -62,6 +71,13 @@ func AgentWorker(a *app.App) any {
 	return func(ctx context.Context, job wake.Job) error {
 		return a.Worker.Handle(ctx, job)
 	}
+}
+
+// serve wraps a function URL's routes the same way for every function: the
+// route budgets inside, the outbound scrubbing outside (so that a budget's
+// own answer is scrubbed too).
+func serve(a *app.App, h *http.ServeMux) any {
+	return lambdaurl.Wrap(httpapi.ScrubResponses(httpapi.WithBudgets(h, a.Log), a.Scrubber))
 }
 
 // ByName maps a deploy catalogue function name to its handler constructor.

@@ -263,6 +263,12 @@ func newApp(t *testing.T) *app.App {
 // newAppWith builds the App from the config file at config.
 func newAppWith(t *testing.T, config string) *app.App {
 	t.Helper()
+	return newAppOn(t, config, dynamotest.Endpoint(t))
+}
+
+// newAppOn is newAppWith with DynamoDB at ddbEndpoint (a fault proxy).
+func newAppOn(t *testing.T, config, ddbEndpoint string) *app.App {
+	t.Helper()
 	ctx := context.Background()
 	tables := dynamotest.FreshTables(t, dynamotest.Client(t))
 	s3URL, stopS3, err := s3blob.StartFake("")
@@ -274,7 +280,7 @@ func newAppWith(t *testing.T, config string) *app.App {
 	// Everything else that could point it at a real account is cleared.
 	home := t.TempDir()
 	for k, v := range map[string]string{
-		"AWS_ENDPOINT_URL_DYNAMODB":   dynamotest.Endpoint(t),
+		"AWS_ENDPOINT_URL_DYNAMODB":   ddbEndpoint,
 		"AWS_ENDPOINT_URL_S3":         s3URL,
 		"AWS_ENDPOINT_URL":            "",
 		"AWS_REGION":                  "us-east-1",

@@ -61,12 +61,24 @@ func ToolRoutes(mux *http.ServeMux, svc ToolService, agentExists func(string) bo
 			call.Run = sb.NewRun(req.Agent, nil, time.Now())
 		}
 		env := svc.Invoke(r.Context(), call)
-		status := http.StatusOK
-		if env.Status == sb.OutcomePending {
-			status = http.StatusAccepted
-		}
-		WriteJSON(w, status, env)
+		WriteJSON(w, invokeStatus(w, env), env)
 	})
+}
+
+// invokeStatus is the HTTP status of a tool call's envelope: 200 for ok and
+// for errors the caller has to fix, 202 while it awaits approval, and 503
+// with Retry-After when a service the call needed was unavailable (code
+// "unavailable"), so that HTTP clients and their retry logic see it; the
+// envelope still says what happened and what to do.
+func invokeStatus(w http.ResponseWriter, env sb.Envelope) int {
+	switch {
+	case env.Status == sb.OutcomePending:
+		return http.StatusAccepted
+	case env.Status == "error" && env.Data["code"] == sb.EUNAVAILABLE:
+		w.Header().Set("Retry-After", "5")
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusOK
 }
 
 func (q InvokeRequest) problem() string {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
@@ -54,7 +57,20 @@ func NewClient(ctx context.Context) (*s3.Client, error) {
 // NewClientFromConfig builds the S3 client from an already loaded config
 // (the composition root loads it once per cold start).
 func NewClientFromConfig(cfg aws.Config) *s3.Client {
-	return s3.NewFromConfig(cfg, quietChecksums, localOverrides)
+	return s3.NewFromConfig(cfg, quietChecksums, localOverrides, attemptTimeout)
+}
+
+// responseHeaderTimeout bounds one attempt from the end of the request
+// body to the response headers (S3 answers a PUT after the whole body is
+// in); a silent server is retried on a fresh connection instead of waited
+// for until the call's deadline. The body of a GetObject is bounded by the
+// call's deadline (transferTimeout).
+const responseHeaderTimeout = 15 * time.Second
+
+func attemptTimeout(o *s3.Options) {
+	if bc, ok := o.HTTPClient.(*awshttp.BuildableClient); ok {
+		o.HTTPClient = bc.WithTransportOptions(func(t *http.Transport) { t.ResponseHeaderTimeout = responseHeaderTimeout })
+	}
 }
 
 // quietChecksums stops the SDK from logging "Response has no supported

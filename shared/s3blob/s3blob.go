@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -27,6 +28,16 @@ import (
 // per Put is bounded by it. S3 requires at least 5 MiB for every part but the
 // last.
 const PartSize = 8 << 20
+
+// Deadlines of S3 calls: a call that has not finished by then is stuck, and
+// the caller gets EUNAVAILABLE instead of waiting. Transfers get longer: a
+// part or a whole file of up to the 1 GiB file limit at S3's in-region
+// speed. A caller's earlier deadline wins. Variables so that tests can
+// shorten them.
+var (
+	callTimeout     = 10 * time.Second // list, delete, start/complete/abort a multipart upload
+	transferTimeout = 2 * time.Minute  // one PutObject or UploadPart; a GetObject until its body is closed
+)
 
 // Store is a BlobStore over one S3 bucket.
 type Store struct {
@@ -79,6 +90,8 @@ func (s *Store) putOnce(ctx context.Context, op, key string, body io.ReadSeeker,
 	if contentType != "" {
 		in.ContentType = aws.String(contentType)
 	}
+	ctx, cancel := context.WithTimeout(ctx, transferTimeout)
+	defer cancel()
 	if _, err := s.client.PutObject(ctx, in); err != nil {
 		return fromS3(op, err)
 	}
@@ -91,7 +104,9 @@ func (s *Store) putMultipart(ctx context.Context, op, key string, first []byte, 
 	if contentType != "" {
 		create.ContentType = aws.String(contentType)
 	}
-	up, err := s.client.CreateMultipartUpload(ctx, create)
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	up, err := s.client.CreateMultipartUpload(cctx, create)
+	cancel()
 	if err != nil {
 		return fromS3(op, err)
 	}
@@ -101,7 +116,9 @@ func (s *Store) putMultipart(ctx context.Context, op, key string, first []byte, 
 		}
 		// A fresh context: the caller's may be what failed the upload, and the
 		// parts must not linger (they are billed until aborted).
-		_, abortErr := s.client.AbortMultipartUpload(context.WithoutCancel(ctx), &s3.AbortMultipartUploadInput{
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
+		defer cancel()
+		_, abortErr := s.client.AbortMultipartUpload(actx, &s3.AbortMultipartUploadInput{
 			Bucket: aws.String(s.bucket), Key: aws.String(key), UploadId: up.UploadId,
 		})
 		if abortErr != nil {
@@ -116,7 +133,8 @@ func (s *Store) putMultipart(ctx context.Context, op, key string, first []byte, 
 		last  bool
 	)
 	for part := int32(1); ; part++ {
-		out, err := s.client.UploadPart(ctx, &s3.UploadPartInput{
+		pctx, cancel := context.WithTimeout(ctx, transferTimeout)
+		out, err := s.client.UploadPart(pctx, &s3.UploadPartInput{
 			Bucket:        aws.String(s.bucket),
 			Key:           aws.String(key),
 			UploadId:      up.UploadId,
@@ -124,6 +142,7 @@ func (s *Store) putMultipart(ctx context.Context, op, key string, first []byte, 
 			Body:          bytes.NewReader(buf),
 			ContentLength: aws.Int64(int64(len(buf))),
 		})
+		cancel()
 		if err != nil {
 			return fromS3(op, err)
 		}
@@ -149,7 +168,9 @@ func (s *Store) putMultipart(ctx context.Context, op, key string, first []byte, 
 	if size >= 0 && total != size {
 		return sb.E(op, sb.EINVALID, fmt.Sprintf("body has %d bytes, %d announced", total, size))
 	}
-	_, err = s.client.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{
+	cctx, cancel = context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	_, err = s.client.CompleteMultipartUpload(cctx, &s3.CompleteMultipartUploadInput{
 		Bucket:          aws.String(s.bucket),
 		Key:             aws.String(key),
 		UploadId:        up.UploadId,
@@ -162,15 +183,31 @@ func (s *Store) putMultipart(ctx context.Context, op, key string, first []byte, 
 }
 
 // Get opens key. ENOTFOUND when it does not exist, EUNAVAILABLE when S3
-// throttles or fails. The caller closes the body.
+// throttles or fails. The caller closes the body; reading it fails once
+// transferTimeout has passed since the call.
 func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, sb.BlobInfo, error) {
 	op := "s3 get " + key
+	ctx, cancel := context.WithTimeout(ctx, transferTimeout)
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
 	if err != nil {
+		cancel()
 		return nil, sb.BlobInfo{}, fromS3(op, err)
 	}
 	info := sb.BlobInfo{Key: key, Size: aws.ToInt64(out.ContentLength), Modified: aws.ToTime(out.LastModified).UTC()}
-	return out.Body, info, nil
+	return &cancelOnClose{ReadCloser: out.Body, cancel: cancel}, info, nil
+}
+
+// cancelOnClose ends the call's deadline when the body is closed (the body
+// is read after GetObject returns, so the deadline cannot end there).
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
 }
 
 // List returns the objects under prefix sorted by key (S3 lists in UTF-8
@@ -184,7 +221,9 @@ func (s *Store) List(ctx context.Context, prefix string, limit int) ([]sb.BlobIn
 	var out []sb.BlobInfo
 	pages := s3.NewListObjectsV2Paginator(s.client, in)
 	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
+		pctx, cancel := context.WithTimeout(ctx, callTimeout)
+		page, err := pages.NextPage(pctx)
+		cancel()
 		if err != nil {
 			return nil, fromS3(op, err)
 		}
@@ -205,6 +244,8 @@ func (s *Store) List(ctx context.Context, prefix string, limit int) ([]sb.BlobIn
 // Delete removes key; a missing key is not an error (S3 answers 204 either way).
 func (s *Store) Delete(ctx context.Context, key string) error {
 	op := "s3 delete " + key
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)}); err != nil {
 		return fromS3(op, err)
 	}

@@ -200,7 +200,9 @@ func (x *Executor) invoke(ctx context.Context, call sb.ToolCall, entry *sb.Audit
 			env, err := x.stage.Stage(ctx, call, fmt.Sprintf("%s asked for %s.%s during run %s", call.AgentID, call.Tool, call.Action, call.Run.RunID))
 			if err != nil {
 				entry.Outcome = sb.OutcomeError
-				return sb.Fail(fmt.Sprintf("%s.%s needs a human's approval, but the request could not be stored; try again later", call.Tool, call.Action))
+				fail := sb.Fail(fmt.Sprintf("%s.%s needs a human's approval, but the request could not be stored; try again later", call.Tool, call.Action))
+				fail.Data = map[string]any{"code": sb.ErrorCode(err)} // unavailable: the HTTP route answers 503
+				return fail
 			}
 			entry.ApprovalID, _ = env.Data["approval_id"].(string)
 			return env

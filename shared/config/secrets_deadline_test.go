@@ -1,0 +1,35 @@
+package config
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+)
+
+// hungSecretsManager never answers; it returns when the call's context ends.
+type hungSecretsManager struct{}
+
+func (hungSecretsManager) GetSecretValue(ctx context.Context, _ *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// A Secrets Manager that does not answer fails the start within
+// SecretCallTimeout with a message, even when the caller set no deadline.
+func TestSecretsManagerCallHasADeadline(t *testing.T) {
+	old := SecretCallTimeout
+	SecretCallTimeout = 100 * time.Millisecond
+	t.Cleanup(func() { SecretCallTimeout = old })
+	r := NewSecretsManagerResolver(hungSecretsManager{})
+	start := time.Now()
+	_, err := r.Resolve(context.Background(), "secretsmanager:switchboard/rc-token")
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("returned after %v, want at the %v deadline", d, SecretCallTimeout)
+	}
+	if err == nil || !strings.Contains(err.Error(), "did not answer within 100ms") {
+		t.Errorf("error = %v, want one that says Secrets Manager did not answer", err)
+	}
+}

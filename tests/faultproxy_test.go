@@ -1,0 +1,137 @@
+package tests
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/dynamo/dynamotest"
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
+	"github.com/switchboard-dev/switchboard/shared/rocketchat/rcfake"
+)
+
+// rcRetryDelays is how this test's Rocket.Chat retries a delivery that was
+// answered with a status other than 200–202 (and not 500/410 with a body):
+// Rocket.Chat's default is 100 ms, 1 s, 10 s, 100 s; shortened here.
+var rcRetryDelays = []time.Duration{100 * time.Millisecond, time.Second, 2 * time.Second, 3 * time.Second}
+
+// deliverWithRetries delivers m like Rocket.Chat with retries on: it
+// returns the status of every try.
+func (w *outageWorld) deliverWithRetries(t testing.TB, m rcfake.Message) []int {
+	var statuses []int
+	for try := 0; ; try++ {
+		r := w.webhook(t, m)
+		statuses = append(statuses, r.status)
+		retryable := r.status < 200 || r.status > 202
+		if r.status == http.StatusInternalServerError || r.status == http.StatusGone {
+			retryable = false // with a body, Rocket.Chat gives up
+		}
+		if !retryable || try == len(rcRetryDelays) {
+			return statuses
+		}
+		time.Sleep(rcRetryDelays[try])
+	}
+}
+
+// TestThrottledDynamoDBNothingLostNothingDoubled puts a fault proxy in
+// front of dynalite that answers ProvisionedThroughputExceededException.
+//
+// First every DynamoDB request of the dev runtime (webhook claims, the
+// worker's leases, counters, receipts, audit) is throttled twice before it
+// goes through: the SDK retries it, the webhook still acks, and every
+// message is answered exactly once.
+//
+// Then every write is throttled beyond the SDK's attempts: the webhook
+// answers 503 within its budget, Rocket.Chat retries once the throttling
+// is over, and the message is answered exactly once (a throttled write is
+// not applied, so no claim was left behind).
+func TestThrottledDynamoDBNothingLostNothingDoubled(t *testing.T) {
+	proxy := dynamotest.NewFaultProxy(t, dynamotest.Endpoint(t))
+	w := startOutageWorld(t, proxy.URL, 2, 3600)
+
+	proxy.SetThrottle(dynamotest.Throttle{PerRequest: dynamo.MaxAttempts - 2})
+	const n = 10
+	var wg sync.WaitGroup
+	statuses := make([][]int, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, err := w.rc.Post("richard", w.room, fmt.Sprintf("@agent-hermes throttled question %02d", i), rcfake.PostOptions{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			statuses[i] = w.deliverWithRetries(t, m)
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		text := fmt.Sprintf("throttled question %02d", i)
+		if !eventually(30*time.Second, func() bool { return w.replies(text) >= 1 }) {
+			t.Errorf("%s: no reply (webhook answers %v); lost", text, statuses[i])
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	for i := range n {
+		if got := w.replies(fmt.Sprintf("throttled question %02d", i)); got > 1 {
+			t.Errorf("question %02d answered %d times, want once", i, got)
+		}
+	}
+	st := proxy.Stats()
+	t.Logf("throttled twice per request: %d DynamoDB requests, %d throttled and retried by the SDK; webhook answers %v", st.Requests, st.Throttled, statuses)
+	if st.Throttled == 0 {
+		t.Error("the proxy throttled nothing; the test proves nothing")
+	}
+
+	// Throttling that outlasts the SDK's attempts, on writes only.
+	proxy.SetThrottle(dynamotest.Throttle{Ops: []string{"PutItem", "UpdateItem"}, Fraction: 1})
+	m, _ := w.rc.Post("richard", w.room, "@agent-hermes question during a throttling storm", rcfake.PostOptions{})
+	first := w.webhook(t, m)
+	budget := httpapi.BudgetFor("POST /hooks/rocketchat").Limit
+	if first.status != http.StatusServiceUnavailable || first.elapsed > budget+slack {
+		t.Errorf("webhook during the storm = %d after %v, want 503 within %v", first.status, first.elapsed, budget)
+	}
+	proxy.SetThrottle(dynamotest.Throttle{})
+	retried := w.deliverWithRetries(t, m)
+	if !eventually(20*time.Second, func() bool { return w.replies("during a throttling storm") >= 1 }) {
+		t.Errorf("the message throttled away was never answered (retry answers %v); lost", retried)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if got := w.replies("during a throttling storm"); got > 1 {
+		t.Errorf("answered %d times, want once", got)
+	}
+	t.Logf("storm: first answer %d after %v, retry answers %v", first.status, first.elapsed.Round(time.Millisecond), retried)
+}
+
+// TestHungDynamoDBThroughProxyWebhookAnswers503 is the hung-database case
+// through the proxy (requests held, connections open): the webhook answers
+// 503 within its budget, and after the hang a new message is answered.
+func TestHungDynamoDBThroughProxyWebhookAnswers503(t *testing.T) {
+	proxy := dynamotest.NewFaultProxy(t, dynamotest.Endpoint(t))
+	w := startOutageWorld(t, proxy.URL, 2, 3600)
+	proxy.Hang(true)
+	m, _ := w.rc.Post("richard", w.room, "@agent-hermes question while the database hangs", rcfake.PostOptions{})
+	r := w.webhook(t, m)
+	budget := httpapi.BudgetFor("POST /hooks/rocketchat").Limit
+	if r.status != http.StatusServiceUnavailable || r.elapsed > budget+slack {
+		t.Errorf("webhook while hung = %d after %v, want 503 within %v: %s", r.status, r.elapsed, budget, r.body)
+	}
+	proxy.Hang(false)
+	after, _ := w.rc.Post("richard", w.room, "@agent-hermes question after the hang", rcfake.PostOptions{})
+	if got := w.deliverWithRetries(t, after); got[len(got)-1] != http.StatusOK {
+		t.Errorf("webhook after the hang: %v", got)
+	}
+	if !eventually(20*time.Second, func() bool { return w.replies("question after the hang") == 1 }) {
+		t.Error("no reply after the hang")
+	}
+	// A held request is dropped by the proxy when the client gives up, so
+	// the claim of the first message was never written: its retry works.
+	w.deliverWithRetries(t, m)
+	if !eventually(20*time.Second, func() bool { return w.replies("question while the database hangs") == 1 }) {
+		t.Error("the message sent while the database hung was not answered after its retry")
+	}
+}
