@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -23,10 +24,25 @@ type TelegramChannel struct {
 // Name implements Channel.
 func (c *TelegramChannel) Name() string { return "Telegram" }
 
+// TelegramRef names the message an approval request (or any notice) became
+// on Telegram: the last part, which carries the buttons.
+type TelegramRef struct {
+	ChatID    string `json:"chatId"`
+	MessageID int64  `json:"messageId"`
+}
+
+var _ RefChannel = (*TelegramChannel)(nil)
+
 // Send implements Channel.
 func (c *TelegramChannel) Send(ctx context.Context, n Notice) error {
+	_, err := c.SendRef(ctx, n)
+	return err
+}
+
+// SendRef implements RefChannel: the reference is a TelegramRef.
+func (c *TelegramChannel) SendRef(ctx context.Context, n Notice) (json.RawMessage, error) {
 	if c.ChatID == "" {
-		return sb.E("router.telegram", sb.EINVALID, "instance.telegram.chatId is not set")
+		return nil, sb.E("router.telegram", sb.EINVALID, "instance.telegram.chatId is not set")
 	}
 	text := n.Text
 	switch {
@@ -35,10 +51,13 @@ func (c *TelegramChannel) Send(ctx context.Context, n Notice) error {
 	case c.Names != nil:
 		text = c.Names(n.AgentID) + ": " + text
 	}
-	msg := telegram.Message{ChatID: c.ChatID, Text: text, DisableWebPagePreview: true}
+	msg := telegram.Message{ChatID: c.ChatID, Text: text, ReplyMarkup: n.Buttons, DisableWebPagePreview: true}
 	// The client waits out a short 429 once and resends only the parts
 	// that did not arrive; anything else goes back to the router, which
 	// tries the next channel.
-	_, err := c.Client.SendLongWait(ctx, msg, telegram.RateLimitWait{Max: c.MaxWait, Sleep: c.Sleep})
-	return err
+	sent, err := c.Client.SendLongWait(ctx, msg, telegram.RateLimitWait{Max: c.MaxWait, Sleep: c.Sleep})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(TelegramRef{ChatID: c.ChatID, MessageID: sent[len(sent)-1].MessageID})
 }
