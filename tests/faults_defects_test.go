@@ -61,6 +61,24 @@ func tgfakeFromRC(w *notifyWorld) []tgfake.Message {
 	return out
 }
 
+// The outcome edit of an approval message meets one 429: the message keeps
+// its buttons and never shows the outcome.
+func TestFaultTelegram429ApprovalOutcome(t *testing.T) {
+	w := startNotifyWorld(t)
+	_, links := stageDelete(t, w.tg, w.dev, "personal:o.md")
+	w.tg.FailNext("editMessageText", 429, 1)
+	postDecision(t, links["approve"], "approve", nil)
+	deadline := time.Now().Add(3 * time.Second)
+	for len(w.tg.Edits()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	_, onRC := w.seen("Outcome")
+	shown := len(w.tg.Edits()) + onRC
+	lost, doubled := lostDoubled(shown)
+	reportFault(t, "Telegram 429 retry_after 1 on the outcome edit of an approval",
+		fmt.Sprintf("%d edits, %d outcome notices on Rocket.Chat", len(w.tg.Edits()), onRC), lost, doubled)
+}
+
 // The agent's reply to a Telegram message is 2 parts; part 2 meets one
 // 429: it is never sent.
 func TestFaultTelegram429ConversationReply(t *testing.T) {
