@@ -474,10 +474,11 @@ func TestFaultTelegram429ApprovalDecisions(t *testing.T) {
 	t.Run("button press while Telegram answers 429", func(t *testing.T) {
 		req, _ := stageDelete(t, w.tg, w.dev, "personal:a.md")
 		approve := req.ReplyMarkup.InlineKeyboard[0][0].CallbackData
-		// The press is acted on, but its answer (the toast) and the outcome
-		// edit both meet a 429: the human sees nothing happen and presses
-		// again.
+		// The press is acted on, but its answer (the toast) meets a 429 and
+		// the outcome edit meets two (the one short wait does not help):
+		// the human sees nothing happen and presses the stale button again.
 		w.tg.FailNext("answerCallbackQuery", 429, 1)
+		w.tg.FailNext("editMessageText", 429, 1)
 		w.tg.FailNext("editMessageText", 429, 1)
 		w.tg.InjectCallback(richard, req.MessageID, approve)
 		if _, err := w.tg.PushPending(context.Background()); err != nil {
@@ -502,7 +503,7 @@ func TestFaultTelegram429ApprovalDecisions(t *testing.T) {
 		if !fileExists(t, w.dev, "personal:a.md") {
 			doubled = 1
 		}
-		reportFault(t, "Telegram 429 on answerCallbackQuery and editMessageText when the approver presses Approve",
+		reportFault(t, "Telegram 429 on answerCallbackQuery and twice on editMessageText when the approver presses Approve",
 			"the delete runs once; the human presses again and is told it was already executed", lost, doubled)
 	})
 

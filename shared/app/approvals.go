@@ -75,14 +75,20 @@ func (a *App) expireApprovals(ctx context.Context) (string, error) {
 	return fmt.Sprintf("%d approvals expired or closed", n), err
 }
 
-// approvalNotifier shows approval requests in the approver chat on Telegram
-// (inline buttons + both links) and edits the message with the outcome.
-// Without Telegram the request goes through the router instead.
+// approvalNotifier shows approval requests to the human through the router,
+// Telegram first (inline buttons and both links), then the other channels
+// in their order (the links as text); it edits the Telegram message with
+// the outcome.
 type approvalNotifier struct{ app *App }
 
-type tgNotice struct {
-	ChatID    string `json:"chatId"`
-	MessageID int64  `json:"messageId"`
+// router is the app's router with Telegram tried first: an approval
+// request belongs where it has buttons, and still reaches the human over
+// Rocket.Chat when Telegram cannot take it.
+func (n *approvalNotifier) router() *router.Router {
+	if ch := n.app.telegramChannel(); ch != nil {
+		return n.app.Router.Prefer(ch)
+	}
+	return n.app.Router
 }
 
 func (n *approvalNotifier) describe(ap approvals.Approval) string {
@@ -95,41 +101,48 @@ func (n *approvalNotifier) describe(ap approvals.Approval) string {
 }
 
 // RequestApproval implements approvals.Notifier. The links carry tokens:
-// they go to Telegram untouched and are never logged. The clients scrub
-// every outbound text, and "token=…" looks like a secret, so the two links
-// (exactly these) are allowed through on ctx.
+// they go to the human untouched and are never logged (the router audits
+// kind and channel, not the text). The clients scrub every outbound text,
+// and "token=…" looks like a secret, so the two links (exactly these) are
+// allowed through on ctx. The notice reference is the Telegram message
+// when Telegram delivered, else nil (Decided then posts the outcome anew).
 func (n *approvalNotifier) RequestApproval(ctx context.Context, r approvals.Request) (json.RawMessage, error) {
 	ctx = scrub.Allow(ctx, r.ApproveURL, r.DenyURL)
 	text := n.describe(r.Approval) + "\n\nApprove: " + r.ApproveURL + "\nDeny: " + r.DenyURL
-	tg, chat := n.app.telegram, n.app.Config.Instance.Telegram.ChatID
-	if tg == nil || chat == "" {
-		_, err := n.app.Router.Deliver(ctx, router.Notice{Kind: router.KindApproval, Text: text})
-		return nil, err
-	}
 	kb := &telegram.InlineKeyboard{Rows: [][]telegram.InlineKeyboardButton{{
 		telegram.CallbackButton("Approve", approvals.CallbackData(approvals.Approve, r.Approval.ID)),
 		telegram.CallbackButton("Deny", approvals.CallbackData(approvals.Deny, r.Approval.ID)),
 	}}}
-	sent, err := tg.SendMessage(ctx, telegram.Message{ChatID: chat, Text: text, ReplyMarkup: kb, DisableWebPagePreview: true})
+	d, err := n.router().Deliver(ctx, router.Notice{Kind: router.KindApproval, Text: text, Buttons: kb, Run: r.Approval.Run})
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(tgNotice{ChatID: chat, MessageID: sent.MessageID})
+	return d.Ref, nil
 }
 
 // Decided implements approvals.Notifier: the request message shows the
 // outcome and loses its buttons.
+//
+// The Telegram client waits out one short 429 on the edit. When the edit
+// still fails, the message keeps its buttons, and that is left so (the
+// error is logged by the caller): the decision is final in the store and a
+// press on a stale button answers what happened ("already executed",
+// "expired"); whoever decided saw the outcome on the confirmation page or
+// in the button's answer, and the agent is woken with it. A second message
+// with the outcome would go into a chat that is refusing messages right
+// now, and would arrive away from the request it belongs to.
 func (n *approvalNotifier) Decided(ctx context.Context, ap approvals.Approval) error {
 	text := n.describe(ap) + "\n\nOutcome: " + outcomeLine(ap)
-	var note tgNotice
-	if n.app.telegram != nil && len(ap.Notice) > 0 && json.Unmarshal(ap.Notice, &note) == nil && note.MessageID != 0 {
-		err := n.app.telegram.EditMessageText(ctx, note.ChatID, note.MessageID, text, nil)
-		if sb.ErrorCode(err) == sb.ECONFLICT { // "message is not modified": already shows it
+	var ref router.TelegramRef
+	if n.app.telegram != nil && len(ap.Notice) > 0 && json.Unmarshal(ap.Notice, &ref) == nil && ref.MessageID != 0 {
+		err := n.app.telegram.EditMessageText(ctx, ref.ChatID, ref.MessageID, text, nil)
+		switch sb.ErrorCode(err) {
+		case "", sb.ECONFLICT: // ECONFLICT, "message is not modified": it already shows it
 			return nil
 		}
-		return err
+		return fmt.Errorf("the Telegram message of approval %s still shows its buttons (a press answers the outcome): %w", ap.ID, err)
 	}
-	_, err := n.app.Router.Deliver(ctx, router.Notice{Kind: router.KindApproval, Text: text})
+	_, err := n.app.Router.Deliver(ctx, router.Notice{Kind: router.KindApproval, Text: text, Run: ap.Run})
 	return err
 }
 

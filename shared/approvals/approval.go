@@ -128,14 +128,14 @@ type Store interface {
 	ListOpen(ctx context.Context) ([]Approval, error)
 }
 
-// Notifier shows approvals to the human (the Telegram adapter) and updates
-// what it showed once they are decided.
+// Notifier shows approvals to the human (the app sends them through the
+// router, Telegram first) and updates what it showed once they are decided.
 type Notifier interface {
 	// RequestApproval shows what, who, why and the two links (and inline
 	// buttons with CallbackData). It returns an opaque reference to the
 	// message for Decided. Scrub the args it shows, but never the links:
 	// they carry tokens (scrub would mask "token=" and break them), so
-	// pass them to Telegram untouched and never log or audit them.
+	// pass them to the channel untouched and never log or audit them.
 	RequestApproval(ctx context.Context, r Request) (notice json.RawMessage, err error)
 	// Decided updates the message of a decided, expired, executed or
 	// failed approval; a.Notice is nil when the request never reached the

@@ -67,6 +67,9 @@ type notifier struct {
 	requests []approvals.Request
 	decided  []approvals.Approval
 	failWith error
+	// decidedErr is what Decided answers: the outcome edit failed (a
+	// Telegram 429 that outlasted the client's one wait).
+	decidedErr error
 }
 
 func (n *notifier) RequestApproval(_ context.Context, r approvals.Request) (json.RawMessage, error) {
@@ -83,7 +86,7 @@ func (n *notifier) Decided(_ context.Context, a approvals.Approval) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.decided = append(n.decided, a)
-	return nil
+	return n.decidedErr
 }
 
 func (n *notifier) Requests() []approvals.Request {

@@ -10,6 +10,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/memstore"
 	"github.com/switchboard-dev/switchboard/shared/router"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/telegram"
 )
 
 // The router as the app builds it (CR1): Rocket.Chat first, Telegram next,
@@ -84,5 +85,68 @@ func TestEndToEndBothDown(t *testing.T) {
 	entries := auditEntries(t, store, run.RootRunID)
 	if len(entries) != 1 || entries[0].Outcome != sb.OutcomeError || entries[0].AgentID != "system" {
 		t.Errorf("audit = %+v, want one error entry by system", entries)
+	}
+}
+
+// An approval request goes Telegram first (Prefer), with its buttons on
+// Telegram and its Telegram message as Delivery.Ref; when Telegram cannot
+// take it, Rocket.Chat gets the same text without buttons and there is no
+// Ref. The audit names the channel that delivered.
+func TestEndToEndPreferTelegramWithButtons(t *testing.T) {
+	kb := &telegram.InlineKeyboard{Rows: [][]telegram.InlineKeyboardButton{{
+		telegram.CallbackButton("Approve", "a:x"), telegram.CallbackButton("Deny", "d:x")}}}
+	tests := []struct {
+		name        string
+		telegramUp  bool
+		wantChannel string
+	}{
+		{"Telegram takes it", true, "Telegram"},
+		{"Telegram down: Rocket.Chat", false, "RocketChat"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rc, tg, store, r := newE2E(t)
+			tg.s.SetDown(!tt.telegramUp)
+			tgCh := &router.TelegramChannel{Client: tg.c, ChatID: fmt.Sprint(humanChat), Names: agentNames, Sleep: tg.clock.sleep}
+			pr := r.Prefer(tgCh)
+			if got := fmt.Sprint(pr.Channels()); got != "[Telegram RocketChat]" {
+				t.Fatalf("Prefer(Telegram).Channels() = %s", got)
+			}
+			if got := fmt.Sprint(r.Channels()); got != "[RocketChat Telegram]" {
+				t.Errorf("Prefer changed the router it was called on: %s", got)
+			}
+			run := sb.NewRun("hermes", nil, time.Now())
+			text := longText(450) + "\nApprove: https://x.example/approvals/1?decision=approve"
+			d, err := pr.Deliver(testCtx(t), router.Notice{Kind: router.KindApproval, Text: text, Buttons: kb, Run: run})
+			if err != nil || d.Channel != tt.wantChannel {
+				t.Fatalf("Deliver = %+v, %v; want %s", d, err, tt.wantChannel)
+			}
+			msgs := tg.s.Messages(humanChat)
+			if tt.telegramUp {
+				if len(msgs) != 2 || msgs[0].ReplyMarkup != nil || msgs[1].ReplyMarkup == nil {
+					t.Fatalf("Telegram got %d messages, want 2 with the buttons on the last only", len(msgs))
+				}
+				var ref router.TelegramRef
+				if err := json.Unmarshal(d.Ref, &ref); err != nil || ref.ChatID != fmt.Sprint(humanChat) || ref.MessageID != msgs[1].MessageID {
+					t.Errorf("Ref = %s, want the last part %d", d.Ref, msgs[1].MessageID)
+				}
+				if n := len(rc.dm("agent-hermes")); n != 0 {
+					t.Errorf("Rocket.Chat got %d messages, want none", n)
+				}
+			} else {
+				got := rc.dm("agent-hermes")
+				if len(got) != 1 || !strings.Contains(got[0].Text, "Approve: https://x.example/approvals/1?decision=approve") {
+					t.Errorf("Rocket.Chat DM = %+v, want the text with the link once", got)
+				}
+				if d.Ref != nil {
+					t.Errorf("Ref = %s from Rocket.Chat, want nil", d.Ref)
+				}
+			}
+			entries := auditEntries(t, store, run.RootRunID)
+			if len(entries) != 1 || decodeArgs(t, entries[0].Args).Channel != tt.wantChannel ||
+				decodeArgs(t, entries[0].Args).Kind != router.KindApproval {
+				t.Errorf("audit = %+v, want one approval_pending entry naming %s", entries, tt.wantChannel)
+			}
+		})
 	}
 }

@@ -2,7 +2,7 @@ package router
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"time"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -11,22 +11,38 @@ import (
 
 // TelegramChannel delivers to the configured chat (instance.telegram.chatId).
 // Long texts are split at 4,096 characters; a 429 is waited out once when the
-// server asks for at most MaxWait, otherwise the router moves on.
+// server asks for at most MaxWait (the client's SendLongWait does it),
+// otherwise the router moves on.
 type TelegramChannel struct {
 	Client  *telegram.Client
 	ChatID  string
-	Names   func(agentID string) string // display name of the speaking agent
-	MaxWait time.Duration               // default 5 s
-	Sleep   func(ctx context.Context, d time.Duration) error
+	Names   func(agentID string) string                      // display name of the speaking agent
+	MaxWait time.Duration                                    // 0: the client's (default 5 s)
+	Sleep   func(ctx context.Context, d time.Duration) error // nil: the client's (a timer)
 }
 
 // Name implements Channel.
 func (c *TelegramChannel) Name() string { return "Telegram" }
 
+// TelegramRef names the message an approval request (or any notice) became
+// on Telegram: the last part, which carries the buttons.
+type TelegramRef struct {
+	ChatID    string `json:"chatId"`
+	MessageID int64  `json:"messageId"`
+}
+
+var _ RefChannel = (*TelegramChannel)(nil)
+
 // Send implements Channel.
 func (c *TelegramChannel) Send(ctx context.Context, n Notice) error {
+	_, err := c.SendRef(ctx, n)
+	return err
+}
+
+// SendRef implements RefChannel: the reference is a TelegramRef.
+func (c *TelegramChannel) SendRef(ctx context.Context, n Notice) (json.RawMessage, error) {
 	if c.ChatID == "" {
-		return sb.E("router.telegram", sb.EINVALID, "instance.telegram.chatId is not set")
+		return nil, sb.E("router.telegram", sb.EINVALID, "instance.telegram.chatId is not set")
 	}
 	text := n.Text
 	switch {
@@ -35,53 +51,13 @@ func (c *TelegramChannel) Send(ctx context.Context, n Notice) error {
 	case c.Names != nil:
 		text = c.Names(n.AgentID) + ": " + text
 	}
-	msg := telegram.Message{ChatID: c.ChatID, Text: text, DisableWebPagePreview: true}
-	sent, err := c.Client.SendLong(ctx, msg)
-	if err == nil {
-		return nil
+	msg := telegram.Message{ChatID: c.ChatID, Text: text, ReplyMarkup: n.Buttons, DisableWebPagePreview: true}
+	// The client waits out a short 429 once and resends only the parts
+	// that did not arrive; anything else goes back to the router, which
+	// tries the next channel.
+	sent, err := c.Client.SendLongWait(ctx, msg, telegram.RateLimitWait{Max: c.MaxWait, Sleep: c.Sleep})
+	if err != nil {
+		return nil, err
 	}
-	wait := retryAfter(err)
-	max := c.MaxWait
-	if max == 0 {
-		max = 5 * time.Second
-	}
-	if sb.ErrorCode(err) != sb.ERATELIMITED || wait <= 0 || wait > max {
-		return err
-	}
-	sleep := c.Sleep
-	if sleep == nil {
-		sleep = sleepCtx
-	}
-	if err := sleep(ctx, wait); err != nil {
-		return err
-	}
-	// Resend only what did not arrive: SplitText is deterministic.
-	parts := c.Client.Parts(ctx, msg)
-	for _, p := range parts[len(sent):] {
-		m := msg
-		m.Text = p
-		if _, err := c.Client.SendMessage(ctx, m); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func retryAfter(err error) time.Duration {
-	var se *sb.Error
-	if errors.As(err, &se) {
-		return se.RetryAfter
-	}
-	return 0
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return json.Marshal(TelegramRef{ChatID: c.ChatID, MessageID: sent[len(sent)-1].MessageID})
 }

@@ -50,6 +50,7 @@ type Client struct {
 	hc       *http.Client
 	scrubber *scrub.Scrubber
 	now      func() time.Time // turns an HTTP-date Retry-After into a wait
+	wait     RateLimitWait    // SendLong's and EditMessage's 429 waits; zero: defaults
 
 	calls callcount.Counter
 }

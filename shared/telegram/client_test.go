@@ -18,8 +18,24 @@ import (
 )
 
 type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu     sync.Mutex
+	t      time.Time
+	sleeps []time.Duration
+}
+
+// Sleep records d and moves the clock on instead of waiting.
+func (c *fakeClock) Sleep(_ context.Context, d time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sleeps = append(c.sleeps, d)
+	c.t = c.t.Add(d)
+	return nil
+}
+
+func (c *fakeClock) Slept() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.sleeps...)
 }
 
 func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
@@ -56,7 +72,7 @@ func newFixture(t *testing.T) *fixture {
 	s.AddUser(annUser)
 	s.AddChat(team, "supergroup")
 	s.SetChatUsername(team, "opsteam")
-	c, err := New(s.URL, token, s.Client())
+	c, err := New(s.URL, token, s.Client(), WithRateLimitWait(RateLimitWait{Sleep: f.clock.Sleep}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,6 +491,47 @@ func TestHTMLLengthIsLeftToTelegram(t *testing.T) {
 	checkErr(t, err, sb.EINVALID, "longer than 4096", "SendLong")
 	_, err = f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: "<b>open", ParseMode: ParseModeHTML})
 	checkErr(t, err, sb.EINVALID, "cannot parse the text's markup")
+}
+
+// The outcome edit of an approval meets a 429: a short one is waited out
+// once, so that the message loses its buttons; a second or a long one goes
+// back to the caller.
+func TestEditMessageWaitsOutOneShort429(t *testing.T) {
+	tests := []struct {
+		name       string
+		fail       []int
+		wantSleeps string
+		wantCode   string
+		wantText   string
+	}{
+		{"one short 429", []int{1}, "[1s]", "", "Approved."},
+		{"two in a row", []int{1, 1}, "[1s]", sb.ERATELIMITED, "approve?"},
+		{"a long wait", []int{30}, "[]", sb.ERATELIMITED, "approve?"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			kb := &InlineKeyboard{Rows: [][]InlineKeyboardButton{{CallbackButton("Approve", "a:1")}}}
+			sent, err := f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: "approve?", ReplyMarkup: kb})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range tt.fail {
+				f.s.FailNext("editMessageText", 429, s)
+			}
+			err = f.c.EditMessageText(ctx(t), chat(ann), sent.MessageID, "Approved.", nil)
+			if got := sb.ErrorCode(err); got != tt.wantCode {
+				t.Fatalf("EditMessageText = %v, want code %q", err, tt.wantCode)
+			}
+			if got := fmt.Sprint(f.clock.Slept()); got != tt.wantSleeps {
+				t.Errorf("slept %s, want %s", got, tt.wantSleeps)
+			}
+			msgs := f.s.Messages(ann)
+			if len(msgs) != 1 || msgs[0].Text != tt.wantText {
+				t.Errorf("chat has %+v, want one message reading %q", msgs, tt.wantText)
+			}
+		})
+	}
 }
 
 func TestEditMessageText(t *testing.T) {

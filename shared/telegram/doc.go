@@ -32,10 +32,15 @@
 // inline buttons without exactly one of url / callback_data, callback_data
 // outside 1–64 bytes, a secret_token outside [A-Za-z0-9_-]{1,256}.
 //
-// Retries. The client never retries and never sleeps: the caller (the
-// router, the poll job) decides, using RetryAfter. SendLong sends the parts
-// of a long text one after the other and stops at the first failure,
-// returning what was sent.
+// Retries. The one retry the client makes on its own is in SendLong and
+// EditMessage(Text): a 429 asking for a short wait (RateLimitWait, by
+// default at most 5 s) is waited out once per call, and SendLong then
+// sends only the parts that did not arrive. This lives here, in one place,
+// so that every path that shows the human something (the router's Telegram
+// channel, replies to Telegram messages, approval outcome edits) behaves
+// alike. Everything else (another 429, a long wait, 5xx) goes back to the
+// caller, which decides using RetryAfter; SendMessage, AnswerCallbackQuery
+// and the other methods never wait.
 //
 // Text length. Telegram allows 1–4096 characters per message "after entity
 // parsing". The client counts Unicode code points (runes): a live test

@@ -67,11 +67,20 @@ func (c *Client) sendMessage(ctx context.Context, m Message) (Sent, error) {
 // callback will refer to), the reply on the first only. Everything is
 // checked before the first request.
 //
-// It stops at the first failure and returns the parts sent so far with the
-// error, whose message says which part failed: the caller may resend the
-// rest later (SplitText is deterministic) without repeating what arrived.
-// It never waits or retries on its own. Errors are SendMessage's.
+// A 429 is waited out once per call when Telegram asks for a short wait
+// (the client's RateLimitWait, by default at most DefaultMaxWait); then the
+// part that met it and the rest are sent, never a part that arrived. It
+// stops at any other failure, or a second 429, and returns the parts sent
+// so far with the error, whose message says which part failed: the caller
+// may resend the rest later (SplitText is deterministic) or try another way.
+// Errors are SendMessage's, or ctx's when it ends during the wait.
 func (c *Client) SendLong(ctx context.Context, m Message) ([]Sent, error) {
+	return c.SendLongWait(ctx, m, RateLimitWait{})
+}
+
+// SendLongWait is SendLong with w's wait instead of the client's (zero
+// fields keep the client's).
+func (c *Client) SendLongWait(ctx context.Context, m Message, w RateLimitWait) ([]Sent, error) {
 	const method = "sendMessage"
 	op := "telegram." + method
 	if _, err := chatIDValue(op, method, m.ChatID); err != nil {
@@ -92,10 +101,11 @@ func (c *Client) SendLong(ctx context.Context, m Message) ([]Sent, error) {
 			return nil, err
 		}
 	}
+	wait := c.waiter(w)
 	sent := make([]Sent, 0, len(parts))
-	for i, p := range parts {
+	for i := 0; i < len(parts); {
 		part := m
-		part.Text = p
+		part.Text = parts[i]
 		if i < len(parts)-1 {
 			part.ReplyMarkup = nil
 		}
@@ -104,12 +114,20 @@ func (c *Client) SendLong(ctx context.Context, m Message) ([]Sent, error) {
 		}
 		s, err := c.sendMessage(ctx, part)
 		if err != nil {
+			again, werr := wait.retry(ctx, err)
+			if werr != nil {
+				return sent, werr
+			}
+			if again {
+				continue // the same part: a 429 means it did not arrive
+			}
 			if len(parts) == 1 {
 				return sent, err
 			}
 			return sent, partError(err, i, len(parts))
 		}
 		sent = append(sent, s)
+		i++
 	}
 	return sent, nil
 }
@@ -132,6 +150,9 @@ func partError(err error, i, n int) error {
 // EditMessageText replaces the text of message messageID in chatID (plain
 // text) and its buttons with markup; nil markup removes them (approvals
 // drop their buttons once decided).
+//
+// A short 429 is waited out once, as in SendLong: an edit is safe to
+// repeat (the message reads the same afterwards either way).
 //
 // Returns ENOTFOUND when the message is gone; ECONFLICT when it already
 // reads exactly so ("message is not modified"), which a caller repeating an
@@ -161,7 +182,17 @@ func (c *Client) EditMessage(ctx context.Context, e Edit) error {
 	}
 	in := wireEditMessageText{ChatID: chatID, MessageID: e.MessageID, Text: e.Text, ParseMode: e.ParseMode,
 		ReplyMarkup: fromKeyboard(e.ReplyMarkup), LinkPreview: linkPreview(e.DisableWebPagePreview)}
-	return c.do(ctx, call{method: method, chat: e.ChatID, msgID: e.MessageID}, in, nil)
+	wait := c.waiter(RateLimitWait{})
+	for {
+		err := c.do(ctx, call{method: method, chat: e.ChatID, msgID: e.MessageID}, in, nil)
+		again, werr := wait.retry(ctx, err)
+		if werr != nil {
+			return werr
+		}
+		if !again {
+			return err
+		}
+	}
 }
 
 // AnswerCallbackQuery stops the spinner of a pressed button, optionally

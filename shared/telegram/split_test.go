@@ -1,6 +1,8 @@
 package telegram
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -184,25 +186,29 @@ func TestSendLong(t *testing.T) {
 func TestSendLongStopsAtFirstFailure(t *testing.T) {
 	f := newFixture(t)
 	text := strings.Repeat("word ", 2000) // 9999 characters: 3 parts
-	f.s.SetRateLimit(1)                   // the frozen clock keeps the second part in the same second
+	f.s.SetRateLimit(1)                   // one message per chat and (fake) second
+	// Part 2 meets a 429 (retry after 1 s): waited out, part 2 goes; part 3
+	// meets the next 429 in the same second: no second wait.
 	sent, err := f.c.SendLong(ctx(t), Message{ChatID: chat(ann), Text: text})
-	if len(sent) != 1 {
-		t.Fatalf("%d parts sent, want 1", len(sent))
+	if len(sent) != 2 {
+		t.Fatalf("%d parts sent, want 2", len(sent))
 	}
-	e := checkErr(t, err, sb.ERATELIMITED, "wait 1s", "[part 2 of 3 failed; parts 1–1 were sent]")
+	e := checkErr(t, err, sb.ERATELIMITED, "wait 1s", "[part 3 of 3 failed; parts 1–2 were sent]")
 	if e.RetryAfter != time.Second {
 		t.Errorf("RetryAfter = %v", e.RetryAfter)
 	}
-	if got := f.c.Calls()["sendMessage"]; got != 2 {
-		t.Errorf("%d sendMessage calls, want 2 (no retry, no third part)", got)
+	if got := f.c.Calls()["sendMessage"]; got != 4 {
+		t.Errorf("%d sendMessage calls, want 4 (one wait, no second)", got)
+	}
+	if got := f.clock.Slept(); fmt.Sprint(got) != "[1s]" {
+		t.Errorf("slept %v, want [1s]", got)
 	}
 	// The caller resumes with the parts not sent.
-	f.clock.Add(time.Second)
 	parts := SplitText(text, MaxTextLength, "")
 	for i, p := range parts[len(sent):] {
 		f.clock.Add(time.Second)
 		if _, err := f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: p}); err != nil {
-			t.Fatalf("resume part %d: %v", i+2, err)
+			t.Fatalf("resume part %d: %v", i+3, err)
 		}
 	}
 	if got := len(f.s.Messages(ann)); got != 3 {
@@ -216,4 +222,80 @@ func TestSendLongStopsAtFirstFailure(t *testing.T) {
 		t.Errorf("%d parts sent", len(sent))
 	}
 	checkErr(t, err, sb.EUNAVAILABLE, "[part 1 of 3 failed; nothing was sent]")
+	if got := f.clock.Slept(); len(got) != 1 {
+		t.Errorf("slept %v; a 500 is not waited out", got)
+	}
+}
+
+// A short 429 is waited out once per call and only the parts that did not
+// arrive are sent; a long one, a second one, or a client that never waits
+// hands the 429 back at once.
+func TestSendLongWaitsOutOneShort429(t *testing.T) {
+	text := strings.Repeat("word ", 1000) // 4999 characters: 2 parts
+	tests := []struct {
+		name       string
+		wait       RateLimitWait
+		fail       []int // retry_after of stacked 429s, from part failAt on
+		failAt     int   // parts that pass before the 429s
+		wantSent   int
+		wantSleeps string
+		wantCode   string
+	}{
+		{name: "part 1, retry after 1", fail: []int{1}, wantSent: 2, wantSleeps: "[1s]"},
+		{name: "part 2, retry after 1", fail: []int{1}, failAt: 1, wantSent: 2, wantSleeps: "[1s]"},
+		{name: "exactly the default 5 s", fail: []int{5}, wantSent: 2, wantSleeps: "[5s]"},
+		{name: "over the default", fail: []int{6}, wantSleeps: "[]", wantCode: sb.ERATELIMITED},
+		{name: "two in a row", fail: []int{1, 1}, failAt: 1, wantSent: 1, wantSleeps: "[1s]", wantCode: sb.ERATELIMITED},
+		{name: "custom Max allows 20 s", wait: RateLimitWait{Max: 30 * time.Second}, fail: []int{20}, wantSent: 2, wantSleeps: "[20s]"},
+		{name: "never wait", wait: RateLimitWait{Max: -1}, fail: []int{1}, wantSleeps: "[]", wantCode: sb.ERATELIMITED},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			if tt.failAt > 0 {
+				f.s.PassNext("sendMessage")
+			}
+			for _, s := range tt.fail {
+				f.s.FailNext("sendMessage", 429, s)
+			}
+			sent, err := f.c.SendLongWait(ctx(t), Message{ChatID: chat(ann), Text: text}, tt.wait)
+			if got := sb.ErrorCode(err); got != tt.wantCode {
+				t.Fatalf("SendLongWait = %v, want code %q", err, tt.wantCode)
+			}
+			if len(sent) != tt.wantSent {
+				t.Errorf("%d parts sent, want %d", len(sent), tt.wantSent)
+			}
+			if got := fmt.Sprint(f.clock.Slept()); got != tt.wantSleeps {
+				t.Errorf("slept %s, want %s", got, tt.wantSleeps)
+			}
+			parts := SplitText(text, MaxTextLength, "")
+			msgs := f.s.Messages(ann)
+			if len(msgs) != tt.wantSent {
+				t.Fatalf("%d messages in the chat, want %d", len(msgs), tt.wantSent)
+			}
+			for i, m := range msgs {
+				if m.Text != parts[i] {
+					t.Errorf("message %d is not part %d: a part was doubled or skipped", i+1, i+1)
+				}
+			}
+		})
+	}
+}
+
+func TestSendLongWaitEndsWithContext(t *testing.T) {
+	f := newFixture(t)
+	c, err := New(f.s.URL, token, f.s.Client()) // the real timer
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.s.FailNext("sendMessage", 429, 3)
+	cx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	sent, err := c.SendLong(cx, Message{ChatID: chat(ann), Text: "x"})
+	if !errors.Is(err, context.DeadlineExceeded) || len(sent) != 0 {
+		t.Errorf("SendLong = %d sent, %v; want nothing and the context's error", len(sent), err)
+	}
+	if n := f.s.Calls("sendMessage"); n != 1 {
+		t.Errorf("%d sendMessage calls, want 1: nothing resent after a cancelled wait", n)
+	}
 }
