@@ -97,8 +97,8 @@ func (g *GaveUp) Unwrap() error { return g.Last }
 // Do calls call until it succeeds, fails with an error Retryable rejects,
 // or the policy gives up. op names the caller in the final error.
 //
-// Errors: call's own error, unchanged, when it is not retryable (one attempt)
-// or when ctx is done; otherwise EUNAVAILABLE with a *GaveUp cause, a message
+// Errors: call's own error, unchanged, when it is not retryable (one attempt),
+// when ctx is done or when the policy allows one attempt only; otherwise EUNAVAILABLE with a *GaveUp cause, a message
 // that says how many attempts over how long and what to do, and the last
 // error's RetryAfter. The stats are also added to the Recorder in ctx, if
 // any.
@@ -110,7 +110,7 @@ func Do[T any](ctx context.Context, p Policy, op string, call func(context.Conte
 	for {
 		st.Attempts++
 		v, err := call(ctx)
-		if err == nil || !Retryable(err) || ctx.Err() != nil {
+		if err == nil || !Retryable(err) || ctx.Err() != nil || p.MaxAttempts == 1 {
 			st.Retries = st.Attempts - 1
 			return v, st, err
 		}

@@ -22,6 +22,9 @@ type Clock struct {
 // New returns a Clock at the current real time.
 func New() *Clock { return &Clock{now: time.Now()} }
 
+// NewAt returns a Clock at t.
+func NewAt(t time.Time) *Clock { return &Clock{now: t} }
+
 // Now returns the fake time.
 func (c *Clock) Now() time.Time {
 	c.mu.Lock()
