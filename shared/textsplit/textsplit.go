@@ -46,8 +46,8 @@ func Len(s string) int {
 // Split cuts text into parts of at most limit UTF-16 code units each, in
 // order. Joined back, the parts are text again except for the fences added
 // to close and reopen a code block at a cut and the whitespace at each cut
-// (dropped). Text that fits is returned as its only part; empty text gives
-// none. A limit below 1 is treated as no limit. When limit is too small to
+// (dropped). Text that fits is returned as its only part; empty or
+// whitespace-only text gives none. A limit below 1 is treated as no limit. When limit is too small to
 // hold even one character (an emoji at limit 1), that character gets a part
 // of its own anyway.
 func Split(text string, limit int) []string {
@@ -129,8 +129,8 @@ const (
 // split does the work of Split in byte offsets, so that tests can check
 // exactly what was dropped between parts.
 func split(text string, limit int) []piece {
-	if text == "" {
-		return nil
+	if strings.TrimSpace(text) == "" {
+		return nil // nothing to post; servers refuse empty messages
 	}
 	if limit < 1 || Len(text) <= limit {
 		return []piece{{start: 0, end: len(text)}}
@@ -140,7 +140,7 @@ func split(text string, limit int) []piece {
 	start := skipSpace(text, 0, fences)
 	for start < len(text) {
 		p := piece{start: start}
-		if f := fenceAt(fences, start); f != nil && f.repairable(limit) {
+		if f := fenceAt(fences, start); f != nil && start >= f.markerEnd && f.repairable(limit) {
 			p.reopen = f.open + "\n"
 		}
 		budget := limit - Len(p.reopen)
@@ -176,7 +176,8 @@ func cut(text string, start, budget, limit int, fences []fence) (int, string) {
 		if n > budget {
 			break
 		}
-		hard = i + utf8.RuneLen(r)
+		_, size := utf8.DecodeRuneInString(text[start+i:]) // 1 for an invalid byte, unlike RuneLen(RuneError)
+		hard = i + size
 	}
 	for len(units) <= hard {
 		units = append(units, -1)
@@ -196,11 +197,11 @@ func cut(text string, start, budget, limit int, fences []fence) (int, string) {
 	}
 	best := func(level int) (found, bool) {
 		for c := hard; c > 0; c-- {
-			if !isBoundary(text, start, start+c, level) {
+			if units[c] < 0 || !isBoundary(text, start, start+c, level) {
 				continue
 			}
 			end := start + len(strings.TrimRight(text[start:start+c], " \t\r\n"))
-			if end <= start {
+			if end <= start || inMarker(fences, end) {
 				continue
 			}
 			close := closingFence(fences, end, len(text), limit)
@@ -239,13 +240,10 @@ func cut(text string, start, budget, limit int, fences []fence) (int, string) {
 }
 
 // isBoundary reports whether the text may be cut at byte c (the piece ends
-// before c) at the given level.
+// before c, a rune start) at the given level.
 func isBoundary(text string, start, c, level int) bool {
 	if c >= len(text) {
 		return true
-	}
-	if !utf8.RuneStart(text[c]) {
-		return false
 	}
 	switch level {
 	case levelParagraph:
@@ -360,6 +358,7 @@ func skipSpace(text string, i int, fences []fence) int {
 // closeStart (len(text) when the block is never closed).
 type fence struct {
 	openStart, openEnd, closeStart int
+	markerEnd, closeMarkerEnd      int // where the opening and closing runs of backticks or tildes end
 	open, marker, indent           string
 }
 
@@ -390,11 +389,13 @@ func findFences(text string) []fence {
 			if marker := fenceMarker(body); marker != "" {
 				info := body[len(marker):]
 				if marker[0] != '`' || !strings.Contains(info, "`") {
-					cur = &fence{openStart: i, openEnd: i + len(strings.TrimRight(line, " \t")), open: strings.TrimRight(line, " \t"), marker: marker, indent: indent}
+					cur = &fence{openStart: i, openEnd: i + len(strings.TrimRight(line, " \t")), open: strings.TrimRight(line, " \t"),
+						marker: marker, indent: indent, markerEnd: i + len(indent) + len(marker)}
 				}
 			}
 		} else if m := fenceMarker(body); m != "" && m[0] == cur.marker[0] && len(m) >= len(cur.marker) && strings.TrimSpace(body[len(m):]) == "" {
 			cur.closeStart = i
+			cur.closeMarkerEnd = i + len(indent) + len(m)
 			out = append(out, *cur)
 			cur = nil
 		}
@@ -404,7 +405,7 @@ func findFences(text string) []fence {
 		i = lineEnd + 1
 	}
 	if cur != nil {
-		cur.closeStart = len(text)
+		cur.closeStart, cur.closeMarkerEnd = len(text), len(text)
 		out = append(out, *cur)
 	}
 	return out
@@ -442,12 +443,27 @@ func fenceAt(fences []fence, i int) *fence {
 }
 
 // closingFence is what a piece ending at byte end must add to close the code
-// block it ends in, or "" (outside code, or at the end of a block the text
-// itself never closes, or a fence too long to repair).
+// block it ends in (its opening marker included), or "" (outside code, at
+// the end of a block the text itself never closes, or a fence too long to
+// repair).
 func closingFence(fences []fence, end, textLen, limit int) string {
 	f := fenceAt(fences, end)
-	if f == nil || end >= textLen || !f.repairable(limit) {
+	if f == nil || end < f.markerEnd || end >= textLen || !f.repairable(limit) {
 		return ""
 	}
 	return "\n" + f.indent + f.marker
+}
+
+// inMarker: byte i lies strictly inside a fence's run of backticks or
+// tildes, where a cut would leave a fence neither part can close.
+func inMarker(fences []fence, i int) bool {
+	for _, f := range fences {
+		if (f.openStart+len(f.indent) < i && i < f.markerEnd) || (f.closeStart < i && i < f.closeMarkerEnd) {
+			return true
+		}
+		if f.openStart >= i {
+			break
+		}
+	}
+	return false
 }

@@ -14,7 +14,7 @@ import (
 func checkPieces(t *testing.T, text string, limit int) []piece {
 	t.Helper()
 	ps := split(text, limit)
-	if text == "" {
+	if strings.TrimSpace(text) == "" {
 		if len(ps) != 0 {
 			t.Fatalf("split(%q) = %d parts, want none", text, len(ps))
 		}
@@ -43,7 +43,7 @@ func checkPieces(t *testing.T, text string, limit int) []piece {
 		}
 		if p.reopen != "" {
 			f := fenceAt(fences, p.start)
-			if f == nil || p.reopen != f.open+"\n" {
+			if f == nil || p.start < f.markerEnd || p.reopen != f.open+"\n" {
 				t.Fatalf("part %d reopens %q outside a code block or with the wrong line", i, p.reopen)
 			}
 			if i == 0 || ps[i-1].close == "" {
