@@ -201,7 +201,7 @@ func cut(text string, start, budget, limit int, fences []fence) (int, string) {
 				continue
 			}
 			end := start + len(strings.TrimRight(text[start:start+c], " \t\r\n"))
-			if end <= start || inMarker(fences, end) {
+			if end <= start || inMarker(fences, end) || startsFalseFence(text, skipSpace(text, start+c, fences)) {
 				continue
 			}
 			close := closingFence(fences, end, len(text), limit)
@@ -452,6 +452,17 @@ func closingFence(fences []fence, end, textLen, limit int) string {
 		return ""
 	}
 	return "\n" + f.indent + f.marker
+}
+
+// startsFalseFence: a part starting at i would begin with what reads as a
+// fence ("use ```go blocks" cut before the backticks) though in the text it
+// is not at the start of a line.
+func startsFalseFence(text string, i int) bool {
+	if i >= len(text) || fenceMarker(text[i:]) == "" {
+		return false
+	}
+	line := text[strings.LastIndexByte(text[:i], '\n')+1 : i]
+	return strings.Trim(line, " \t") != ""
 }
 
 // inMarker: byte i lies strictly inside a fence's run of backticks or

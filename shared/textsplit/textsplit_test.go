@@ -70,6 +70,26 @@ func checkPieces(t *testing.T, text string, limit int) []piece {
 			t.Fatalf("Split part %d differs from split", i)
 		}
 	}
+	// When every code block can be repaired, the text closes them all and
+	// has no other lines that look like fences (cutting "```a`b" makes one),
+	// every part closes what it opens.
+	markerLines := 0
+	for _, line := range strings.Split(text, "\n") {
+		if fenceMarker(strings.TrimLeft(line, " \t")) != "" {
+			markerLines++
+		}
+	}
+	repairable := limit >= 40 && balanced(text) && markerLines == 2*len(fences)
+	for _, f := range fences {
+		repairable = repairable && f.repairable(limit)
+	}
+	if repairable && len(ps) > 1 {
+		for i, p := range parts {
+			if Len(ps[i].reopen+text[ps[i].start:ps[i].end]) > 1 && !balanced(p) {
+				t.Fatalf("part %d leaves a code block open: %q", i, p)
+			}
+		}
+	}
 	return ps
 }
 
