@@ -43,6 +43,20 @@ func Len(s string) int {
 	return n
 }
 
+// fits reports whether Len(s) <= limit, reading no further than needed.
+func fits(s string, limit int) bool {
+	if len(s) <= limit {
+		return true // a UTF-16 unit takes at least one byte
+	}
+	n := 0
+	for _, r := range s {
+		if n += utf16.RuneLen(r); n > limit {
+			return false
+		}
+	}
+	return true
+}
+
 // Split cuts text into parts of at most limit UTF-16 code units each, in
 // order. Joined back, the parts are text again except for the fences added
 // to close and reopen a code block at a cut and the whitespace at each cut
@@ -132,11 +146,12 @@ func split(text string, limit int) []piece {
 	if strings.TrimSpace(text) == "" {
 		return nil // nothing to post; servers refuse empty messages
 	}
-	if limit < 1 || Len(text) <= limit {
+	if limit < 1 || fits(text, limit) {
 		return []piece{{start: 0, end: len(text)}}
 	}
 	fences := findFences(text)
 	var out []piece
+	var units []int // reused by every cut
 	start := skipSpace(text, 0, fences)
 	for start < len(text) {
 		p := piece{start: start}
@@ -144,12 +159,12 @@ func split(text string, limit int) []piece {
 			p.reopen = f.open + "\n"
 		}
 		budget := limit - Len(p.reopen)
-		if Len(text[start:]) <= budget {
+		if fits(text[start:], budget) {
 			p.end = len(text)
 			out = append(out, p)
 			break
 		}
-		p.end, p.close = cut(text, start, budget, limit, fences)
+		p.end, p.close = cut(text, start, budget, limit, fences, &units)
 		out = append(out, p)
 		start = skipSpace(text, p.end, fences)
 	}
@@ -161,11 +176,12 @@ func split(text string, limit int) []piece {
 // ends inside a code block, fits in budget units (what limit leaves after
 // a reopened fence). It returns the piece's end and the closing fence to
 // add.
-func cut(text string, start, budget, limit int, fences []fence) (int, string) {
+func cut(text string, start, budget, limit int, fences []fence, buf *[]int) (int, string) {
 	// units[i] is the UTF-16 length of text[start:start+i] where i is a
 	// rune start (-1 inside a rune); hard is the longest prefix that fits
 	// without a closing fence.
-	units := make([]int, 0, 256)
+	units := (*buf)[:0]
+	defer func() { *buf = units }()
 	hard, n := 0, 0
 	for i, r := range text[start:] {
 		for len(units) < i {
