@@ -5,9 +5,10 @@
 // deadline rule and the counting live in one place.
 //
 // Waits grow exponentially from Base up to Cap, with jitter, for at most
-// MaxAttempts attempts, and never past the context's deadline: when the next
-// wait would end at or after it, Do gives up at once with the last error
-// instead of sleeping into a run that will be killed anyway.
+// MaxAttempts attempts and MaxWait of waiting in all, and never past the
+// context's deadline: when the next wait would end at or after it, Do gives
+// up at once with the last error instead of sleeping into a run that will
+// be killed anyway.
 package modelretry
 
 import (
@@ -29,6 +30,7 @@ type Policy struct {
 	Cap           time.Duration // the longest single backoff
 	MaxAttempts   int           // attempts in all, the first included; 1 disables retries
 	MaxRetryAfter time.Duration // a longer Retry-After is not waited for: Do gives up at once
+	MaxWait       time.Duration // all waits of one call together; the wait that would pass it is not made
 
 	Now    func() time.Time                                 // the clock the deadline is compared with
 	Sleep  func(ctx context.Context, d time.Duration) error // waits d or until ctx is done
@@ -44,11 +46,13 @@ const (
 	DefaultCap           = 20 * time.Second
 	DefaultMaxAttempts   = 6
 	DefaultMaxRetryAfter = time.Minute
+	DefaultMaxWait       = 90 * time.Second // only servers that send Retry-After can use more than 31 s
 )
 
 // Default returns the default policy with the real clock.
 func Default() Policy {
-	return Policy{Base: DefaultBase, Cap: DefaultCap, MaxAttempts: DefaultMaxAttempts, MaxRetryAfter: DefaultMaxRetryAfter}
+	return Policy{Base: DefaultBase, Cap: DefaultCap, MaxAttempts: DefaultMaxAttempts,
+		MaxRetryAfter: DefaultMaxRetryAfter, MaxWait: DefaultMaxWait}
 }
 
 // Stats counts what Do did for one call.
@@ -84,7 +88,7 @@ type GaveUp struct {
 	Attempts int
 	Elapsed  time.Duration // from the first attempt to giving up
 	Waited   time.Duration
-	Reason   string // "attempts", "deadline" or "retry-after"
+	Reason   string // "attempts", "deadline", "retry-after" or "wait budget"
 	Last     error  // the last attempt's error, a provider's *sb.Error
 }
 
@@ -114,7 +118,7 @@ func Do[T any](ctx context.Context, p Policy, op string, call func(context.Conte
 			st.Retries = st.Attempts - 1
 			return v, st, err
 		}
-		wait, reason := p.next(ctx, st.Attempts, err)
+		wait, reason := p.next(ctx, st, err)
 		if reason != "" {
 			st.Retries = st.Attempts - 1
 			var zero T
@@ -133,8 +137,10 @@ func Do[T any](ctx context.Context, p Policy, op string, call func(context.Conte
 	}
 }
 
-// next returns the wait before attempt n+1 after err, or why not to retry.
-func (p Policy) next(ctx context.Context, n int, err error) (time.Duration, string) {
+// next returns the wait before the next attempt after err, or why not to
+// retry.
+func (p Policy) next(ctx context.Context, st Stats, err error) (time.Duration, string) {
+	n := st.Attempts
 	if n >= p.MaxAttempts {
 		return 0, "attempts"
 	}
@@ -151,6 +157,9 @@ func (p Policy) next(ctx context.Context, n int, err error) (time.Duration, stri
 	}
 	if dl, ok := ctx.Deadline(); ok && !p.Now().Add(wait).Before(dl) {
 		return 0, "deadline"
+	}
+	if st.Waited+wait > p.MaxWait {
+		return 0, "wait budget"
 	}
 	return wait, ""
 }
@@ -215,6 +224,9 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.MaxRetryAfter <= 0 {
 		p.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if p.MaxWait <= 0 {
+		p.MaxWait = DefaultMaxWait
 	}
 	if p.Now == nil {
 		p.Now = time.Now

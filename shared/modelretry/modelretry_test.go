@@ -63,6 +63,7 @@ func TestDo(t *testing.T) {
 		{"always 5xx gives up after MaxAttempts", repeat(unavailable(), 100), modelretry.DefaultMaxAttempts,
 			[]time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}, sb.EUNAVAILABLE},
 		{"Retry-After above the maximum gives up at once", []error{limited(10 * time.Minute)}, 1, nil, sb.EUNAVAILABLE},
+		{"Retry-After waits stop at the wait budget", repeat(limited(time.Minute), 100), 2, []time.Duration{time.Minute}, sb.EUNAVAILABLE},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -36,14 +36,15 @@ func TestDefaultPolicyTable(t *testing.T) {
 		{"429 Retry-After 2 once", limited(2 * time.Second), 2 * time.Second, 2, 2 * time.Second, ""},
 		{"429 Retry-After 2 always", limited(2 * time.Second), 0, 6, 10 * time.Second, sb.EUNAVAILABLE},
 		{"429 without Retry-After always", limited(0), 0, 6, 31 * time.Second, sb.EUNAVAILABLE},
+		{"429 Retry-After 30 always", limited(30 * time.Second), 0, 4, 90 * time.Second, sb.EUNAVAILABLE},
 		{"429 Retry-After 5 min", limited(5 * time.Minute), 0, 1, 0, sb.EUNAVAILABLE},
 		{"401/403", sb.E("openai.complete", sb.EUNAUTHORIZED, "bad key"), 0, 1, 0, sb.EUNAUTHORIZED},
 		{"400", sb.E("openai.complete", sb.EINVALID, "rejected"), 0, 1, 0, sb.EINVALID},
 		{"404", sb.E("openai.complete", sb.ENOTFOUND, "no model"), 0, 1, 0, sb.ENOTFOUND},
 	}
 	var out strings.Builder
-	fmt.Fprintf(&out, "default policy: base %v, cap %v, max attempts %d, longest Retry-After %v\n",
-		modelretry.DefaultBase, modelretry.DefaultCap, modelretry.DefaultMaxAttempts, modelretry.DefaultMaxRetryAfter)
+	fmt.Fprintf(&out, "default policy: base %v, cap %v, max attempts %d, longest Retry-After %v, wait budget %v\n",
+		modelretry.DefaultBase, modelretry.DefaultCap, modelretry.DefaultMaxAttempts, modelretry.DefaultMaxRetryAfter, modelretry.DefaultMaxWait)
 	fmt.Fprintf(&out, "%-32s %8s %7s %10s %10s  %s\n", "failure", "attempts", "retries", "wait lo", "wait hi", "result")
 	for _, r := range rows {
 		clock := retrytest.New()
