@@ -6,7 +6,8 @@ CONFIG ?= $(firstword $(wildcard switchboard.yaml) switchboard.example.yaml)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 FUZZTIME ?= 30s
 FUZZ := shared/config:FuzzParse shared/workspace:FuzzResolve shared/approvals:FuzzVerify shared/nctool:FuzzScope \
-	shared/scrub:FuzzScrub shared/untrusted:FuzzFrame shared/httpapi:FuzzDecodeInvokeRequest
+	shared/scrub:FuzzScrub shared/untrusted:FuzzFrame shared/httpapi:FuzzDecodeInvokeRequest \
+	shared/textsplit:FuzzSplit
 LDFLAGS := -s -w -X github.com/switchboard-dev/switchboard/shared/app.Version=$(VERSION)
 
 .DEFAULT_GOAL := help

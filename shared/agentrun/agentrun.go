@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/modelretry"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -95,6 +97,9 @@ type Result struct {
 	// Calls lists the tool calls the run made, in order, with their answers
 	// (the reply path looks here to avoid posting twice, RC8).
 	Calls []Call `json:"calls,omitempty"`
+	// ModelCalls counts the model attempts of the run, retries and the time
+	// spent waiting between them (providers retry through modelretry).
+	ModelCalls modelretry.Stats `json:"modelCalls"`
 }
 
 // Call is one tool call of a run and its answer.
@@ -124,6 +129,8 @@ func (e *Engine) Run(ctx context.Context, agent Agent, wake string, parent *sb.R
 		Messages: []Message{{Role: "user", Content: wake}}}
 	seen := map[string]int{}
 	var runErr error
+	var attempts modelretry.Recorder
+	ctx = modelretry.WithRecorder(ctx, &attempts)
 
 loop:
 	for {
@@ -165,6 +172,11 @@ loop:
 		}
 	}
 
+	res.ModelCalls = attempts.Stats()
+	if res.ModelCalls.Retries > 0 {
+		slog.InfoContext(ctx, "model calls were retried", "agent", agent.ID, "run", res.Run.RunID,
+			"attempts", res.ModelCalls.Attempts, "retries", res.ModelCalls.Retries, "waited", res.ModelCalls.Waited, "outcome", res.Outcome)
+	}
 	rec.Steps, rec.Outcome = res.Steps, res.Outcome
 	rec.Duration = e.now().Sub(now)
 	rec.CostUSD = agent.Pricing.Cost(rec.TokensIn, rec.TokensOut)

@@ -21,6 +21,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/switchboard-dev/switchboard/shared/agentrun"
+	"github.com/switchboard-dev/switchboard/shared/modelretry"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -37,13 +38,34 @@ var _ ConverseAPI = (*bedrockruntime.Client)(nil)
 type Model struct {
 	client  ConverseAPI
 	modelID string
+	retry   modelretry.Policy
 }
 
 var _ agentrun.Model = (*Model)(nil)
 
 // New returns the model modelID reached through client.
 func New(client ConverseAPI, modelID string) *Model {
-	return &Model{client: client, modelID: strings.TrimSpace(modelID)}
+	return &Model{client: client, modelID: strings.TrimSpace(modelID), retry: modelretry.Default()}
+}
+
+// WithRetry returns a copy of m that retries by p (modelretry.Default()
+// unless changed; MaxAttempts 1 turns retries off).
+func (m *Model) WithRetry(p modelretry.Policy) *Model {
+	c := *m
+	c.retry = p
+	return &c
+}
+
+// noSDKRetries turns the SDK's own retryer off for Converse: modelretry
+// retries instead. Both at once would multiply the attempts (the SDK's
+// standard retryer makes 3 per call, so 6 of ours would be 18) and the wait,
+// and the SDK's client-side retry quota would fail calls fast on its own
+// schedule; one loop keeps one policy, one count and the deadline rule.
+// Setting RetryMaxAttempts to 0 keeps a client-wide value (AWS_MAX_ATTEMPTS)
+// from wrapping the no-op retryer again.
+func noSDKRetries(o *bedrockruntime.Options) {
+	o.Retryer = aws.NopRetryer{}
+	o.RetryMaxAttempts = 0
 }
 
 // maxServerMessage caps an AWS validation message passed on to a caller.
@@ -57,6 +79,12 @@ const maxServerMessage = 500
 // or a tool name is not acceptable; ENOTFOUND when the model does not exist
 // in the region; EINTERNAL for anything else (credentials that cannot be
 // loaded, an unexpected answer).
+//
+// Throttling, exhausted quotas, unavailability, internal errors, model
+// timeouts, a model that is not ready and network failures are retried by
+// the model's retry policy within ctx's deadline (the SDK's own retryer is
+// off for this call); when it gives up the error is EUNAVAILABLE and says
+// after how many attempts.
 func (m *Model) Complete(ctx context.Context, req agentrun.Request) (agentrun.Response, error) {
 	const op = "bedrock.converse"
 	if m.modelID == "" {
@@ -66,9 +94,15 @@ func (m *Model) Complete(ctx context.Context, req agentrun.Request) (agentrun.Re
 	if err != nil {
 		return agentrun.Response{}, err
 	}
-	out, err := m.client.Converse(ctx, in)
+	out, _, err := modelretry.Do(ctx, m.retry, op, func(ctx context.Context) (*bedrockruntime.ConverseOutput, error) {
+		out, err := m.client.Converse(ctx, in, noSDKRetries)
+		if err != nil {
+			return nil, m.mapError(op, err)
+		}
+		return out, nil
+	})
 	if err != nil {
-		return agentrun.Response{}, m.mapError(op, err)
+		return agentrun.Response{}, err
 	}
 	resp, err := fromOutput(out)
 	if err != nil {

@@ -288,7 +288,7 @@ func TestErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeConverse{answers: []answer{{err: tt.err}}}
-			_, err := bedrock.New(f, modelID).Complete(context.Background(), agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}})
+			_, err := bedrock.New(f, modelID).WithRetry(oneAttempt).Complete(context.Background(), agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}})
 			checkErr(t, err, tt.wantCode, tt.wantMsg...)
 			for _, w := range tt.wantNot {
 				if strings.Contains(sb.ErrorMessage(err), w) {

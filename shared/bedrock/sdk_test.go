@@ -40,9 +40,17 @@ type converseServer struct {
 	errTyp string
 	answer string
 
-	mu    sync.Mutex
-	calls int
-	body  []byte
+	mu     sync.Mutex
+	calls  int
+	body   []byte
+	before []sdkReply // answered first, in order, before the fixed reply
+}
+
+// sdkReply is one answer of converseServer.
+type sdkReply struct {
+	status int
+	errTyp string
+	answer string
 }
 
 func newConverseServer(t *testing.T, status int, errType, answer string) *converseServer {
@@ -58,6 +66,10 @@ func (s *converseServer) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.calls++
 	s.body = body
+	rp := sdkReply{s.status, s.errTyp, s.answer}
+	if len(s.before) > 0 {
+		rp, s.before = s.before[0], s.before[1:]
+	}
 	s.mu.Unlock()
 	// The model id is one path segment; its ':' travels escaped.
 	wantPath := "/model/" + strings.ReplaceAll(modelID, ":", "%3A") + "/converse"
@@ -75,24 +87,28 @@ func (s *converseServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Amzn-Requestid", "5e2c1f8e-0000-4000-8000-000000000001")
-	if s.errTyp != "" {
-		w.Header().Set("X-Amzn-ErrorType", s.errTyp)
+	if rp.errTyp != "" {
+		w.Header().Set("X-Amzn-ErrorType", rp.errTyp)
 	}
-	w.WriteHeader(s.status)
-	io.WriteString(w, s.answer)
+	w.WriteHeader(rp.status)
+	io.WriteString(w, rp.answer)
 }
 
 // sdkModel is the provider over a real bedrockruntime.Client pointed at srv
 // with dummy credentials; one attempt, so error tests do not retry.
 func sdkModel(srv *httptest.Server) *bedrock.Model {
-	client := bedrockruntime.New(bedrockruntime.Options{
-		Region:           "us-east-1",
-		BaseEndpoint:     aws.String(srv.URL),
-		Credentials:      credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ""),
-		HTTPClient:       srv.Client(),
-		RetryMaxAttempts: 1,
+	return bedrock.New(sdkClient(srv), modelID).WithRetry(oneAttempt)
+}
+
+// sdkClient is a real bedrockruntime.Client pointed at srv with dummy
+// credentials and the SDK's default (standard) retryer.
+func sdkClient(srv *httptest.Server) *bedrockruntime.Client {
+	return bedrockruntime.New(bedrockruntime.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(srv.URL),
+		Credentials:  credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ""),
+		HTTPClient:   srv.Client(),
 	})
-	return bedrock.New(client, modelID)
 }
 
 // answerToolUse is a Converse answer as Bedrock sends it for a tool call.

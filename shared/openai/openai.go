@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/agentrun"
+	"github.com/switchboard-dev/switchboard/shared/modelretry"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/toolnames"
 )
@@ -46,6 +47,7 @@ type Model struct {
 	model    string
 	hc       *http.Client
 	now      func() time.Time // reads Retry-After dates
+	retry    modelretry.Policy
 }
 
 var _ agentrun.Model = (*Model)(nil)
@@ -82,7 +84,19 @@ func New(baseURL, apiKey, model string, hc *http.Client) (*Model, error) {
 		model:    model,
 		hc:       hc,
 		now:      time.Now,
+		retry:    modelretry.Default(),
 	}, nil
+}
+
+// WithRetry returns a copy of m that retries by p (modelretry.Default()
+// unless changed; MaxAttempts 1 turns retries off).
+func (m *Model) WithRetry(p modelretry.Policy) *Model {
+	c := *m
+	c.retry = p
+	if p.Now != nil {
+		c.now = p.Now
+	}
+	return &c
 }
 
 // String describes the model without its API key, so that printing a Model
@@ -98,6 +112,10 @@ func (m *Model) GoString() string { return m.String() }
 // timeouts and unreachable servers; EINVALID for other 4xx (with the
 // server's message) and for tools whose names a model cannot accept;
 // EINTERNAL when the answer is not a chat completion.
+//
+// 429, 5xx, timeouts and unreachable servers are retried by the model's
+// retry policy within ctx's deadline; when it gives up the error is
+// EUNAVAILABLE and says after how many attempts.
 func (m *Model) Complete(ctx context.Context, req agentrun.Request) (agentrun.Response, error) {
 	const op = "openai.complete"
 	body, err := m.toRequest(req)
@@ -110,7 +128,15 @@ func (m *Model) Complete(ctx context.Context, req agentrun.Request) (agentrun.Re
 	if err := enc.Encode(body); err != nil {
 		return agentrun.Response{}, sb.Wrap(op, sb.EINVALID, "the request to the model cannot be encoded as JSON; check the tools' parameter schemas", err)
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, m.endpoint, &raw)
+	resp, _, err := modelretry.Do(ctx, m.retry, op, func(ctx context.Context) (agentrun.Response, error) {
+		return m.post(ctx, op, raw.Bytes(), len(req.Messages))
+	})
+	return resp, err
+}
+
+// post makes one attempt: one POST, one answer.
+func (m *Model) post(ctx context.Context, op string, body []byte, sent int) (agentrun.Response, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, m.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return agentrun.Response{}, sb.Wrap(op, sb.EINTERNAL, "the model request could not be built", err)
 	}
@@ -143,7 +169,7 @@ func (m *Model) Complete(ctx context.Context, req agentrun.Request) (agentrun.Re
 		}
 		return agentrun.Response{}, sb.E(op, sb.EINTERNAL, msg)
 	}
-	return fromResponse(cr, len(req.Messages)), nil
+	return fromResponse(cr, sent), nil
 }
 
 // transportError maps a failure to reach the server or read its answer.

@@ -342,6 +342,7 @@ func TestErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			m = m.WithRetry(oneAttempt) // the mapping of one answer; retries have their own tests
 			_, err = m.Complete(context.Background(), agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}})
 			checkErr(t, err, key, tt.wantCode, tt.wantMsg, tt.wantNotMsg)
 			var se *sb.Error
@@ -361,6 +362,7 @@ func TestUnreachableServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m = m.WithRetry(oneAttempt)
 	_, err = m.Complete(context.Background(), agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}})
 	checkErr(t, err, apiKey, sb.EUNAVAILABLE, []string{"cannot reach the model server at " + url + "/v1", "check model.baseUrl"}, nil)
 }
