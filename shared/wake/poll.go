@@ -29,12 +29,23 @@ type PollAgent struct {
 }
 
 // Poller is the rocketchat-poll job (RC5). State lives in DynamoDB: one
-// marker per agent and room (KV), the hourly wake counters, and the claims
-// shared with the webhook so that a message never wakes an agent twice.
+// marker per agent and room (KV), the hourly wake counters, and the wake
+// claims shared with the webhook so that a message never wakes an agent
+// twice.
+//
+// The poll is also what recovers a wake whose run died (a killed process,
+// a Lambda timeout): the room marker never moves past a waking message
+// whose claim is not done, and the room stays unread for the agent, so the
+// next tick fetches that message again and takes its claim over once the
+// claim's in-progress window has passed.
 type Poller struct {
 	KV       sb.KV
 	Counters sb.Counters
-	Claims   Claims
+	Claims   Claims    // once-only markers (the throttle's log line)
+	Wakes    WakeStore // the wake claims
+	// ClaimFor is the in-progress window of a dispatched wake (see
+	// ClaimWindow); DefaultClaimFor when zero.
+	ClaimFor time.Duration
 	Dispatch Dispatcher
 	Log      *slog.Logger
 	Loc      *time.Location
@@ -124,8 +135,19 @@ func (p *Poller) room(ctx context.Context, a PollAgent, s rocketchat.Subscriptio
 			waking = append(waking, m)
 		}
 	}
-	if err := p.wake(ctx, a, room, waking, st); err != nil {
+	pending, err := p.wake(ctx, a, room, waking, st)
+	if err != nil {
 		return err // marker and read state stay: the next tick tries again
+	}
+	if !pending.IsZero() {
+		// A waking message is still in progress (ours just queued, or
+		// another run's): keep the marker just before it and the room
+		// unread, so that the next tick sees it again and takes it over if
+		// its run is gone. Rocket.Chat timestamps have milliseconds.
+		if hold := pending.Add(-time.Millisecond); hold.After(marker) {
+			return p.KV.Put(ctx, markerKey, hold.UTC().Format(time.RFC3339Nano), time.Time{})
+		}
+		return nil
 	}
 	// Read only after the messages were collected and queued.
 	if err := a.Chat.MarkRead(ctx, s.RoomID); err != nil {
@@ -138,23 +160,38 @@ func (p *Poller) room(ctx context.Context, a PollAgent, s rocketchat.Subscriptio
 }
 
 // wake claims the messages (shared with the webhook), applies the hourly
-// throttle and queues one job for the room.
-func (p *Poller) wake(ctx context.Context, a PollAgent, room Room, msgs []rocketchat.Message, st *PollStats) error {
+// throttle and queues one job for the room. It returns the time of the
+// oldest waking message whose claim is not done (zero when all are).
+func (p *Poller) wake(ctx context.Context, a PollAgent, room Room, msgs []rocketchat.Message, st *PollStats) (time.Time, error) {
 	var keys []string
 	var fresh []rocketchat.Message
-	for _, m := range msgs {
-		key := "rc#" + a.ID + "#" + m.ID
-		ok, err := p.Claims.Claim(ctx, key, p.Now().Add(ClaimTTL))
-		if err != nil {
-			p.release(ctx, keys)
-			return err
+	var pending time.Time
+	hold := func(at time.Time) {
+		if pending.IsZero() || at.Before(pending) {
+			pending = at
 		}
-		if ok {
+	}
+	claimFor := p.ClaimFor
+	if claimFor <= 0 {
+		claimFor = DefaultClaimFor
+	}
+	owner := sb.NewID(p.Now())
+	for _, m := range msgs {
+		key := ClaimKey(a.ID, m.ID)
+		c, ok, err := p.Wakes.Take(ctx, key, owner, p.Now().Add(claimFor))
+		if err != nil {
+			p.release(ctx, keys, owner)
+			return time.Time{}, err
+		}
+		switch {
+		case ok:
 			keys, fresh = append(keys, key), append(fresh, m)
+		case c.State != sb.ClaimDone:
+			hold(m.At) // a live run has it; if that run dies, a later tick takes over
 		}
 	}
 	if len(fresh) == 0 {
-		return nil
+		return pending, nil
 	}
 	allowed, err := Throttle(ctx, p.Counters, p.Claims, p.Log, a.ID, room.ID, a.MaxWakesPerHour, p.Now())
 	unthrottle := func() {
@@ -163,31 +200,44 @@ func (p *Poller) wake(ctx context.Context, a PollAgent, room Room, msgs []rocket
 		}
 	}
 	if err != nil {
-		p.release(ctx, keys)
-		return err
+		p.release(ctx, keys, owner)
+		return time.Time{}, err
 	}
 	if !allowed {
 		st.Throttled++
-		return nil
+		for _, k := range keys {
+			if err := p.Wakes.Finish(ctx, k, OutcomeThrottled); err != nil {
+				return time.Time{}, err
+			}
+		}
+		return pending, nil
 	}
 	thread := commonThread(fresh)
 	job := Job{AgentID: a.ID, Source: "rocketchat-poll", Text: FormatMessages(room, thread, fresh, p.Loc),
-		ReplyTo: &ReplyTo{RoomID: room.ID, RoomName: room.Name, ThreadID: thread}}
+		ReplyTo: &ReplyTo{RoomID: room.ID, RoomName: room.Name, RoomType: string(room.Type), ThreadID: thread},
+		Claim:   &JobClaim{Keys: keys, Owner: owner}}
 	for _, m := range fresh {
 		job.MessageIDs = append(job.MessageIDs, m.ID)
 	}
 	if err := p.Dispatch.Dispatch(ctx, job); err != nil {
-		p.release(ctx, keys)
+		p.release(ctx, keys, owner)
 		unthrottle() // the wake did not happen: do not let it use up the hour
-		return err
+		return time.Time{}, err
 	}
 	st.Wakes++
-	return nil
+	for i, m := range fresh {
+		// A fast worker may be done already; otherwise the wake is in
+		// progress and the room is held for it.
+		if c, found, err := p.Wakes.Get(ctx, keys[i]); err != nil || !found || c.State != sb.ClaimDone {
+			hold(m.At)
+		}
+	}
+	return pending, nil
 }
 
-func (p *Poller) release(ctx context.Context, keys []string) {
+func (p *Poller) release(ctx context.Context, keys []string, owner string) {
 	for _, k := range keys {
-		if err := p.Claims.Unclaim(context.WithoutCancel(ctx), k); err != nil {
+		if err := p.Wakes.Release(context.WithoutCancel(ctx), k, owner); err != nil {
 			p.Log.ErrorContext(ctx, "rocketchat-poll: could not release claim", "key", k, "err", err)
 		}
 	}

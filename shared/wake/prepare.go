@@ -55,7 +55,7 @@ func (p *Preparer) Prepare(ctx context.Context, job Job, src MessageSource, rule
 		return job, false, err
 	}
 	job.Text = FormatMessages(room, m.ThreadID, []rocketchat.Message{m}, p.Loc)
-	job.ReplyTo = &ReplyTo{RoomID: room.ID, RoomName: room.Name, ThreadID: m.ThreadID}
+	job.ReplyTo = &ReplyTo{RoomID: room.ID, RoomName: room.Name, RoomType: string(room.Type), ThreadID: m.ThreadID}
 	job.MessageIDs = []string{m.ID}
 	job.Pending = nil
 	return job, true, nil

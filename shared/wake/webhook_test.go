@@ -71,7 +71,7 @@ func newHookEnv(t *testing.T, tokens []string, agents func(e *hookEnv) []wake.We
 	}
 	log, logs := newLog()
 	e.logs = logs
-	srv := httptest.NewServer(wake.NewReceiver(tokens, agents(e), e.store, d, log))
+	srv := httptest.NewServer(wake.NewReceiver(tokens, agents(e), &sb.WakeClaims{KV: e.store.KV()}, d, log))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL + "/hooks/rocketchat"
 	return e
@@ -439,15 +439,16 @@ func agentsOf(jobs []wake.Job) string {
 	return strings.Join(ids, ",")
 }
 
-// failingClaims fails every Claim: the store is down.
-type failingClaims struct{ n atomic.Int64 }
-
-func (f *failingClaims) Claim(context.Context, string, time.Time) (bool, error) {
-	f.n.Add(1)
-	return false, sb.E("markers.claim", sb.EUNAVAILABLE, "the state table is busy")
+// failingClaims fails every Take: the store is down.
+type failingClaims struct {
+	wake.WakeStore
+	n atomic.Int64
 }
 
-func (f *failingClaims) Unclaim(context.Context, string) error { return nil }
+func (f *failingClaims) Take(context.Context, string, string, time.Time) (sb.WakeClaim, bool, error) {
+	f.n.Add(1)
+	return sb.WakeClaim{}, false, sb.E("kv.putIf", sb.EUNAVAILABLE, "the state table is busy")
+}
 
 func TestReceiverStoreDownIs503(t *testing.T) {
 	e := newHookEnv(t, []string{hookToken}, nil, nil)
