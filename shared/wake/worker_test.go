@@ -91,10 +91,10 @@ func newWorker(store *memstore.Store, run func(context.Context, wake.Job) (agent
 		Prepare: func(ctx context.Context, j wake.Job) (wake.Job, bool, error) {
 			panic("Prepare called for a job without Pending")
 		},
-		Run:      run,
-		Reply:    r.Reply,
-		RunFor: time.Minute,
-		WaitFor:  5 * time.Second,
+		Run:     run,
+		Reply:   r.Reply,
+		RunFor:  time.Minute,
+		WaitFor: 5 * time.Second,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			time.Sleep(time.Millisecond)
 			return ctx.Err()
