@@ -112,7 +112,7 @@ func (a *App) setupRocketChat(awsCfg aws.Config, hc *http.Client) error {
 	slack := min(runSlack, run/4) // short runs (tests) get a short slack
 	claimFor := wake.ClaimWindow(wait, run, slack)
 	wakes := &sb.WakeClaims{KV: a.Store.KV(), Keep: wake.ClaimTTL}
-	preparer := &wake.Preparer{Counters: a.Store, Claims: a.Store, Log: a.Log, Loc: time.UTC, Now: time.Now}
+	preparer := &wake.Preparer{Counters: a.Store, Claims: a.Store, Wakes: wakes, Log: a.Log, Loc: time.UTC, Now: time.Now}
 	a.Worker = &wake.Worker{
 		Leases:  a.Store,
 		Claims:  wakes,

@@ -40,6 +40,10 @@ type Pending struct {
 	RoomID    string `json:"roomId"`
 	MessageID string `json:"messageId"`
 	ThreadID  string `json:"threadId,omitempty"`
+	// Edited: the delivery says the message was edited. The worker
+	// believes only the editedAt of the message it fetches, and claims
+	// each real edit once.
+	Edited bool `json:"edited,omitempty"`
 }
 
 // ReplyTo is where the run's final answer goes (RC8).

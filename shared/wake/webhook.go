@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -136,10 +135,17 @@ func (r *Receiver) deliver(ctx context.Context, p WebhookPayload) ([]string, err
 		}
 		key, owner := ClaimKey(a.ID, p.MessageID), sb.NewID(r.now())
 		if p.IsEdited {
-			// timestamp is the original send time even on edits: key the
-			// edit on its text too, so that every changed text counts once.
-			sum := sha256.Sum256([]byte(p.Timestamp + "\x00" + p.Text))
-			key += "#edit#" + hex.EncodeToString(sum[:8])
+			// The payload's isEdited and text are the sender's word only:
+			// the worker fetches the message and claims the edit by its
+			// editedAt, so a forged or repeated edit wakes nobody.
+			job := Job{AgentID: a.ID, Source: "rocketchat-webhook",
+				Pending: &Pending{RoomID: p.ChannelID, MessageID: p.MessageID, ThreadID: p.TMID, Edited: true},
+				Claim:   &JobClaim{Owner: owner}}
+			if err := r.dispatch.Dispatch(ctx, job); err != nil {
+				return queued, err
+			}
+			queued = append(queued, a.ID)
+			continue
 		}
 		// A claim whose run is gone (its in-progress window passed) is
 		// taken over here: Rocket.Chat's retry recovers the wake.

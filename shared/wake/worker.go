@@ -148,15 +148,16 @@ func (h *handling) last() bool { return h.attempt >= h.w.attempts() }
 func (h *handling) handle(ctx context.Context) error {
 	w, job := h.w, h.job
 	start := h.now()
-	if ok, err := h.begin(ctx, job.Claim, start.Add(ClaimWindow(w.WaitFor, w.RunFor, w.slack()))); err != nil || !ok {
-		return err
-	}
-	if h.attempt > w.attempts() {
-		// Every attempt so far died without ending (a crash or a timeout
-		// each time): stop here rather than loop on the poll's take-overs.
-		h.log.ErrorContext(ctx, "wake abandoned: every attempt died before it ended", "agent", job.AgentID, "attempt", h.attempt, "messages", job.MessageIDs)
-		h.notify(ctx, sb.RunContext{}, reasonCrashed)
-		return h.finish(ctx, OutcomeGaveUp)
+	claimUntil := start.Add(ClaimWindow(w.WaitFor, w.RunFor, w.slack()))
+	// An edit's claim is known only once the message was fetched.
+	edit := job.Pending != nil && job.Pending.Edited
+	if !edit {
+		if ok, err := h.begin(ctx, job.Claim, claimUntil); err != nil || !ok {
+			return err
+		}
+		if h.abandoned(ctx) {
+			return h.finish(ctx, OutcomeGaveUp)
+		}
 	}
 	if job.Pending != nil {
 		prepared, ok, err := w.Prepare(ctx, job)
@@ -167,6 +168,14 @@ func (h *handling) handle(ctx context.Context) error {
 			return h.finish(ctx, OutcomeNoWake)
 		}
 		h.job, job = prepared, prepared
+	}
+	if edit {
+		if ok, err := h.begin(ctx, job.Claim, claimUntil); err != nil || !ok {
+			return err
+		}
+		if h.abandoned(ctx) {
+			return h.finish(ctx, OutcomeGaveUp)
+		}
 	}
 
 	key, holder := "agent#"+job.AgentID, sb.NewID(start)
@@ -220,6 +229,18 @@ func (h *handling) handle(ctx context.Context) error {
 		return h.undeliverable(ctx, res, err)
 	}
 	return h.finish(ctx, OutcomeAnswered)
+}
+
+// abandoned reports (and says) that every attempt so far died without
+// ending (a crash or a timeout each time): the wake stops here rather than
+// loop on the poll's take-overs.
+func (h *handling) abandoned(ctx context.Context) bool {
+	if h.attempt <= h.w.attempts() {
+		return false
+	}
+	h.log.ErrorContext(ctx, "wake abandoned: every attempt died before it ended", "agent", h.job.AgentID, "attempt", h.attempt, "messages", h.job.MessageIDs)
+	h.notify(ctx, sb.RunContext{}, reasonCrashed)
+	return true
 }
 
 // runDeadline is now plus RunFor, capped by ctx's deadline (the Lambda's)
