@@ -180,8 +180,8 @@ func (a *App) pollRocketChat(ctx context.Context) (string, error) {
 			MaxMessages: rc.maxMsgs, Lookback: rc.lookback, MaxWakesPerHour: rc.maxWakes})
 	}
 	st, err := a.poller.Tick(ctx, agents)
-	return fmt.Sprintf("%d agents, %d rooms with news, %d messages, %d wakes, %d throttled",
-		st.Agents, st.Rooms, st.Messages, st.Wakes, st.Throttled), err
+	return fmt.Sprintf("%d agents, %d rooms with news, %d messages, %d wakes, %d throttled, %d rate-limited",
+		st.Agents, st.Rooms, st.Messages, st.Wakes, st.Throttled, st.RateLimited), err
 }
 
 // runJob runs the woken agent.

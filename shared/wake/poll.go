@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/rocketchat"
@@ -50,12 +51,16 @@ type Poller struct {
 	Log      *slog.Logger
 	Loc      *time.Location
 	Now      func() time.Time
+
+	mu      sync.Mutex
+	limited map[string]time.Time // agent → end of its Rocket.Chat rate limit, read from KV once
 }
 
 // PollStats counts what one tick did, for the job's summary and the
 // closing-note measurements.
 type PollStats struct {
 	Agents, Rooms, Messages, Wakes, Throttled int
+	RateLimited                               int // agents skipped or stopped by a 429
 }
 
 // Tick polls every agent once. One agent's failure does not stop the others;
@@ -75,8 +80,20 @@ func (p *Poller) Tick(ctx context.Context, agents []PollAgent) (PollStats, error
 // agent costs one subscriptions.get when nothing happened (a quiet tick: one
 // Rocket.Chat call, no DynamoDB access, no model call).
 func (p *Poller) agent(ctx context.Context, a PollAgent, st *PollStats) error {
+	until, err := p.limitedUntil(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	if p.Now().Before(until) {
+		st.RateLimited++ // Rocket.Chat said wait (RC13): not one call until then
+		return nil
+	}
 	subs, err := a.Chat.Subscriptions(ctx, time.Time{})
 	if err != nil {
+		if p.rateLimited(ctx, a, err) {
+			st.RateLimited++
+			return nil
+		}
 		return err
 	}
 	var errs []error
@@ -91,6 +108,13 @@ func (p *Poller) agent(ctx context.Context, a PollAgent, st *PollStats) error {
 		}
 		st.Rooms++
 		if err := p.room(ctx, a, s, st); err != nil {
+			if p.rateLimited(ctx, a, err) {
+				// Stop this agent's tick at the first 429: the other rooms
+				// would only be refused too. This room's marker and read
+				// state stay, so the next tick after the reset takes it up.
+				st.RateLimited++
+				break
+			}
 			errs = append(errs, fmt.Errorf("room %s: %w", s.RoomID, err))
 		}
 	}
@@ -241,6 +265,67 @@ func (p *Poller) release(ctx context.Context, keys []string, owner string) {
 			p.Log.ErrorContext(ctx, "rocketchat-poll: could not release claim", "key", k, "err", err)
 		}
 	}
+}
+
+// rateLimitKey holds the end of an agent's Rocket.Chat rate limit.
+func rateLimitKey(agent string) string { return "poll-ratelimit#" + agent }
+
+// defaultRateLimitWait is Rocket.Chat's default limiter window, used when a
+// 429 says nothing about its reset.
+const defaultRateLimitWait = time.Minute
+
+// limitedUntil is the end of agent's rate limit (zero when none). It is read
+// from the KV once per process; after that the poller, the only writer,
+// knows it, so a quiet tick stays free of store reads.
+func (p *Poller) limitedUntil(ctx context.Context, agent string) (time.Time, error) {
+	p.mu.Lock()
+	until, known := p.limited[agent]
+	p.mu.Unlock()
+	if known {
+		return until, nil
+	}
+	raw, found, err := p.KV.Get(ctx, rateLimitKey(agent))
+	if err != nil {
+		return time.Time{}, err
+	}
+	if found {
+		if until, err = time.Parse(time.RFC3339Nano, raw); err != nil {
+			return time.Time{}, fmt.Errorf("rate limit of %s %q: %w", agent, raw, err)
+		}
+	}
+	p.remember(agent, until)
+	return until, nil
+}
+
+func (p *Poller) remember(agent string, until time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.limited == nil {
+		p.limited = map[string]time.Time{}
+	}
+	p.limited[agent] = until
+}
+
+// rateLimited reports whether err is Rocket.Chat's 429, and if so keeps
+// the agent out of the poll until the limiter's reset (X-RateLimit-Reset),
+// in the KV so that a cold start honours it too.
+func (p *Poller) rateLimited(ctx context.Context, a PollAgent, err error) bool {
+	var e *sb.Error
+	if !errors.As(err, &e) || e.Code != sb.ERATELIMITED {
+		return false
+	}
+	wait := e.RetryAfter
+	if wait <= 0 {
+		wait = defaultRateLimitWait
+	}
+	until := p.Now().Add(wait)
+	p.remember(a.ID, until)
+	p.Log.WarnContext(ctx, "rocketchat-poll: rate limited by Rocket.Chat; this agent is not polled until the reset",
+		"agent", a.ID, "until", until.UTC().Format(time.RFC3339))
+	if perr := p.KV.Put(ctx, rateLimitKey(a.ID), until.UTC().Format(time.RFC3339Nano), until.Add(time.Hour)); perr != nil {
+		p.Log.ErrorContext(ctx, "rocketchat-poll: could not store the rate limit; only this process honours it", "agent", a.ID, "err", perr)
+	}
+	return true
 }
 
 // commonThread is the thread all messages belong to, or "" (the room).

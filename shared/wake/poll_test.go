@@ -318,9 +318,11 @@ func TestPollFirstFetchNeverReplaysOlderHistory(t *testing.T) {
 }
 
 // RC5: a quiet tick costs one subscriptions.get and nothing else: no
-// history, no store access, no dispatch.
+// history, no store access, no dispatch. Only a poller's first tick reads
+// the agent's rate-limit state (kept in the store across cold starts).
 func TestPollQuietTick(t *testing.T) {
 	e := newPollEnv(t)
+	wantStore := int64(1)
 	check := func(when string) {
 		t.Helper()
 		reqs, store, jobs := len(e.rc.Requests()), e.storeCalls.Load(), e.disp.len()
@@ -328,9 +330,10 @@ func TestPollQuietTick(t *testing.T) {
 		if got := routes(e.since(reqs)); !slices.Equal(got, []string{"subscriptions.get"}) {
 			t.Errorf("%s: requests %v, want exactly one subscriptions.get", when, got)
 		}
-		if got := e.storeCalls.Load() - store; got != 0 {
-			t.Errorf("%s: %d store calls, want none", when, got)
+		if got := e.storeCalls.Load() - store; got != wantStore {
+			t.Errorf("%s: %d store calls, want %d", when, got, wantStore)
 		}
+		wantStore = 0
 		if e.disp.len() != jobs {
 			t.Errorf("%s: a quiet tick dispatched", when)
 		}
@@ -808,5 +811,60 @@ func TestPollStoreFailureReleasesClaims(t *testing.T) {
 			}
 			checkJob(t, e.disp.all()[0], "hermes", wake.ReplyTo{RoomID: e.general, RoomName: "general"}, a, b)
 		})
+	}
+}
+
+// RC13: the first 429 stops the agent's tick (no call to its other rooms),
+// and the agent is not polled at all until X-RateLimit-Reset, also by a
+// poller after a cold start (the reset is kept in the store).
+func TestPollRateLimitHoldsAcrossTicks(t *testing.T) {
+	e := newPollEnv(t)
+	second := e.rc.AddChannel("zweiter-kanal", "richard", "agent-hermes")
+	e.post(t, "richard", e.general, "@agent-hermes eins", rcfake.PostOptions{})
+	e.post(t, "richard", second, "@agent-hermes zwei", rcfake.PostOptions{})
+	e.post(t, "richard", e.finanz, "@agent-hermes drei", rcfake.PostOptions{})
+	e.post(t, "richard", e.dmRich, "vier", rcfake.PostOptions{})
+	e.rc.SetRateLimit(1, time.Minute) // one call per route and minute: the second channels.history is refused
+
+	reqs := len(e.rc.Requests())
+	st := e.tick(t)
+	// With one call per route, the first repeated route is the 429.
+	got := routes(e.since(reqs))
+	refused := -1
+	for i := range got {
+		if slices.Contains(got[:i], got[i]) {
+			refused = i
+			break
+		}
+	}
+	if refused < 0 {
+		t.Fatalf("requests %v: the limiter was not reached", got)
+	}
+	if refused != len(got)-1 {
+		t.Errorf("requests %v: calls went on after the 429 (%s)", got, got[refused])
+	}
+	if st.RateLimited != 1 || st.Wakes == 0 || st.Wakes >= 4 {
+		t.Errorf("stats %+v, want some wakes before the agent was rate-limited", st)
+	}
+
+	// Before the reset: not one call, not even subscriptions.get; also
+	// after a cold start.
+	for _, p := range []*wake.Poller{e.poller, e.newPoller()} {
+		e.poller = p
+		reqs = len(e.rc.Requests())
+		if st := e.tick(t); st.RateLimited != 1 {
+			t.Errorf("stats before the reset %+v, want rate-limited", st)
+		}
+		if got := e.since(reqs); len(got) != 0 {
+			t.Errorf("calls before the reset: %v", routes(got))
+		}
+	}
+
+	// After the reset the agent is polled again and the refused rooms wake.
+	e.clk.Add(time.Minute)
+	e.rc.SetRateLimit(0, 0)
+	e.tick(t)
+	if e.disp.len() != 4 {
+		t.Errorf("%d jobs after the reset, want 4 (every room once)", e.disp.len())
 	}
 }
