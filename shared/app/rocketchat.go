@@ -221,7 +221,18 @@ func (a *App) reply(ctx context.Context, job wake.Job, run sb.RunContext, text s
 	env := a.Tools.Invoke(ctx, sb.ToolCall{AgentID: job.AgentID, Tool: "RocketChat", Action: action,
 		Args: raw, Run: run, Origin: sb.OriginRouter})
 	if env.Status != "ok" {
-		return sb.E("app.reply", sb.EUNAVAILABLE, env.Error)
+		// Temporary refusals (429, 5xx, no answer) are worth another try;
+		// the worker retries those and hands the rest to the router.
+		code := sb.EUNAVAILABLE
+		switch s := env.HTTPStatus; {
+		case s == http.StatusTooManyRequests:
+			code = sb.ERATELIMITED
+		case s >= 400 && s < 500:
+			code = sb.EINVALID
+		case env.Status == "pending_approval":
+			code = sb.ECONFLICT
+		}
+		return sb.E("app.reply", code, env.Error)
 	}
 	return nil
 }

@@ -73,9 +73,7 @@ func (h *handling) notify(ctx context.Context, run sb.RunContext, reason Reason)
 	if run.RunID == "" {
 		run = sb.NewRun(job.AgentID, job.Parent, h.now())
 	}
-	nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.w.slack())
-	defer cancel()
-	if err := h.w.Reply(nctx, job, run, reason.Text); err != nil {
+	if err := h.post(ctx, run, reason.Text); err != nil {
 		h.log.ErrorContext(ctx, "wake notice could not be posted", "agent", job.AgentID, "room", job.ReplyTo.RoomID, "reason", reason.Code, "err", err)
 		return false
 	}

@@ -223,12 +223,39 @@ func (h *handling) handle(ctx context.Context) error {
 		}
 		return h.finish(ctx, outcome)
 	}
-	replyCtx, cancelReply := context.WithTimeout(context.WithoutCancel(ctx), w.slack())
-	defer cancelReply()
-	if err := w.Reply(replyCtx, job, res.Run, res.Answer); err != nil {
+	if err := h.post(ctx, res.Run, res.Answer); err != nil {
 		return h.undeliverable(ctx, res, err)
 	}
 	return h.finish(ctx, OutcomeAnswered)
+}
+
+// replyWaits are the waits before the second and third try of a post that
+// Rocket.Chat refused for the moment (rate limited, unavailable): the
+// client itself never retries (RC13).
+var replyWaits = []time.Duration{time.Second, 3 * time.Second}
+
+// post sends text to the job's ReplyTo through Reply, within the slack
+// after the run, trying again on a temporary refusal (honouring a 429's
+// reset when it is known and fits).
+func (h *handling) post(ctx context.Context, run sb.RunContext, text string) error {
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*h.w.slack())
+	defer cancel()
+	for i := 0; ; i++ {
+		err := h.w.Reply(pctx, h.job, run, text)
+		code := sb.ErrorCode(err)
+		if err == nil || i == len(replyWaits) || (code != sb.EUNAVAILABLE && code != sb.ERATELIMITED) {
+			return err
+		}
+		wait := replyWaits[i]
+		var e *sb.Error
+		if errors.As(err, &e) && e.RetryAfter > wait {
+			wait = e.RetryAfter
+		}
+		h.log.WarnContext(ctx, "wake reply refused for now; trying again", "agent", h.job.AgentID, "try", i+1, "wait", wait.String(), "err", err)
+		if serr := h.sleep(pctx, wait); serr != nil {
+			return errors.Join(err, serr)
+		}
+	}
 }
 
 // abandoned reports (and says) that every attempt so far died without
