@@ -197,7 +197,9 @@ func TestWorkerBudgetNoticeOncePerRoomAndDay(t *testing.T) {
 // A reply Rocket.Chat refuses for the moment is tried again; one it keeps
 // refusing goes to the human through the router, and the claim says so.
 func TestWorkerReplyRetriedThenHandedToTheRouter(t *testing.T) {
-	answer := func(context.Context, wake.Job) (agentrun.Result, error) { return answered("hermes", "Die Zahlen stimmen."), nil }
+	answer := func(context.Context, wake.Job) (agentrun.Result, error) {
+		return answered("hermes", "Die Zahlen stimmen."), nil
+	}
 	const down = `<html><body><h1>502 Bad Gateway</h1></body></html>`
 
 	e := newNoticeEnv(t, answer)
