@@ -25,6 +25,7 @@ type hangingModel struct {
 	mu      sync.Mutex
 	calls   int
 	hang    int
+	down    bool // answer every request 503, like a model server that is down
 	started chan struct{} // closed when the first hanging request came in
 	once    sync.Once
 }
@@ -43,6 +44,15 @@ func newHangingModel(t *testing.T, hang int) *hangingModel {
 		// Read the body: only then does the server notice a caller that
 		// went away (and cancel r.Context).
 		_, _ = io.Copy(io.Discard, r.Body)
+		m.mu.Lock()
+		down := m.down
+		m.mu.Unlock()
+		if down {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, `{"error":{"message":"upstream sk-internal-9f8e7d overloaded","type":"server_error"}}`)
+			return
+		}
 		if n <= m.hang {
 			m.once.Do(func() { close(m.started) })
 			select {
@@ -185,4 +195,33 @@ func TestKilledRunIsRecoveredAndAnsweredOnce(t *testing.T) {
 		t.Errorf("model called %d times, want 2 (the killed run and the recovery)", n)
 	}
 	t.Logf("answered %.1f s after the kill (claim window: wait 1 s + run 3 s + 2×0.75 s slack)", recovered.Seconds())
+}
+
+// A model server that is down: the wake is tried three times (the local
+// pool retries like Lambda), then the person is told once, in their
+// thread, without the server's error text.
+func TestModelDownEndsInOneNotice(t *testing.T) {
+	w := newCrashWorld(t, 0)
+	w.model.mu.Lock()
+	w.model.down = true
+	w.model.mu.Unlock()
+	d := startDevConfig(t, w.config, w.env...)
+	parent, _ := w.rc.Post("richard", w.room, "Quartalszahlen", rcfake.PostOptions{})
+	if _, err := w.rc.Post("richard", w.room, "@agent-hermes stimmen die?", rcfake.PostOptions{Tmid: parent.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if !tickUntil(t, d, 30*time.Second, func() bool { return len(w.replies()) > 0 }) {
+		t.Fatalf("no notice; model calls %d\n%s", w.model.count(), d.logs.String())
+	}
+	tickUntil(t, d, 3*time.Second, func() bool { return false })
+	got := w.replies()
+	if len(got) != 1 {
+		t.Fatalf("agent posted %d messages %+v, want one notice", len(got), got)
+	}
+	if !strings.Contains(got[0].Text, "not reachable") || got[0].ThreadID != parent.ID || strings.Contains(got[0].Text, "sk-internal") {
+		t.Errorf("notice %q in thread %q, want the model-unavailable notice in %s without internals", got[0].Text, got[0].ThreadID, parent.ID)
+	}
+	if n := w.model.count(); n < 3 {
+		t.Errorf("model called %d times, want at least one per attempt (3)", n)
+	}
 }
