@@ -107,6 +107,7 @@ func newCrashWorld(t *testing.T, hang int) *crashWorld {
     baseUrl: %s
     webhookTokens: [%s]
   approvals: {signingKey: env:E2E_SIGNING_KEY}
+  human: {rocketchatUsername: richard}
   dev: {scheduler: false, workers: 2}
 agents:
   - id: hermes
@@ -223,5 +224,42 @@ func TestModelDownEndsInOneNotice(t *testing.T) {
 	}
 	if n := w.model.count(); n < 3 {
 		t.Errorf("model called %d times, want at least one per attempt (3)", n)
+	}
+}
+
+// An answer Rocket.Chat will not take in the room (after the retries) is
+// not dropped: it reaches the human through the router, with a link.
+func TestUnpostableAnswerGoesThroughTheRouter(t *testing.T) {
+	w := newCrashWorld(t, 0)
+	dm := w.rc.AddDM("richard", "agent-hermes")
+	d := startDevConfig(t, w.config, w.env...)
+	if _, err := w.rc.Post("richard", w.room, "@agent-hermes wie stehen die Zahlen?", rcfake.PostOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const down = `<html><body><h1>502 Bad Gateway</h1></body></html>`
+	for range 3 {
+		w.rc.FailNext("chat.postMessage", http.StatusBadGateway, down)
+	}
+	var got []rcfake.Message
+	ok := tickUntil(t, d, 20*time.Second, func() bool {
+		got = nil
+		for _, m := range w.rc.Messages(dm) {
+			if m.Username == "agent-hermes" {
+				got = append(got, m)
+			}
+		}
+		return len(got) > 0
+	})
+	if !ok {
+		t.Fatalf("the answer did not reach the human\n%s", d.logs.String())
+	}
+	if len(got) != 1 || !strings.Contains(got[0].Text, "answer 1") || !strings.Contains(got[0].Text, w.rc.URL+"/channel/finanz-team") {
+		t.Errorf("router delivery %+v, want the answer once with a link to the room", got)
+	}
+	if n := len(w.replies()); n != 0 {
+		t.Errorf("%d posts in the room, want none (it refused them)", n)
+	}
+	if !strings.Contains(d.logs.String(), "wake answer delivered through the router instead of the room") {
+		t.Error("the log does not say where the answer went")
 	}
 }

@@ -206,7 +206,8 @@ func (h *handling) handle(ctx context.Context) error {
 	// deadline plus the slack.
 	defer func() { _ = w.Leases.Release(context.WithoutCancel(ctx), key, holder) }()
 
-	runCtx, cancel := context.WithDeadline(ctx, h.runDeadline(ctx))
+	// A timeout, not a deadline: h.now may be a test's clock.
+	runCtx, cancel := context.WithTimeout(ctx, h.runDeadline(ctx).Sub(h.now()))
 	defer cancel()
 	res, err := h.run(runCtx, job)
 	if err != nil {
@@ -234,11 +235,19 @@ func (h *handling) handle(ctx context.Context) error {
 // client itself never retries (RC13).
 var replyWaits = []time.Duration{time.Second, 3 * time.Second}
 
+// postBudget is the least time a post (with its retries) gets.
+const postBudget = 10 * time.Second
+
 // post sends text to the job's ReplyTo through Reply, within the slack
 // after the run, trying again on a temporary refusal (honouring a 429's
 // reset when it is known and fits).
 func (h *handling) post(ctx context.Context, run sb.RunContext, text string) error {
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*h.w.slack())
+	// The post outlives the run's context, but not the invoker's deadline.
+	budget := max(2*h.w.slack(), postBudget)
+	if d, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(d))
+	}
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
 	for i := 0; ; i++ {
 		err := h.w.Reply(pctx, h.job, run, text)
@@ -273,9 +282,12 @@ func (h *handling) abandoned(ctx context.Context) bool {
 // runDeadline is now plus RunFor, capped by ctx's deadline (the Lambda's)
 // less the slack the reply needs.
 func (h *handling) runDeadline(ctx context.Context) time.Time {
-	d := h.now().Add(h.w.RunFor)
-	if cd, ok := ctx.Deadline(); ok && cd.Add(-h.w.slack()).Before(d) {
-		d = cd.Add(-h.w.slack())
+	now := h.now()
+	d := now.Add(h.w.RunFor)
+	if cd, ok := ctx.Deadline(); ok {
+		if capped := now.Add(time.Until(cd) - h.w.slack()); capped.Before(d) {
+			d = capped
+		}
 	}
 	return d
 }
