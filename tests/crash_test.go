@@ -25,7 +25,7 @@ type hangingModel struct {
 	mu      sync.Mutex
 	calls   int
 	hang    int
-	down    bool // answer every request 503, like a model server that is down
+	down    bool          // answer every request 503, like a model server that is down
 	started chan struct{} // closed when the first hanging request came in
 	once    sync.Once
 }
