@@ -145,6 +145,20 @@ func (w *WakeClaims) update(ctx context.Context, key string, change func(c WakeC
 // It reports false with the current claim when the claim is done or live.
 func (w *WakeClaims) Take(ctx context.Context, key, owner string, until time.Time) (WakeClaim, bool, error) {
 	now := w.now()
+	// Most keys are new: one conditional create answers those (the webhook
+	// acknowledges within a second), and only a conflict costs a read.
+	fresh := WakeClaim{State: ClaimInProgress, Owner: owner, Until: until.UTC()}
+	b, err := json.Marshal(fresh)
+	if err != nil {
+		return WakeClaim{}, false, Wrap("claims.take", EINTERNAL, "a wake claim could not be encoded", err)
+	}
+	switch err := w.KV.PutIf(ctx, key, "", string(b), now.Add(w.keep())); ErrorCode(err) {
+	case "":
+		return fresh, true, nil
+	case ECONFLICT:
+	default:
+		return WakeClaim{}, false, err
+	}
 	return w.update(ctx, key, func(c WakeClaim, found bool) (WakeClaim, bool) {
 		if found && (c.State == ClaimDone || c.Live(now)) {
 			return c, false
