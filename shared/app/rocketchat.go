@@ -191,7 +191,7 @@ func (a *App) runJob(ctx context.Context, job wake.Job) (agentrun.Result, error)
 		return agentrun.Result{}, err
 	}
 	if over, err := a.overBudget(ctx, job.AgentID); err != nil || over {
-		// No run: the human was told once through the router (AG3); the
+		// No run: the human was told once through the router; the
 		// worker tells the room once a day.
 		return agentrun.Result{Outcome: wake.OutcomeBudget}, err
 	}

@@ -85,7 +85,7 @@ func (p *Poller) agent(ctx context.Context, a PollAgent, st *PollStats) error {
 		return err
 	}
 	if p.Now().Before(until) {
-		st.RateLimited++ // Rocket.Chat said wait (RC13): not one call until then
+		st.RateLimited++ // Rocket.Chat said wait: not one call until then
 		return nil
 	}
 	subs, err := a.Chat.Subscriptions(ctx, time.Time{})

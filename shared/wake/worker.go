@@ -43,7 +43,7 @@ const Attempts = 3
 // Worker runs one wake job: it begins the job's claim (counting the
 // attempt), takes the agent's lease (runs of one agent never overlap, AG2),
 // runs the agent under its own deadline, sends the final answer back to the
-// room/thread of the wake unless the agent already answered there (RC8),
+// room/thread of the wake unless the agent already answered there,
 // and marks the claim done. A run that ends without an answer says so in
 // the person's thread, once: on the last attempt, or at once when retrying
 // cannot help.
@@ -232,7 +232,7 @@ func (h *handling) handle(ctx context.Context) error {
 
 // replyWaits are the waits before the second and third try of a post that
 // Rocket.Chat refused for the moment (rate limited, unavailable): the
-// client itself never retries (RC13).
+// client itself never retries.
 var replyWaits = []time.Duration{time.Second, 3 * time.Second}
 
 // postBudget is the least time a post (with its retries) gets.
