@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/wake"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkWebhookAck(b *testing.B) {
 	recv := wake.NewReceiver([]string{"tok"}, []wake.WebhookAgent{
 		{ID: "hermes", UserID: "u-hermes", Username: "agent-hermes", AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true},
 		{ID: "atlas", UserID: "u-atlas", Username: "agent-atlas", AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true},
-	}, store, d, quietLog())
+	}, &switchboard.WakeClaims{KV: store.KV()}, d, quietLog())
 	srv := httptest.NewServer(recv)
 	defer srv.Close()
 	lat := make([]time.Duration, 0, b.N)
@@ -96,7 +97,7 @@ func BenchmarkPollTick(b *testing.B) {
 			c := dynamotest.Client(b)
 			store := dynamo.New(c, dynamotest.FreshTables(b, c))
 			d := &countingDispatcher{}
-			p := &wake.Poller{KV: store.KV(), Counters: store, Claims: store, Dispatch: d, Log: quietLog(), Loc: time.UTC, Now: time.Now}
+			p := &wake.Poller{KV: store.KV(), Counters: store, Claims: store, Wakes: &switchboard.WakeClaims{KV: store.KV()}, Dispatch: d, Log: quietLog(), Loc: time.UTC, Now: time.Now}
 			agent := wake.PollAgent{ID: "hermes", Chat: client, MaxMessages: 20, Lookback: 5 * time.Minute, MaxWakesPerHour: 1 << 30,
 				Rules: wake.Rules{Username: "agent-hermes", UserID: id, MentionOnly: true}}
 			ctx := context.Background()

@@ -142,7 +142,7 @@ loop:
 		res.Steps++
 		resp, err := agent.Model.Complete(ctx, req)
 		if err != nil {
-			res.Outcome = "error"
+			res.Outcome, rec.Reason = "error", modelReason(err)
 			runErr = fmt.Errorf("agentrun %s step %d: %w", agent.ID, res.Steps, err)
 			break
 		}
@@ -185,6 +185,17 @@ loop:
 		runErr = errors.Join(runErr, fmt.Errorf("agentrun %s: receipt: run %s: %w", agent.ID, rec.Run.RunID, err))
 	}
 	return res, runErr
+}
+
+// modelReason is the receipt's reason for a model failure: unavailable for
+// what may pass (unavailable, rate limited, out of time), else the error
+// code (a refusal: unauthorized, invalid, …).
+func modelReason(err error) string {
+	code := sb.ErrorCode(err)
+	if code == sb.EUNAVAILABLE || code == sb.ERATELIMITED || errors.Is(err, context.DeadlineExceeded) {
+		return "model_unavailable"
+	}
+	return "model_" + code
 }
 
 func (e *Engine) now() time.Time {

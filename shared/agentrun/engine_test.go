@@ -309,6 +309,9 @@ func TestRunOutcomes(t *testing.T) {
 				CostUSD: float64(tt.wantIn)*3/1e6 + float64(tt.wantOut)*15/1e6,
 				Steps:   tt.wantSteps, Outcome: tt.wantOutcome,
 			}
+			if tt.wantOutcome == "error" {
+				want.Reason = "model_unavailable" // modelDown is EUNAVAILABLE
+			}
 			for _, got := range []sb.Receipt{res.Receipt, storedReceipt(t, store, res.Run.RootRunID)} {
 				if math.Abs(got.CostUSD-want.CostUSD) > 1e-12 {
 					t.Errorf("cost = %v, want %v", got.CostUSD, want.CostUSD)

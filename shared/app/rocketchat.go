@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -15,17 +17,61 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/lambdainvoke"
 	"github.com/switchboard-dev/switchboard/shared/rctool"
 	"github.com/switchboard-dev/switchboard/shared/rocketchat"
+	"github.com/switchboard-dev/switchboard/shared/router"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/wake"
 )
 
 // Timing of agent runs. The agent-worker Lambda has 600 s: a wait for a busy
-// agent plus one run fit in it, and a crashed run's lease expires by itself.
+// agent plus one run and its reply fit in it. A run's lease ends at its
+// deadline plus runSlack, and its wake claim soon after, so a crashed run's
+// agent and message are free again within minutes. SWITCHBOARD_RUN_TIMEOUT
+// and SWITCHBOARD_AGENT_WAIT override the first two (tests use seconds).
 const (
-	leaseFor     = 9 * time.Minute
 	waitForAgent = 2 * time.Minute
 	runTimeout   = 7 * time.Minute
+	runSlack     = 15 * time.Second
 )
+
+// wakeTiming reads the run timing, with the defaults above.
+func (a *App) wakeTiming() (wait, run time.Duration, err error) {
+	wait, run = waitForAgent, runTimeout
+	for _, v := range []struct {
+		env string
+		dst *time.Duration
+	}{{"SWITCHBOARD_AGENT_WAIT", &wait}, {"SWITCHBOARD_RUN_TIMEOUT", &run}} {
+		if s := a.getenv(v.env); s != "" {
+			d, perr := time.ParseDuration(s)
+			if perr != nil || d <= 0 {
+				return 0, 0, fmt.Errorf("app: %s=%q is not a positive duration (e.g. 7m, 30s)", v.env, s)
+			}
+			*v.dst = d
+		}
+	}
+	return wait, run, nil
+}
+
+// retryDelays are the local pool's waits before each retry of a failed
+// wake: Lambda's by default, SWITCHBOARD_WAKE_RETRY_DELAYS (comma-separated
+// durations, "" entries not allowed, "none" for no retries) otherwise.
+func (a *App) retryDelays() ([]time.Duration, error) {
+	s := a.getenv("SWITCHBOARD_WAKE_RETRY_DELAYS")
+	switch s {
+	case "":
+		return wake.LambdaRetryDelays, nil
+	case "none":
+		return nil, nil
+	}
+	var out []time.Duration
+	for _, part := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("app: SWITCHBOARD_WAKE_RETRY_DELAYS=%q: want durations like 1m,2m", s)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
 
 // rcAgent is one agent's Rocket.Chat side.
 type rcAgent struct {
@@ -59,11 +105,22 @@ func (a *App) setupRocketChat(awsCfg aws.Config, hc *http.Client) error {
 			AgentUsernames: t.AgentUsernames, RespondToAllRooms: t.RespondToAllRooms, MentionOnly: t.MentionOnly})
 	}
 
-	preparer := &wake.Preparer{Counters: a.Store, Claims: a.Store, Log: a.Log, Loc: time.UTC, Now: time.Now}
+	wait, run, err := a.wakeTiming()
+	if err != nil {
+		return err
+	}
+	slack := min(runSlack, run/4) // short runs (tests) get a short slack
+	claimFor := wake.ClaimWindow(wait, run, slack)
+	wakes := &sb.WakeClaims{KV: a.Store.KV(), Keep: wake.ClaimTTL}
+	preparer := &wake.Preparer{Counters: a.Store, Claims: a.Store, Wakes: wakes, Log: a.Log, Loc: time.UTC, Now: time.Now}
 	a.Worker = &wake.Worker{
-		Leases:   a.Store,
-		LeaseFor: leaseFor,
-		WaitFor:  waitForAgent,
+		Leases:  a.Store,
+		Claims:  wakes,
+		Notes:   a.Store,
+		RunFor:  run,
+		WaitFor: wait,
+		Slack:   slack,
+		Log:     a.Log,
 		Prepare: func(ctx context.Context, job wake.Job) (wake.Job, bool, error) {
 			rc, ok := a.rc[job.AgentID]
 			if !ok {
@@ -71,8 +128,9 @@ func (a *App) setupRocketChat(awsCfg aws.Config, hc *http.Client) error {
 			}
 			return preparer.Prepare(ctx, job, rc.client, rc.rules, rc.maxWakes)
 		},
-		Run:   a.runJob,
-		Reply: a.reply,
+		Run:      a.runJob,
+		Reply:    a.reply,
+		Fallback: a.replyByRouter,
 	}
 
 	if fn := a.getenv(deploy.FunctionEnvVar("agent-worker")); fn != "" {
@@ -82,12 +140,18 @@ func (a *App) setupRocketChat(awsCfg aws.Config, hc *http.Client) error {
 		if workers == 0 {
 			workers = 4
 		}
+		delays, err := a.retryDelays()
+		if err != nil {
+			return err
+		}
 		a.pool = wake.NewPool(workers, 256, a.Worker.Handle, a.Log)
+		a.pool.SetRetryDelays(delays)
 		a.Dispatcher = a.pool
 	}
-	a.Receiver = wake.NewReceiver(a.Config.Instance.RocketChat.WebhookTokens, hookAgents, a.Store, a.Dispatcher, a.Log)
-	a.poller = &wake.Poller{KV: a.Store.KV(), Counters: a.Store, Claims: a.Store, Dispatch: a.Dispatcher,
-		Log: a.Log, Loc: time.UTC, Now: time.Now}
+	a.Receiver = wake.NewReceiver(a.Config.Instance.RocketChat.WebhookTokens, hookAgents, wakes, a.Dispatcher, a.Log)
+	a.Receiver.ClaimFor = claimFor
+	a.poller = &wake.Poller{KV: a.Store.KV(), Counters: a.Store, Claims: a.Store, Wakes: wakes, ClaimFor: claimFor,
+		Dispatch: a.Dispatcher, Log: a.Log, Loc: time.UTC, Now: time.Now}
 	return nil
 }
 
@@ -116,8 +180,8 @@ func (a *App) pollRocketChat(ctx context.Context) (string, error) {
 			MaxMessages: rc.maxMsgs, Lookback: rc.lookback, MaxWakesPerHour: rc.maxWakes})
 	}
 	st, err := a.poller.Tick(ctx, agents)
-	return fmt.Sprintf("%d agents, %d rooms with news, %d messages, %d wakes, %d throttled",
-		st.Agents, st.Rooms, st.Messages, st.Wakes, st.Throttled), err
+	return fmt.Sprintf("%d agents, %d rooms with news, %d messages, %d wakes, %d throttled, %d rate-limited",
+		st.Agents, st.Rooms, st.Messages, st.Wakes, st.Throttled, st.RateLimited), err
 }
 
 // runJob runs the woken agent.
@@ -127,11 +191,11 @@ func (a *App) runJob(ctx context.Context, job wake.Job) (agentrun.Result, error)
 		return agentrun.Result{}, err
 	}
 	if over, err := a.overBudget(ctx, job.AgentID); err != nil || over {
-		// No run, no reply: the human was told once (AG3).
-		return agentrun.Result{Outcome: "budget_exceeded"}, err
+		// No run: the human was told once through the router; the
+		// worker tells the room once a day.
+		return agentrun.Result{Outcome: wake.OutcomeBudget}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, runTimeout)
-	defer cancel()
+	// The worker gave ctx the run's deadline.
 	if job.ReplyTo != nil {
 		ctx = replyContext(ctx, job.ReplyTo)
 	}
@@ -157,9 +221,64 @@ func (a *App) reply(ctx context.Context, job wake.Job, run sb.RunContext, text s
 	env := a.Tools.Invoke(ctx, sb.ToolCall{AgentID: job.AgentID, Tool: "RocketChat", Action: action,
 		Args: raw, Run: run, Origin: sb.OriginRouter})
 	if env.Status != "ok" {
-		return sb.E("app.reply", sb.EUNAVAILABLE, env.Error)
+		// Temporary refusals (429, 5xx, no answer) are worth another try;
+		// the worker retries those and hands the rest to the router.
+		code := sb.EUNAVAILABLE
+		switch s := env.HTTPStatus; {
+		case s == http.StatusTooManyRequests:
+			code = sb.ERATELIMITED
+		case s >= 400 && s < 500:
+			code = sb.EINVALID
+		case env.Status == "pending_approval":
+			code = sb.ECONFLICT
+		}
+		return sb.E("app.reply", code, env.Error)
 	}
 	return nil
+}
+
+// replyByRouter hands an answer that Rocket.Chat would not take (after the
+// client's retries) to the human through the router, with a link to the
+// room, so that it is not lost.
+func (a *App) replyByRouter(ctx context.Context, job wake.Job, text string) error {
+	where := job.ReplyTo.RoomName
+	if where == "" {
+		where = job.ReplyTo.RoomID
+	}
+	if link := a.roomLink(job.AgentID, job.ReplyTo); link != "" {
+		where += " (" + link + ")"
+	}
+	n := router.Notice{Kind: router.KindAgent, AgentID: job.AgentID,
+		Text: fmt.Sprintf("This answer could not be posted in %s:\n\n%s", where, text)}
+	_, err := a.Router.Deliver(ctx, n)
+	return err
+}
+
+// roomLink is the web link to a room (and thread), or "" when the agent has
+// no Rocket.Chat base URL.
+func (a *App) roomLink(agentID string, to *wake.ReplyTo) string {
+	c, ok := a.Config.Agent(agentID)
+	if !ok || c.Tools.RocketChat == nil || c.Tools.RocketChat.BaseURL == "" {
+		return ""
+	}
+	base := strings.TrimRight(c.Tools.RocketChat.BaseURL, "/")
+	var link string
+	switch rocketchat.RoomType(to.RoomType) {
+	case rocketchat.Group:
+		link = base + "/group/" + url.PathEscape(to.RoomName)
+	case rocketchat.Direct:
+		link = base + "/direct/" + url.PathEscape(to.RoomID)
+	default:
+		name := to.RoomName
+		if name == "" {
+			name = to.RoomID
+		}
+		link = base + "/channel/" + url.PathEscape(name)
+	}
+	if to.ThreadID != "" {
+		link += "?msg=" + url.QueryEscape(to.ThreadID)
+	}
+	return link
 }
 
 // Close stops the local worker pool, letting queued runs finish until ctx ends.

@@ -30,6 +30,7 @@ type receiptItem struct {
 	CostUSD     float64 `dynamodbav:"costUsd"`
 	Steps       int     `dynamodbav:"steps"`
 	Outcome     string  `dynamodbav:"outcome,omitempty"`
+	Reason      string  `dynamodbav:"reason,omitempty"`
 	ExpiresAt   int64   `dynamodbav:"expiresAt,omitempty"`
 }
 
@@ -51,6 +52,7 @@ func toReceiptItem(r switchboard.Receipt, retention time.Duration) receiptItem {
 		CostUSD:     r.CostUSD,
 		Steps:       r.Steps,
 		Outcome:     r.Outcome,
+		Reason:      r.Reason,
 		ExpiresAt:   expiresAt(r.StartedAt, retention),
 	}
 }
@@ -75,6 +77,7 @@ func fromReceiptItem(it receiptItem) (switchboard.Receipt, error) {
 		CostUSD:   it.CostUSD,
 		Steps:     it.Steps,
 		Outcome:   it.Outcome,
+		Reason:    it.Reason,
 	}, nil
 }
 

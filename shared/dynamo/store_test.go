@@ -385,3 +385,9 @@ func TestByRootPaginates(t *testing.T) {
 		t.Errorf("ByRoot used %d page(s); the test meant to cross a page boundary", pages)
 	}
 }
+
+func TestWakeClaims(t *testing.T) {
+	storetest.RunWakeClaims(t, func(t *testing.T, now func() time.Time) switchboard.KV {
+		return newClockedStore(t, now).KV()
+	})
+}

@@ -42,3 +42,9 @@ func TestLeases(t *testing.T) {
 		return &memstore.Store{Now: now}
 	})
 }
+
+func TestWakeClaims(t *testing.T) {
+	storetest.RunWakeClaims(t, func(_ *testing.T, now func() time.Time) switchboard.KV {
+		return (&memstore.Store{Now: now}).KV()
+	})
+}

@@ -77,8 +77,9 @@ type Message struct {
 	// left, "au" added, …); "" for a message a person or bot wrote. System
 	// messages appear in history and must not wake an agent (seed §2.0).
 	SystemType string
-	Bot        bool // the field bot is set (integration or app message)
-	Edited     bool // editedAt is set
+	Bot        bool      // the field bot is set (integration or app message)
+	Edited     bool      // editedAt is set
+	EditedAt   time.Time // the last edit; zero when never edited
 	Files      []File
 	Links      []Link
 }

@@ -238,6 +238,7 @@ func toMessage(w wireMessage) Message {
 		SystemType: w.T,
 		Bot:        present(w.Bot),
 		Edited:     !w.EditedAt.IsZero(),
+		EditedAt:   w.EditedAt.Time,
 		Files:      toFiles(w),
 		Links:      toLinks(w.URLs),
 	}

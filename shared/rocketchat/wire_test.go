@@ -73,7 +73,7 @@ func TestToMessage(t *testing.T) {
 			want: Message{ID: "m6", Text: "@hermes @all @devs", Mentions: []string{"hermes", "all", "here"}}},
 		{name: "system message, thread, bot object, edited",
 			in:   `{"_id":"m7","t":"uj","tmid":"p1","bot":{"i":"int1"},"editedAt":"2024-05-01T12:01:00.000Z","msg":"bob"}`,
-			want: Message{ID: "m7", ThreadID: "p1", Text: "bob", SystemType: "uj", Bot: true, Edited: true}},
+			want: Message{ID: "m7", ThreadID: "p1", Text: "bob", SystemType: "uj", Bot: true, Edited: true, EditedAt: time.Date(2024, 5, 1, 12, 1, 0, 0, time.UTC)}},
 		{name: "bot false and null are no bot",
 			in:   `{"_id":"m8","bot":false,"editedAt":null}`,
 			want: Message{ID: "m8"}},

@@ -473,3 +473,139 @@ func RunLeases(t *testing.T, newStore func(t *testing.T, now func() time.Time) s
 		acquire(t, s, strings.Repeat("k", 1024), strings.Repeat("h", 1024), soon, true)
 	})
 }
+
+// ----- Wake claims -----
+
+// RunWakeClaims checks the wake claim state machine (switchboard.WakeClaims)
+// on a store's KV. newKV must return an empty KV that reads the time from
+// now.
+func RunWakeClaims(t *testing.T, newKV func(t *testing.T, now func() time.Time) switchboard.KV) {
+	setup := func(t *testing.T) (*switchboard.WakeClaims, *Clock) {
+		c := newClock()
+		return &switchboard.WakeClaims{KV: newKV(t, c.Now), Keep: 24 * time.Hour, Now: c.Now}, c
+	}
+	until := base.Add(time.Minute)
+	take := func(t *testing.T, w *switchboard.WakeClaims, key, owner string, want bool) switchboard.WakeClaim {
+		t.Helper()
+		c, ok, err := w.Take(t.Context(), key, owner, until)
+		noErr(t, "Take "+key+" by "+owner, err)
+		if ok != want {
+			t.Fatalf("Take(%q, %q) = %v (claim %+v), want %v", key, owner, ok, c, want)
+		}
+		return c
+	}
+	begin := func(t *testing.T, w *switchboard.WakeClaims, key, owner string, want bool) switchboard.WakeClaim {
+		t.Helper()
+		c, ok, err := w.Begin(t.Context(), key, owner, until)
+		noErr(t, "Begin "+key+" by "+owner, err)
+		if ok != want {
+			t.Fatalf("Begin(%q, %q) = %v (claim %+v), want %v", key, owner, ok, c, want)
+		}
+		return c
+	}
+
+	t.Run("TakenOnceWhileLive", func(t *testing.T) {
+		w, clk := setup(t)
+		c := take(t, w, "rc#a#m1", "job-1", true)
+		if c.State != switchboard.ClaimInProgress || c.Owner != "job-1" || c.Attempt != 0 || !c.Until.Equal(until) {
+			t.Fatalf("fresh claim = %+v", c)
+		}
+		if got := take(t, w, "rc#a#m1", "job-2", false); got.Owner != "job-1" {
+			t.Fatalf("a refused Take reports owner %q, want job-1", got.Owner)
+		}
+		clk.Set(until) // still live during its last instant
+		take(t, w, "rc#a#m1", "job-2", false)
+		take(t, w, "rc#a#m2", "job-2", true)
+	})
+
+	t.Run("ConcurrentTakersOneWinner", func(t *testing.T) {
+		w, clk := setup(t)
+		for round, key := range []string{"fresh", "expired"} {
+			if key == "expired" {
+				take(t, w, key, "crashed", true)
+				clk.Set(until.Add(time.Second))
+			}
+			var mu sync.Mutex
+			var winners []string
+			var errs []error
+			concurrently(12, func(i int) {
+				owner := fmt.Sprintf("job-%d", i)
+				_, ok, err := w.Take(t.Context(), key, owner, until.Add(time.Hour))
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, err)
+				}
+				if ok {
+					winners = append(winners, owner)
+				}
+			})
+			if len(errs) > 0 || len(winners) != 1 {
+				t.Fatalf("round %d (%s): winners %v, errors %v; want exactly one", round, key, winners, errs)
+			}
+			if c, _, _ := w.Get(t.Context(), key); c.Owner != winners[0] {
+				t.Fatalf("claim owner %q, winner %q", c.Owner, winners[0])
+			}
+		}
+	})
+
+	t.Run("BeginCountsAttemptsAndTakesOverGoneOwners", func(t *testing.T) {
+		w, clk := setup(t)
+		take(t, w, "k", "job-1", true)
+		if c := begin(t, w, "k", "job-1", true); c.Attempt != 1 {
+			t.Fatalf("first attempt = %d, want 1", c.Attempt)
+		}
+		if c := begin(t, w, "k", "job-1", true); c.Attempt != 2 {
+			t.Fatalf("retry attempt = %d, want 2", c.Attempt)
+		}
+		begin(t, w, "k", "job-2", false) // job-1 is live
+		clk.Set(until.Add(time.Millisecond))
+		c, ok, err := w.Begin(t.Context(), "k", "job-2", until.Add(time.Hour))
+		noErr(t, "Begin take-over", err)
+		if !ok || c.Attempt != 3 || c.Owner != "job-2" {
+			t.Fatalf("take-over = %v %+v, want attempt 3 by job-2", ok, c)
+		}
+		begin(t, w, "k", "job-1", false) // the old owner's late retry
+		if c := begin(t, w, "unclaimed", "job-9", true); c.Attempt != 1 {
+			t.Fatalf("Begin without a claim: attempt %d, want 1", c.Attempt)
+		}
+	})
+
+	t.Run("DoneSticks", func(t *testing.T) {
+		w, clk := setup(t)
+		take(t, w, "k", "job-1", true)
+		clk.Set(until.Add(time.Hour)) // even past until, from a late owner
+		noErr(t, "Finish", w.Finish(t.Context(), "k", "answered"))
+		noErr(t, "Finish again", w.Finish(t.Context(), "k", "other"))
+		c, found, err := w.Get(t.Context(), "k")
+		noErr(t, "Get", err)
+		if !found || c.State != switchboard.ClaimDone || c.Outcome != "answered" {
+			t.Fatalf("finished claim = %+v, found %v; want done/answered", c, found)
+		}
+		take(t, w, "k", "job-2", false)
+		begin(t, w, "k", "job-1", false)
+		noErr(t, "Finish of a missing claim", w.Finish(t.Context(), "never", "no_wake"))
+		take(t, w, "never", "job-3", false)
+	})
+
+	t.Run("ReleaseOnlyByOwnerKeepsAttempts", func(t *testing.T) {
+		w, _ := setup(t)
+		take(t, w, "k", "job-1", true)
+		begin(t, w, "k", "job-1", true)
+		noErr(t, "Release by another", w.Release(t.Context(), "k", "job-2"))
+		take(t, w, "k", "job-2", false)
+		noErr(t, "Release", w.Release(t.Context(), "k", "job-1"))
+		if c := take(t, w, "k", "job-2", true); c.Attempt != 1 {
+			t.Fatalf("after release: attempt %d, want 1 (kept)", c.Attempt)
+		}
+		noErr(t, "Release of a missing claim", w.Release(t.Context(), "none", "job-1"))
+	})
+
+	t.Run("ForgottenAfterKeep", func(t *testing.T) {
+		w, clk := setup(t)
+		take(t, w, "k", "job-1", true)
+		noErr(t, "Finish", w.Finish(t.Context(), "k", "answered"))
+		clk.Set(base.Add(25 * time.Hour))
+		take(t, w, "k", "job-2", true)
+	})
+}

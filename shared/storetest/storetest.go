@@ -159,7 +159,7 @@ func receipt(runID, agent, root string, started time.Time, cost float64, in, out
 		AgentID:  agent,
 		Provider: "bedrock", Model: "claude", StartedAt: started,
 		Duration: 3 * time.Second, TokensIn: in, TokensOut: out,
-		CostUSD: cost, Steps: 4, Outcome: "answered",
+		CostUSD: cost, Steps: 4, Outcome: "error", Reason: "model_unavailable",
 	}
 }
 

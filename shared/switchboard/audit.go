@@ -68,6 +68,9 @@ type Receipt struct {
 	CostUSD   float64       `json:"costUsd"`
 	Steps     int           `json:"steps"`
 	Outcome   string        `json:"outcome"` // "answered", "step_budget", "loop_guard", "error"
+	// Reason says why a run ended without an answer ("model_unavailable",
+	// "model_unauthorized", …); "" when it answered.
+	Reason string `json:"reason,omitempty"`
 }
 
 // ChainCost sums the receipts of one run chain.

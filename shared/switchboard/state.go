@@ -2,6 +2,7 @@ package switchboard
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -41,4 +42,175 @@ type Leases interface {
 	Acquire(ctx context.Context, key, holder string, until time.Time) (bool, error)
 	// Release gives key up if holder still has it; otherwise it does nothing.
 	Release(ctx context.Context, key, holder string) error
+}
+
+// Claim states of a wake claim.
+const (
+	ClaimInProgress = "in_progress" // a run owns the work until Until
+	ClaimDone       = "done"        // answered, or deliberately not answered
+)
+
+// WakeClaim is the state of one (agent, message) wake: in progress while a
+// run owns it, done once the message was answered or deliberately left
+// unanswered. Attempt counts the runs that began on it, across retries and
+// take-overs, so that a worker knows its last attempt without help from the
+// invoker (Lambda's async retry says nothing about attempts).
+type WakeClaim struct {
+	State   string    `json:"state"`
+	Owner   string    `json:"owner"`
+	Attempt int       `json:"attempt"`
+	Until   time.Time `json:"until"`             // in progress: when the owner counts as gone
+	Outcome string    `json:"outcome,omitempty"` // done: why (answered, no_wake, throttled, …)
+}
+
+// Live reports whether an owner is (still) working on the claim at now.
+func (c WakeClaim) Live(now time.Time) bool { return c.State == ClaimInProgress && !now.After(c.Until) }
+
+// WakeClaims is the claim state machine over a KV's compare-and-swap:
+//
+//	(none) ──Take──▶ in_progress(owner, until) ──Finish──▶ done
+//	in_progress past until ──Take/Begin by anyone──▶ in_progress(new owner)
+//
+// Every transition is one conditional write on the exact old value, so of
+// concurrent takers exactly one wins. Records live Keep (the once-only
+// window); an in-progress record whose until passed is work whose run is
+// gone, and the next taker (a poll tick, a Rocket.Chat retry) takes it over.
+type WakeClaims struct {
+	KV   KV
+	Keep time.Duration // how long a claim is remembered; 0 = 7 days
+	Now  func() time.Time
+}
+
+func (w *WakeClaims) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}
+
+func (w *WakeClaims) keep() time.Duration {
+	if w.Keep > 0 {
+		return w.Keep
+	}
+	return 7 * 24 * time.Hour
+}
+
+// Get returns key's claim; found is false when there is none.
+func (w *WakeClaims) Get(ctx context.Context, key string) (WakeClaim, bool, error) {
+	c, _, found, err := w.get(ctx, key)
+	return c, found, err
+}
+
+func (w *WakeClaims) get(ctx context.Context, key string) (WakeClaim, string, bool, error) {
+	raw, found, err := w.KV.Get(ctx, key)
+	if err != nil || !found {
+		return WakeClaim{}, "", false, err
+	}
+	var c WakeClaim
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		return WakeClaim{}, raw, true, Wrap("claims.get", EINTERNAL, "a wake claim could not be read", err)
+	}
+	return c, raw, true, nil
+}
+
+// update applies change to key's claim (zero and found=false when absent)
+// with one compare-and-swap; false when change declines or another writer
+// got there first (the caller lost the race: the claim is someone else's).
+func (w *WakeClaims) update(ctx context.Context, key string, change func(c WakeClaim, found bool) (WakeClaim, bool)) (WakeClaim, bool, error) {
+	cur, raw, found, err := w.get(ctx, key)
+	if err != nil {
+		return cur, false, err
+	}
+	next, ok := change(cur, found)
+	if !ok {
+		return cur, false, nil
+	}
+	b, err := json.Marshal(next)
+	if err != nil {
+		return cur, false, Wrap("claims.update", EINTERNAL, "a wake claim could not be encoded", err)
+	}
+	err = w.KV.PutIf(ctx, key, raw, string(b), w.now().Add(w.keep()))
+	if ErrorCode(err) == ECONFLICT {
+		c, _, _ := w.Get(ctx, key)
+		return c, false, nil
+	}
+	if err != nil {
+		return cur, false, err
+	}
+	return next, true, nil
+}
+
+// Take claims key for owner until the given time when nobody has it or its
+// in-progress owner is gone (until passed); the attempt count carries over.
+// It reports false with the current claim when the claim is done or live.
+func (w *WakeClaims) Take(ctx context.Context, key, owner string, until time.Time) (WakeClaim, bool, error) {
+	now := w.now()
+	// Most keys are new: one conditional create answers those (the webhook
+	// acknowledges within a second), and only a conflict costs a read.
+	fresh := WakeClaim{State: ClaimInProgress, Owner: owner, Until: until.UTC()}
+	b, err := json.Marshal(fresh)
+	if err != nil {
+		return WakeClaim{}, false, Wrap("claims.take", EINTERNAL, "a wake claim could not be encoded", err)
+	}
+	switch err := w.KV.PutIf(ctx, key, "", string(b), now.Add(w.keep())); ErrorCode(err) {
+	case "":
+		return fresh, true, nil
+	case ECONFLICT:
+	default:
+		return WakeClaim{}, false, err
+	}
+	return w.update(ctx, key, func(c WakeClaim, found bool) (WakeClaim, bool) {
+		if found && (c.State == ClaimDone || c.Live(now)) {
+			return c, false
+		}
+		return WakeClaim{State: ClaimInProgress, Owner: owner, Attempt: c.Attempt, Until: until.UTC()}, true
+	})
+}
+
+// Begin starts one attempt of owner's run on key: it counts the attempt
+// and moves until to the run's own deadline. owner may begin its own claim
+// again (a retry of the same job) and, like Take, a claim whose owner is
+// gone or which nobody has. False when the claim is done or another live
+// owner has it.
+func (w *WakeClaims) Begin(ctx context.Context, key, owner string, until time.Time) (WakeClaim, bool, error) {
+	now := w.now()
+	return w.update(ctx, key, func(c WakeClaim, found bool) (WakeClaim, bool) {
+		if found && (c.State == ClaimDone || (c.Owner != owner && c.Live(now))) {
+			return c, false
+		}
+		return WakeClaim{State: ClaimInProgress, Owner: owner, Attempt: c.Attempt + 1, Until: until.UTC()}, true
+	})
+}
+
+// Finish marks key done with outcome, whoever holds it now: the message
+// was answered (or deliberately not), and that must stick. Finishing a done
+// claim changes nothing.
+func (w *WakeClaims) Finish(ctx context.Context, key, outcome string) error {
+	for range 5 {
+		c, ok, err := w.update(ctx, key, func(c WakeClaim, _ bool) (WakeClaim, bool) {
+			if c.State == ClaimDone {
+				return c, false
+			}
+			c.State, c.Outcome, c.Until = ClaimDone, outcome, time.Time{}
+			return c, true
+		})
+		if err != nil || ok || c.State == ClaimDone {
+			return err
+		}
+	}
+	return E("claims.finish", EUNAVAILABLE, "the wake claim kept changing; try again")
+}
+
+// Release gives owner's in-progress claim back at once (its work could not
+// be queued), so that the next delivery or poll takes it without waiting
+// for until. The attempt count stays. Others' claims are left alone.
+func (w *WakeClaims) Release(ctx context.Context, key, owner string) error {
+	_, _, err := w.update(ctx, key, func(c WakeClaim, found bool) (WakeClaim, bool) {
+		if !found || c.State != ClaimInProgress || c.Owner != owner {
+			return c, false
+		}
+		c.Until = time.Unix(0, 0).UTC()
+		return c, true
+	})
+	return err
 }

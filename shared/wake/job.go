@@ -19,10 +19,20 @@ type Job struct {
 	// Pending names a message the worker still has to fetch and judge
 	// (webhook deliveries carry no mentions[], files or link previews);
 	// when set, Text is empty until the worker prepared the job.
-	Pending    *Pending       `json:"pending,omitempty"`
-	ReplyTo    *ReplyTo       `json:"replyTo,omitempty"`
-	MessageIDs []string       `json:"messageIds,omitempty"`
-	Parent     *sb.RunContext `json:"parent,omitempty"`
+	Pending    *Pending `json:"pending,omitempty"`
+	ReplyTo    *ReplyTo `json:"replyTo,omitempty"`
+	MessageIDs []string `json:"messageIds,omitempty"`
+	// Claim names the wake claims the job works on and the owner that took
+	// them; nil for jobs that guard no message (approval follow-ups).
+	Claim  *JobClaim      `json:"claim,omitempty"`
+	Parent *sb.RunContext `json:"parent,omitempty"`
+}
+
+// JobClaim is the wake claims of a job and their owner. A retry of the same
+// job (same owner) begins them again; another owner's take-over ends it.
+type JobClaim struct {
+	Keys  []string `json:"keys"`
+	Owner string   `json:"owner"`
 }
 
 // Pending is a message to fetch and judge in the worker.
@@ -30,6 +40,10 @@ type Pending struct {
 	RoomID    string `json:"roomId"`
 	MessageID string `json:"messageId"`
 	ThreadID  string `json:"threadId,omitempty"`
+	// Edited: the delivery says the message was edited. The worker
+	// believes only the editedAt of the message it fetches, and claims
+	// each real edit once.
+	Edited bool `json:"edited,omitempty"`
 }
 
 // ReplyTo is where the run's final answer goes (RC8).
@@ -39,6 +53,7 @@ type ReplyTo struct {
 	TelegramChatID string `json:"telegramChatId,omitempty"`
 	RoomID         string `json:"roomId,omitempty"`
 	RoomName       string `json:"roomName,omitempty"`
+	RoomType       string `json:"roomType,omitempty"` // c, p or d: for links to the room
 	ThreadID       string `json:"threadId,omitempty"`
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/rocketchat"
@@ -29,22 +30,37 @@ type PollAgent struct {
 }
 
 // Poller is the rocketchat-poll job (RC5). State lives in DynamoDB: one
-// marker per agent and room (KV), the hourly wake counters, and the claims
-// shared with the webhook so that a message never wakes an agent twice.
+// marker per agent and room (KV), the hourly wake counters, and the wake
+// claims shared with the webhook so that a message never wakes an agent
+// twice.
+//
+// The poll is also what recovers a wake whose run died (a killed process,
+// a Lambda timeout): the room marker never moves past a waking message
+// whose claim is not done, and the room stays unread for the agent, so the
+// next tick fetches that message again and takes its claim over once the
+// claim's in-progress window has passed.
 type Poller struct {
 	KV       sb.KV
 	Counters sb.Counters
-	Claims   Claims
+	Claims   Claims    // once-only markers (the throttle's log line)
+	Wakes    WakeStore // the wake claims
+	// ClaimFor is the in-progress window of a dispatched wake (see
+	// ClaimWindow); DefaultClaimFor when zero.
+	ClaimFor time.Duration
 	Dispatch Dispatcher
 	Log      *slog.Logger
 	Loc      *time.Location
 	Now      func() time.Time
+
+	mu      sync.Mutex
+	limited map[string]time.Time // agent → end of its Rocket.Chat rate limit, read from KV once
 }
 
 // PollStats counts what one tick did, for the job's summary and the
 // closing-note measurements.
 type PollStats struct {
 	Agents, Rooms, Messages, Wakes, Throttled int
+	RateLimited                               int // agents skipped or stopped by a 429
 }
 
 // Tick polls every agent once. One agent's failure does not stop the others;
@@ -64,8 +80,20 @@ func (p *Poller) Tick(ctx context.Context, agents []PollAgent) (PollStats, error
 // agent costs one subscriptions.get when nothing happened (a quiet tick: one
 // Rocket.Chat call, no DynamoDB access, no model call).
 func (p *Poller) agent(ctx context.Context, a PollAgent, st *PollStats) error {
+	until, err := p.limitedUntil(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	if p.Now().Before(until) {
+		st.RateLimited++ // Rocket.Chat said wait: not one call until then
+		return nil
+	}
 	subs, err := a.Chat.Subscriptions(ctx, time.Time{})
 	if err != nil {
+		if p.rateLimited(ctx, a, err) {
+			st.RateLimited++
+			return nil
+		}
 		return err
 	}
 	var errs []error
@@ -80,6 +108,13 @@ func (p *Poller) agent(ctx context.Context, a PollAgent, st *PollStats) error {
 		}
 		st.Rooms++
 		if err := p.room(ctx, a, s, st); err != nil {
+			if p.rateLimited(ctx, a, err) {
+				// Stop this agent's tick at the first 429: the other rooms
+				// would only be refused too. This room's marker and read
+				// state stay, so the next tick after the reset takes it up.
+				st.RateLimited++
+				break
+			}
 			errs = append(errs, fmt.Errorf("room %s: %w", s.RoomID, err))
 		}
 	}
@@ -124,8 +159,19 @@ func (p *Poller) room(ctx context.Context, a PollAgent, s rocketchat.Subscriptio
 			waking = append(waking, m)
 		}
 	}
-	if err := p.wake(ctx, a, room, waking, st); err != nil {
+	pending, err := p.wake(ctx, a, room, waking, st)
+	if err != nil {
 		return err // marker and read state stay: the next tick tries again
+	}
+	if !pending.IsZero() {
+		// A waking message is still in progress (ours just queued, or
+		// another run's): keep the marker just before it and the room
+		// unread, so that the next tick sees it again and takes it over if
+		// its run is gone. Rocket.Chat timestamps have milliseconds.
+		if hold := pending.Add(-time.Millisecond); hold.After(marker) {
+			return p.KV.Put(ctx, markerKey, hold.UTC().Format(time.RFC3339Nano), time.Time{})
+		}
+		return nil
 	}
 	// Read only after the messages were collected and queued.
 	if err := a.Chat.MarkRead(ctx, s.RoomID); err != nil {
@@ -138,23 +184,38 @@ func (p *Poller) room(ctx context.Context, a PollAgent, s rocketchat.Subscriptio
 }
 
 // wake claims the messages (shared with the webhook), applies the hourly
-// throttle and queues one job for the room.
-func (p *Poller) wake(ctx context.Context, a PollAgent, room Room, msgs []rocketchat.Message, st *PollStats) error {
+// throttle and queues one job for the room. It returns the time of the
+// oldest waking message whose claim is not done (zero when all are).
+func (p *Poller) wake(ctx context.Context, a PollAgent, room Room, msgs []rocketchat.Message, st *PollStats) (time.Time, error) {
 	var keys []string
 	var fresh []rocketchat.Message
-	for _, m := range msgs {
-		key := "rc#" + a.ID + "#" + m.ID
-		ok, err := p.Claims.Claim(ctx, key, p.Now().Add(ClaimTTL))
-		if err != nil {
-			p.release(ctx, keys)
-			return err
+	var pending time.Time
+	hold := func(at time.Time) {
+		if pending.IsZero() || at.Before(pending) {
+			pending = at
 		}
-		if ok {
+	}
+	claimFor := p.ClaimFor
+	if claimFor <= 0 {
+		claimFor = DefaultClaimFor
+	}
+	owner := sb.NewID(p.Now())
+	for _, m := range msgs {
+		key := ClaimKey(a.ID, m.ID)
+		c, ok, err := p.Wakes.Take(ctx, key, owner, p.Now().Add(claimFor))
+		if err != nil {
+			p.release(ctx, keys, owner)
+			return time.Time{}, err
+		}
+		switch {
+		case ok:
 			keys, fresh = append(keys, key), append(fresh, m)
+		case c.State != sb.ClaimDone:
+			hold(m.At) // a live run has it; if that run dies, a later tick takes over
 		}
 	}
 	if len(fresh) == 0 {
-		return nil
+		return pending, nil
 	}
 	allowed, err := Throttle(ctx, p.Counters, p.Claims, p.Log, a.ID, room.ID, a.MaxWakesPerHour, p.Now())
 	unthrottle := func() {
@@ -163,34 +224,108 @@ func (p *Poller) wake(ctx context.Context, a PollAgent, room Room, msgs []rocket
 		}
 	}
 	if err != nil {
-		p.release(ctx, keys)
-		return err
+		p.release(ctx, keys, owner)
+		return time.Time{}, err
 	}
 	if !allowed {
 		st.Throttled++
-		return nil
+		for _, k := range keys {
+			if err := p.Wakes.Finish(ctx, k, OutcomeThrottled); err != nil {
+				return time.Time{}, err
+			}
+		}
+		return pending, nil
 	}
 	thread := commonThread(fresh)
 	job := Job{AgentID: a.ID, Source: "rocketchat-poll", Text: FormatMessages(room, thread, fresh, p.Loc),
-		ReplyTo: &ReplyTo{RoomID: room.ID, RoomName: room.Name, ThreadID: thread}}
+		ReplyTo: &ReplyTo{RoomID: room.ID, RoomName: room.Name, RoomType: string(room.Type), ThreadID: thread},
+		Claim:   &JobClaim{Keys: keys, Owner: owner}}
 	for _, m := range fresh {
 		job.MessageIDs = append(job.MessageIDs, m.ID)
 	}
 	if err := p.Dispatch.Dispatch(ctx, job); err != nil {
-		p.release(ctx, keys)
+		p.release(ctx, keys, owner)
 		unthrottle() // the wake did not happen: do not let it use up the hour
-		return err
+		return time.Time{}, err
 	}
 	st.Wakes++
-	return nil
+	for i, m := range fresh {
+		// A fast worker may be done already; otherwise the wake is in
+		// progress and the room is held for it.
+		if c, found, err := p.Wakes.Get(ctx, keys[i]); err != nil || !found || c.State != sb.ClaimDone {
+			hold(m.At)
+		}
+	}
+	return pending, nil
 }
 
-func (p *Poller) release(ctx context.Context, keys []string) {
+func (p *Poller) release(ctx context.Context, keys []string, owner string) {
 	for _, k := range keys {
-		if err := p.Claims.Unclaim(context.WithoutCancel(ctx), k); err != nil {
+		if err := p.Wakes.Release(context.WithoutCancel(ctx), k, owner); err != nil {
 			p.Log.ErrorContext(ctx, "rocketchat-poll: could not release claim", "key", k, "err", err)
 		}
 	}
+}
+
+// rateLimitKey holds the end of an agent's Rocket.Chat rate limit.
+func rateLimitKey(agent string) string { return "poll-ratelimit#" + agent }
+
+// defaultRateLimitWait is Rocket.Chat's default limiter window, used when a
+// 429 says nothing about its reset.
+const defaultRateLimitWait = time.Minute
+
+// limitedUntil is the end of agent's rate limit (zero when none). It is read
+// from the KV once per process; after that the poller, the only writer,
+// knows it, so a quiet tick stays free of store reads.
+func (p *Poller) limitedUntil(ctx context.Context, agent string) (time.Time, error) {
+	p.mu.Lock()
+	until, known := p.limited[agent]
+	p.mu.Unlock()
+	if known {
+		return until, nil
+	}
+	raw, found, err := p.KV.Get(ctx, rateLimitKey(agent))
+	if err != nil {
+		return time.Time{}, err
+	}
+	if found {
+		if until, err = time.Parse(time.RFC3339Nano, raw); err != nil {
+			return time.Time{}, fmt.Errorf("rate limit of %s %q: %w", agent, raw, err)
+		}
+	}
+	p.remember(agent, until)
+	return until, nil
+}
+
+func (p *Poller) remember(agent string, until time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.limited == nil {
+		p.limited = map[string]time.Time{}
+	}
+	p.limited[agent] = until
+}
+
+// rateLimited reports whether err is Rocket.Chat's 429, and if so keeps
+// the agent out of the poll until the limiter's reset (X-RateLimit-Reset),
+// in the KV so that a cold start honours it too.
+func (p *Poller) rateLimited(ctx context.Context, a PollAgent, err error) bool {
+	var e *sb.Error
+	if !errors.As(err, &e) || e.Code != sb.ERATELIMITED {
+		return false
+	}
+	wait := e.RetryAfter
+	if wait <= 0 {
+		wait = defaultRateLimitWait
+	}
+	until := p.Now().Add(wait)
+	p.remember(a.ID, until)
+	p.Log.WarnContext(ctx, "rocketchat-poll: rate limited by Rocket.Chat; this agent is not polled until the reset",
+		"agent", a.ID, "until", until.UTC().Format(time.RFC3339))
+	if perr := p.KV.Put(ctx, rateLimitKey(a.ID), until.UTC().Format(time.RFC3339Nano), until.Add(time.Hour)); perr != nil {
+		p.Log.ErrorContext(ctx, "rocketchat-poll: could not store the rate limit; only this process honours it", "agent", a.ID, "err", perr)
+	}
+	return true
 }
 
 // commonThread is the thread all messages belong to, or "" (the room).

@@ -59,8 +59,12 @@ func newPollEnv(t *testing.T) *pollEnv {
 		Rules: wake.Rules{Username: "agent-atlas", UserID: e.ids["agent-atlas"],
 			AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true}}
 	e.poller = e.newPoller()
+	e.disp.complete = finishClaims(e.wakes())
 	return e
 }
+
+// wakes is the wake claims on the env's store (uncounted).
+func (e *pollEnv) wakes() *sb.WakeClaims { return &sb.WakeClaims{KV: e.store.KV(), Now: e.clk.Now} }
 
 func (e *pollEnv) client(t *testing.T, user string) *rocketchat.Client {
 	t.Helper()
@@ -79,6 +83,7 @@ func (e *pollEnv) newPoller() *wake.Poller {
 		KV:       countKV{KV: e.store.KV(), n: &e.storeCalls},
 		Counters: countCounters{Counters: e.store, n: &e.storeCalls},
 		Claims:   countClaims{Claims: e.store, n: &e.storeCalls},
+		Wakes:    &sb.WakeClaims{KV: countKV{KV: e.store.KV(), n: &e.storeCalls}, Now: e.clk.Now},
 		Dispatch: e.disp, Log: log, Loc: time.UTC, Now: e.clk.Now,
 	}
 }
@@ -162,7 +167,7 @@ func checkJob(t *testing.T, j wake.Job, agent string, reply wake.ReplyTo, msgs .
 	if j.AgentID != agent || j.Source != "rocketchat-poll" || j.Pending != nil {
 		t.Errorf("job agent %q source %q pending %+v; want %s, rocketchat-poll, none", j.AgentID, j.Source, j.Pending, agent)
 	}
-	if j.ReplyTo == nil || *j.ReplyTo != reply {
+	if j.ReplyTo == nil || withoutType(*j.ReplyTo, reply) != reply {
 		t.Errorf("ReplyTo %+v, want %+v", j.ReplyTo, reply)
 	}
 	var ids []string
@@ -313,9 +318,11 @@ func TestPollFirstFetchNeverReplaysOlderHistory(t *testing.T) {
 }
 
 // RC5: a quiet tick costs one subscriptions.get and nothing else: no
-// history, no store access, no dispatch.
+// history, no store access, no dispatch. Only a poller's first tick reads
+// the agent's rate-limit state (kept in the store across cold starts).
 func TestPollQuietTick(t *testing.T) {
 	e := newPollEnv(t)
+	wantStore := int64(1)
 	check := func(when string) {
 		t.Helper()
 		reqs, store, jobs := len(e.rc.Requests()), e.storeCalls.Load(), e.disp.len()
@@ -323,9 +330,10 @@ func TestPollQuietTick(t *testing.T) {
 		if got := routes(e.since(reqs)); !slices.Equal(got, []string{"subscriptions.get"}) {
 			t.Errorf("%s: requests %v, want exactly one subscriptions.get", when, got)
 		}
-		if got := e.storeCalls.Load() - store; got != 0 {
-			t.Errorf("%s: %d store calls, want none", when, got)
+		if got := e.storeCalls.Load() - store; got != wantStore {
+			t.Errorf("%s: %d store calls, want %d", when, got, wantStore)
 		}
+		wantStore = 0
 		if e.disp.len() != jobs {
 			t.Errorf("%s: a quiet tick dispatched", when)
 		}
@@ -640,7 +648,7 @@ func TestPollAndWebhookShareClaims(t *testing.T) {
 	log, _ := newLog()
 	e.rc.SetWebhookToken(hookToken)
 	recv := wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{{ID: "hermes", UserID: e.ids["agent-hermes"],
-		Username: "agent-hermes", AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true}}, e.store, hookJobs, log)
+		Username: "agent-hermes", AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true}}, &sb.WakeClaims{KV: e.store.KV(), Now: e.clk.Now}, hookJobs, log)
 	deliver := func(m rcfake.Message) {
 		t.Helper()
 		rec := httptest.NewRecorder()
@@ -658,8 +666,15 @@ func TestPollAndWebhookShareClaims(t *testing.T) {
 	if hookJobs.len() != 1 || e.disp.len() != 0 {
 		t.Fatalf("webhook first: webhook jobs %d, poll jobs %d; want 1 and 0", hookJobs.len(), e.disp.len())
 	}
-	if s := e.sub(t, e.general); s.Alert {
-		t.Error("the poll did not mark the room read")
+	// The webhook's run is still going: the poll leaves the room unread so
+	// that it looks again (and takes over, should that run die).
+	if s := e.sub(t, e.general); !s.Alert {
+		t.Error("the poll marked the room read while the webhook's run was in progress")
+	}
+	finishClaims(e.wakes())(hookJobs.all()[0])
+	e.tick(t)
+	if s := e.sub(t, e.general); s.Alert || e.disp.len() != 0 {
+		t.Errorf("after the webhook's run: alert %v, poll jobs %d; want read and none", s.Alert, e.disp.len())
 	}
 
 	// Poll first, then the (late) webhook.
@@ -737,16 +752,16 @@ func TestPollRoomFailureIsolated(t *testing.T) {
 
 // flakyClaims fails the claim call number failAt (1-based), once.
 type flakyClaims struct {
-	wake.Claims
+	wake.WakeStore
 	calls, failAt int
 }
 
-func (f *flakyClaims) Claim(ctx context.Context, key string, expires time.Time) (bool, error) {
+func (f *flakyClaims) Take(ctx context.Context, key, owner string, until time.Time) (sb.WakeClaim, bool, error) {
 	f.calls++
 	if f.calls == f.failAt {
-		return false, sb.E("markers.claim", sb.EUNAVAILABLE, "the state table is busy")
+		return sb.WakeClaim{}, false, sb.E("kv.putIf", sb.EUNAVAILABLE, "the state table is busy")
 	}
-	return f.Claims.Claim(ctx, key, expires)
+	return f.WakeStore.Take(ctx, key, owner, until)
 }
 
 // flakyCounters fails the first Incr.
@@ -771,7 +786,7 @@ func TestPollStoreFailureReleasesClaims(t *testing.T) {
 		name       string
 		breakStore func(e *pollEnv)
 	}{
-		{"second claim fails", func(e *pollEnv) { e.poller.Claims = &flakyClaims{Claims: e.store, failAt: 2} }},
+		{"second claim fails", func(e *pollEnv) { e.poller.Wakes = &flakyClaims{WakeStore: e.poller.Wakes, failAt: 2} }},
 		{"throttle counter fails", func(e *pollEnv) { e.poller.Counters = &flakyCounters{Counters: e.store} }},
 	}
 	for _, tt := range tests {
@@ -796,5 +811,60 @@ func TestPollStoreFailureReleasesClaims(t *testing.T) {
 			}
 			checkJob(t, e.disp.all()[0], "hermes", wake.ReplyTo{RoomID: e.general, RoomName: "general"}, a, b)
 		})
+	}
+}
+
+// RC13: the first 429 stops the agent's tick (no call to its other rooms),
+// and the agent is not polled at all until X-RateLimit-Reset, also by a
+// poller after a cold start (the reset is kept in the store).
+func TestPollRateLimitHoldsAcrossTicks(t *testing.T) {
+	e := newPollEnv(t)
+	second := e.rc.AddChannel("zweiter-kanal", "richard", "agent-hermes")
+	e.post(t, "richard", e.general, "@agent-hermes eins", rcfake.PostOptions{})
+	e.post(t, "richard", second, "@agent-hermes zwei", rcfake.PostOptions{})
+	e.post(t, "richard", e.finanz, "@agent-hermes drei", rcfake.PostOptions{})
+	e.post(t, "richard", e.dmRich, "vier", rcfake.PostOptions{})
+	e.rc.SetRateLimit(1, time.Minute) // one call per route and minute: the second channels.history is refused
+
+	reqs := len(e.rc.Requests())
+	st := e.tick(t)
+	// With one call per route, the first repeated route is the 429.
+	got := routes(e.since(reqs))
+	refused := -1
+	for i := range got {
+		if slices.Contains(got[:i], got[i]) {
+			refused = i
+			break
+		}
+	}
+	if refused < 0 {
+		t.Fatalf("requests %v: the limiter was not reached", got)
+	}
+	if refused != len(got)-1 {
+		t.Errorf("requests %v: calls went on after the 429 (%s)", got, got[refused])
+	}
+	if st.RateLimited != 1 || st.Wakes == 0 || st.Wakes >= 4 {
+		t.Errorf("stats %+v, want some wakes before the agent was rate-limited", st)
+	}
+
+	// Before the reset: not one call, not even subscriptions.get; also
+	// after a cold start.
+	for _, p := range []*wake.Poller{e.poller, e.newPoller()} {
+		e.poller = p
+		reqs = len(e.rc.Requests())
+		if st := e.tick(t); st.RateLimited != 1 {
+			t.Errorf("stats before the reset %+v, want rate-limited", st)
+		}
+		if got := e.since(reqs); len(got) != 0 {
+			t.Errorf("calls before the reset: %v", routes(got))
+		}
+	}
+
+	// After the reset the agent is polled again and the refused rooms wake.
+	e.clk.Add(time.Minute)
+	e.rc.SetRateLimit(0, 0)
+	e.tick(t)
+	if e.disp.len() != 4 {
+		t.Errorf("%d jobs after the reset, want 4 (every room once)", e.disp.len())
 	}
 }

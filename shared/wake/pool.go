@@ -5,21 +5,36 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
+// LambdaRetryDelays are the waits of Lambda's async invoke before its two
+// retries of a failed event (about one and two minutes). The local pool
+// uses them by default so that a failed wake comes again here too.
+var LambdaRetryDelays = []time.Duration{time.Minute, 2 * time.Minute}
+
 // Pool is the local Dispatcher: a bounded queue and a fixed number of
-// workers running the same handler the agent-worker Lambda runs.
+// workers running the same handler the agent-worker Lambda runs. Like
+// Lambda's async invoke it retries a job whose handler failed, after the
+// retry delays; the worker counts attempts in the job's claim.
 type Pool struct {
-	jobs   chan Job
+	jobs   chan poolJob
 	handle func(context.Context, Job) error
 	log    *slog.Logger
 	wg     sync.WaitGroup
 	mu     sync.RWMutex // orders Dispatch's send against Close's close
 	closed bool
+	delays []time.Duration
 	ctx    context.Context
 	cancel context.CancelFunc
+}
+
+// poolJob is a job and how many times it ran already.
+type poolJob struct {
+	job  Job
+	runs int
 }
 
 // NewPool starts workers goroutines. queue bounds the jobs waiting; Dispatch
@@ -29,7 +44,8 @@ func NewPool(workers, queue int, handle func(context.Context, Job) error, log *s
 		workers = 1
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &Pool{jobs: make(chan Job, queue), handle: handle, log: log, ctx: ctx, cancel: cancel}
+	p := &Pool{jobs: make(chan poolJob, queue), handle: handle, log: log, ctx: ctx, cancel: cancel,
+		delays: LambdaRetryDelays}
 	for range workers {
 		p.wg.Add(1)
 		go p.work()
@@ -37,12 +53,54 @@ func NewPool(workers, queue int, handle func(context.Context, Job) error, log *s
 	return p
 }
 
+// SetRetryDelays replaces the waits before each retry of a failed job (one
+// entry per retry; none: no retries). Tests shorten them.
+func (p *Pool) SetRetryDelays(delays []time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.delays = append([]time.Duration(nil), delays...)
+}
+
 func (p *Pool) work() {
 	defer p.wg.Done()
-	for job := range p.jobs {
-		if err := p.handle(p.ctx, job); err != nil {
-			p.log.Error("wake job failed", "agent", job.AgentID, "source", job.Source, "err", err)
+	for pj := range p.jobs {
+		err := p.handle(p.ctx, pj.job)
+		if err == nil {
+			continue
 		}
+		pj.runs++
+		p.mu.RLock()
+		delays, closed := p.delays, p.closed
+		p.mu.RUnlock()
+		switch {
+		case pj.runs > len(delays):
+			p.log.Error("wake job failed; no retries left", "agent", pj.job.AgentID, "source", pj.job.Source, "attempts", pj.runs, "err", err)
+		case closed:
+			p.log.Error("wake job failed; shutting down, so it is not retried here (the next start's poll takes its claim over)",
+				"agent", pj.job.AgentID, "source", pj.job.Source, "attempts", pj.runs, "err", err)
+		default:
+			delay := delays[pj.runs-1]
+			p.log.Error("wake job failed; the wake will be retried", "agent", pj.job.AgentID, "source", pj.job.Source,
+				"attempts", pj.runs, "retryIn", delay.String(), "err", err)
+			time.AfterFunc(delay, func() { p.retry(pj) })
+		}
+	}
+}
+
+// retry queues a failed job again; a full queue or a closed pool is logged
+// (the job's claim stays in progress, and the poll takes it over when its
+// window passes).
+func (p *Pool) retry(pj poolJob) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		p.log.Error("wake retry not run: shutting down (the next start's poll takes its claim over)", "agent", pj.job.AgentID, "source", pj.job.Source)
+		return
+	}
+	select {
+	case p.jobs <- pj:
+	default:
+		p.log.Error("wake retry not queued: the local run queue is full (the poll takes its claim over later)", "agent", pj.job.AgentID, "source", pj.job.Source)
 	}
 }
 
@@ -54,7 +112,7 @@ func (p *Pool) Dispatch(_ context.Context, job Job) error {
 		return sb.E("wake.dispatch", sb.EUNAVAILABLE, "shutting down; try again")
 	}
 	select {
-	case p.jobs <- job:
+	case p.jobs <- poolJob{job: job}:
 		return nil
 	default:
 		return sb.E("wake.dispatch", sb.EUNAVAILABLE, fmt.Sprintf("the local run queue is full (%d jobs); try again", cap(p.jobs)))
@@ -62,7 +120,8 @@ func (p *Pool) Dispatch(_ context.Context, job Job) error {
 }
 
 // Close stops taking jobs, lets queued ones finish, then returns. Runs still
-// going when ctx ends are cancelled.
+// going when ctx ends are cancelled. Retries not yet due are dropped (and
+// logged when due).
 func (p *Pool) Close(ctx context.Context) {
 	p.mu.Lock()
 	if !p.closed {

@@ -62,12 +62,13 @@ func TestPoolLogsFailedJobs(t *testing.T) {
 		defer close(ran)
 		return errors.New("model down")
 	}, log)
+	p.SetRetryDelays(nil)
 	if err := p.Dispatch(context.Background(), wake.Job{AgentID: "hermes", Source: "rocketchat-poll"}); err != nil {
 		t.Fatal(err)
 	}
 	within(t, 5*time.Second, ran, "the job")
 	p.Close(context.Background())
-	recs := logs.find("wake job failed")
+	recs := logs.find("wake job failed; no retries left")
 	if len(recs) != 1 {
 		t.Fatalf("got %d 'wake job failed' logs, want 1", len(recs))
 	}

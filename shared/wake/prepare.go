@@ -3,6 +3,7 @@ package wake
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,9 +24,12 @@ type MessageSource interface {
 type Preparer struct {
 	Counters sb.Counters
 	Claims   Claims
-	Log      *slog.Logger
-	Loc      *time.Location
-	Now      func() time.Time
+	// Wakes, when set, lets an edit that was handled already stop here,
+	// before it counts against the hourly throttle.
+	Wakes WakeStore
+	Log   *slog.Logger
+	Loc   *time.Location
+	Now   func() time.Time
 }
 
 // Prepare reports false (and no error) when the message must not wake the
@@ -46,6 +50,28 @@ func (p *Preparer) Prepare(ctx context.Context, job Job, src MessageSource, rule
 	if info.Type == rocketchat.Direct {
 		room.Name = counterpart(info.Usernames, rules.Username)
 	}
+	if job.Pending.Edited {
+		// Only the fetched message says whether and when it was edited.
+		if m.EditedAt.IsZero() {
+			p.Log.WarnContext(ctx, "webhook says the message was edited, but it never was; ignored", "agent", job.AgentID, "message", m.ID)
+			return job, false, nil
+		}
+		key := EditClaimKey(job.AgentID, m.ID, m.EditedAt)
+		if p.Wakes != nil {
+			c, found, err := p.Wakes.Get(ctx, key)
+			if err != nil {
+				return job, false, err
+			}
+			if found && (c.State == sb.ClaimDone || (c.Live(p.Now()) && (job.Claim == nil || c.Owner != job.Claim.Owner))) {
+				return job, false, nil // this edit is handled or being handled
+			}
+		}
+		owner := ""
+		if job.Claim != nil {
+			owner = job.Claim.Owner
+		}
+		job.Claim = &JobClaim{Keys: []string{key}, Owner: owner}
+	}
 	if v := rules.Decide(room, m); !v.Wake {
 		p.Log.InfoContext(ctx, "webhook message does not wake", "agent", job.AgentID, "message", m.ID, "reason", v.Reason)
 		return job, false, nil
@@ -55,10 +81,16 @@ func (p *Preparer) Prepare(ctx context.Context, job Job, src MessageSource, rule
 		return job, false, err
 	}
 	job.Text = FormatMessages(room, m.ThreadID, []rocketchat.Message{m}, p.Loc)
-	job.ReplyTo = &ReplyTo{RoomID: room.ID, RoomName: room.Name, ThreadID: m.ThreadID}
+	job.ReplyTo = &ReplyTo{RoomID: room.ID, RoomName: room.Name, RoomType: string(room.Type), ThreadID: m.ThreadID}
 	job.MessageIDs = []string{m.ID}
 	job.Pending = nil
 	return job, true, nil
+}
+
+// EditClaimKey is the wake claim of one edit of a message: an edit is known
+// by its editedAt, so each real edit wakes an agent at most once.
+func EditClaimKey(agent, messageID string, editedAt time.Time) string {
+	return ClaimKey(agent, messageID) + "#edit#" + strconv.FormatInt(editedAt.UnixMilli(), 10)
 }
 
 // counterpart is the other member of a DM.

@@ -112,7 +112,7 @@ func checkPrepared(t *testing.T, j wake.Job, reply wake.ReplyTo, m rcfake.Messag
 	if j.AgentID != "hermes" || j.Source != "rocketchat-webhook" {
 		t.Errorf("agent %q source %q changed", j.AgentID, j.Source)
 	}
-	if j.ReplyTo == nil || *j.ReplyTo != reply {
+	if j.ReplyTo == nil || withoutType(*j.ReplyTo, reply) != reply {
 		t.Errorf("ReplyTo %+v, want %+v", j.ReplyTo, reply)
 	}
 	if len(j.MessageIDs) != 1 || j.MessageIDs[0] != m.ID {
@@ -300,6 +300,7 @@ func TestWebhookToReplyEndToEnd(t *testing.T) {
 	e.rc.SetWebhookToken(hookToken)
 	runs := make(chan wake.Job, 4)
 	done := make(chan error, 4)
+	wakes := &sb.WakeClaims{KV: e.store.KV(), Now: e.clk.Now}
 	w := &wake.Worker{
 		Leases: e.store,
 		Prepare: func(ctx context.Context, j wake.Job) (wake.Job, bool, error) {
@@ -313,7 +314,7 @@ func TestWebhookToReplyEndToEnd(t *testing.T) {
 			_, err := e.hermesChat.PostMessage(ctx, j.ReplyTo.RoomID, text, j.ReplyTo.ThreadID)
 			return err
 		},
-		LeaseFor: time.Minute, WaitFor: time.Second, Now: e.clk.Now,
+		Claims: wakes, RunFor: time.Minute, WaitFor: time.Second, Now: e.clk.Now,
 	}
 	log, _ := newLog()
 	pool := wake.NewPool(2, 8, func(ctx context.Context, j wake.Job) error {
@@ -323,7 +324,7 @@ func TestWebhookToReplyEndToEnd(t *testing.T) {
 	}, log)
 	t.Cleanup(func() { pool.Close(context.Background()) })
 	recv := wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{{ID: "hermes", UserID: e.ids["agent-hermes"],
-		Username: "agent-hermes", AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true}}, e.store, pool, log)
+		Username: "agent-hermes", AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true}}, wakes, pool, log)
 	srv := httptest.NewServer(recv)
 	t.Cleanup(srv.Close)
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -16,9 +15,8 @@ import (
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// Claims are once-only keys that can be given back when the work they
-// guard could not be queued (so that Rocket.Chat's retry is not mistaken for
-// a duplicate).
+// Claims are once-only markers that can be given back when the work they
+// guard could not be done (the throttle's log line, notices).
 type Claims interface {
 	Claim(ctx context.Context, key string, expires time.Time) (bool, error)
 	Unclaim(ctx context.Context, key string) error
@@ -69,8 +67,11 @@ type WebhookAgent struct {
 type Receiver struct {
 	tokens   [][32]byte
 	agents   []WebhookAgent
-	claims   Claims
+	claims   WakeStore
 	dispatch Dispatcher
+	// ClaimFor is how long a queued wake stays in progress before a retry
+	// or the poll counts its run as gone and takes it over.
+	ClaimFor time.Duration
 	log      *slog.Logger
 	now      func() time.Time
 }
@@ -78,9 +79,12 @@ type Receiver struct {
 // ClaimTTL is how long a delivered message id is remembered.
 const ClaimTTL = 7 * 24 * time.Hour
 
+// DefaultClaimFor is the in-progress window when none is configured.
+const DefaultClaimFor = 15 * time.Minute
+
 // NewReceiver builds a receiver. With no tokens every delivery is refused.
-func NewReceiver(tokens []string, agents []WebhookAgent, claims Claims, d Dispatcher, log *slog.Logger) *Receiver {
-	r := &Receiver{agents: agents, claims: claims, dispatch: d, log: log, now: time.Now}
+func NewReceiver(tokens []string, agents []WebhookAgent, claims WakeStore, d Dispatcher, log *slog.Logger) *Receiver {
+	r := &Receiver{agents: agents, claims: claims, dispatch: d, log: log, now: time.Now, ClaimFor: DefaultClaimFor}
 	for _, t := range tokens {
 		if t != "" {
 			r.tokens = append(r.tokens, sha256.Sum256([]byte(t)))
@@ -129,25 +133,35 @@ func (r *Receiver) deliver(ctx context.Context, p WebhookPayload) ([]string, err
 		if !r.concerns(a, p) {
 			continue
 		}
-		key := "rc#" + a.ID + "#" + p.MessageID
+		key, owner := ClaimKey(a.ID, p.MessageID), sb.NewID(r.now())
 		if p.IsEdited {
-			// timestamp is the original send time even on edits: key the
-			// edit on its text too, so that every changed text counts once.
-			sum := sha256.Sum256([]byte(p.Timestamp + "\x00" + p.Text))
-			key += "#edit#" + hex.EncodeToString(sum[:8])
+			// The payload's isEdited and text are the sender's word only:
+			// the worker fetches the message and claims the edit by its
+			// editedAt, so a forged or repeated edit wakes nobody.
+			job := Job{AgentID: a.ID, Source: "rocketchat-webhook",
+				Pending: &Pending{RoomID: p.ChannelID, MessageID: p.MessageID, ThreadID: p.TMID, Edited: true},
+				Claim:   &JobClaim{Owner: owner}}
+			if err := r.dispatch.Dispatch(ctx, job); err != nil {
+				return queued, err
+			}
+			queued = append(queued, a.ID)
+			continue
 		}
-		ok, err := r.claims.Claim(ctx, key, r.now().Add(ClaimTTL))
+		// A claim whose run is gone (its in-progress window passed) is
+		// taken over here: Rocket.Chat's retry recovers the wake.
+		_, ok, err := r.claims.Take(ctx, key, owner, r.now().Add(r.ClaimFor))
 		if err != nil {
 			return queued, err
 		}
 		if !ok {
-			continue // a retry or the poll got here first
+			continue // done, or a live run has it (a retry or the poll got here first)
 		}
 		job := Job{AgentID: a.ID, Source: "rocketchat-webhook",
-			Pending: &Pending{RoomID: p.ChannelID, MessageID: p.MessageID, ThreadID: p.TMID}}
+			Pending: &Pending{RoomID: p.ChannelID, MessageID: p.MessageID, ThreadID: p.TMID},
+			Claim:   &JobClaim{Keys: []string{key}, Owner: owner}}
 		if err := r.dispatch.Dispatch(ctx, job); err != nil {
-			if rerr := r.claims.Unclaim(context.WithoutCancel(ctx), key); rerr != nil {
-				r.log.ErrorContext(ctx, "rocketchat webhook: could not release claim; the retry will be dropped", "key", key, "err", rerr)
+			if rerr := r.claims.Release(context.WithoutCancel(ctx), key, owner); rerr != nil {
+				r.log.ErrorContext(ctx, "rocketchat webhook: could not release claim; the poll takes it over once it expires", "key", key, "err", rerr)
 			}
 			return queued, err
 		}

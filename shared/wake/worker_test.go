@@ -91,10 +91,10 @@ func newWorker(store *memstore.Store, run func(context.Context, wake.Job) (agent
 		Prepare: func(ctx context.Context, j wake.Job) (wake.Job, bool, error) {
 			panic("Prepare called for a job without Pending")
 		},
-		Run:      run,
-		Reply:    r.Reply,
-		LeaseFor: time.Minute,
-		WaitFor:  5 * time.Second,
+		Run:     run,
+		Reply:   r.Reply,
+		RunFor:  time.Minute,
+		WaitFor: 5 * time.Second,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			time.Sleep(time.Millisecond)
 			return ctx.Err()
@@ -200,7 +200,7 @@ func TestWorkerBusyAgentPastWaitFor(t *testing.T) {
 		return answered(j.AgentID, ""), nil
 	})
 	holder.Now = clk.Now
-	holder.LeaseFor = time.Hour
+	holder.RunFor = time.Hour
 	hl.crash.Store(true) // keeps its lease: the agent stays busy
 	if err := holder.Handle(context.Background(), job("hermes")); err != nil {
 		t.Fatal(err)
@@ -316,13 +316,13 @@ func TestWorkerReleasesLease(t *testing.T) {
 	}
 }
 
-// A holder that crashed never releases; its lease expires after LeaseFor
-// and the agent runs again (nobody waits forever, AG2).
+// A holder that crashed never releases; its lease expires at its run's
+// deadline plus the slack (9 minutes here) and the agent runs again (nobody waits forever, AG2).
 func TestWorkerCrashedHolderLeaseExpires(t *testing.T) {
 	clk := newClock(t0)
 	store := &memstore.Store{Now: clk.Now}
 	crashed, cl, _ := newWorker(store, func(_ context.Context, j wake.Job) (agentrun.Result, error) { return answered(j.AgentID, ""), nil })
-	crashed.Now, crashed.LeaseFor = clk.Now, 9*time.Minute
+	crashed.Now, crashed.RunFor, crashed.Slack = clk.Now, 8*time.Minute+45*time.Second, 15*time.Second
 	cl.crash.Store(true)
 	if err := crashed.Handle(context.Background(), job("hermes")); err != nil {
 		t.Fatal(err)
@@ -355,7 +355,7 @@ func TestWorkerCrashedHolderLeaseExpires(t *testing.T) {
 	w.WaitFor = 10 * time.Minute
 	w.Sleep = func(_ context.Context, d time.Duration) error { clk.Add(d); return nil }
 	if err := w.Handle(context.Background(), job("atlas")); err != nil {
-		t.Fatalf("a waiter with WaitFor > LeaseFor: %v", err)
+		t.Fatalf("a waiter with WaitFor > the lease: %v", err)
 	}
 	if runs.Load() != 2 {
 		t.Errorf("%d runs, want 2", runs.Load())

@@ -1,0 +1,101 @@
+package wake
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// OutcomeBudget is the result outcome of a wake the daily budget stopped
+// (no run happened).
+const OutcomeBudget = "budget_exceeded"
+
+// Reason is why a run ended without an answer: a code for the claim, the
+// receipt and the log, whether another attempt can help, and what the
+// person is told. The text says what happened and what to do; internal
+// error text never goes into it.
+type Reason struct {
+	Code  string
+	Retry bool
+	Text  string
+}
+
+var (
+	reasonBusy = Reason{Code: "busy", Retry: true,
+		Text: "I'm still busy with earlier requests and could not get to this one in time. Please send it again in a few minutes."}
+	reasonModelUnavailable = Reason{Code: "model_unavailable", Retry: true,
+		Text: "I could not answer: the language model is not reachable right now. Please try again in a few minutes; if it keeps happening, tell the operator."}
+	reasonModelRefused = Reason{Code: "model_refused", Retry: false,
+		Text: "I could not answer: the language model refused the request. Please tell the operator; trying again will not help until it is fixed."}
+	reasonCrashed = Reason{Code: "crashed", Retry: false,
+		Text: "Something broke on my side while I worked on this (a tool or a service failed). Please try again later; if it keeps happening, tell the operator."}
+	reasonUnavailable = Reason{Code: "unavailable", Retry: true,
+		Text: "I could not work on this because a service I depend on is not reachable right now. Please try again in a few minutes; if it keeps happening, tell the operator."}
+	reasonBudget = Reason{Code: OutcomeBudget, Retry: false,
+		Text: "I've used up today's budget and take no new requests until 00:00 UTC. If this is urgent, ask the operator."}
+)
+
+// Classify turns a failed attempt's error into the reason the person is
+// told. Temporary failures (unavailable, rate limited, a deadline) are worth
+// another attempt; a refusal (bad request, credentials) and a crash are not.
+func Classify(err error) Reason {
+	var e *sb.Error
+	if errors.As(err, &e) && e.Op == busyOp {
+		return reasonBusy
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return reasonModelUnavailable
+	}
+	switch sb.ErrorCode(err) {
+	case sb.EUNAVAILABLE, sb.ERATELIMITED:
+		return reasonModelUnavailable
+	case sb.EINVALID, sb.EUNAUTHORIZED, sb.EFORBIDDEN, sb.ENOTFOUND:
+		return reasonModelRefused
+	default:
+		return reasonCrashed
+	}
+}
+
+// busyOp marks the error of a wait for a busy agent that ran out.
+const busyOp = "wake.worker"
+
+// notify posts reason's text into the person's thread through the reply
+// path, with the router origin like every automatic reply. A notice that
+// cannot be posted is logged; it never fails the job.
+func (h *handling) notify(ctx context.Context, run sb.RunContext, reason Reason) bool {
+	job := h.job
+	if job.ReplyTo == nil {
+		h.log.WarnContext(ctx, "wake ended without an answer and there is nowhere to say so", "agent", job.AgentID, "reason", reason.Code)
+		return false
+	}
+	if run.RunID == "" {
+		run = sb.NewRun(job.AgentID, job.Parent, h.now())
+	}
+	if err := h.post(ctx, run, reason.Text); err != nil {
+		h.log.ErrorContext(ctx, "wake notice could not be posted", "agent", job.AgentID, "room", job.ReplyTo.RoomID, "reason", reason.Code, "err", err)
+		return false
+	}
+	h.log.InfoContext(ctx, "wake ended without an answer; the person was told", "agent", job.AgentID, "room", job.ReplyTo.RoomID, "reason", reason.Code, "run", run.RunID)
+	return true
+}
+
+// budgetNotice tells the room once per day that the agent's daily budget
+// is used up (the human hears it once per agent and day through the
+// router; the people in each room hear it here).
+func (h *handling) budgetNotice(ctx context.Context, run sb.RunContext) {
+	job := h.job
+	if job.ReplyTo == nil || h.w.Notes == nil {
+		return
+	}
+	day := h.now().UTC().Truncate(24 * time.Hour)
+	key := "budget-note#" + job.AgentID + "#" + job.ReplyTo.RoomID + job.ReplyTo.TelegramChatID + "#" + day.Format("2006-01-02")
+	first, err := h.w.Notes.Claim(ctx, key, day.Add(48*time.Hour))
+	if err != nil || !first {
+		return
+	}
+	if !h.notify(ctx, run, reasonBudget) {
+		_ = h.w.Notes.Unclaim(context.WithoutCancel(ctx), key) // say it on the next wake instead
+	}
+}

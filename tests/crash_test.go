@@ -1,0 +1,265 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/rocketchat/rcfake"
+)
+
+// hangingModel is an OpenAI-compatible chat-completions server that never
+// answers its first hang requests (until the caller goes away) and answers
+// every later one with "answer N".
+type hangingModel struct {
+	*httptest.Server
+	mu      sync.Mutex
+	calls   int
+	hang    int
+	down    bool          // answer every request 503, like a model server that is down
+	started chan struct{} // closed when the first hanging request came in
+	once    sync.Once
+}
+
+func newHangingModel(t *testing.T, hang int) *hangingModel {
+	m := &hangingModel{hang: hang, started: make(chan struct{})}
+	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		m.mu.Lock()
+		m.calls++
+		n := m.calls
+		m.mu.Unlock()
+		// Read the body: only then does the server notice a caller that
+		// went away (and cancel r.Context).
+		_, _ = io.Copy(io.Discard, r.Body)
+		m.mu.Lock()
+		down := m.down
+		m.mu.Unlock()
+		if down {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, `{"error":{"message":"upstream sk-internal-9f8e7d overloaded","type":"server_error"}}`)
+			return
+		}
+		if n <= m.hang {
+			m.once.Do(func() { close(m.started) })
+			select {
+			case <-r.Context().Done(): // the caller died or gave up
+			case <-time.After(time.Minute):
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": fmt.Sprint("c", n), "object": "chat.completion",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": fmt.Sprintf("answer %d", n)}}},
+			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 3},
+		})
+	}))
+	t.Cleanup(m.Close)
+	return m
+}
+
+func (m *hangingModel) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.calls
+}
+
+// crashWorld is a fake Rocket.Chat and the config of a `switchboard dev`
+// on the hanging model, with run timing in seconds.
+type crashWorld struct {
+	rc     *rcfake.Server
+	model  *hangingModel
+	room   string
+	config string
+	env    []string
+}
+
+func newCrashWorld(t *testing.T, hang int) *crashWorld {
+	t.Helper()
+	rc := rcfake.New()
+	t.Cleanup(rc.Close)
+	rc.SetRateLimit(0, 0)
+	rc.SetWebhookToken(rcWebhookToken)
+	rc.AddUser("richard", "user")
+	agentID, agentToken := rc.AddUser("agent-hermes", "bot", "user")
+	w := &crashWorld{rc: rc, model: newHangingModel(t, hang)}
+	w.room = rc.AddChannel("finanz-team", "richard", "agent-hermes")
+	config := fmt.Sprintf(`instance:
+  name: e2e-crash
+  toolApiToken: env:E2E_TOOL_TOKEN
+  model: {provider: openai, baseUrl: %s/v1, model: fake}
+  rocketchat:
+    baseUrl: %s
+    webhookTokens: [%s]
+  approvals: {signingKey: env:E2E_SIGNING_KEY}
+  human: {rocketchatUsername: richard}
+  dev: {scheduler: false, workers: 2}
+agents:
+  - id: hermes
+    name: Hermes
+    systemPrompt: You are Hermes.
+    tools:
+      RocketChat:
+        userId: %s
+        authToken: %s
+        username: agent-hermes
+`, w.model.URL, rc.URL, rcWebhookToken, agentID, agentToken)
+	w.config = filepath.Join(t.TempDir(), "crash.yaml")
+	if err := os.WriteFile(w.config, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// One table set for both processes: the restart sees what the crash left.
+	w.env = []string{
+		"SWITCHBOARD_TABLE_PREFIX=" + fmt.Sprintf("crash%d-", time.Now().UnixNano()),
+		"SWITCHBOARD_RUN_TIMEOUT=3s", "SWITCHBOARD_AGENT_WAIT=1s",
+		"SWITCHBOARD_WAKE_RETRY_DELAYS=300ms,600ms",
+	}
+	return w
+}
+
+func (w *crashWorld) replies() []rcfake.Message {
+	var out []rcfake.Message
+	for _, m := range w.rc.Messages(w.room) {
+		if m.Username == "agent-hermes" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// tickUntil runs the poll every 250 ms until cond holds or d passes.
+func tickUntil(t *testing.T, d *devServer, within time.Duration, cond func() bool) bool {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if status, _, m := d.do("POST", "/dev/jobs/rocketchat-poll", "", nil); status != http.StatusOK {
+			t.Fatalf("poll tick = %d %v", status, m)
+		}
+		if cond() {
+			return true
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return cond()
+}
+
+// kill -9 of `switchboard dev` in the middle of a run: after a restart the
+// poll takes the dead run's claim over once its window has passed, and the
+// message is answered exactly once.
+func TestKilledRunIsRecoveredAndAnsweredOnce(t *testing.T) {
+	w := newCrashWorld(t, 1)
+	first := startDevConfig(t, w.config, w.env...)
+	if _, err := w.rc.Post("richard", w.room, "@agent-hermes wie stehen die Zahlen?", rcfake.PostOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, m := first.do("POST", "/dev/jobs/rocketchat-poll", "", nil); status != http.StatusOK {
+		t.Fatalf("tick = %d %v", status, m)
+	}
+	select {
+	case <-w.model.started:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the run never reached the model\n%s", first.logs.String())
+	}
+	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-first.done
+	killedAt := time.Now()
+
+	second := startDevConfig(t, w.config, w.env...)
+	if !tickUntil(t, second, 30*time.Second, func() bool { return len(w.replies()) > 0 }) {
+		t.Fatalf("no answer after the restart; model calls %d\nfirst:\n%s\nsecond:\n%s", w.model.count(), first.logs.String(), second.logs.String())
+	}
+	recovered := time.Since(killedAt)
+	// Keep polling: nothing is answered twice.
+	tickUntil(t, second, 3*time.Second, func() bool { return false })
+	got := w.replies()
+	if len(got) != 1 || !strings.Contains(got[0].Text, "answer 2") {
+		t.Fatalf("agent posted %d messages %+v, want exactly one with the second model answer", len(got), got)
+	}
+	if n := w.model.count(); n != 2 {
+		t.Errorf("model called %d times, want 2 (the killed run and the recovery)", n)
+	}
+	t.Logf("answered %.1f s after the kill (claim window: wait 1 s + run 3 s + 2×0.75 s slack)", recovered.Seconds())
+}
+
+// A model server that is down: the wake is tried three times (the local
+// pool retries like Lambda), then the person is told once, in their
+// thread, without the server's error text.
+func TestModelDownEndsInOneNotice(t *testing.T) {
+	w := newCrashWorld(t, 0)
+	w.model.mu.Lock()
+	w.model.down = true
+	w.model.mu.Unlock()
+	d := startDevConfig(t, w.config, w.env...)
+	parent, _ := w.rc.Post("richard", w.room, "Quartalszahlen", rcfake.PostOptions{})
+	if _, err := w.rc.Post("richard", w.room, "@agent-hermes stimmen die?", rcfake.PostOptions{Tmid: parent.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if !tickUntil(t, d, 30*time.Second, func() bool { return len(w.replies()) > 0 }) {
+		t.Fatalf("no notice; model calls %d\n%s", w.model.count(), d.logs.String())
+	}
+	tickUntil(t, d, 3*time.Second, func() bool { return false })
+	got := w.replies()
+	if len(got) != 1 {
+		t.Fatalf("agent posted %d messages %+v, want one notice", len(got), got)
+	}
+	if !strings.Contains(got[0].Text, "not reachable") || got[0].ThreadID != parent.ID || strings.Contains(got[0].Text, "sk-internal") {
+		t.Errorf("notice %q in thread %q, want the model-unavailable notice in %s without internals", got[0].Text, got[0].ThreadID, parent.ID)
+	}
+	if n := w.model.count(); n < 3 {
+		t.Errorf("model called %d times, want at least one per attempt (3)", n)
+	}
+}
+
+// An answer Rocket.Chat will not take in the room (after the retries) is
+// not dropped: it reaches the human through the router, with a link.
+func TestUnpostableAnswerGoesThroughTheRouter(t *testing.T) {
+	w := newCrashWorld(t, 0)
+	dm := w.rc.AddDM("richard", "agent-hermes")
+	d := startDevConfig(t, w.config, w.env...)
+	if _, err := w.rc.Post("richard", w.room, "@agent-hermes wie stehen die Zahlen?", rcfake.PostOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const down = `<html><body><h1>502 Bad Gateway</h1></body></html>`
+	for range 3 {
+		w.rc.FailNext("chat.postMessage", http.StatusBadGateway, down)
+	}
+	var got []rcfake.Message
+	ok := tickUntil(t, d, 20*time.Second, func() bool {
+		got = nil
+		for _, m := range w.rc.Messages(dm) {
+			if m.Username == "agent-hermes" {
+				got = append(got, m)
+			}
+		}
+		return len(got) > 0
+	})
+	if !ok {
+		t.Fatalf("the answer did not reach the human\n%s", d.logs.String())
+	}
+	if len(got) != 1 || !strings.Contains(got[0].Text, "answer 1") || !strings.Contains(got[0].Text, w.rc.URL+"/channel/finanz-team") {
+		t.Errorf("router delivery %+v, want the answer once with a link to the room", got)
+	}
+	if n := len(w.replies()); n != 0 {
+		t.Errorf("%d posts in the room, want none (it refused them)", n)
+	}
+	if !strings.Contains(d.logs.String(), "wake answer delivered through the router instead of the room") {
+		t.Error("the log does not say where the answer went")
+	}
+}
