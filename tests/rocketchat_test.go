@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -27,6 +28,13 @@ type rcWorld struct {
 
 func startRCWorld(t *testing.T) *rcWorld {
 	t.Helper()
+	return startRCWorldReply(t, `{{agent}} heard: {{message}}`)
+}
+
+// startRCWorldReply is startRCWorld with the scripted model answering reply
+// (a template: {{agent}}, {{message}}).
+func startRCWorldReply(t *testing.T, reply string) *rcWorld {
+	t.Helper()
 	rc := rcfake.New()
 	t.Cleanup(rc.Close)
 	rc.SetRateLimit(0, 0) // the e2e flows are not about the limiter
@@ -41,7 +49,7 @@ func startRCWorld(t *testing.T) *rcWorld {
 	config := fmt.Sprintf(`instance:
   name: e2e-rc
   toolApiToken: env:E2E_TOOL_TOKEN
-  model: {provider: scripted, reply: "{{agent}} heard: {{message}}"}
+  model: {provider: scripted, reply: %s}
   rocketchat:
     baseUrl: %s
     webhookTokens: [old-token-being-rotated-out, %s]
@@ -60,13 +68,19 @@ agents:
         allowedRooms: [finanz-team, richard]
         agentUsernames: [agent-hermes, agent-atlas]
         maxWakesPerRoomPerHour: 12
-`, rc.URL, rcWebhookToken, agentID, agentToken)
+`, yamlString(reply), rc.URL, rcWebhookToken, agentID, agentToken)
 	path := filepath.Join(t.TempDir(), "rc.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	w.dev = startDevConfig(t, path)
 	return w
+}
+
+// yamlString quotes s for YAML (a JSON string is a YAML double-quoted one).
+func yamlString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // waitForReply waits until agent-hermes posted in rid a message containing want.

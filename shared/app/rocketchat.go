@@ -128,9 +128,12 @@ func (a *App) setupRocketChat(awsCfg aws.Config, hc *http.Client) error {
 			}
 			return preparer.Prepare(ctx, job, rc.client, rc.rules, rc.maxWakes)
 		},
-		Run:      a.runJob,
-		Reply:    a.reply,
-		Fallback: a.replyByRouter,
+		Run:        a.runJob,
+		Reply:      a.reply,
+		Fallback:   a.replyByRouter,
+		Attach:     a.replyAsFile,
+		MaxMessage: a.Config.Instance.RocketChat.MaxMessageLength,
+		MaxParts:   a.Config.Instance.RocketChat.MaxReplyParts,
 	}
 
 	if fn := a.getenv(deploy.FunctionEnvVar("agent-worker")); fn != "" {
@@ -235,6 +238,33 @@ func (a *App) reply(ctx context.Context, job wake.Job, run sb.RunContext, text s
 		return sb.E("app.reply", code, env.Error)
 	}
 	return nil
+}
+
+// replyAsFile posts an answer too long for a few messages as a Markdown
+// file (rooms.media + rooms.mediaConfirm) with caption as its message, and
+// audits it like the RocketChat tool's send_file.
+func (a *App) replyAsFile(ctx context.Context, job wake.Job, run sb.RunContext, text, caption string) error {
+	rc, ok := a.rc[job.AgentID]
+	if !ok {
+		return sb.E("app.reply", sb.EINVALID, fmt.Sprintf("agent %q has no RocketChat block", job.AgentID))
+	}
+	name := "answer-" + run.RunID + ".md"
+	if run.RunID == "" {
+		name = "answer.md"
+	}
+	start := time.Now()
+	text = a.Scrubber.String(text) // the client scrubs texts, not file contents
+	_, err := rc.client.UploadFile(ctx, job.ReplyTo.RoomID, name, "text/markdown", strings.NewReader(text), int64(len(text)), caption, job.ReplyTo.ThreadID)
+	args, _ := json.Marshal(map[string]any{"room": job.ReplyTo.RoomID, "fileName": name, "tmid": job.ReplyTo.ThreadID, "bytes": len(text)})
+	entry := sb.AuditEntry{ID: sb.NewID(start), At: start, Run: run, AgentID: job.AgentID, Tool: "RocketChat",
+		Action: "send_file", Args: string(args), Decision: sb.DecisionAuto, Outcome: sb.OutcomeOK, Duration: time.Since(start)}
+	if err != nil {
+		entry.Outcome, entry.Error = sb.OutcomeError, a.Scrubber.String(sb.ErrorMessage(err))
+	}
+	if aerr := a.Store.Append(context.WithoutCancel(ctx), entry); aerr != nil {
+		a.Log.ErrorContext(ctx, "audit entry of a reply file not written", "agent", job.AgentID, "err", aerr)
+	}
+	return err
 }
 
 // replyByRouter hands an answer that Rocket.Chat would not take (after the

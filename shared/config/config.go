@@ -83,6 +83,12 @@ type InstanceRocketChat struct {
 	WebhookTokens  []string `yaml:"webhookTokens"`  // secrets; several while rotating (RC4)
 	AdminUserID    string   `yaml:"adminUserId"`    // provisioning only (RC11)
 	AdminAuthToken string   `yaml:"adminAuthToken"` // secret; provisioning only (RC11)
+	// MaxMessageLength is the server's Message_MaxAllowedSize (default
+	// 5000): longer automatic answers are posted in parts.
+	MaxMessageLength int `yaml:"maxMessageLength"`
+	// MaxReplyParts: an automatic answer needing more parts than this goes
+	// as a Markdown file with its first paragraph as the message (default 4).
+	MaxReplyParts int `yaml:"maxReplyParts"`
 }
 
 // Telegram is the emergency and approval channel (CR3, ST2).

@@ -109,6 +109,12 @@ func validate(c *Config, ps *problems) {
 			ps.at(indexPath("instance.rocketchat.webhookTokens", i), "is empty", "give the outgoing webhook's token (e.g. env:RC_WEBHOOK_TOKEN) or remove the entry")
 		}
 	}
+	if n := in.RocketChat.MaxMessageLength; n != 0 && (n < 500 || n > 1000000) {
+		ps.at("instance.rocketchat.maxMessageLength", fmt.Sprintf("is %d", n), "give the server's Message_MaxAllowedSize (Administration → Message), between 500 and 1000000; default 5000")
+	}
+	if n := in.RocketChat.MaxReplyParts; n < 0 || n > 50 {
+		ps.at("instance.rocketchat.maxReplyParts", fmt.Sprintf("is %d", n), "give 1 to 50 (default 4): longer answers go as a Markdown file")
+	}
 	if (in.RocketChat.AdminUserID == "") != (in.RocketChat.AdminAuthToken == "") {
 		missing := "instance.rocketchat.adminAuthToken"
 		if in.RocketChat.AdminUserID == "" {

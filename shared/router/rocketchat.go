@@ -6,6 +6,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/rocketchat"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/textsplit"
 )
 
 // RocketChatChannel delivers as a direct message to the human's Rocket.Chat
@@ -35,6 +36,12 @@ func (c *RocketChatChannel) Send(ctx context.Context, n Notice) error {
 	if n.AgentID == "" {
 		text = "[Switchboard] " + text
 	}
-	_, err := client.PostMessage(ctx, "@"+strings.TrimPrefix(c.Human, "@"), text, "")
-	return err
+	// A long notice (an answer handed over from a room) goes in parts that
+	// fit the server's message limit.
+	for _, part := range textsplit.Split(text, textsplit.RocketChatLimit) {
+		if _, err := client.PostMessage(ctx, "@"+strings.TrimPrefix(c.Human, "@"), part, ""); err != nil {
+			return err
+		}
+	}
+	return nil
 }

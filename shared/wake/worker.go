@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/agentrun"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/textsplit"
 )
 
 // WakeStore is the claim state machine of (agent, message) wakes
@@ -66,6 +67,19 @@ type Worker struct {
 	// Fallback hands an answer that could not be posted to the human by
 	// another channel (the router), with a link to the room. May be nil.
 	Fallback func(ctx context.Context, job Job, text string) error
+	// Attach posts a long answer as a Markdown file into the job's room or
+	// thread, with caption as its message. May be nil: then every answer is
+	// posted as messages.
+	Attach func(ctx context.Context, job Job, run sb.RunContext, text, caption string) error
+	// MaxMessage is the longest message the chat server takes, in UTF-16
+	// code units as Rocket.Chat counts them (Message_MaxAllowedSize;
+	// default 5,000). A longer Rocket.Chat answer is posted in parts cut at
+	// paragraph, line, then sentence boundaries, in order.
+	MaxMessage int
+	// MaxParts: an answer that needs more parts than this goes as a
+	// Markdown file (Attach) with its first paragraph as the message;
+	// default 4.
+	MaxParts int
 	// RunFor is the run's own deadline, counted from when it has the lease;
 	// the invoker's deadline (the Lambda's) caps it. The lease lasts until
 	// the deadline plus Slack, so a crashed holder's lease ends soon after.
@@ -224,10 +238,41 @@ func (h *handling) handle(ctx context.Context) error {
 		}
 		return h.finish(ctx, outcome)
 	}
-	if err := h.post(ctx, res.Run, res.Answer); err != nil {
+	if err := h.postAnswer(ctx, res.Run, res.Answer); err != nil {
 		return h.undeliverable(ctx, res, err)
 	}
 	return h.finish(ctx, OutcomeAnswered)
+}
+
+// postAnswer posts the run's answer where the agent was woken. Telegram
+// chats get it whole (the Telegram client cuts at its own limit). In
+// Rocket.Chat an answer longer than one message goes in parts, each with its
+// own retries, so a refusal halfway never repeats the parts already posted;
+// an answer of more than MaxParts parts goes as a Markdown file.
+func (h *handling) postAnswer(ctx context.Context, run sb.RunContext, text string) error {
+	if h.job.ReplyTo.TelegramChatID != "" {
+		return h.post(ctx, run, text)
+	}
+	limit, maxParts := h.w.MaxMessage, h.w.MaxParts
+	if limit <= 0 {
+		limit = textsplit.RocketChatLimit
+	}
+	if maxParts <= 0 {
+		maxParts = textsplit.DefaultMaxParts
+	}
+	parts := textsplit.Split(text, limit)
+	if h.w.Attach != nil && textsplit.ShouldAttach(parts, maxParts) {
+		caption := textsplit.FirstParagraph(text, limit)
+		return h.retry(ctx, func(pctx context.Context) error {
+			return h.w.Attach(pctx, h.job, run, text, caption)
+		})
+	}
+	for _, p := range parts {
+		if err := h.post(ctx, run, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // replyWaits are the waits before the second and third try of a post that
@@ -242,6 +287,11 @@ const postBudget = 10 * time.Second
 // after the run, trying again on a temporary refusal (honouring a 429's
 // reset when it is known and fits).
 func (h *handling) post(ctx context.Context, run sb.RunContext, text string) error {
+	return h.retry(ctx, func(pctx context.Context) error { return h.w.Reply(pctx, h.job, run, text) })
+}
+
+// retry runs one post with the retries described at post.
+func (h *handling) retry(ctx context.Context, post func(context.Context) error) error {
 	// The post outlives the run's context, but not the invoker's deadline.
 	budget := max(2*h.w.slack(), postBudget)
 	if d, ok := ctx.Deadline(); ok {
@@ -250,7 +300,7 @@ func (h *handling) post(ctx context.Context, run sb.RunContext, text string) err
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
 	for i := 0; ; i++ {
-		err := h.w.Reply(pctx, h.job, run, text)
+		err := post(pctx)
 		code := sb.ErrorCode(err)
 		if err == nil || i == len(replyWaits) || (code != sb.EUNAVAILABLE && code != sb.ERATELIMITED) {
 			return err

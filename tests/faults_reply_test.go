@@ -1,17 +1,12 @@
 package tests
 
-// Reproductions of defects the fault suite found (issue 8 item 10). Each
-// FAILS on the code it was written against (branch faults, 2026-12-02), so
-// it is kept here, outside the build; copy it into tests/ as a _test.go file
-// together with the fix. It uses the helpers of tests/faults_test.go.
-
 import (
 	"testing"
 	"time"
 )
 
-// Rocket.Chat answers 503 when the woken agent posts its reply: the answer
-// is never posted, and the next poll skips the message (claimed).
+// Rocket.Chat answers 503 when the woken agent posts its reply: the reply
+// is tried again and arrives once; nothing is lost.
 func TestFaultRocketChatReplyPost503(t *testing.T) {
 	w := startRCWorld(t)
 	w.tick(t)
@@ -22,5 +17,5 @@ func TestFaultRocketChatReplyPost503(t *testing.T) {
 	w.tick(t)
 	lost, doubled := w.settle(t, map[string]string{"reply while Rocket.Chat fails": w.room})
 	reportFault(t, "Rocket.Chat 503 on chat.postMessage of the automatic reply after a poll wake",
-		"wake job fails; no retry", lost, doubled)
+		"the reply is tried again after a second and arrives once", lost, doubled)
 }
