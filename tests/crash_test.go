@@ -26,6 +26,7 @@ type hangingModel struct {
 	calls   int
 	hang    int
 	down    bool          // answer every request 503, like a model server that is down
+	limited int           // answer this many requests 429 with Retry-After: 2
 	started chan struct{} // closed when the first hanging request came in
 	once    sync.Once
 }
@@ -45,8 +46,18 @@ func newHangingModel(t *testing.T, hang int) *hangingModel {
 		// went away (and cancel r.Context).
 		_, _ = io.Copy(io.Discard, r.Body)
 		m.mu.Lock()
-		down := m.down
+		down, limited := m.down, m.limited > 0
+		if limited {
+			m.limited--
+		}
 		m.mu.Unlock()
+		if limited {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Retry-After", "2")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = io.WriteString(w, `{"error":{"message":"Rate limit reached, retry in 2s","type":"rate_limit_error"}}`)
+			return
+		}
 		if down {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -225,6 +236,34 @@ func TestModelDownEndsInOneNotice(t *testing.T) {
 	if n := w.model.count(); n < 3 {
 		t.Errorf("model called %d times, want at least one per attempt (3)", n)
 	}
+}
+
+// A model that answers 429 with Retry-After: 2 is waited for (2 s, not
+// less), and the answer arrives in the person's thread; nobody is told of
+// a failure.
+func TestModelRateLimitIsWaitedFor(t *testing.T) {
+	w := newCrashWorld(t, 0)
+	w.model.mu.Lock()
+	w.model.limited = 1
+	w.model.mu.Unlock()
+	d := startDevConfig(t, w.config, append(w.env, "SWITCHBOARD_RUN_TIMEOUT=20s")...)
+	if _, err := w.rc.Post("richard", w.room, "@agent-hermes stimmen die Zahlen?", rcfake.PostOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if !tickUntil(t, d, 20*time.Second, func() bool { return len(w.replies()) > 0 }) {
+		t.Fatalf("no answer; model calls %d\n%s", w.model.count(), d.logs.String())
+	}
+	waited := time.Since(start)
+	tickUntil(t, d, time.Second, func() bool { return false })
+	got := w.replies()
+	if len(got) != 1 || got[0].Text != "answer 2" {
+		t.Fatalf("agent posted %+v, want the one answer of the second model call", got)
+	}
+	if waited < 2*time.Second {
+		t.Errorf("answer after %s, want the model's Retry-After (2 s) waited out", waited)
+	}
+	t.Logf("429 Retry-After 2 → answer %s after the mention, %d model calls", waited.Round(100*time.Millisecond), w.model.count())
 }
 
 // An answer Rocket.Chat will not take in the room (after the retries) is
