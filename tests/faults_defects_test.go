@@ -30,7 +30,7 @@ func TestFaultTelegram429ApprovalRequest(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			file := fmt.Sprintf("personal:r%d.md", i)
 			w.dev.invoke("hermes", "Workspace", "write", map[string]any{"path": file, "content": "x"})
-			want := "Workspace.delete" // the request names the action
+			want := "Workspace.delete"         // the request names the action
 			tgBefore, rcBefore := w.seen(want) // the cases share one world
 			tc.inject()
 			_, m := w.dev.invoke("hermes", "Workspace", "delete", map[string]any{"path": file})
