@@ -5,9 +5,9 @@ FUNCTIONS := $(notdir $(wildcard functions/*))
 CONFIG ?= $(firstword $(wildcard switchboard.yaml) switchboard.example.yaml)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 FUZZTIME ?= 30s
-FUZZ := shared/config:FuzzParse shared/workspace:FuzzResolve shared/approvals:FuzzVerify shared/nctool:FuzzScope \
-	shared/scrub:FuzzScrub shared/untrusted:FuzzFrame shared/httpapi:FuzzDecodeInvokeRequest \
-	shared/textsplit:FuzzSplit
+FUZZ := shared/platform/config:FuzzParse shared/tools/workspace:FuzzResolve shared/usecases/approvals:FuzzVerify shared/tools/nctool:FuzzScope \
+	shared/platform/scrub:FuzzScrub shared/platform/untrusted:FuzzFrame shared/httpapi:FuzzDecodeInvokeRequest \
+	shared/platform/textsplit:FuzzSplit
 LDFLAGS := -s -w -X github.com/switchboard-dev/switchboard/shared/app.Version=$(VERSION)
 
 .DEFAULT_GOAL := help

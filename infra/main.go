@@ -1,6 +1,6 @@
 // Command infra is the Switchboard CDK app: `npx cdk synth` / `cdk deploy`
 // run it (cdk.json: go run .). Everything it deploys comes from the catalogue
-// in shared/deploy.
+// in shared/platform/deploy.
 //
 // Settings, each as CDK context (-c key=value) or environment variable:
 //
@@ -20,7 +20,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/switchboard-dev/switchboard/shared/deploy"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
 
 func main() {

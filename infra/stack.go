@@ -21,7 +21,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/switchboard-dev/switchboard/shared/deploy"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
 
 // DefaultAssetDir is where `make build` leaves <fn>/bootstrap, relative to infra/.
@@ -68,7 +68,7 @@ func CheckAssets(assetDir string) error {
 	return nil
 }
 
-// NewSwitchboardStack builds everything shared/deploy describes: tables,
+// NewSwitchboardStack builds everything shared/platform/deploy describes: tables,
 // the workspace bucket, one arm64 provided.al2023 function per catalogue
 // function with grants for exactly the tables it lists and the functions it
 // invokes (their names in FunctionEnvVar), Bedrock access for functions that
@@ -158,7 +158,7 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 		for _, tid := range f.Tables {
 			t, ok := tables[tid]
 			if !ok {
-				panic(fmt.Sprintf("function %s lists unknown table %q in shared/deploy", f.Name, tid))
+				panic(fmt.Sprintf("function %s lists unknown table %q in shared/platform/deploy", f.Name, tid))
 			}
 			t.GrantReadWriteData(fn)
 		}
@@ -183,7 +183,7 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 				"NONE":    awslambda.FunctionUrlAuthType_NONE,
 			}[f.URLAuth]
 			if !ok {
-				panic(fmt.Sprintf("function %s: URLAuth %q in shared/deploy, want AWS_IAM or NONE", f.Name, f.URLAuth))
+				panic(fmt.Sprintf("function %s: URLAuth %q in shared/platform/deploy, want AWS_IAM or NONE", f.Name, f.URLAuth))
 			}
 			url := fn.AddFunctionUrl(&awslambda.FunctionUrlOptions{
 				AuthType: auth,
@@ -214,7 +214,7 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 		for _, name := range f.Invokes {
 			target, ok := functions[name]
 			if !ok {
-				panic(fmt.Sprintf("function %s invokes unknown function %q in shared/deploy", f.Name, name))
+				panic(fmt.Sprintf("function %s invokes unknown function %q in shared/platform/deploy", f.Name, name))
 			}
 			target.GrantInvoke(fn)
 			fn.AddEnvironment(jsii.String(deploy.FunctionEnvVar(name)), target.FunctionName(), nil)
@@ -224,7 +224,7 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 	for _, j := range deploy.Jobs {
 		fn, ok := functions[j.Function]
 		if !ok {
-			panic(fmt.Sprintf("job %s names unknown function %q in shared/deploy", j.Name, j.Function))
+			panic(fmt.Sprintf("job %s names unknown function %q in shared/platform/deploy", j.Name, j.Function))
 		}
 		if _, err := deploy.ParseRate(j.Schedule); err != nil {
 			panic(fmt.Sprintf("job %s: %v", j.Name, err))
@@ -266,7 +266,7 @@ func newSecret(stack awscdk.Stack, s deploy.Secret, name string) awssecretsmanag
 		// CloudFormation; the operator writes it with put-secret-value.
 		props.SecretStringValue = awscdk.SecretValue_UnsafePlainText(jsii.String(s.Placeholder))
 	default:
-		panic(fmt.Sprintf("secret %s in shared/deploy: want either GenerateLength or Placeholder", s.Name))
+		panic(fmt.Sprintf("secret %s in shared/platform/deploy: want either GenerateLength or Placeholder", s.Name))
 	}
 	secret := awssecretsmanager.NewSecret(stack, jsii.String(s.LogicalID()), props)
 	awscdk.NewCfnOutput(stack, jsii.String(s.ARNOutputID()), &awscdk.CfnOutputProps{
@@ -334,7 +334,7 @@ func attribute(a deploy.KeyAttr) *awsdynamodb.Attribute {
 	}
 	typ, ok := types[a.Type]
 	if !ok {
-		panic(fmt.Sprintf("key attribute %s: type %q in shared/deploy, want S, N or B", a.Name, a.Type))
+		panic(fmt.Sprintf("key attribute %s: type %q in shared/platform/deploy, want S, N or B", a.Name, a.Type))
 	}
 	return &awsdynamodb.Attribute{Name: jsii.String(a.Name), Type: typ}
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/switchboard-dev/switchboard/shared/deploy"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
 
 // One synth for the whole package: starting jsii and synthesizing costs
@@ -889,7 +889,7 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 						samStatements = append(samStatements, st.(map[string]any))
 					}
 				case "S3CrudPolicy":
-					// TestSAMTemplateCoversCatalogue in shared/deploy checks it against Bucket.
+					// TestSAMTemplateCoversCatalogue in shared/platform/deploy checks it against Bucket.
 				default:
 					t.Errorf("template.yaml: %s has policy %s, which this test does not compare with CDK", id, kind)
 				}

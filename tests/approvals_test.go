@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/telegram"
-	"github.com/switchboard-dev/switchboard/shared/telegram/tgfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
+	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
 )
 
 const (

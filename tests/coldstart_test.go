@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/dynamo/dynamotest"
-	"github.com/switchboard-dev/switchboard/shared/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 )
 
 // BenchmarkColdStart measures one function binary from exec to "ready": the

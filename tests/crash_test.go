@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 )
 
 // hangingModel is an OpenAI-compatible chat-completions server that never

@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/dynamo"
-	"github.com/switchboard-dev/switchboard/shared/dynamo/dynamotest"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
+	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
-	"github.com/switchboard-dev/switchboard/shared/rocketchat/rcfake"
-	"github.com/switchboard-dev/switchboard/shared/telegram"
-	"github.com/switchboard-dev/switchboard/shared/telegram/tgfake"
 )
 
 // outageWorld is `switchboard dev` on a DynamoDB endpoint of the test's

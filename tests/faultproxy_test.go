@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/dynamo"
-	"github.com/switchboard-dev/switchboard/shared/dynamo/dynamotest"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
-	"github.com/switchboard-dev/switchboard/shared/rocketchat/rcfake"
 )
 
 // rcRetryDelays is how this test's Rocket.Chat retries a delivery that was

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/telegram/tgfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
 )
 
 // An approval request that meets one Telegram 429 is neither waited out

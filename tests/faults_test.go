@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/rocketchat/rcfake"
-	"github.com/switchboard-dev/switchboard/shared/telegram"
-	"github.com/switchboard-dev/switchboard/shared/telegram/tgfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
+	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
 )
 
 // The fault-injection suite: the other people's servers fail in the middle

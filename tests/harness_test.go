@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/dynamo/dynamotest"
-	"github.com/switchboard-dev/switchboard/shared/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 )
 
 var binary string

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/nextcloud/ncfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
 )
 
 // startNCWorld runs a fake Nextcloud (a real WebDAV server with Nextcloud's

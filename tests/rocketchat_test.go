@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 )
 
 const rcWebhookToken = "e2e-webhook-token-7c21"

@@ -17,11 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/nextcloud/ncfake"
-	"github.com/switchboard-dev/switchboard/shared/rocketchat/rcfake"
-	"github.com/switchboard-dev/switchboard/shared/scrub"
-	"github.com/switchboard-dev/switchboard/shared/telegram"
-	"github.com/switchboard-dev/switchboard/shared/telegram/tgfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
+	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
+	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 )
 
 // A planted secret and the part of it that must never leave.
@@ -355,9 +355,9 @@ func (w *scrubWorld) checkNoLeak(t *testing.T, where, body string) {
 // (their clients still mask the known shapes and their own credential).
 func TestEveryClientIsBuiltWithTheScrubber(t *testing.T) {
 	exempt := map[string]bool{
-		"shared/provision/provision.go":   true,
-		"cmd/switchboard/provision.go":    true,
-		"cmd/switchboard/capabilities.go": true,
+		"shared/usecases/provision/provision.go": true,
+		"cmd/switchboard/provision.go":           true,
+		"cmd/switchboard/capabilities.go":        true,
 	}
 	constructors := map[string]bool{"rocketchat.New": true, "telegram.New": true, "nextcloud.New": true}
 	found := 0

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/deploy"
-	"github.com/switchboard-dev/switchboard/shared/dynamo"
-	"github.com/switchboard-dev/switchboard/shared/dynamo/dynamotest"
-	"github.com/switchboard-dev/switchboard/shared/nextcloud/ncfake"
-	"github.com/switchboard-dev/switchboard/shared/rocketchat/rcfake"
-	"github.com/switchboard-dev/switchboard/shared/telegram/tgfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
+	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
 
 // stagingWorld is `switchboard dev` with every tool that can wait for a

@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/dynamo"
-	"github.com/switchboard-dev/switchboard/shared/dynamo/dynamotest"
-	"github.com/switchboard-dev/switchboard/shared/rocketchat"
-	"github.com/switchboard-dev/switchboard/shared/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/wake"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 // countingDispatcher stands in for the agent worker: it only counts.

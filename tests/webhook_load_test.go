@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/dynamo/dynamotest"
-	"github.com/switchboard-dev/switchboard/shared/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 )
 
 // TestMeasureWebhookAck measures the Rocket.Chat webhook of `switchboard

@@ -1,4 +1,4 @@
-// Command gensam writes the SAM template rendered from shared/deploy.
+// Command gensam writes the SAM template rendered from shared/platform/deploy.
 //
 //	go run ./cmd/gensam [path]    (default template.yaml)
 package main
@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/switchboard-dev/switchboard/shared/deploy"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
 
 func main() {

@@ -6,7 +6,7 @@ package main
 // at that moment, the claim is spent and the human is never told that the
 // agent stopped (AG3: "the router tells the human"). Fix: on a Deliver
 // error, give the claim back (a.Store.Unclaim(ctx, key), which exists for
-// this purpose in shared/dynamo/state.go:147) so the next wake retries.
+// this purpose in shared/adapters/dynamo/state.go:147) so the next wake retries.
 //
 // Copy into cmd/switchboard/ next to budget_test.go to run:
 //   go test -run TestBudgetNoticeRetriedAfterFailedDelivery ./cmd/switchboard

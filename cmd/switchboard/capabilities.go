@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	swcfg "github.com/switchboard-dev/switchboard/shared/config"
-	"github.com/switchboard-dev/switchboard/shared/deploy"
-	"github.com/switchboard-dev/switchboard/shared/nextcloud"
+	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
+	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
 
 // errMissing makes `capabilities --check` exit non-zero (1) after printing

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/nextcloud/ncfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
 )
 
 func TestCapabilitiesQuotaUnknown(t *testing.T) {

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/deploy"
-	"github.com/switchboard-dev/switchboard/shared/nextcloud"
-	"github.com/switchboard-dev/switchboard/shared/nextcloud/ncfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
+	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
 
 // ncConfig is a config with hermes (no Nextcloud) and atlas, whose

@@ -21,7 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app"
 	"github.com/switchboard-dev/switchboard/shared/devrt"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/jobs"
+	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
 )
 
 const usage = `usage: switchboard <command> [flags]

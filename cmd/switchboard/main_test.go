@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/app"
-	"github.com/switchboard-dev/switchboard/shared/dynamo/dynamotest"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }

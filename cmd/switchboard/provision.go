@@ -11,10 +11,10 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	swcfg "github.com/switchboard-dev/switchboard/shared/config"
-	"github.com/switchboard-dev/switchboard/shared/deploy"
-	"github.com/switchboard-dev/switchboard/shared/provision"
-	"github.com/switchboard-dev/switchboard/shared/rocketchat"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
+	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+	"github.com/switchboard-dev/switchboard/shared/usecases/provision"
 )
 
 // provisionAgent creates an agent's Rocket.Chat user with the instance's

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/provision"
-	"github.com/switchboard-dev/switchboard/shared/rocketchat"
-	"github.com/switchboard-dev/switchboard/shared/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/provision"
 )
 
 // rcProvision is a fake Rocket.Chat with an administrator and a config

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/rocketchat/rcfake"
-	"github.com/switchboard-dev/switchboard/shared/telegram/tgfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
 )
 
 // RC12 end to end: the CLI runs the health job against a fake Rocket.Chat

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/deploy"
-	"github.com/switchboard-dev/switchboard/shared/dynamo"
-	"github.com/switchboard-dev/switchboard/shared/dynamo/dynamotest"
-	"github.com/switchboard-dev/switchboard/shared/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 

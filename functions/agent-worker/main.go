@@ -1,4 +1,4 @@
-// Command agent-worker is the agent-worker Lambda (see shared/deploy): env → app → handler → lambda.Start.
+// Command agent-worker is the agent-worker Lambda (see shared/platform/deploy): env → app → handler → lambda.Start.
 package main
 
 import (

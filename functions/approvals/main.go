@@ -1,4 +1,4 @@
-// Command approvals is the approvals Lambda (see shared/deploy): env → app → handler → lambda.Start.
+// Command approvals is the approvals Lambda (see shared/platform/deploy): env → app → handler → lambda.Start.
 package main
 
 import (

@@ -1,4 +1,4 @@
-// Command jobs is the jobs Lambda (see shared/deploy): env → app → handler → lambda.Start.
+// Command jobs is the jobs Lambda (see shared/platform/deploy): env → app → handler → lambda.Start.
 package main
 
 import (

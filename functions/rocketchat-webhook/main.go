@@ -1,4 +1,4 @@
-// Command rocketchat-webhook is the rocketchat-webhook Lambda (see shared/deploy): env → app → handler → lambda.Start.
+// Command rocketchat-webhook is the rocketchat-webhook Lambda (see shared/platform/deploy): env → app → handler → lambda.Start.
 package main
 
 import (

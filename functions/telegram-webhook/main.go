@@ -1,4 +1,4 @@
-// Command telegram-webhook is the telegram-webhook Lambda (see shared/deploy): env → app → handler → lambda.Start.
+// Command telegram-webhook is the telegram-webhook Lambda (see shared/platform/deploy): env → app → handler → lambda.Start.
 package main
 
 import (

@@ -1,4 +1,4 @@
-// Command tools is the tools Lambda (see shared/deploy): env → app → handler → lambda.Start.
+// Command tools is the tools Lambda (see shared/platform/deploy): env → app → handler → lambda.Start.
 package main
 
 import (

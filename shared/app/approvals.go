@@ -7,12 +7,12 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/approvals"
-	"github.com/switchboard-dev/switchboard/shared/router"
-	"github.com/switchboard-dev/switchboard/shared/scrub"
+	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
+	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/telegram"
-	"github.com/switchboard-dev/switchboard/shared/tginbound"
+	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
+	"github.com/switchboard-dev/switchboard/shared/usecases/router"
+	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
 )
 
 // EnvPublicBaseURL stands in for an empty instance.publicBaseUrl; the dev

@@ -8,11 +8,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/collabora"
-	"github.com/switchboard-dev/switchboard/shared/jobs"
-	"github.com/switchboard-dev/switchboard/shared/nctool"
-	"github.com/switchboard-dev/switchboard/shared/nextcloud"
+	"github.com/switchboard-dev/switchboard/shared/adapters/collabora"
+	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
+	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
 )
 
 // setupNextcloud builds a client (and a Collabora client when collaboraUrl

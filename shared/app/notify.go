@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	swcfg "github.com/switchboard-dev/switchboard/shared/config"
-	"github.com/switchboard-dev/switchboard/shared/health"
-	"github.com/switchboard-dev/switchboard/shared/rocketchat"
-	"github.com/switchboard-dev/switchboard/shared/router"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
+	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
+	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/telegram"
+	"github.com/switchboard-dev/switchboard/shared/usecases/health"
+	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 )
 
 // setupRouter builds the channel router from instance.channels (CR1).

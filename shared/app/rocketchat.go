@@ -12,14 +12,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
-	"github.com/switchboard-dev/switchboard/shared/agentrun"
-	"github.com/switchboard-dev/switchboard/shared/deploy"
-	"github.com/switchboard-dev/switchboard/shared/lambdainvoke"
-	"github.com/switchboard-dev/switchboard/shared/rctool"
-	"github.com/switchboard-dev/switchboard/shared/rocketchat"
-	"github.com/switchboard-dev/switchboard/shared/router"
+	"github.com/switchboard-dev/switchboard/shared/adapters/lambdainvoke"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/wake"
+	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
+	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
+	"github.com/switchboard-dev/switchboard/shared/usecases/router"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 // Timing of agent runs. The agent-worker Lambda has 600 s: a wait for a busy

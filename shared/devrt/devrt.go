@@ -14,10 +14,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/app"
-	"github.com/switchboard-dev/switchboard/shared/deploy"
-	"github.com/switchboard-dev/switchboard/shared/dynamo"
-	"github.com/switchboard-dev/switchboard/shared/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
 
 // Embedded defaults for local use.

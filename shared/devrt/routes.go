@@ -7,11 +7,11 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/app"
-	"github.com/switchboard-dev/switchboard/shared/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
-	"github.com/switchboard-dev/switchboard/shared/jobs"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
 )
 
 // Handler is the dev listener: the function routes exactly as the functions

@@ -18,8 +18,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/deploy"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
 
 // pkg is one Go package directory of the root module.
@@ -215,7 +215,7 @@ func TestDomainImportsNoAWSOrHTTP(t *testing.T) {
 	bad := func(ip string) bool {
 		return strings.HasPrefix(ip, "github.com/aws/") || ip == "net/http" || strings.HasPrefix(ip, "net/http/")
 	}
-	for _, dir := range []string{"shared/switchboard", "shared/deploy"} {
+	for _, dir := range []string{"shared/switchboard", "shared/platform/deploy"} {
 		t.Run(dir, func(t *testing.T) {
 			r.forbidden(t, r.module+"/"+dir, bad, "the domain speaks no AWS SDK and no net/http; put it in an adapter under shared/")
 		})
@@ -227,7 +227,7 @@ func TestDomainImportsNoAWSOrHTTP(t *testing.T) {
 // text functions that every layer may use.
 func TestStandardLibraryOnly(t *testing.T) {
 	r := loadRepo(t)
-	for _, dir := range []string{"shared/deploy", "shared/scrub", "shared/untrusted"} {
+	for _, dir := range []string{"shared/platform/deploy", "shared/platform/scrub", "shared/platform/untrusted"} {
 		t.Run(dir, func(t *testing.T) {
 			r.forbidden(t, r.module+"/"+dir, func(ip string) bool {
 				return strings.Contains(strings.Split(ip, "/")[0], ".") || ip == "net/http" || strings.HasPrefix(ip, "net/http/")
@@ -312,7 +312,7 @@ func TestFunctionsMatchCatalogue(t *testing.T) {
 		}
 		dirs[e.Name()] = true
 		if _, ok := deploy.FunctionByName(e.Name()); !ok {
-			t.Errorf("functions/%s is not in the deploy catalogue (shared/deploy.Functions)", e.Name())
+			t.Errorf("functions/%s is not in the deploy catalogue (shared/platform/deploy.Functions)", e.Name())
 		}
 	}
 	for _, f := range deploy.Functions {

@@ -14,9 +14,9 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/app"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
-	"github.com/switchboard-dev/switchboard/shared/jobs"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/wake"
+	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 // Tools serves the tools function URL (AuthType AWS_IAM; RequireIAM makes a

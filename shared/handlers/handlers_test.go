@@ -15,18 +15,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/app"
-	"github.com/switchboard-dev/switchboard/shared/deploy"
-	"github.com/switchboard-dev/switchboard/shared/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/jobs"
-	"github.com/switchboard-dev/switchboard/shared/s3blob"
-	"github.com/switchboard-dev/switchboard/shared/wake"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
@@ -86,7 +86,7 @@ func TestEventsCoverCatalogue(t *testing.T) {
 	for _, ev := range loadEvents(t) {
 		count[ev.fn]++
 		if _, ok := deploy.FunctionByName(ev.fn); !ok {
-			t.Errorf("%s: %q is not a function in the deploy catalogue (shared/deploy)", ev.path, ev.fn)
+			t.Errorf("%s: %q is not a function in the deploy catalogue (shared/platform/deploy)", ev.path, ev.fn)
 		}
 	}
 	for _, fn := range deploy.Functions {

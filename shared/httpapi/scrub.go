@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchboard-dev/switchboard/shared/scrub"
+	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 )
 
 // ScrubResponses masks secrets in every text answer h writes: JSON (error

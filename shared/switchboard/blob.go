@@ -14,7 +14,7 @@ type BlobInfo struct {
 }
 
 // BlobStore holds workspace files (S3 in AWS, an in-process S3 server in dev).
-// Keys are already resolved and scoped by the caller (shared/workspace).
+// Keys are already resolved and scoped by the caller (shared/tools/workspace).
 type BlobStore interface {
 	// Put stores r under key. size is the exact length or -1 when unknown.
 	Put(ctx context.Context, key string, r io.Reader, size int64, contentType string) error

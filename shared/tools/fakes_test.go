@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/memstore"
-	"github.com/switchboard-dev/switchboard/shared/scrub"
-	"github.com/switchboard-dev/switchboard/shared/staging"
+	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
+	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools"
+	"github.com/switchboard-dev/switchboard/shared/tools/staging"
 )
 
 // secret is a configured secret value: the scrubber knows it, so it must never

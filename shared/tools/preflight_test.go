@@ -7,11 +7,11 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/memstore"
-	"github.com/switchboard-dev/switchboard/shared/scrub"
-	"github.com/switchboard-dev/switchboard/shared/staging"
+	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
+	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools"
+	"github.com/switchboard-dev/switchboard/shared/tools/staging"
 )
 
 // vaultTool refuses paths that leave its folder in Preflight, as the real

@@ -16,12 +16,12 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/switchboard-dev/switchboard/shared/scrub"
-	"github.com/switchboard-dev/switchboard/shared/staging"
+	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/tools/staging"
 )
 
-// Scrubber masks secrets (shared/scrub satisfies it).
+// Scrubber masks secrets (shared/platform/scrub satisfies it).
 type Scrubber interface {
 	JSON(raw []byte) []byte
 	String(s string) string

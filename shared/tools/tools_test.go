@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/scrub"
-	"github.com/switchboard-dev/switchboard/shared/staging"
+	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools"
+	"github.com/switchboard-dev/switchboard/shared/tools/staging"
 )
 
 func TestInvoke(t *testing.T) {

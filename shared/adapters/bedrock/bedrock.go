@@ -1,0 +1,184 @@
+// Package bedrock is the model provider for Amazon Bedrock's Converse API
+// (AG1): it turns an agentrun.Request into a ConverseInput (system blocks,
+// text/toolUse/toolResult content blocks, a tool configuration), the output
+// back into an agentrun.Response, and every failure into a switchboard error
+// code. Credentials, region and endpoint are the SDK client's business: the
+// caller builds the client once per cold start (AWS_ENDPOINT_URL* applies).
+package bedrock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/modelretry"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
+)
+
+// ConverseAPI is the one call of the Bedrock Runtime client the provider
+// uses; *bedrockruntime.Client satisfies it, tests pass a fake.
+type ConverseAPI interface {
+	Converse(ctx context.Context, params *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error)
+}
+
+var _ ConverseAPI = (*bedrockruntime.Client)(nil)
+
+// Model is one Bedrock model (a model id, inference profile id or ARN). It is
+// safe for concurrent use when the client is (the SDK client is).
+type Model struct {
+	client  ConverseAPI
+	modelID string
+	retry   modelretry.Policy
+}
+
+var _ agentrun.Model = (*Model)(nil)
+
+// New returns the model modelID reached through client.
+func New(client ConverseAPI, modelID string) *Model {
+	return &Model{client: client, modelID: strings.TrimSpace(modelID), retry: modelretry.Default()}
+}
+
+// WithRetry returns a copy of m that retries by p (modelretry.Default()
+// unless changed; MaxAttempts 1 turns retries off).
+func (m *Model) WithRetry(p modelretry.Policy) *Model {
+	c := *m
+	c.retry = p
+	return &c
+}
+
+// noSDKRetries turns the SDK's own retryer off for Converse: modelretry
+// retries instead. Both at once would multiply the attempts (the SDK's
+// standard retryer makes 3 per call, so 6 of ours would be 18) and the wait,
+// and the SDK's client-side retry quota would fail calls fast on its own
+// schedule; one loop keeps one policy, one count and the deadline rule.
+// Setting RetryMaxAttempts to 0 keeps a client-wide value (AWS_MAX_ATTEMPTS)
+// from wrapping the no-op retryer again.
+func noSDKRetries(o *bedrockruntime.Options) {
+	o.Retryer = aws.NopRetryer{}
+	o.RetryMaxAttempts = 0
+}
+
+// maxServerMessage caps an AWS validation message passed on to a caller.
+const maxServerMessage = 500
+
+// Complete implements agentrun.Model. Errors: ERATELIMITED when Bedrock
+// throttles or a quota is exhausted; EUNAVAILABLE for internal errors,
+// unavailability, model timeouts, a model that is not ready, network
+// failures and timeouts; EUNAUTHORIZED when IAM denies access; EINVALID when
+// Bedrock rejects the request (with its message), when the model id is empty
+// or a tool name is not acceptable; ENOTFOUND when the model does not exist
+// in the region; EINTERNAL for anything else (credentials that cannot be
+// loaded, an unexpected answer).
+//
+// Throttling, exhausted quotas, unavailability, internal errors, model
+// timeouts, a model that is not ready and network failures are retried by
+// the model's retry policy within ctx's deadline (the SDK's own retryer is
+// off for this call); when it gives up the error is EUNAVAILABLE and says
+// after how many attempts.
+func (m *Model) Complete(ctx context.Context, req agentrun.Request) (agentrun.Response, error) {
+	const op = "bedrock.converse"
+	if m.modelID == "" {
+		return agentrun.Response{}, sb.E(op, sb.EINVALID, "model.model is empty; set the Bedrock model id, e.g. anthropic.claude-3-5-haiku-20241022-v1:0")
+	}
+	in, err := m.toInput(req)
+	if err != nil {
+		return agentrun.Response{}, err
+	}
+	out, _, err := modelretry.Do(ctx, m.retry, op, func(ctx context.Context) (*bedrockruntime.ConverseOutput, error) {
+		out, err := m.client.Converse(ctx, in, noSDKRetries)
+		if err != nil {
+			return nil, m.mapError(op, err)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return agentrun.Response{}, err
+	}
+	resp, err := fromOutput(out)
+	if err != nil {
+		return agentrun.Response{}, sb.Wrap(op, sb.EINTERNAL, fmt.Sprintf("Bedrock answered model %s in an unexpected shape", m.modelID), err)
+	}
+	return resp, nil
+}
+
+// mapError is the one table from Bedrock Runtime errors to codes. AWS's own
+// text is passed on only for validation errors (it says what is wrong with
+// the request); access-denied text names account and role ARNs, so it stays
+// in the wrapped cause for the logs.
+func (m *Model) mapError(op string, err error) error {
+	var (
+		throttled   *types.ThrottlingException
+		quota       *types.ServiceQuotaExceededException
+		unavailable *types.ServiceUnavailableException
+		internal    *types.InternalServerException
+		timeout     *types.ModelTimeoutException
+		modelErr    *types.ModelErrorException
+		notReady    *types.ModelNotReadyException
+		denied      *types.AccessDeniedException
+		invalid     *types.ValidationException
+		notFound    *types.ResourceNotFoundException
+		apiErr      smithy.APIError
+		respErr     *awshttp.ResponseError
+		sendErr     *smithyhttp.RequestSendError
+		netErr      net.Error
+		canceled    *aws.RequestCanceledError
+	)
+	switch {
+	case errors.As(err, &throttled):
+		return sb.Wrap(op, sb.ERATELIMITED, fmt.Sprintf("Bedrock is throttling requests to model %s; retry later, and raise the account's quota if this persists", m.modelID), err)
+	case errors.As(err, &quota):
+		return sb.Wrap(op, sb.ERATELIMITED, fmt.Sprintf("the account's Bedrock quota for model %s is exhausted; retry later or request a higher quota", m.modelID), err)
+	case errors.As(err, &unavailable), errors.As(err, &internal):
+		return sb.Wrap(op, sb.EUNAVAILABLE, "Bedrock is temporarily unavailable; try again later", err)
+	case errors.As(err, &timeout):
+		return sb.Wrap(op, sb.EUNAVAILABLE, fmt.Sprintf("model %s took too long to answer; try again, or ask for less at once", m.modelID), err)
+	case errors.As(err, &modelErr):
+		return sb.Wrap(op, sb.EUNAVAILABLE, fmt.Sprintf("model %s failed while answering; try again later", m.modelID), err)
+	case errors.As(err, &notReady):
+		return sb.Wrap(op, sb.EUNAVAILABLE, fmt.Sprintf("model %s is not ready yet; try again in a minute", m.modelID), err)
+	case errors.As(err, &denied):
+		return sb.Wrap(op, sb.EUNAUTHORIZED, fmt.Sprintf("access to Bedrock model %s was denied; grant bedrock:InvokeModel for the model to the function's role and enable model access in the Bedrock console", m.modelID), err)
+	case errors.As(err, &invalid):
+		return sb.Wrap(op, sb.EINVALID, fmt.Sprintf("Bedrock rejected the request for model %s: %s", m.modelID, capMessage(invalid.ErrorMessage())), err)
+	case errors.As(err, &notFound):
+		return sb.Wrap(op, sb.ENOTFOUND, fmt.Sprintf("Bedrock model %s was not found in this region; check model.model and model.region", m.modelID), err)
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
+		return sb.Wrap(op, sb.EUNAVAILABLE, fmt.Sprintf("Bedrock did not answer in time for model %s; try again later", m.modelID), err)
+	case errors.Is(err, context.Canceled) || errors.As(err, &canceled):
+		return sb.Wrap(op, sb.EUNAVAILABLE, "the Bedrock request was cancelled", err)
+	case errors.As(err, &sendErr):
+		return sb.Wrap(op, sb.EUNAVAILABLE, "cannot reach Bedrock; check the network and model.baseUrl if one is set", err)
+	case errors.As(err, &respErr) && respErr.HTTPStatusCode() >= 500:
+		// Not a modelled error, or not even a JSON body (a proxy's 502).
+		return sb.Wrap(op, sb.EUNAVAILABLE, fmt.Sprintf("Bedrock failed (HTTP %d); try again later", respErr.HTTPStatusCode()), err)
+	case errors.As(err, &apiErr):
+		return sb.Wrap(op, sb.EINTERNAL, fmt.Sprintf("Bedrock answered model %s with error %s; the operator can find details in the logs", m.modelID, apiErr.ErrorCode()), err)
+	case errors.As(err, &respErr):
+		return sb.Wrap(op, sb.EINTERNAL, fmt.Sprintf("Bedrock answered model %s with an unexpected HTTP %d; the operator can find details in the logs", m.modelID, respErr.HTTPStatusCode()), err)
+	default:
+		// Typically credentials or region that could not be resolved: the
+		// request never left.
+		return sb.Wrap(op, sb.EINTERNAL, "the Bedrock request could not be made; check the AWS credentials and region of the function", err)
+	}
+}
+
+func capMessage(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > maxServerMessage {
+		s = s[:maxServerMessage] + "…"
+	}
+	if s == "" {
+		s = "no reason given"
+	}
+	return s
+}

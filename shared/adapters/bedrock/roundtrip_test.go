@@ -1,0 +1,122 @@
+package bedrock_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/bedrock"
+	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
+	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/tools"
+	"github.com/switchboard-dev/switchboard/shared/tools/staging"
+	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
+)
+
+// notes is a small real tool: Notes.write stores text under a name.
+type notes struct{ written map[string]string }
+
+func (n *notes) Spec() sb.ToolSpec {
+	return sb.ToolSpec{Name: "Notes", Description: "Notes of the team.", Actions: []sb.ActionSpec{
+		{Name: "write", Description: "Writes a note.", Parameters: map[string]any{
+			"type": "object", "required": []any{"name", "text"}, "additionalProperties": false,
+			"properties": map[string]any{"name": map[string]any{"type": "string"}, "text": map[string]any{"type": "string"}}}},
+	}}
+}
+
+func (n *notes) Invoke(_ context.Context, call sb.ToolCall) sb.Envelope {
+	var a struct{ Name, Text string }
+	_ = json.Unmarshal(call.Args, &a)
+	n.written[a.Name] = a.Text
+	return sb.OK(map[string]any{"name": a.Name})
+}
+
+// engine is agentrun.Engine over the real executor (schema check, staging,
+// audit) with the notes tool.
+func engine(t *testing.T) (*agentrun.Engine, *notes) {
+	t.Helper()
+	n := &notes{written: map[string]string{}}
+	policy, err := staging.New(map[string]string{"Notes.write": "auto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := memstore.New()
+	x, err := tools.New(tools.Options{Tools: []sb.Tool{n}, Policy: policy, Audit: store, Scrub: scrub.New(nil),
+		Permits: func(string, string) bool { return true }, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &agentrun.Engine{Tools: x, Receipts: store}, n
+}
+
+// TestToolCallRoundTrip runs a whole agent run through the provider: the
+// model calls Notes.write twice (once with a missing field), sees both
+// executor answers under its toolUseIds in one user message, and answers.
+func TestToolCallRoundTrip(t *testing.T) {
+	step1 := &bedrockruntime.ConverseOutput{
+		StopReason: types.StopReasonToolUse,
+		Usage:      &types.TokenUsage{InputTokens: aws.Int32(300), OutputTokens: aws.Int32(40), TotalTokens: aws.Int32(340)},
+		Output: &types.ConverseOutputMemberMessage{Value: types.Message{Role: types.ConversationRoleAssistant, Content: []types.ContentBlock{
+			&types.ContentBlockMemberText{Value: "Saving it."},
+			&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("tooluse_bad"), Name: aws.String("Notes__write"),
+				Input: document.NewLazyDocument(map[string]any{"name": "todo"})}},
+			&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("tooluse_good"), Name: aws.String("Notes__write"),
+				Input: document.NewLazyDocument(map[string]any{"name": "todo", "text": "buy milk"})}},
+		}}},
+	}
+	var second string
+	f := &fakeConverse{answers: []answer{
+		{out: step1, check: func(in *bedrockruntime.ConverseInput) {
+			if n := len(in.ToolConfig.Tools); n != 1 {
+				t.Errorf("step 1 offers %d tools, want 1", n)
+			}
+		}},
+		{out: textOutput(`Saved the note "todo".`, 420, 9), check: func(in *bedrockruntime.ConverseInput) {
+			var s []string
+			for _, m := range in.Messages {
+				s = append(s, blocks(t, m))
+			}
+			second = strings.Join(s, "\n")
+		}},
+	}}
+	e, n := engine(t)
+	res, err := e.Run(context.Background(), agentrun.Agent{ID: "ada", SystemPrompt: "You are Ada.", Model: bedrock.New(f, modelID),
+		Provider: "bedrock", ModelName: modelID}, "please note: buy milk", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != "answered" || res.Answer != `Saved the note "todo".` {
+		t.Errorf("outcome %q answer %q", res.Outcome, res.Answer)
+	}
+	if got, want := n.written["todo"], "buy milk"; got != want {
+		t.Errorf("note todo = %q, want %q", got, want)
+	}
+	if res.Receipt.TokensIn != 720 || res.Receipt.TokensOut != 49 {
+		t.Errorf("receipt tokens in/out = %d/%d, want 720/49", res.Receipt.TokensIn, res.Receipt.TokensOut)
+	}
+	lines := strings.Split(second, "\n")
+	if len(lines) != 3 {
+		t.Fatalf("step 2 messages:\n%s\nwant user, assistant, user", second)
+	}
+	for i, want := range []string{
+		"user: text(please note: buy milk)",
+		`assistant: text(Saving it.) toolUse(tooluse_bad Notes__write {"name":"todo"}) toolUse(tooluse_good Notes__write {"name":"todo","text":"buy milk"})`,
+	} {
+		if lines[i] != want {
+			t.Errorf("step 2 message %d:\n got %s\nwant %s", i, lines[i], want)
+		}
+	}
+	// Both results in one user message, as JSON envelopes (C8).
+	if !strings.HasPrefix(lines[2], `user: toolResult(tooluse_bad json{"error":"args of Notes.write are wrong`) ||
+		!strings.HasSuffix(lines[2], `) toolResult(tooluse_good json{"name":"todo","status":"ok"})`) {
+		t.Errorf("step 2 message 2 = %s", lines[2])
+	}
+}

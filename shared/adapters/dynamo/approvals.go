@@ -1,0 +1,414 @@
+package dynamo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
+)
+
+var _ approvals.Store = (*Approvals)(nil)
+
+// approvalRetention keeps a decided approval (and a stray index item) this
+// long past its expiry before TTL removes it: long enough for an operator
+// to look back at what was approved and what it did.
+const approvalRetention = 30 * 24 * time.Hour
+
+// openApprovalsPK is the partition of the open-approvals index: one small
+// item per pending or approved approval, sorted by expiry, so that the
+// expiry job reads open approvals with one query instead of a scan (and
+// without a GSI). Open approvals are few (a human decides each), so one
+// partition is plenty.
+const openApprovalsPK = "approvals-open"
+
+// approvalKey: one partition per approval, like markers.
+func approvalKey(id string) (pk, sk string) { return "approval" + keySep + id, itemSK }
+
+// openApprovalKey sorts the index by expiry, then id.
+func openApprovalKey(expires time.Time, id string) (pk, sk string) {
+	return openApprovalsPK, timeKey(expires) + keySep + id
+}
+
+// Approvals is the approvals.Store on the state table, a view of its Store
+// (same client, clock and Stats; get it from Store.Approvals). It is a type
+// of its own so that Get and Create do not claim those names on Store.
+//
+// Requests per approval lifecycle: Create 2 writes (index item, then the
+// approval); SetNotice 1 write; each Transition 1 consistent read and 1
+// conditional UpdateItem, plus 1 delete of the index item when the approval
+// closes. So approve → executed costs 6 writes and 2 reads, deny or expiry
+// 5 writes and 1 read (ListOpen adds 1 query and 1 read per open approval).
+type Approvals struct{ s *Store }
+
+// Approvals returns the store's approvals view.
+func (s *Store) Approvals() *Approvals { return &Approvals{s: s} }
+
+// approvalItem is one approval. Times are timeKey strings (nanoseconds,
+// UTC); Args, Context, Result and Notice are JSON text. ExpiresAt is the TTL
+// attribute (approval expiry + approvalRetention).
+type approvalItem struct {
+	PK        string   `dynamodbav:"pk"`
+	SK        string   `dynamodbav:"sk"`
+	ID        string   `dynamodbav:"id"`
+	AgentID   string   `dynamodbav:"agentId"`
+	Tool      string   `dynamodbav:"tool"`
+	Action    string   `dynamodbav:"action"`
+	Args      string   `dynamodbav:"args"`
+	ArgsHash  string   `dynamodbav:"argsHash"`
+	Run       runItem  `dynamodbav:"run"`
+	Origin    string   `dynamodbav:"origin,omitempty"`
+	Reason    string   `dynamodbav:"reason,omitempty"`
+	Context   string   `dynamodbav:"context,omitempty"`
+	CreatedAt string   `dynamodbav:"createdAt"`
+	Expires   string   `dynamodbav:"expires"`
+	Status    string   `dynamodbav:"status"`
+	DecidedBy string   `dynamodbav:"decidedBy,omitempty"`
+	DecidedAt string   `dynamodbav:"decidedAt,omitempty"`
+	Result    string   `dynamodbav:"result,omitempty"`
+	ExecRun   *runItem `dynamodbav:"execRun,omitempty"`
+	Notice    string   `dynamodbav:"notice,omitempty"`
+	ExpiresAt int64    `dynamodbav:"expiresAt"`
+}
+
+type runItem struct {
+	RunID       string `dynamodbav:"runId,omitempty"`
+	ParentRunID string `dynamodbav:"parentRunId,omitempty"`
+	RootRunID   string `dynamodbav:"rootRunId,omitempty"`
+	AgentID     string `dynamodbav:"agentId,omitempty"`
+}
+
+// openItem is one entry of the open-approvals index.
+type openItem struct {
+	PK        string `dynamodbav:"pk"`
+	SK        string `dynamodbav:"sk"`
+	ID        string `dynamodbav:"id"`
+	ExpiresAt int64  `dynamodbav:"expiresAt"`
+}
+
+func toRunItem(r switchboard.RunContext) runItem {
+	return runItem{RunID: r.RunID, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID, AgentID: r.AgentID}
+}
+
+func (r runItem) run() switchboard.RunContext {
+	return switchboard.RunContext{RunID: r.RunID, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID, AgentID: r.AgentID}
+}
+
+func toApprovalItem(a approvals.Approval) (map[string]types.AttributeValue, error) {
+	pk, sk := approvalKey(a.ID)
+	it := approvalItem{
+		PK: pk, SK: sk, ID: a.ID, AgentID: a.AgentID, Tool: a.Tool, Action: a.Action,
+		Args: string(a.Args), ArgsHash: a.ArgsHash, Run: toRunItem(a.Run), Origin: a.Origin,
+		Reason: a.Reason, Context: string(a.Context),
+		CreatedAt: timeKey(a.CreatedAt), Expires: timeKey(a.ExpiresAt), Status: string(a.Status),
+		DecidedBy: a.DecidedBy, Notice: string(a.Notice),
+		ExpiresAt: a.ExpiresAt.Add(approvalRetention).Unix(),
+	}
+	if !a.DecidedAt.IsZero() {
+		it.DecidedAt = timeKey(a.DecidedAt)
+	}
+	if a.Result.Status != "" {
+		raw, err := json.Marshal(a.Result)
+		if err != nil {
+			return nil, fmt.Errorf("approval %s: result: %w", a.ID, err)
+		}
+		it.Result = string(raw)
+	}
+	if a.ExecRun != (switchboard.RunContext{}) {
+		r := toRunItem(a.ExecRun)
+		it.ExecRun = &r
+	}
+	return attributevalue.MarshalMap(it)
+}
+
+func fromApprovalItem(av map[string]types.AttributeValue) (approvals.Approval, error) {
+	var it approvalItem
+	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+		return approvals.Approval{}, err
+	}
+	a := approvals.Approval{
+		ID: it.ID, AgentID: it.AgentID, Tool: it.Tool, Action: it.Action,
+		Args: json.RawMessage(it.Args), ArgsHash: it.ArgsHash, Run: it.Run.run(), Origin: it.Origin,
+		Reason: it.Reason, Status: approvals.Status(it.Status), DecidedBy: it.DecidedBy,
+	}
+	if it.Context != "" {
+		a.Context = json.RawMessage(it.Context)
+	}
+	if it.Notice != "" {
+		a.Notice = json.RawMessage(it.Notice)
+	}
+	var err error
+	if a.CreatedAt, err = time.Parse(timeLayout, it.CreatedAt); err != nil {
+		return approvals.Approval{}, fmt.Errorf("approval %s: createdAt: %w", it.ID, err)
+	}
+	if a.ExpiresAt, err = time.Parse(timeLayout, it.Expires); err != nil {
+		return approvals.Approval{}, fmt.Errorf("approval %s: expires: %w", it.ID, err)
+	}
+	if it.DecidedAt != "" {
+		if a.DecidedAt, err = time.Parse(timeLayout, it.DecidedAt); err != nil {
+			return approvals.Approval{}, fmt.Errorf("approval %s: decidedAt: %w", it.ID, err)
+		}
+	}
+	if it.Result != "" {
+		if err := json.Unmarshal([]byte(it.Result), &a.Result); err != nil {
+			return approvals.Approval{}, fmt.Errorf("approval %s: result: %w", it.ID, err)
+		}
+	}
+	if it.ExecRun != nil {
+		a.ExecRun = it.ExecRun.run()
+	}
+	return a, nil
+}
+
+func undecodable(op string, err error) error {
+	return switchboard.Wrap(op, switchboard.EINTERNAL,
+		"a stored approval could not be read; the operator can find details in the logs", err)
+}
+
+// Create writes the index item first (unconditionally), then the approval
+// with attribute_not_exists(pk): ECONFLICT when the id exists. In that
+// order a crash leaves at worst an index item without an open approval,
+// which ListOpen removes, never an open approval the expiry job cannot see.
+// EINVALID as approvals.CheckNew.
+func (x *Approvals) Create(ctx context.Context, a approvals.Approval) error {
+	const op = "approvals.create"
+	if err := approvals.CheckNew(a); err != nil {
+		return err
+	}
+	if err := x.index(ctx, a); err != nil {
+		return err
+	}
+	item, err := toApprovalItem(a)
+	if err != nil {
+		return switchboard.Wrap(op, switchboard.EINTERNAL, "approval could not be encoded", err)
+	}
+	err = x.s.put(ctx, op, x.s.state, item, condition{expr: "attribute_not_exists(pk)"})
+	if conditionFailed(err) {
+		return switchboard.Wrap(op, switchboard.ECONFLICT, "an approval with this id exists already", err)
+	}
+	return err
+}
+
+func (x *Approvals) index(ctx context.Context, a approvals.Approval) error {
+	const op = "approvals.index"
+	pk, sk := openApprovalKey(a.ExpiresAt, a.ID)
+	item, err := attributevalue.MarshalMap(openItem{PK: pk, SK: sk, ID: a.ID,
+		ExpiresAt: a.ExpiresAt.Add(approvalRetention).Unix()})
+	if err != nil {
+		return switchboard.Wrap(op, switchboard.EINTERNAL, "approval index could not be encoded", err)
+	}
+	return x.s.put(ctx, op, x.s.state, item, condition{})
+}
+
+// unindex deletes the index item of a closed approval. A failure is not
+// reported: the approval's own write is what counts, and ListOpen removes
+// the stray item when it meets it.
+func (x *Approvals) unindex(ctx context.Context, a approvals.Approval) {
+	_ = x.s.del(ctx, "approvals.unindex", x.s.state, itemKey(openApprovalKey(a.ExpiresAt, a.ID)), condition{})
+}
+
+// Get is one strongly consistent GetItem; ENOTFOUND for an unknown id.
+func (x *Approvals) Get(ctx context.Context, id string) (approvals.Approval, error) {
+	const op = "approvals.get"
+	if !approvals.ValidID(id) {
+		return approvals.Approval{}, switchboard.E(op, switchboard.ENOTFOUND, "no approval with this id")
+	}
+	av, err := x.s.get(ctx, op, x.s.state, itemKey(approvalKey(id)))
+	if err != nil {
+		return approvals.Approval{}, err
+	}
+	if av == nil {
+		return approvals.Approval{}, switchboard.E(op, switchboard.ENOTFOUND, "no approval with this id")
+	}
+	a, err := fromApprovalItem(av)
+	if err != nil {
+		return approvals.Approval{}, undecodable(op, err)
+	}
+	return a, nil
+}
+
+// Transition reads the approval (consistently), applies patch and writes
+// only the attributes that changed with ONE UpdateItem conditioned on
+//
+//	#st = :from
+//
+// (status is a reserved word), returning ALL_NEW. Writing only the changes
+// keeps a concurrent SetNotice intact. A status that is not from already at
+// the read is ECONFLICT without a write; a refused condition (another caller
+// won meanwhile) is ECONFLICT too. Closing an approval then deletes its
+// index item.
+func (x *Approvals) Transition(ctx context.Context, id string, from, to approvals.Status, patch func(*approvals.Approval)) (approvals.Approval, error) {
+	const op = "approvals.transition"
+	if err := approvals.CheckTransition(id, from, to); err != nil {
+		return approvals.Approval{}, err
+	}
+	cur, err := x.Get(ctx, id)
+	if err != nil {
+		return approvals.Approval{}, err
+	}
+	if cur.Status != from {
+		return approvals.Approval{}, switchboard.E(op, switchboard.ECONFLICT, "the approval is "+string(cur.Status)+", not "+string(from))
+	}
+	next := approvals.ApplyPatch(cur, to, patch)
+	oldItem, err := toApprovalItem(cur)
+	if err != nil {
+		return approvals.Approval{}, switchboard.Wrap(op, switchboard.EINTERNAL, "approval could not be encoded", err)
+	}
+	newItem, err := toApprovalItem(next)
+	if err != nil {
+		return approvals.Approval{}, switchboard.Wrap(op, switchboard.EINTERNAL, "approval could not be encoded", err)
+	}
+	in := changes(oldItem, newItem)
+	in.TableName = &x.s.state
+	in.Key = itemKey(approvalKey(id))
+	in.ConditionExpression = strPtr("#st = :from")
+	in.ExpressionAttributeNames["#st"] = "status"
+	in.ExpressionAttributeValues[":from"] = strAV(string(from))
+	in.ReturnValues = types.ReturnValueAllNew
+	out, err := x.s.update(ctx, op, in)
+	if conditionFailed(err) {
+		return approvals.Approval{}, switchboard.Wrap(op, switchboard.ECONFLICT, "the approval was decided by someone else meanwhile", err)
+	}
+	if err != nil {
+		return approvals.Approval{}, err
+	}
+	written, err := fromApprovalItem(out.Attributes)
+	if err != nil {
+		return approvals.Approval{}, undecodable(op, err)
+	}
+	if !to.Open() {
+		x.unindex(ctx, written)
+	}
+	return written, nil
+}
+
+// changes builds the SET and REMOVE clauses that turn old into new (names
+// and values as placeholders, so reserved words need no care).
+func changes(old, new map[string]types.AttributeValue) *dynamodb.UpdateItemInput {
+	in := &dynamodb.UpdateItemInput{
+		ExpressionAttributeNames:  map[string]string{},
+		ExpressionAttributeValues: map[string]types.AttributeValue{},
+	}
+	var set, remove []string
+	keys := make([]string, 0, len(new)+len(old))
+	for k := range new {
+		keys = append(keys, k)
+	}
+	for k := range old {
+		if _, ok := new[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if k == attrPK || k == attrSK {
+			continue
+		}
+		nv, inNew := new[k]
+		ov, inOld := old[k]
+		if inNew && inOld && reflect.DeepEqual(nv, ov) {
+			continue
+		}
+		name := "#a" + strconv.Itoa(i)
+		in.ExpressionAttributeNames[name] = k
+		if !inNew {
+			remove = append(remove, name)
+			continue
+		}
+		val := ":v" + strconv.Itoa(i)
+		in.ExpressionAttributeValues[val] = nv
+		set = append(set, name+" = "+val)
+	}
+	var expr []string
+	if len(set) > 0 {
+		expr = append(expr, "SET "+strings.Join(set, ", "))
+	}
+	if len(remove) > 0 {
+		expr = append(expr, "REMOVE "+strings.Join(remove, ", "))
+	}
+	in.UpdateExpression = strPtr(strings.Join(expr, " "))
+	return in
+}
+
+// SetNotice is one UpdateItem (SET notice, or REMOVE it for an empty
+// notice) conditioned on attribute_exists(pk), returning ALL_NEW: it never
+// touches the status, so it cannot undo a decision. ENOTFOUND for an
+// unknown id.
+func (x *Approvals) SetNotice(ctx context.Context, id string, notice json.RawMessage) (approvals.Approval, error) {
+	const op = "approvals.setNotice"
+	if !approvals.ValidID(id) {
+		return approvals.Approval{}, switchboard.E(op, switchboard.ENOTFOUND, "no approval with this id")
+	}
+	in := &dynamodb.UpdateItemInput{
+		TableName:                &x.s.state,
+		Key:                      itemKey(approvalKey(id)),
+		ConditionExpression:      strPtr("attribute_exists(pk)"),
+		ExpressionAttributeNames: map[string]string{"#n": "notice"},
+		ReturnValues:             types.ReturnValueAllNew,
+	}
+	if len(notice) == 0 {
+		in.UpdateExpression = strPtr("REMOVE #n")
+	} else {
+		in.UpdateExpression = strPtr("SET #n = :n")
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":n": strAV(string(notice))}
+	}
+	out, err := x.s.update(ctx, op, in)
+	if conditionFailed(err) {
+		return approvals.Approval{}, switchboard.Wrap(op, switchboard.ENOTFOUND, "no approval with this id", err)
+	}
+	if err != nil {
+		return approvals.Approval{}, err
+	}
+	a, err := fromApprovalItem(out.Attributes)
+	if err != nil {
+		return approvals.Approval{}, undecodable(op, err)
+	}
+	return a, nil
+}
+
+// ListOpen queries the index partition and reads each approval
+// (consistently). An index item whose approval is gone, closed or has
+// another expiry is stray (a crash between two writes) and is deleted.
+func (x *Approvals) ListOpen(ctx context.Context) ([]approvals.Approval, error) {
+	const op = "approvals.listOpen"
+	var index []openItem
+	err := x.s.query(ctx, op, &dynamodb.QueryInput{
+		TableName:                 &x.s.state,
+		KeyConditionExpression:    strPtr("pk = :p"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": strAV(openApprovalsPK)},
+	}, func(av map[string]types.AttributeValue) error {
+		var it openItem
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return err
+		}
+		index = append(index, it)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := []approvals.Approval{}
+	for _, it := range index {
+		a, err := x.Get(ctx, it.ID)
+		switch {
+		case switchboard.ErrorCode(err) == switchboard.ENOTFOUND:
+		case err != nil:
+			return nil, err
+		case a.Status.Open() && it.SK == timeKey(a.ExpiresAt)+keySep+a.ID:
+			out = append(out, a)
+			continue
+		}
+		_ = x.s.del(ctx, "approvals.unindex", x.s.state, itemKey(it.PK, it.SK), condition{})
+	}
+	return out, nil
+}

@@ -1,0 +1,312 @@
+// Package dynamotest gives tests a real DynamoDB API: the endpoint in
+// SWITCHBOARD_TEST_DYNAMODB (make test sets it), or else one dynalite process
+// per test binary, started on first use from the repository's
+// node_modules/.bin/dynalite. Each test gets a fresh, uniquely prefixed
+// table set from FreshTables.
+//
+// A package that calls Client should have
+//
+//	func TestMain(m *testing.M) { dynamotest.Main(m) }
+//
+// so the dynalite process is stopped when the tests end. (On Linux the
+// process also dies with the test binary, through the parent-death signal.)
+package dynamotest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+)
+
+// EnvEndpoint names the variable with the endpoint URL of an already
+// running DynamoDB API server; when set, no dynalite is started.
+const EnvEndpoint = "SWITCHBOARD_TEST_DYNAMODB"
+
+// startTimeout bounds the wait for dynalite to listen (it takes ~0.3 s).
+const startTimeout = 20 * time.Second
+
+var (
+	startOnce sync.Once
+	server    *dynalite
+	startErr  error
+
+	clientsMu sync.Mutex
+	clients   = map[string]*dynamodb.Client{}
+)
+
+// Client returns a client for the test DynamoDB endpoint, starting dynalite
+// on first use. It fails the test (never skips it) when dynalite cannot run.
+func Client(t testing.TB) *dynamodb.Client {
+	t.Helper()
+	endpoint := os.Getenv(EnvEndpoint)
+	if endpoint == "" {
+		startOnce.Do(func() { server, startErr = startDynalite() })
+		if startErr != nil {
+			t.Fatalf("dynamotest: %v", startErr)
+		}
+		endpoint = server.endpoint
+	}
+	clientsMu.Lock()
+	defer clientsMu.Unlock()
+	c, ok := clients[endpoint]
+	if !ok {
+		// Built by hand rather than from LoadDefaultConfig so that no
+		// AWS_* variable or profile of the developer can redirect tests.
+		c = dynamodb.NewFromConfig(aws.Config{
+			Region:       "us-east-1",
+			Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+			BaseEndpoint: aws.String(endpoint),
+		})
+		clients[endpoint] = c
+	}
+	return c
+}
+
+// Endpoint returns the URL Client connects to (starting dynalite if needed).
+func Endpoint(t testing.TB) string {
+	t.Helper()
+	Client(t)
+	if v := os.Getenv(EnvEndpoint); v != "" {
+		return v
+	}
+	return server.endpoint
+}
+
+// Main runs the tests and then stops dynalite if this binary started it.
+func Main(m *testing.M) {
+	code := m.Run()
+	Stop()
+	os.Exit(code)
+}
+
+// Stop kills the dynalite process this binary started, if any. Main calls it.
+func Stop() {
+	if server != nil {
+		server.stop()
+	}
+}
+
+// FreshTables creates every catalogued table under a new prefix unique to
+// this test and returns a getenv that resolves table names to it (and
+// nothing else, so the developer's environment cannot leak in). The tables
+// are deleted when the test ends.
+func FreshTables(t testing.TB, c *dynamodb.Client) func(string) string {
+	t.Helper()
+	prefix := tablePrefix(t.Name())
+	getenv := func(key string) string {
+		if key == deploy.EnvTablePrefix {
+			return prefix
+		}
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := dynamo.EnsureTables(ctx, c, getenv); err != nil {
+		t.Fatalf("dynamotest: create tables %s*: %v", prefix, err)
+	}
+	t.Cleanup(func() {
+		// t.Context is already cancelled when cleanups run.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for _, tb := range deploy.Tables {
+			name := deploy.TableName(tb, getenv)
+			_, err := c.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &name})
+			var gone *types.ResourceNotFoundException
+			if err != nil && !errors.As(err, &gone) {
+				t.Errorf("dynamotest: delete table %s: %v", name, err)
+			}
+		}
+	})
+	return getenv
+}
+
+// tablePrefix makes a valid, unique table-name prefix that still says which
+// test owns the tables: [A-Za-z0-9_.-], well under the 255-byte limit.
+func tablePrefix(testName string) string {
+	clean := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '.', r == '-':
+			return r
+		}
+		return '_'
+	}, testName)
+	if len(clean) > 80 {
+		clean = clean[:80]
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "t-" + clean + "-" + hex.EncodeToString(b[:]) + "-"
+}
+
+// dynalite is a running dynalite process.
+type dynalite struct {
+	endpoint string
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	stderr   *tailBuffer
+	stopOnce sync.Once
+}
+
+// startDynalite finds the repository's dynalite, starts it in memory on a
+// free loopback port and waits until it answers. A port lost to a race
+// between picking and binding is retried.
+func startDynalite() (*dynalite, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(root, "node_modules", ".bin", "dynalite")
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("%s not found: run npm ci in %s (make test does it)", bin, root)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, fmt.Errorf("node is not on PATH: install Node.js 20, then run npm ci in %s", root)
+	}
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		d, err := launch(node, bin, port)
+		if err == nil {
+			return d, nil
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}
+
+func launch(node, bin string, port int) (*dynalite, error) {
+	cmd := exec.Command(node, bin, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0")
+	d := &dynalite{
+		endpoint: "http://127.0.0.1:" + strconv.Itoa(port),
+		cmd:      cmd,
+		exited:   make(chan struct{}),
+		stderr:   &tailBuffer{max: 4096},
+	}
+	cmd.Stdout = d.stderr
+	cmd.Stderr = d.stderr
+	setParentDeathSignal(cmd)
+
+	started := make(chan error, 1)
+	go func() {
+		// The parent-death signal fires when the *thread* that started the
+		// child exits; pin this goroutine to its thread for the child's life.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		_ = cmd.Wait()
+		close(d.exited)
+	}()
+	if err := <-started; err != nil {
+		return nil, fmt.Errorf("start dynalite: %w", err)
+	}
+
+	deadline := time.Now().Add(startTimeout)
+	for {
+		conn, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), 200*time.Millisecond)
+		if err == nil {
+			conn.Close()
+			return d, nil
+		}
+		select {
+		case <-d.exited:
+			return nil, fmt.Errorf("dynalite exited on start: %s", d.stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			d.stop()
+			return nil, fmt.Errorf("dynalite did not listen on port %d within %v: %s",
+				port, startTimeout, d.stderr.String())
+		}
+	}
+}
+
+func (d *dynalite) stop() {
+	d.stopOnce.Do(func() {
+		_ = d.cmd.Process.Kill()
+		select {
+		case <-d.exited:
+		case <-time.After(5 * time.Second):
+		}
+	})
+}
+
+// repoRoot walks up from the working directory (the package directory under
+// go test) to the directory holding go.mod.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory; run the tests inside the repository")
+		}
+		dir = parent
+	}
+}
+
+// freePort asks the kernel for an unused loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// tailBuffer keeps the last max bytes written, for error messages.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf bytes.Buffer
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Write(p)
+	if over := b.buf.Len() - b.max; over > 0 {
+		b.buf.Next(over)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.TrimSpace(b.buf.String())
+}

@@ -1,0 +1,302 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+	"github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+var (
+	_ switchboard.AuditStore   = (*Store)(nil)
+	_ switchboard.ReceiptStore = (*Store)(nil)
+	_ switchboard.JobStore     = (*Store)(nil)
+	_ switchboard.Markers      = (*Store)(nil)
+)
+
+// Store implements the domain's stores on DynamoDB. Build it once per cold
+// start with New; set the optional fields before first use. It is safe for
+// concurrent use.
+type Store struct {
+	// AuditRetention sets the TTL attribute (expiresAt) of audit items to
+	// At + AuditRetention; 0 keeps them forever.
+	AuditRetention time.Duration
+	// ReceiptRetention does the same for receipts, from StartedAt.
+	ReceiptRetention time.Duration
+	// Now is the clock every expiry (markers, counters, KV values, leases)
+	// is compared with; nil = time.Now.
+	Now func() time.Time
+
+	c                      *dynamodb.Client
+	audit, receipts, state string
+
+	mu    sync.Mutex
+	stats Stats
+}
+
+// New resolves the table names from getenv (deploy.TableName) once.
+func New(c *dynamodb.Client, getenv func(string) string) *Store {
+	return &Store{
+		c:        c,
+		audit:    tableName("audit", getenv),
+		receipts: tableName("receipts", getenv),
+		state:    tableName("state", getenv),
+	}
+}
+
+// tableName resolves a catalogued table; a missing ID is a programming error.
+func tableName(id string, getenv func(string) string) string {
+	t, ok := deploy.TableByID(id)
+	if !ok {
+		panic("dynamo: table " + id + " is not in deploy.Tables")
+	}
+	return deploy.TableName(t, getenv)
+}
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// OpStats counts requests and the capacity DynamoDB reported for them
+// (ReturnConsumedCapacity TOTAL on every request).
+//
+// Two gaps to keep in mind when reading the numbers: a failed request (a
+// refused conditional write included) counts as a call and an error but
+// carries no capacity, although AWS bills a refused conditional write one
+// write unit per started KB; and dynalite 4.0.0 reports the base-table write
+// only, while AWS adds the index write (so an audit or receipt write is 1 WCU
+// on dynalite and 2 WCU in AWS for items under 1 KB). Query reads match AWS.
+type OpStats struct {
+	Calls      int64
+	Errors     int64
+	ReadUnits  float64
+	WriteUnits float64
+}
+
+func (a *OpStats) add(b OpStats) {
+	a.Calls += b.Calls
+	a.Errors += b.Errors
+	a.ReadUnits += b.ReadUnits
+	a.WriteUnits += b.WriteUnits
+}
+
+// Stats is a snapshot of a Store's request counters (for benchmarks, health
+// output and cost notes).
+type Stats struct {
+	Total OpStats
+	Ops   map[string]OpStats // by operation, e.g. "audit.append", "receipts.chainCost"
+}
+
+// Stats returns a copy of the counters since New.
+func (s *Store) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Stats{Total: s.stats.Total, Ops: maps.Clone(s.stats.Ops)}
+}
+
+// capKind says which unit a plain CapacityUnits figure is in.
+type capKind int
+
+const (
+	reads capKind = iota
+	writes
+)
+
+// record counts one request of op with its consumed capacity (nil on error).
+func (s *Store) record(op string, kind capKind, cc *types.ConsumedCapacity, err error) {
+	d := OpStats{Calls: 1}
+	if err != nil {
+		d.Errors = 1
+	}
+	if cc != nil {
+		switch {
+		case cc.ReadCapacityUnits != nil || cc.WriteCapacityUnits != nil:
+			d.ReadUnits = deref(cc.ReadCapacityUnits)
+			d.WriteUnits = deref(cc.WriteCapacityUnits)
+		case kind == writes:
+			d.WriteUnits = deref(cc.CapacityUnits)
+		default:
+			d.ReadUnits = deref(cc.CapacityUnits)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stats.Ops == nil {
+		s.stats.Ops = make(map[string]OpStats)
+	}
+	s.stats.Total.add(d)
+	o := s.stats.Ops[op]
+	o.add(d)
+	s.stats.Ops[op] = o
+}
+
+func deref(f *float64) float64 {
+	if f == nil {
+		return 0
+	}
+	return *f
+}
+
+// The consumed capacity of a possibly nil output, one function per request kind.
+func putCapacity(out *dynamodb.PutItemOutput) *types.ConsumedCapacity {
+	if out == nil {
+		return nil
+	}
+	return out.ConsumedCapacity
+}
+
+func queryCapacity(out *dynamodb.QueryOutput) *types.ConsumedCapacity {
+	if out == nil {
+		return nil
+	}
+	return out.ConsumedCapacity
+}
+
+func getCapacity(out *dynamodb.GetItemOutput) *types.ConsumedCapacity {
+	if out == nil {
+		return nil
+	}
+	return out.ConsumedCapacity
+}
+
+func updateCapacity(out *dynamodb.UpdateItemOutput) *types.ConsumedCapacity {
+	if out == nil {
+		return nil
+	}
+	return out.ConsumedCapacity
+}
+
+func deleteCapacity(out *dynamodb.DeleteItemOutput) *types.ConsumedCapacity {
+	if out == nil {
+		return nil
+	}
+	return out.ConsumedCapacity
+}
+
+// condition is a condition expression with its placeholders; the zero value
+// is no condition.
+type condition struct {
+	expr   string
+	names  map[string]string // "#u" → "until", for reserved words
+	values map[string]types.AttributeValue
+}
+
+// set fills a request's condition fields.
+func (c condition) set(expr **string, names *map[string]string, values *map[string]types.AttributeValue) {
+	if c.expr == "" {
+		return
+	}
+	*expr = &c.expr
+	*names = c.names
+	*values = c.values
+}
+
+// conditionFailure is the refusal of a conditional write in err's chain, or nil.
+func conditionFailure(err error) *types.ConditionalCheckFailedException {
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		return cf
+	}
+	return nil
+}
+
+// conditionFailed reports whether err is a refused conditional write.
+func conditionFailed(err error) bool { return conditionFailure(err) != nil }
+
+// itemKey is the key attribute map of pk/sk.
+func itemKey(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: strAV(pk), attrSK: strAV(sk)}
+}
+
+func strAV(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+
+func numAV(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+// put writes one item, counting it as op; c may be the zero condition.
+func (s *Store) put(ctx context.Context, op, table string, item map[string]types.AttributeValue, c condition) error {
+	in := &dynamodb.PutItemInput{
+		TableName:              &table,
+		Item:                   item,
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+	}
+	c.set(&in.ConditionExpression, &in.ExpressionAttributeNames, &in.ExpressionAttributeValues)
+	out, err := s.c.PutItem(ctx, in)
+	s.record(op, writes, putCapacity(out), err)
+	return mapErr(op, table, err)
+}
+
+// get reads one item with a strongly consistent read (so a write just made
+// is seen), counting it as op; a missing item is nil.
+func (s *Store) get(ctx context.Context, op, table string, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	out, err := s.c.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:              &table,
+		Key:                    key,
+		ConsistentRead:         aws.Bool(true),
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+	})
+	s.record(op, reads, getCapacity(out), err)
+	if err != nil {
+		return nil, mapErr(op, table, err)
+	}
+	if len(out.Item) == 0 {
+		return nil, nil
+	}
+	return out.Item, nil
+}
+
+// update runs one UpdateItem, counting it as op.
+func (s *Store) update(ctx context.Context, op string, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	out, err := s.c.UpdateItem(ctx, in)
+	s.record(op, writes, updateCapacity(out), err)
+	return out, mapErr(op, *in.TableName, err)
+}
+
+// del deletes one item, counting it as op; c may be the zero condition.
+func (s *Store) del(ctx context.Context, op, table string, key map[string]types.AttributeValue, c condition) error {
+	in := &dynamodb.DeleteItemInput{
+		TableName:              &table,
+		Key:                    key,
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+	}
+	c.set(&in.ConditionExpression, &in.ExpressionAttributeNames, &in.ExpressionAttributeValues)
+	out, err := s.c.DeleteItem(ctx, in)
+	s.record(op, writes, deleteCapacity(out), err)
+	return mapErr(op, table, err)
+}
+
+// query runs in to the last page, counting every page as op, and hands
+// each item to each in key order.
+func (s *Store) query(ctx context.Context, op string, in *dynamodb.QueryInput,
+	each func(map[string]types.AttributeValue) error) error {
+	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	p := dynamodb.NewQueryPaginator(s.c, in)
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		s.record(op, reads, queryCapacity(out), err)
+		if err != nil {
+			return mapErr(op, *in.TableName, err)
+		}
+		for _, item := range out.Items {
+			if err := each(item); err != nil {
+				return switchboard.Wrap(op, switchboard.EINTERNAL,
+					"a stored item could not be read; the operator can find details in the logs", err)
+			}
+		}
+	}
+	return nil
+}

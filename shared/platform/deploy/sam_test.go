@@ -1,0 +1,409 @@
+package deploy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestSAMTemplateIsCommitted(t *testing.T) {
+	got, err := os.ReadFile("../../../template.yaml")
+	if err != nil {
+		t.Fatalf("read template.yaml: %v (run `go run ./cmd/gensam` in the repo root)", err)
+	}
+	if want := SAMTemplate(); !bytes.Equal(got, want) {
+		t.Fatalf("template.yaml is not what shared/platform/deploy renders; run `go run ./cmd/gensam` in the repo root and commit the result")
+	}
+}
+
+func TestSAMTemplateIsDeterministic(t *testing.T) {
+	if !bytes.Equal(SAMTemplate(), SAMTemplate()) {
+		t.Fatal("two renders differ")
+	}
+}
+
+// samResources splits the Resources section into logical id → block text.
+// It relies on the writer's fixed two-space indentation, which is all the
+// structure this loose check needs.
+func samResources(t *testing.T, tpl string) map[string]string {
+	t.Helper()
+	_, body, ok := strings.Cut(tpl, "\nResources:\n")
+	if !ok {
+		t.Fatal("no Resources section")
+	}
+	body, _, _ = strings.Cut(body, "\nOutputs:\n")
+	header := regexp.MustCompile(`(?m)^  ([A-Za-z0-9]+):$`)
+	locs := header.FindAllStringSubmatchIndex(body, -1)
+	out := map[string]string{}
+	for i, loc := range locs {
+		end := len(body)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		id := body[loc[2]:loc[3]]
+		if _, dup := out[id]; dup {
+			t.Errorf("logical id %s appears twice", id)
+		}
+		out[id] = body[loc[1]:end]
+	}
+	return out
+}
+
+func mustContain(t *testing.T, what, block string, lines ...string) {
+	t.Helper()
+	for _, l := range lines {
+		if !strings.Contains(block, l) {
+			t.Errorf("%s: missing %q", what, l)
+		}
+	}
+}
+
+func TestSAMTemplateCoversCatalogue(t *testing.T) {
+	tpl := string(SAMTemplate())
+	res := samResources(t, tpl)
+	mustContain(t, "template", tpl, "Transform: AWS::Serverless-2016-10-31")
+
+	for _, tb := range Tables {
+		id := LogicalID(tb.ID, "Table")
+		block, ok := res[id]
+		if !ok {
+			t.Errorf("table %s: no resource %s", tb.ID, id)
+			continue
+		}
+		mustContain(t, id, block,
+			"Type: AWS::DynamoDB::Table",
+			"DeletionPolicy: Retain",
+			"BillingMode: PAY_PER_REQUEST",
+			"PointInTimeRecoveryEnabled: true",
+			`- AttributeName: "`+tb.PK.Name+`"`+"\n          KeyType: HASH",
+		)
+		if tb.SK.Name != "" {
+			mustContain(t, id, block, `- AttributeName: "`+tb.SK.Name+`"`+"\n          KeyType: RANGE")
+		}
+		for _, ix := range tb.Indexes {
+			mustContain(t, id, block, `IndexName: "`+ix.Name+`"`, "ProjectionType: ALL")
+		}
+		if tb.TTLAttr != "" {
+			mustContain(t, id, block, "TimeToLiveSpecification:\n        AttributeName: \""+tb.TTLAttr+"\"\n        Enabled: true")
+		} else if strings.Contains(block, "TimeToLiveSpecification") {
+			t.Errorf("%s: TTL set but the catalogue has none", id)
+		}
+	}
+
+	mustContain(t, BucketLogicalID, res[BucketLogicalID],
+		"Type: AWS::S3::Bucket", "SSEAlgorithm: AES256", "Status: Enabled",
+		"BlockPublicAcls: true", "BlockPublicPolicy: true", "IgnorePublicAcls: true", "RestrictPublicBuckets: true")
+	mustContain(t, BucketLogicalID+"Policy", res[BucketLogicalID+"Policy"], "aws:SecureTransport: \"false\"")
+
+	mustContain(t, "Parameters", tpl, "Parameters:\n  "+SecretPrefixParameter+":\n    Type: String\n    Default: \""+SecretNamePrefix+"\"\n")
+	for _, sec := range Secrets {
+		id := sec.LogicalID()
+		block, ok := res[id]
+		if !ok {
+			t.Errorf("secret %s: no resource %s", sec.Name, id)
+			continue
+		}
+		mustContain(t, id, block,
+			"Type: AWS::SecretsManager::Secret\n    DeletionPolicy: Retain\n    UpdateReplacePolicy: Retain\n",
+			`Name: !Sub "${SecretPrefix}`+sec.Name+`"`+"\n",
+			"secretsmanager:${SecretPrefix}"+sec.Name+`"`,
+		)
+		if sec.GenerateLength > 0 {
+			mustContain(t, id, block, fmt.Sprintf("GenerateSecretString:\n        PasswordLength: %d\n        ExcludePunctuation: true\n", sec.GenerateLength))
+		} else {
+			mustContain(t, id, block, "SecretString: "+quote(sec.Placeholder)+"\n")
+		}
+		mustContain(t, "Outputs", tpl,
+			"  "+sec.ARNOutputID()+":\n", "Value: !Ref "+id+"\n",
+			"  "+sec.NameOutputID()+":\n", `Value: !Sub "${SecretPrefix}`+sec.Name+`"`+"\n")
+	}
+
+	for _, f := range Functions {
+		id := LogicalID(f.Name, "Function")
+		block, ok := res[id]
+		if !ok {
+			t.Errorf("function %s: no resource %s", f.Name, id)
+			continue
+		}
+		mustContain(t, id, block,
+			"Type: AWS::Serverless::Function",
+			"CodeUri: build/functions/"+f.Name+"/\n",
+			"Handler: bootstrap",
+			"Runtime: provided.al2023",
+			"- arm64",
+			EnvBucket+": !Ref "+BucketLogicalID,
+			EnvConfig+`: "config.yaml"`,
+		)
+		for _, tb := range Tables {
+			mustContain(t, id, block, tb.EnvVar+": !Ref "+LogicalID(tb.ID, "Table"))
+			grant := "TableName: !Ref " + LogicalID(tb.ID, "Table")
+			if listed := contains(f.Tables, tb.ID); listed != strings.Contains(block, grant) {
+				t.Errorf("%s: DynamoDBCrudPolicy on %s is %v, catalogue says %v", id, tb.ID, !listed, listed)
+			}
+		}
+		if f.Bucket != strings.Contains(block, "S3CrudPolicy") {
+			t.Errorf("%s: S3CrudPolicy present = %v, catalogue Bucket = %v", id, !f.Bucket, f.Bucket)
+		}
+		if f.URLAuth != "" {
+			mustContain(t, id, block, "FunctionUrlConfig:\n        AuthType: "+f.URLAuth+"\n        InvokeMode: RESPONSE_STREAM")
+			mustContain(t, "Outputs", tpl, "  "+URLOutputID(f.Name)+":\n")
+		} else if strings.Contains(block, "FunctionUrlConfig") {
+			t.Errorf("%s: has a function URL but the catalogue has none", id)
+		}
+		checkSAMInvokesAndPolicies(t, f, block)
+		mustContain(t, LogicalID(f.Name, "Errors"), res[LogicalID(f.Name, "Errors")],
+			"MetricName: Errors", "Value: !Ref "+id, "Threshold: 1", "Period: 300")
+	}
+
+	for _, j := range Jobs {
+		block := res[LogicalID(j.Function, "Function")]
+		mustContain(t, "job "+j.Name, block,
+			"        "+LogicalID(j.Name, "Job")+":\n          Type: Schedule\n",
+			`Schedule: "`+j.Schedule+`"`,
+			"Input: '"+JobInput(j.Name)+"'",
+			"MaximumRetryAttempts: 2",
+		)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestJobInput(t *testing.T) {
+	var got map[string]string
+	if err := json.Unmarshal([]byte(JobInput("rocketchat-poll")), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got["job"] != "rocketchat-poll" {
+		t.Fatalf("got %v, want {job: rocketchat-poll}", got)
+	}
+}
+
+func TestLogicalID(t *testing.T) {
+	tests := []struct{ name, kind, want string }{
+		{"audit", "Table", "AuditTable"},
+		{"rocketchat-poll", "Job", "RocketchatPollJob"},
+		{"nextcloud_cleanup2", "Job", "NextcloudCleanup2Job"},
+		{"agentComm", "Function", "AgentCommFunction"},
+	}
+	for _, tt := range tests {
+		if got := LogicalID(tt.name, tt.kind); got != tt.want {
+			t.Errorf("LogicalID(%q, %q) = %q, want %q", tt.name, tt.kind, got, tt.want)
+		}
+	}
+}
+
+func TestLogicalIDsAreUnique(t *testing.T) {
+	seen := map[string]string{BucketLogicalID: "bucket"}
+	add := func(id, what string) {
+		if prev, dup := seen[id]; dup {
+			t.Errorf("logical id %s used by %s and %s", id, prev, what)
+		}
+		seen[id] = what
+	}
+	for _, tb := range Tables {
+		add(LogicalID(tb.ID, "Table"), "table "+tb.ID)
+	}
+	for _, sec := range Secrets {
+		add(sec.LogicalID(), "secret "+sec.Name)
+	}
+	for _, f := range Functions {
+		add(LogicalID(f.Name, "Function"), "function "+f.Name)
+		add(LogicalID(f.Name, "Errors"), "alarm "+f.Name)
+	}
+	for _, j := range Jobs {
+		add(LogicalID(j.Name, "Job"), "job "+j.Name)
+		if _, ok := FunctionByName(j.Function); !ok {
+			t.Errorf("job %s names unknown function %s", j.Name, j.Function)
+		}
+	}
+	for _, f := range Functions {
+		for _, id := range f.Tables {
+			if _, ok := TableByID(id); !ok {
+				t.Errorf("function %s names unknown table %s", f.Name, id)
+			}
+		}
+		if f.URLAuth != "" && f.URLAuth != "AWS_IAM" && f.URLAuth != "NONE" {
+			t.Errorf("function %s: URLAuth %q, want AWS_IAM or NONE", f.Name, f.URLAuth)
+		}
+	}
+}
+
+// checkSAMInvokesAndPolicies: invoke grants and function-name env vars for
+// exactly the listed targets, the async config where the catalogue asks for
+// it, the secrets statement everywhere and the model statement only for
+// functions that run agents.
+func checkSAMInvokesAndPolicies(t *testing.T, f Function, block string) {
+	t.Helper()
+	id := LogicalID(f.Name, "Function")
+	for _, g := range Functions {
+		target := LogicalID(g.Name, "Function")
+		listed := contains(f.Invokes, g.Name)
+		if got := strings.Contains(block, "- LambdaInvokePolicy:\n            FunctionName: !Ref "+target+"\n"); got != listed {
+			t.Errorf("%s: LambdaInvokePolicy on %s is %v, catalogue says %v", id, g.Name, got, listed)
+		}
+		if got := strings.Contains(block, FunctionEnvVar(g.Name)+": !Ref "+target+"\n"); got != listed {
+			t.Errorf("%s: env %s is %v, catalogue says %v", id, FunctionEnvVar(g.Name), got, listed)
+		}
+	}
+	if n := strings.Count(block, "LambdaInvokePolicy"); n != len(f.Invokes) {
+		t.Errorf("%s: %d LambdaInvokePolicy, catalogue lists %d targets", id, n, len(f.Invokes))
+	}
+
+	async := ConfiguresAsyncInvoke(f, InvokedFunctions())
+	if want := fmt.Sprintf("EventInvokeConfig:\n        MaximumEventAgeInSeconds: 21600\n        MaximumRetryAttempts: %d\n", f.AsyncRetries); strings.Contains(block, want) != async {
+		t.Errorf("%s: EventInvokeConfig with %d retries present = %v, want %v", id, f.AsyncRetries, !async, async)
+	}
+
+	mustContain(t, id, block, "- secretsmanager:GetSecretValue\n              Resource:\n                - !Sub \"arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:switchboard/*\"\n")
+	bedrock := "- bedrock:InvokeModel\n                - bedrock:InvokeModelWithResponseStream\n              Resource:\n" +
+		"                - !Sub \"arn:${AWS::Partition}:bedrock:*::foundation-model/*\"\n" +
+		"                - !Sub \"arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/*\"\n"
+	if got := strings.Contains(block, bedrock); got != f.RunsAgents {
+		t.Errorf("%s: bedrock statement present = %v, catalogue RunsAgents = %v", id, got, f.RunsAgents)
+	}
+	if f.RunsAgents != strings.Contains(block, "bedrock:") {
+		t.Errorf("%s: mentions bedrock = %v, catalogue RunsAgents = %v", id, !f.RunsAgents, f.RunsAgents)
+	}
+	if strings.Contains(block, `Resource: "*"`) || strings.Contains(block, `- "*"`) {
+		t.Errorf("%s: a policy grants on every resource", id)
+	}
+}
+
+// TestInvokeGraph: every invoke target exists, and the graph has no cycle —
+// an invoker's env var Refs its target, so a cycle is a circular
+// dependency CloudFormation refuses.
+func TestInvokeGraph(t *testing.T) {
+	const (
+		unvisited = iota
+		visiting
+		done
+	)
+	state := map[string]int{}
+	var visit func(name string, path []string)
+	visit = func(name string, path []string) {
+		switch state[name] {
+		case visiting:
+			t.Errorf("invoke cycle: %s", strings.Join(append(path, name), " → "))
+			return
+		case done:
+			return
+		}
+		state[name] = visiting
+		f, _ := FunctionByName(name)
+		for _, target := range f.Invokes {
+			if _, ok := FunctionByName(target); !ok {
+				t.Errorf("function %s invokes unknown function %s", name, target)
+				continue
+			}
+			visit(target, append(path, name))
+		}
+		state[name] = done
+	}
+	for _, f := range Functions {
+		visit(f.Name, nil)
+		if f.AsyncRetries < 0 || f.AsyncRetries > 2 {
+			t.Errorf("function %s: AsyncRetries %d, want 0–2", f.Name, f.AsyncRetries)
+		}
+	}
+}
+
+func TestFunctionEnvVarsAreDistinct(t *testing.T) {
+	seen := map[string]string{EnvConfig: "config", EnvBucket: "bucket", EnvTablePrefix: "table prefix"}
+	for _, tb := range Tables {
+		seen[tb.EnvVar] = "table " + tb.ID
+	}
+	for _, f := range Functions {
+		v := FunctionEnvVar(f.Name)
+		if prev, dup := seen[v]; dup {
+			t.Errorf("env var %s used by %s and function %s", v, prev, f.Name)
+		}
+		seen[v] = "function " + f.Name
+	}
+}
+
+func TestInvalidInvokesPanic(t *testing.T) {
+	tests := []struct {
+		name string
+		fns  []Function
+		want string
+	}{
+		{"unknown target", []Function{{Name: "a", Invokes: []string{"nope"}}}, `function a invokes unknown function "nope"`},
+		{"self", []Function{{Name: "a", Invokes: []string{"a"}}}, "function a invokes itself"},
+		{"retries", []Function{{Name: "a", AsyncRetries: 3}}, "function a: AsyncRetries 3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			saved := Functions
+			Functions = tt.fns
+			t.Cleanup(func() { Functions = saved })
+			defer func() {
+				r := recover()
+				if msg, _ := r.(string); !strings.Contains(msg, tt.want) {
+					t.Errorf("panic %v, want one containing %q", r, tt.want)
+				}
+			}()
+			SAMTemplate()
+		})
+	}
+}
+
+// TestSecretsCatalogue: each secret either is generated or starts from a
+// placeholder, and its name stays inside what the functions may read.
+func TestSecretsCatalogue(t *testing.T) {
+	// Secrets Manager reads a name ending in -XXXXXX as a partial ARN.
+	suffixLike := regexp.MustCompile(`-[A-Za-z0-9]{6}$`)
+	names := regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]+$`)
+	outputs := map[string]bool{}
+	for _, sec := range Secrets {
+		if (sec.GenerateLength > 0) == (sec.Placeholder != "") {
+			t.Errorf("secret %s: want either GenerateLength or Placeholder", sec.Name)
+		}
+		if sec.GenerateLength != 0 && sec.GenerateLength < 32 {
+			t.Errorf("secret %s: %d generated characters, want at least 32", sec.Name, sec.GenerateLength)
+		}
+		if !names.MatchString(sec.Name) || suffixLike.MatchString(sec.Name) {
+			t.Errorf("secret %s: not a good Secrets Manager name", sec.Name)
+		}
+		if sec.Placeholder != "" && !strings.Contains(sec.Placeholder, "REPLACE_ME") {
+			t.Errorf("secret %s: placeholder %q does not say to replace it", sec.Name, sec.Placeholder)
+		}
+		if err := CheckSecretPrefix(SecretNamePrefix); err != nil || len(SecretNamePrefix+sec.Name) > 512-SecretPrefixMaxLength {
+			t.Errorf("secret %s: default name invalid or too long (%v)", sec.Name, err)
+		}
+		for _, o := range []string{sec.ARNOutputID(), sec.NameOutputID()} {
+			if outputs[o] {
+				t.Errorf("output %s used twice", o)
+			}
+			outputs[o] = true
+		}
+		if desc := sec.Description("switchboard/x"); !strings.Contains(desc, "secretsmanager:switchboard/x") || !strings.Contains(desc, sec.ConfigKey+":") {
+			t.Errorf("secret %s: description %q does not give the config reference", sec.Name, desc)
+		}
+	}
+}
+
+func TestCheckSecretPrefix(t *testing.T) {
+	for _, ok := range []string{"switchboard/", "switchboard/staging/", "switchboard/a_b+c=d.e@f-g/", "switchboard/x-"} {
+		if err := CheckSecretPrefix(ok); err != nil {
+			t.Errorf("CheckSecretPrefix(%q) = %v, want nil", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "switchboard", "Switchboard/", "other/", "xswitchboard/", "switchboard/a b/", "switchboard/ä/", "switchboard/\n",
+		"switchboard/" + strings.Repeat("a", SecretPrefixMaxLength)} {
+		err := CheckSecretPrefix(bad)
+		if err == nil || !strings.Contains(err.Error(), "switchboard/staging/") {
+			t.Errorf("CheckSecretPrefix(%q) = %v, want an error with an example", bad, err)
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package nctool
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
+)
+
+// Limits on a path argument, in bytes. Nextcloud stores paths up to 4000
+// characters (oc_filecache.path); names up to 255 bytes (most file systems).
+const (
+	MaxPathBytes    = 1024
+	MaxSegmentBytes = 255
+)
+
+// scope is an agent's validated rootPath (NC2): every path argument resolves
+// inside it. "/" would be the whole account; it is allowed only when the
+// operator configures it so.
+type scope struct {
+	root string // clean, absolute, no trailing slash except for "/"
+}
+
+// newScope validates rootPath. It is configuration, not model input, but it
+// goes through the same checks: a root that Nextcloud or a URL could read
+// differently from us would make every later check meaningless.
+func newScope(rootPath string) (scope, error) {
+	const op = "nctool.root"
+	if strings.TrimSpace(rootPath) == "" {
+		return scope{}, sb.E(op, sb.EINVALID,
+			"this agent's Nextcloud rootPath is not set, so the tool has no folder to work in; ask the operator to set tools.Nextcloud.rootPath (for example /Switchboard/Hermes)")
+	}
+	if msg := checkChars(rootPath); msg != "" {
+		return scope{}, sb.E(op, sb.EINVALID, "the agent's Nextcloud rootPath "+msg+"; ask the operator to fix tools.Nextcloud.rootPath")
+	}
+	for seg := range strings.SplitSeq(rootPath, "/") {
+		if seg == ".." || seg == "." {
+			return scope{}, sb.E(op, sb.EINVALID, "the agent's Nextcloud rootPath contains . or .. segments; ask the operator to write it as a plain absolute path such as /Switchboard/Hermes")
+		}
+	}
+	return scope{root: path.Clean("/" + rootPath)}, nil
+}
+
+// resolve maps a path argument to the absolute path in the account. The
+// argument is read relative to the root whether or not it starts with "/"
+// ("/" and "" are the root itself; "reports/q3.md" and "/reports/q3.md" are
+// the same file). It refuses, with EINVALID and a message that says what to
+// write instead: invalid UTF-8; control characters (NUL, newline, DEL, C1),
+// line separators and bidirectional overrides; backslashes; percent-escapes
+// (nothing is decoded here, and the client escapes every segment, so "%2F"
+// would be a literal name to Nextcloud but a separator to anything that
+// decodes once more — refusing all of them keeps one reading); paths or
+// names over the byte limits; and any ".." that is still there after
+// cleaning, i.e. one that would climb above the root.
+func (s scope) resolve(name, arg string) (string, error) {
+	const op = "nctool.path"
+	bad := func(format string, a ...any) (string, error) {
+		return "", sb.E(op, sb.EINVALID, fmt.Sprintf("%s %s ", name, quote(arg))+fmt.Sprintf(format, a...))
+	}
+	if len(arg) > MaxPathBytes {
+		return "", sb.E(op, sb.EINVALID, fmt.Sprintf("%s is %d bytes long; at most %d are allowed, so shorten it", name, len(arg), MaxPathBytes))
+	}
+	if msg := checkChars(arg); msg != "" {
+		return bad("%s", msg)
+	}
+	rel := path.Clean("./" + strings.TrimLeft(arg, "/"))
+	if rel == ".." || strings.HasPrefix(rel, "../") {
+		return bad("climbs out of your folder with ..; paths are relative to your Nextcloud folder (\"/\" is its top), so write the path from there down")
+	}
+	for seg := range strings.SplitSeq(rel, "/") {
+		if len(seg) > MaxSegmentBytes {
+			return bad("has a name of %d bytes; at most %d are allowed, so shorten it", len(seg), MaxSegmentBytes)
+		}
+	}
+	abs := s.root
+	if rel != "." {
+		abs = path.Join(s.root, rel)
+	}
+	if !s.contains(abs) { // cannot happen after the checks above; kept as the last line of defence
+		return bad("is outside your folder; write a path inside it")
+	}
+	return abs, nil
+}
+
+// contains reports whether abs is the root or inside it.
+func (s scope) contains(abs string) bool {
+	if abs != path.Clean(abs) || !strings.HasPrefix(abs, "/") {
+		return false
+	}
+	return abs == s.root || s.root == "/" || strings.HasPrefix(abs, s.root+"/")
+}
+
+// display is the path the agent uses for abs: relative to the root, with a
+// leading "/" ("/" for the root itself). ok is false for paths outside the
+// root, which are never shown.
+func (s scope) display(abs string) (string, bool) {
+	if !s.contains(abs) {
+		return "", false
+	}
+	if s.root == "/" {
+		return abs, true
+	}
+	rel := strings.TrimPrefix(abs, s.root)
+	if rel == "" {
+		return "/", true
+	}
+	return rel, true
+}
+
+// show is display for paths known to be inside (resolved by resolve).
+func (s scope) show(abs string) string {
+	d, ok := s.display(abs)
+	if !ok {
+		return "(outside your folder)"
+	}
+	return d
+}
+
+// checkChars returns why p cannot be a Nextcloud path, or "".
+func checkChars(p string) string {
+	if !utf8.ValidString(p) {
+		return "is not valid UTF-8; write the name in plain text"
+	}
+	for _, r := range p {
+		switch {
+		case r == '\\':
+			return "contains a backslash; use / to separate folders"
+		case unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp):
+			return fmt.Sprintf("contains the control character %U; remove it", r)
+		case workspace.IsBidiControl(r):
+			return fmt.Sprintf("contains the invisible direction character %U (it disguises file endings); remove it", r)
+		}
+	}
+	if i := workspace.PercentEscape(p); i >= 0 {
+		return fmt.Sprintf("contains the percent-escape %s; escapes are not decoded, so write the character itself", quote(p[i:i+3]))
+	}
+	return ""
+}
+
+// underReports reports whether abs lies in a folder named "reports" below
+// the root (any depth, any case): the files a 423 may rename (NC4).
+func (s scope) underReports(abs string) bool {
+	d, ok := s.display(abs)
+	if !ok {
+		return false
+	}
+	segs := strings.Split(strings.Trim(d, "/"), "/")
+	for _, seg := range segs[:len(segs)-1] {
+		if strings.EqualFold(seg, ReportsFolder) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,457 @@
+package nctool
+
+import (
+	"crypto/rand"
+	"fmt"
+	"math/big"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// Share bounds.
+const (
+	MaxExpireDays = 3650
+	// GeneratedPasswordLen is long enough for any password_policy setting
+	// (Nextcloud's default minimum is 10, hardened setups ask for 12–16).
+	GeneratedPasswordLen = 24
+)
+
+type shareArgs struct {
+	Path             *string `json:"path" required:"true"`
+	ShareType        *int    `json:"shareType"`
+	ShareWith        *string `json:"shareWith"`
+	Password         *string `json:"password"`
+	GeneratePassword *bool   `json:"generatePassword"`
+	ExpireDays       *int    `json:"expireDays"`
+	Permissions      *string `json:"permissions"`
+	Note             *string `json:"note"`
+	File             *string `json:"file"`
+}
+
+// share creates a user, group or public link share (NC3).
+func (c *invocation) share() sb.Envelope {
+	var a shareArgs
+	if err := c.decodeArgs(&a); err != nil {
+		return c.bad(err)
+	}
+	p, err := c.remote("path", a.Path)
+	if err != nil {
+		return c.bad(err)
+	}
+	typ := nextcloud.ShareUser
+	if a.ShareType != nil {
+		typ = nextcloud.ShareType(*a.ShareType)
+	}
+	with, err := c.optional("shareWith", a.ShareWith, maxWithLen)
+	if err != nil {
+		return c.bad(err)
+	}
+	with = strings.TrimSpace(with)
+	password, err := c.optional("password", a.Password, maxPassLen)
+	if err != nil {
+		return c.bad(err)
+	}
+	generate := boolOr(a.GeneratePassword, false)
+	note, err := c.optional("note", a.Note, maxNoteLen)
+	if err != nil {
+		return c.bad(err)
+	}
+	file, err := c.optional("file", a.File, maxNameLen)
+	if err != nil {
+		return c.bad(err)
+	}
+	perms := nextcloud.PermRead
+	if a.Permissions != nil {
+		switch *a.Permissions {
+		case "read":
+		case "edit":
+			// Nextcloud drops create and delete for single files itself.
+			perms = nextcloud.PermRead | nextcloud.PermUpdate | nextcloud.PermCreate | nextcloud.PermDelete
+		default:
+			return c.failMsg(sb.EINVALID, "permissions must be \"read\" (the default) or \"edit\", not %s", quote(*a.Permissions))
+		}
+	}
+
+	switch typ {
+	case nextcloud.ShareUser, nextcloud.ShareGroup:
+		if with == "" {
+			return c.failMsg(sb.EINVALID, "shareWith is missing: name the Nextcloud %s to share with, or use shareType 3 for a public link", map[nextcloud.ShareType]string{0: "user", 1: "group"}[typ])
+		}
+		if password != "" || generate {
+			return c.failMsg(sb.EINVALID, "passwords are for public links (shareType 3) only; a user or group share needs none")
+		}
+	case nextcloud.ShareLink:
+		if with != "" {
+			return c.failMsg(sb.EINVALID, "a public link (shareType 3) has no shareWith; leave it out, or use shareType 0 to share with a user")
+		}
+		if !c.agent.AllowPublicShares {
+			return c.failMsg(sb.EFORBIDDEN, "public links are not allowed for this agent (allowPublicShares is false); share with a Nextcloud user instead (shareType 0, shareWith), or ask the operator")
+		}
+		if password != "" && generate {
+			return c.failMsg(sb.EINVALID, "give either password or generatePassword: true, not both")
+		}
+	default:
+		return c.failMsg(sb.EINVALID, "shareType must be 0 (a user, the default), 1 (a group) or 3 (a public link), not %d", typ)
+	}
+	if a.ExpireDays != nil && (*a.ExpireDays < 0 || *a.ExpireDays > MaxExpireDays) {
+		return c.failMsg(sb.EINVALID, "expireDays must be between 0 (no expiry) and %d", MaxExpireDays)
+	}
+	if file != "" {
+		if file != path.Base(file) || strings.ContainsAny(file, "/\\") || file == "." || file == ".." {
+			return c.failMsg(sb.EINVALID, "file must be the bare name of a file directly inside the shared folder, such as report.pdf")
+		}
+		if _, err := c.scope.resolve("file", path.Join(c.scope.show(p), file)); err != nil {
+			return c.bad(err)
+		}
+		if c.preflight {
+			return checked
+		}
+		e, err := c.nc.Stat(c.ctx, path.Join(p, file))
+		if err != nil {
+			return c.fail(fmt.Sprintf("cannot point the download link at %s inside %s", quote(file), c.scope.show(p)), err)
+		}
+		if e.IsDir {
+			return c.failMsg(sb.EINVALID, "%s inside %s is a folder; file must name a file (or leave it out to download the whole folder as a zip)", quote(file), c.scope.show(p))
+		}
+	}
+
+	if c.preflight {
+		return checked
+	}
+	req := nextcloud.ShareRequest{Path: p, Type: typ, ShareWith: with, Permissions: perms, Password: password, Note: note}
+	var notes []string
+	var generated string
+	today := c.t.now().UTC().Truncate(24 * time.Hour)
+	if typ == nextcloud.ShareLink {
+		caps, err := c.nc.Capabilities(c.ctx)
+		if err != nil {
+			return c.fail("cannot read the server's sharing settings", err)
+		}
+		s := caps.Sharing
+		if !s.APIEnabled || !s.PublicEnabled {
+			return c.failMsg(sb.EFORBIDDEN, "public links are disabled on this Nextcloud; share with a user instead (shareType 0, shareWith)")
+		}
+		days := c.agent.shareDefaultDays()
+		if a.ExpireDays != nil {
+			days = *a.ExpireDays
+		}
+		if s.ExpireDateEnforced && s.ExpireDateDays > 0 && (days == 0 || days > s.ExpireDateDays) {
+			notes = append(notes, fmt.Sprintf("the server allows links for at most %d days, so the expiry was set to %d days instead of %s",
+				s.ExpireDateDays, s.ExpireDateDays, daysText(days)))
+			days = s.ExpireDateDays
+		}
+		if days == 0 {
+			req.NoExpiry = true
+		} else {
+			req.ExpireDate = today.AddDate(0, 0, days)
+		}
+		if (s.PasswordEnforced && password == "") || generate {
+			if generated, err = newPassword(); err != nil {
+				return c.fail("cannot create the link", sb.Wrap(c.op, sb.EINTERNAL, "could not generate a password", err))
+			}
+			req.Password = generated
+			if !generate {
+				notes = append(notes, "the server requires a password on links, so one was generated")
+			}
+		}
+		if c.agent.AgentName != "" {
+			req.Label = c.agent.AgentName
+		}
+	} else if a.ExpireDays != nil && *a.ExpireDays > 0 {
+		req.ExpireDate = today.AddDate(0, 0, *a.ExpireDays)
+	}
+
+	sh, err := c.nc.CreateShare(c.ctx, req)
+	if err != nil {
+		// A 429 is reported, never retried here: another attempt would
+		// count against the same limit (20 per 10 minutes).
+		return c.fail("cannot share "+c.scope.show(p), err)
+	}
+	data := c.shareData(sh, p)
+	if typ == nextcloud.ShareLink {
+		data["download_url"] = sh.DownloadURL(file)
+	}
+	if generated != "" {
+		data["password"] = generated
+		notes = append(notes, "the password is shown only this once: pass it to the recipient separately from the link")
+	}
+	msg := fmt.Sprintf("shared %s", c.scope.show(p))
+	switch typ {
+	case nextcloud.ShareLink:
+		msg += " as a public link (anyone holding it can open it"
+		if req.Password != "" {
+			msg += " with the password"
+		}
+		msg += ")"
+	default:
+		msg += " with " + shareTypeName(typ) + " " + with
+	}
+	if len(notes) > 0 {
+		msg += "; " + strings.Join(notes, "; ")
+	}
+	data["message"] = msg + ". To revoke: " + data["revoke"].(string)
+	if len(notes) > 0 {
+		data["notices"] = notes
+	}
+	return sb.OK(data)
+}
+
+// shareData is the lifecycle of a share: what it is, where it leads, when
+// it ends, how to end it.
+func (c *invocation) shareData(sh nextcloud.Share, fallback string) map[string]any {
+	p := fallback
+	if sh.Path != "" {
+		p = path.Clean("/" + sh.Path)
+	}
+	d := map[string]any{
+		"share_id":            sh.ID,
+		"share_type":          shareTypeName(sh.Type),
+		"path":                c.scope.show(p),
+		"permissions":         sh.Permissions,
+		"permissions_meaning": permissionWords(sh.Permissions),
+		"has_password":        sh.HasPassword,
+		"expires":             nil,
+		"revoke":              fmt.Sprintf(`Nextcloud.unshare with share_id %s: {"shareId": "%s"}`, sh.ID, sh.ID),
+	}
+	if !sh.Expiration.IsZero() {
+		d["expires"] = sh.Expiration.Format("2006-01-02")
+	}
+	if sh.Type == nextcloud.ShareLink {
+		d["url"] = sh.URL
+		d["token"] = sh.Token
+	} else {
+		d["share_with"] = sh.ShareWith
+		if c.agent.BaseURL != "" && sh.FileID != 0 {
+			d["internal_url"] = strings.TrimRight(c.agent.BaseURL, "/") + "/f/" + strconv.FormatInt(sh.FileID, 10)
+		}
+	}
+	return d
+}
+
+func daysText(days int) string {
+	if days == 0 {
+		return "none"
+	}
+	return strconv.Itoa(days)
+}
+
+// Password alphabet: no look-alikes (0/O, 1/l/I), symbols that survive
+// chat, e-mail and URLs.
+const (
+	pwLower   = "abcdefghijkmnpqrstuvwxyz"
+	pwUpper   = "ABCDEFGHJKLMNPQRSTUVWXYZ"
+	pwDigits  = "23456789"
+	pwSymbols = "-_.+!=#"
+)
+
+// newPassword makes a link password from crypto/rand with every class
+// (lower, upper, digit, symbol) present, so any password policy passes.
+func newPassword() (string, error) {
+	classes := []string{pwLower, pwUpper, pwDigits, pwSymbols}
+	all := strings.Join(classes, "")
+	pick := func(set string) (byte, error) {
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(set))))
+		if err != nil {
+			return 0, err
+		}
+		return set[n.Int64()], nil
+	}
+	b := make([]byte, GeneratedPasswordLen)
+	for i := range b {
+		set := all
+		if i < len(classes) {
+			set = classes[i]
+		}
+		ch, err := pick(set)
+		if err != nil {
+			return "", err
+		}
+		b[i] = ch
+	}
+	// Shuffle so the classes are not always in front (Fisher–Yates).
+	for i := len(b) - 1; i > 0; i-- {
+		j, err := rand.Int(rand.Reader, big.NewInt(int64(i+1)))
+		if err != nil {
+			return "", err
+		}
+		b[i], b[j.Int64()] = b[j.Int64()], b[i]
+	}
+	return string(b), nil
+}
+
+type sharesArgs struct {
+	Path *string `json:"path"`
+}
+
+// shares lists the agent's shares (all of them, or those of one path) with
+// their lifecycle: who or what link, until when, how to revoke. One call.
+func (c *invocation) shares() sb.Envelope {
+	var a sharesArgs
+	if err := c.decodeArgs(&a); err != nil {
+		return c.bad(err)
+	}
+	on := ""
+	if a.Path != nil {
+		p, err := c.scope.resolve("path", *a.Path)
+		if err != nil {
+			return c.bad(err)
+		}
+		on = p
+	}
+	if c.preflight {
+		return checked
+	}
+	list, err := c.nc.ListShares(c.ctx, on)
+	if err != nil {
+		what := "cannot list your shares"
+		if on != "" {
+			what = "cannot list the shares of " + c.scope.show(on)
+		}
+		return c.fail(what, err)
+	}
+	out := make([]map[string]any, 0, len(list))
+	for _, sh := range list {
+		p := path.Clean("/" + sh.Path)
+		if !c.scope.contains(p) {
+			continue // another agent's share on the same account
+		}
+		d := c.shareData(sh, p)
+		if sh.Type == nextcloud.ShareLink {
+			d["download_url"] = sh.DownloadURL("")
+		}
+		out = append(out, d)
+	}
+	msg := fmt.Sprintf("%d share(s); each names how to revoke it", len(out))
+	if len(out) == 0 {
+		msg = "no shares"
+	}
+	return sb.OK(map[string]any{"count": len(out), "shares": out, "message": msg})
+}
+
+type unshareArgs struct {
+	ShareID *string `json:"shareId"`
+	Token   *string `json:"token"`
+	Path    *string `json:"path"`
+	Confirm *bool   `json:"confirm"`
+}
+
+// unshare revokes a share by id or token, or every share of a path (which
+// needs confirm: true). Only shares of paths inside the root are touched.
+func (c *invocation) unshare() sb.Envelope {
+	var a unshareArgs
+	if err := c.decodeArgs(&a); err != nil {
+		return c.bad(err)
+	}
+	given := 0
+	for _, v := range []*string{a.ShareID, a.Token, a.Path} {
+		if v != nil {
+			given++
+		}
+	}
+	if given != 1 {
+		return c.failMsg(sb.EINVALID, "give exactly one of shareId, token or path (path revokes every share of that file or folder)")
+	}
+	if a.Path != nil {
+		return c.unsharePath(a.Path, boolOr(a.Confirm, false))
+	}
+	var id, token string
+	var err error
+	if a.ShareID != nil {
+		id, err = c.text("shareId", a.ShareID, maxIDLen)
+		id = strings.TrimSpace(id)
+	} else {
+		token, err = c.text("token", a.Token, maxIDLen)
+		token = strings.TrimSpace(token)
+	}
+	if err != nil {
+		return c.bad(err)
+	}
+	what := "shareId " + quote(id)
+	if token != "" {
+		what = "token " + quote(token)
+	}
+	if c.preflight {
+		return checked
+	}
+	shares, err := c.nc.ListShares(c.ctx, "")
+	if err != nil {
+		return c.fail("cannot revoke the share with "+what, err)
+	}
+	for _, sh := range shares {
+		if (id != "" && sh.ID == id) || (token != "" && sh.Token == token) {
+			if !c.scope.contains(path.Clean("/" + sh.Path)) {
+				break // another agent's share: as if it did not exist
+			}
+			if err := c.nc.DeleteShare(c.ctx, sh.ID); err != nil {
+				return c.fail("cannot revoke the share with "+what, err)
+			}
+			d := c.shareData(sh, "")
+			delete(d, "revoke")
+			d["revoked"] = true
+			d["message"] = "revoked share " + sh.ID + " of " + c.scope.show(path.Clean("/"+sh.Path)) + revokeNote(sh)
+			return sb.OK(d)
+		}
+	}
+	return c.failMsg(sb.ENOTFOUND, "none of your shares has the %s; Nextcloud.unshare {path, …} or Nextcloud.stat (share_types) help find it", what)
+}
+
+func revokeNote(sh nextcloud.Share) string {
+	if sh.Type == nextcloud.ShareLink {
+		return "; the link stops working now, but anyone who downloaded the file keeps their copy"
+	}
+	return ""
+}
+
+func (c *invocation) unsharePath(arg *string, confirm bool) sb.Envelope {
+	p, err := c.scope.resolve("path", *arg)
+	if err != nil {
+		return c.bad(err)
+	}
+	if c.preflight {
+		return checked
+	}
+	shares, err := c.nc.ListShares(c.ctx, p)
+	if err != nil {
+		return c.fail("cannot list the shares of "+c.scope.show(p), err)
+	}
+	list := make([]map[string]any, 0, len(shares))
+	for _, sh := range shares {
+		d := c.shareData(sh, p)
+		delete(d, "revoke")
+		list = append(list, d)
+	}
+	if len(shares) == 0 {
+		return sb.OK(map[string]any{"path": c.scope.show(p), "revoked": 0, "message": c.scope.show(p) + " has no shares"})
+	}
+	if !confirm {
+		return sb.Envelope{Status: "ok", NeedsConfirmation: true, Data: map[string]any{
+			"path": c.scope.show(p), "count": len(shares), "shares": list,
+			"message": fmt.Sprintf("this would revoke all %d share(s) of %s, listed in shares; nothing was revoked. "+
+				"Call Nextcloud.unshare {path, confirm: true} to revoke them all, or {shareId} for one", len(shares), c.scope.show(p)),
+		}}
+	}
+	var revoked, failed []string
+	var firstErr error
+	for _, sh := range shares {
+		if err := c.nc.DeleteShare(c.ctx, sh.ID); err != nil {
+			failed = append(failed, sh.ID)
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		revoked = append(revoked, sh.ID)
+	}
+	if firstErr != nil {
+		env := c.fail(fmt.Sprintf("revoked %d of %d share(s) of %s; share(s) %s failed", len(revoked), len(shares), c.scope.show(p), strings.Join(failed, ", ")), firstErr)
+		env.Data["revoked_ids"], env.Data["failed_ids"] = revoked, failed
+		return env
+	}
+	return sb.OK(map[string]any{"path": c.scope.show(p), "revoked": len(revoked), "revoked_ids": revoked, "shares": list,
+		"message": fmt.Sprintf("revoked all %d share(s) of %s; links stop working now, copies already downloaded stay with their holders", len(revoked), c.scope.show(p))})
+}

@@ -1,0 +1,80 @@
+package rctool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// fail turns err into an error envelope (C8). The message is the
+// caller-safe one of the outermost *switchboard.Error (internal errors get a
+// generic text and are logged). When a Rocket.Chat call is in the chain, the
+// envelope also names its HTTP status and endpoint, and a rate limit adds
+// retryAfterSeconds.
+func (c *invocation) fail(err error) sb.Envelope {
+	code := sb.ErrorCode(err)
+	if code == sb.EINTERNAL || errors.Is(err, context.Canceled) {
+		c.t.log.ErrorContext(c.ctx, "rocketchat tool failed", "action", c.call.Action, "agent", c.call.AgentID,
+			"runId", c.call.Run.RunID, "rootRunId", c.call.Run.RootRunID, "err", err.Error())
+	}
+	// Only *switchboard.Error messages reach the caller (the client's and
+	// ours are written for it); anything else becomes a generic text.
+	env := sb.FailErr(err)
+	d := rcDetails(err)
+	env.HTTPStatus, env.Endpoint = d.status, d.endpoint
+	if d.status == 0 && code == sb.ERATELIMITED {
+		env.HTTPStatus = 429
+	}
+	if code == sb.ERATELIMITED {
+		wait := d.retryAfter
+		if wait <= 0 {
+			wait = time.Minute // Rocket.Chat's default window (GT §1.2)
+			env.Error += "; wait about a minute before trying again"
+		}
+		env.Data["retryAfterSeconds"] = int(math.Ceil(wait.Seconds()))
+	} else if code == sb.EUNAVAILABLE && d.retryAfter > 0 {
+		env.Data["retryAfterSeconds"] = int(math.Ceil(d.retryAfter.Seconds()))
+	}
+	return env
+}
+
+// failMsg is fail for an error of our own making.
+func (c *invocation) failMsg(code, format string, a ...any) sb.Envelope {
+	return c.fail(sb.E(c.op, code, fmt.Sprintf(format, a...)))
+}
+
+type details struct {
+	status     int
+	endpoint   string
+	retryAfter time.Duration
+}
+
+// rcDetails reads HTTP status, endpoint and wait from a Rocket.Chat client
+// error (rocketchat.HTTPError is its cause).
+func rcDetails(err error) details {
+	var se *sb.Error
+	if !errors.As(err, &se) {
+		return details{}
+	}
+	return details{retryAfter: se.RetryAfter, status: rocketchat.HTTPStatus(err), endpoint: rocketchat.Endpoint(err)}
+}
+
+// quote renders untrusted text for a message: Go-quoted, at most 80 bytes.
+func quote(s string) string {
+	const max = 80
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "…"
+}

@@ -1,0 +1,267 @@
+package rctool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"path"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
+)
+
+const tsLayout = "2006-01-02T15:04:05.000Z07:00"
+
+type sendMessageArgs struct {
+	Room *string `json:"room"`
+	Text *string `json:"text" required:"true"`
+	Tmid *string `json:"tmid"`
+}
+
+func (c *invocation) sendMessage() sb.Envelope {
+	var a sendMessageArgs
+	if err := c.decodeArgs(&a); err != nil {
+		return c.fail(err)
+	}
+	roomArg := c.agent.DefaultRoom
+	switch {
+	case a.Room != nil:
+		roomArg = *a.Room // an empty room is refused by resolve, not replaced
+	case strings.TrimSpace(roomArg) == "":
+		return c.failMsg(sb.EINVALID, "no room given and this agent has no defaultRoom; name the room (list_rooms shows them)")
+	}
+	return c.post(roomArg, a.Text, a.Tmid, false)
+}
+
+type replyArgs struct {
+	Room *string `json:"room" required:"true"`
+	Tmid *string `json:"tmid" required:"true"`
+	Text *string `json:"text" required:"true"`
+}
+
+func (c *invocation) reply() sb.Envelope {
+	var a replyArgs
+	if err := c.decodeArgs(&a); err != nil {
+		return c.fail(err)
+	}
+	if a.Room == nil {
+		return c.failMsg(sb.EINVALID, "missing argument \"room\"; reply takes {room, tmid, text}")
+	}
+	return c.post(*a.Room, a.Text, a.Tmid, true)
+}
+
+// post is send_message and reply: check, resolve, allow, post.
+func (c *invocation) post(roomArg string, textArg, tmidArg *string, needThread bool) sb.Envelope {
+	if _, err := c.optional("room", &roomArg, maxRoomLen); err != nil {
+		return c.fail(err)
+	}
+	text, err := c.text("text", textArg, maxTextLen)
+	if err != nil {
+		return c.fail(err)
+	}
+	tmid, err := c.id("tmid", tmidArg, needThread)
+	if err != nil {
+		return c.fail(err)
+	}
+	if c.preflight {
+		return checked
+	}
+	r, err := c.checkedRoom(roomArg, true)
+	if err != nil {
+		return c.fail(err)
+	}
+	sent, err := c.agent.Client.PostMessage(c.ctx, r.ID, text, tmid)
+	if err != nil {
+		return c.fail(err)
+	}
+	data := map[string]any{
+		"roomId":    firstNonEmpty(sent.RoomID, r.ID),
+		"room":      r.display(),
+		"messageId": sent.ID,
+		"ts":        rfc(sent.At),
+	}
+	if tmid != "" {
+		data["tmid"] = tmid
+	}
+	return sb.OK(data)
+}
+
+type sendFileArgs struct {
+	Room        *string `json:"room" required:"true"`
+	LocalPath   *string `json:"localPath" required:"true"`
+	FileName    *string `json:"fileName"`
+	Description *string `json:"description"`
+	Tmid        *string `json:"tmid"`
+}
+
+// sendFile is RC9: a workspace file into a room in two steps.
+func (c *invocation) sendFile() sb.Envelope {
+	var a sendFileArgs
+	if err := c.decodeArgs(&a); err != nil {
+		return c.fail(err)
+	}
+	if a.LocalPath == nil {
+		return c.failMsg(sb.EINVALID, "missing argument \"localPath\"; send_file takes {room, localPath, fileName?, description?, tmid?} with a workspace path such as personal:reports/q3.md")
+	}
+	if a.Room == nil {
+		return c.failMsg(sb.EINVALID, "missing argument \"room\"; send_file takes {room, localPath, fileName?, description?, tmid?}")
+	}
+	roomArg, err := c.text("room", a.Room, maxRoomLen)
+	if err != nil {
+		return c.fail(err)
+	}
+	localPath, err := c.text("localPath", a.LocalPath, maxPathLen)
+	if err != nil {
+		return c.fail(err)
+	}
+	description, err := c.optional("description", a.Description, maxTextLen)
+	if err != nil {
+		return c.fail(err)
+	}
+	tmid, err := c.id("tmid", a.Tmid, false)
+	if err != nil {
+		return c.fail(err)
+	}
+	// Every path rule lives in workspace.Resolve: prefixes, "..", absolute
+	// paths, colons, backslashes, control characters.
+	key, err := workspace.Resolve(c.call.AgentID, localPath)
+	if err != nil {
+		return c.fail(err)
+	}
+	ref := workspace.DisplayRef(c.call.AgentID, key)
+	name := path.Base(key)
+	if a.FileName != nil {
+		if name, err = c.outgoingName(*a.FileName); err != nil {
+			return c.fail(err)
+		}
+	}
+	limitMB := c.agent.MaxUploadMB
+	if limitMB <= 0 {
+		limitMB = DefaultMaxUploadMB
+	}
+	tooLarge := func(size int64) sb.Envelope {
+		return c.failMsg(sb.EINVALID, "%s is %s, more than this agent's upload limit of %d MB (RocketChat.maxUploadMb); send a smaller file, or upload it to Nextcloud and share a link",
+			ref, rocketchat.HumanSize(size), limitMB)
+	}
+	if c.preflight {
+		return c.fileThere(key, ref, int64(limitMB)<<20, tooLarge)
+	}
+
+	r, err := c.checkedRoom(roomArg, true)
+	if err != nil {
+		return c.fail(err)
+	}
+
+	body, info, err := c.t.blobs.Get(c.ctx, key)
+	if err != nil {
+		if sb.ErrorCode(err) == sb.ENOTFOUND {
+			return c.failMsg(sb.ENOTFOUND, "no file %s in the workspace; check the path (Workspace list shows the files)", ref)
+		}
+		return c.storeFailure("read", ref, err)
+	}
+	defer body.Close()
+	if info.Size > int64(limitMB)<<20 {
+		return tooLarge(info.Size)
+	}
+	ctype := mime.TypeByExtension(path.Ext(name))
+	msg, err := c.agent.Client.UploadFile(c.ctx, r.ID, name, ctype, body, info.Size, description, tmid)
+	if err != nil {
+		if sb.ErrorCode(err) == sb.EFORBIDDEN {
+			// rooms.media answers 403 for rooms the user cannot post into.
+			return c.fail(sb.Wrap(c.op, sb.EFORBIDDEN, fmt.Sprintf(
+				"Rocket.Chat refused the upload into %s (403); the agent's user is probably not a member of that room", r.display()), err))
+		}
+		return c.fail(err)
+	}
+	data := map[string]any{
+		"roomId":    firstNonEmpty(msg.RoomID, r.ID),
+		"room":      r.display(),
+		"messageId": msg.ID,
+		"fileName":  name,
+		"size":      info.Size,
+		"path":      ref,
+	}
+	if len(msg.Files) > 0 {
+		data["fileId"] = msg.Files[0].ID
+	}
+	if !msg.At.IsZero() {
+		data["ts"] = rfc(msg.At)
+	}
+	return sb.OK(data)
+}
+
+// fileThere is send_file's preflight: the workspace file exists and is
+// within the upload limit. It lists the store (there is no stat) with the
+// key as prefix; a store that cannot answer is no reason to refuse.
+func (c *invocation) fileThere(key, ref string, limit int64, tooLarge func(int64) sb.Envelope) sb.Envelope {
+	list, err := c.t.blobs.List(c.ctx, key, 1)
+	if err != nil {
+		c.t.log.WarnContext(c.ctx, "rocketchat tool: preflight could not check the workspace", "agent", c.call.AgentID,
+			"path", ref, "runId", c.call.Run.RunID, "err", err.Error())
+		return checked
+	}
+	if len(list) == 0 || list[0].Key != key {
+		return c.failMsg(sb.ENOTFOUND, "no file %s in the workspace; check the path (Workspace list shows the files)", ref)
+	}
+	if list[0].Size > limit {
+		return tooLarge(list[0].Size)
+	}
+	return checked
+}
+
+// outgoingName checks the name a sent file gets in the chat: a bare name.
+func (c *invocation) outgoingName(v string) (string, error) {
+	name, err := c.text("fileName", &v, maxFileNameLen)
+	if err != nil {
+		return "", err
+	}
+	name = strings.TrimSpace(name)
+	switch {
+	case strings.ContainsAny(name, `/\:`):
+		return "", sb.E(c.op, sb.EINVALID, fmt.Sprintf("fileName %s contains / \\ or :; give a bare file name such as report.md", quote(name)))
+	case name == "." || name == "..":
+		return "", sb.E(c.op, sb.EINVALID, fmt.Sprintf("fileName %s is not a file name; give one such as report.md", quote(name)))
+	case strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) || isBidiControl(r) }) >= 0:
+		return "", sb.E(c.op, sb.EINVALID, fmt.Sprintf("fileName %s contains an invisible or control character; remove it", quote(name)))
+	}
+	return name, nil
+}
+
+// storeFailure logs err and answers with a caller-safe message.
+func (c *invocation) storeFailure(verb, ref string, err error) sb.Envelope {
+	c.t.log.ErrorContext(c.ctx, "rocketchat tool: workspace store failed", "action", c.call.Action, "agent", c.call.AgentID,
+		"path", ref, "runId", c.call.Run.RunID, "err", err.Error())
+	if sb.ErrorCode(err) == sb.EUNAVAILABLE || errors.Is(err, context.DeadlineExceeded) {
+		return c.failMsg(sb.EUNAVAILABLE, "could not %s %s: the workspace storage is unavailable right now; try again in a minute", verb, ref)
+	}
+	return c.failMsg(sb.EINTERNAL, "could not %s %s because of an internal error; the operator can find details in the logs", verb, ref)
+}
+
+// isBidiControl reports characters that reorder text on screen and disguise
+// file endings ("report\u202Efdp.exe" shows as "reportexe.pdf").
+func isBidiControl(r rune) bool {
+	switch {
+	case r == '\u061C', r == '\u200E', r == '\u200F':
+		return true
+	case '\u202A' <= r && r <= '\u202E', '\u2066' <= r && r <= '\u2069':
+		return true
+	}
+	return false
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// rfc is the answer form of a time.
+func rfc(t time.Time) string { return t.UTC().Format(tsLayout) }

@@ -1,0 +1,206 @@
+// Package agentrun runs an agent (AG1): system prompt + wake message + tools →
+// model → tool calls through the executor (staging and audit) → final answer,
+// within a step budget and a loop guard, and writes one receipt per run (C5).
+package agentrun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/modelretry"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// Message is one turn of the conversation with the model.
+type Message struct {
+	Role       string        `json:"role"` // "user", "assistant", "tool"
+	Content    string        `json:"content"`
+	ToolCalls  []ToolCallReq `json:"toolCalls,omitempty"`  // assistant turns
+	ToolCallID string        `json:"toolCallId,omitempty"` // tool turns
+}
+
+// ToolCallReq is a tool call a model asked for.
+type ToolCallReq struct {
+	ID     string          `json:"id"`
+	Tool   string          `json:"tool"`
+	Action string          `json:"action"`
+	Args   json.RawMessage `json:"args"`
+}
+
+// Request is what a model sees.
+type Request struct {
+	System   string
+	Messages []Message
+	Tools    []sb.ToolSpec
+}
+
+// Response is what a model answers: text, tool calls, or both.
+type Response struct {
+	Text      string
+	ToolCalls []ToolCallReq
+	TokensIn  int
+	TokensOut int
+}
+
+// Model is one provider (scripted, OpenAI-compatible, Bedrock Converse).
+// Complete returns EUNAVAILABLE/ERATELIMITED for temporary failures.
+type Model interface {
+	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+// Pricing turns tokens into USD.
+type Pricing struct {
+	InputPer1M  float64
+	OutputPer1M float64
+}
+
+// Cost of one exchange.
+func (p Pricing) Cost(in, out int) float64 {
+	return float64(in)*p.InputPer1M/1e6 + float64(out)*p.OutputPer1M/1e6
+}
+
+// Agent is what the engine needs to know about the agent it runs.
+type Agent struct {
+	ID           string
+	SystemPrompt string
+	MaxSteps     int
+	Provider     string
+	ModelName    string
+	Model        Model
+	Pricing      Pricing
+}
+
+// Invoker runs one tool call (tools.Executor).
+type Invoker interface {
+	Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope
+	Specs(agentID string) []sb.ToolSpec
+}
+
+// Engine runs agents.
+type Engine struct {
+	Tools    Invoker
+	Receipts sb.ReceiptStore
+	Now      func() time.Time
+}
+
+// Result is the outcome of one run.
+type Result struct {
+	Run     sb.RunContext `json:"run"`
+	Answer  string        `json:"answer"`
+	Outcome string        `json:"outcome"` // answered | step_budget | loop_guard | error
+	Steps   int           `json:"steps"`
+	Receipt sb.Receipt    `json:"receipt"`
+	// Calls lists the tool calls the run made, in order, with their answers
+	// (the reply path looks here to avoid posting twice, RC8).
+	Calls []Call `json:"calls,omitempty"`
+	// ModelCalls counts the model attempts of the run, retries and the time
+	// spent waiting between them (providers retry through modelretry).
+	ModelCalls modelretry.Stats `json:"modelCalls"`
+}
+
+// Call is one tool call of a run and its answer.
+type Call struct {
+	Tool     string          `json:"tool"`
+	Action   string          `json:"action"`
+	Args     json.RawMessage `json:"args,omitempty"`
+	Envelope sb.Envelope     `json:"envelope"`
+}
+
+// loopLimit: the loopLimit-th identical call (tool, action, args) in one run
+// is not executed; the loop guard ends the run instead.
+const loopLimit = 3
+
+// Run executes one run of agent on wake (already framed as untrusted where it
+// carries others' text). parent is nil for a run a human or schedule started.
+// The receipt is written even when the model fails.
+func (e *Engine) Run(ctx context.Context, agent Agent, wake string, parent *sb.RunContext) (Result, error) {
+	now := e.now()
+	res := Result{Run: sb.NewRun(agent.ID, parent, now)}
+	rec := sb.Receipt{Run: res.Run, AgentID: agent.ID, Provider: agent.Provider, Model: agent.ModelName, StartedAt: now.UTC()}
+	maxSteps := agent.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = 8
+	}
+	req := Request{System: agent.SystemPrompt, Tools: e.Tools.Specs(agent.ID),
+		Messages: []Message{{Role: "user", Content: wake}}}
+	seen := map[string]int{}
+	var runErr error
+	var attempts modelretry.Recorder
+	ctx = modelretry.WithRecorder(ctx, &attempts)
+
+loop:
+	for {
+		if res.Steps >= maxSteps {
+			res.Outcome = "step_budget"
+			res.Answer = fmt.Sprintf("I stopped after %d steps without finishing; please narrow the request.", maxSteps)
+			break
+		}
+		res.Steps++
+		resp, err := agent.Model.Complete(ctx, req)
+		if err != nil {
+			res.Outcome, rec.Reason = "error", modelReason(err)
+			runErr = fmt.Errorf("agentrun %s step %d: %w", agent.ID, res.Steps, err)
+			break
+		}
+		rec.TokensIn += resp.TokensIn
+		rec.TokensOut += resp.TokensOut
+		if len(resp.ToolCalls) == 0 {
+			res.Outcome, res.Answer = "answered", resp.Text
+			break
+		}
+		req.Messages = append(req.Messages, Message{Role: "assistant", Content: resp.Text, ToolCalls: resp.ToolCalls})
+		for _, tc := range resp.ToolCalls {
+			key := tc.Tool + "." + tc.Action + " " + string(tc.Args)
+			if seen[key]++; seen[key] >= loopLimit {
+				res.Outcome = "loop_guard"
+				res.Answer = fmt.Sprintf("I stopped because I kept repeating %s.%s with the same arguments.", tc.Tool, tc.Action)
+				break loop
+			}
+			env := e.Tools.Invoke(ctx, sb.ToolCall{AgentID: agent.ID, Tool: tc.Tool, Action: tc.Action,
+				Args: tc.Args, Run: res.Run, Origin: sb.OriginAgent})
+			args := tc.Args
+			if !json.Valid(args) {
+				args = nil // a model's broken JSON must not break the result's own encoding
+			}
+			res.Calls = append(res.Calls, Call{Tool: tc.Tool, Action: tc.Action, Args: args, Envelope: env})
+			body, _ := json.Marshal(env)
+			req.Messages = append(req.Messages, Message{Role: "tool", ToolCallID: tc.ID, Content: string(body)})
+		}
+	}
+
+	res.ModelCalls = attempts.Stats()
+	if res.ModelCalls.Retries > 0 {
+		slog.InfoContext(ctx, "model calls were retried", "agent", agent.ID, "run", res.Run.RunID,
+			"attempts", res.ModelCalls.Attempts, "retries", res.ModelCalls.Retries, "waited", res.ModelCalls.Waited, "outcome", res.Outcome)
+	}
+	rec.Steps, rec.Outcome = res.Steps, res.Outcome
+	rec.Duration = e.now().Sub(now)
+	rec.CostUSD = agent.Pricing.Cost(rec.TokensIn, rec.TokensOut)
+	res.Receipt = rec
+	if err := e.Receipts.Put(context.WithoutCancel(ctx), rec); err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("agentrun %s: receipt: run %s: %w", agent.ID, rec.Run.RunID, err))
+	}
+	return res, runErr
+}
+
+// modelReason is the receipt's reason for a model failure: unavailable for
+// what may pass (unavailable, rate limited, out of time), else the error
+// code (a refusal: unauthorized, invalid, …).
+func modelReason(err error) string {
+	code := sb.ErrorCode(err)
+	if code == sb.EUNAVAILABLE || code == sb.ERATELIMITED || errors.Is(err, context.DeadlineExceeded) {
+		return "model_unavailable"
+	}
+	return "model_" + code
+}
+
+func (e *Engine) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}

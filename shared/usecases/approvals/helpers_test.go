@@ -1,0 +1,284 @@
+package approvals_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
+	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
+)
+
+func TestMain(m *testing.M) { dynamotest.Main(m) }
+
+const publicBase = "https://approvals.example.test/base"
+
+// clock is a settable fake clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// executor counts calls and answers a fixed envelope.
+type executor struct {
+	mu    sync.Mutex
+	calls []sb.ToolCall
+	n     atomic.Int64
+	env   sb.Envelope
+	delay time.Duration
+}
+
+func (e *executor) Invoke(_ context.Context, call sb.ToolCall) sb.Envelope {
+	e.n.Add(1)
+	time.Sleep(e.delay) // widens the window for racing deciders
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls = append(e.calls, call)
+	return e.env
+}
+
+func (e *executor) Calls() []sb.ToolCall {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]sb.ToolCall(nil), e.calls...)
+}
+
+// notifier records what it was asked to show.
+type notifier struct {
+	mu       sync.Mutex
+	requests []approvals.Request
+	decided  []approvals.Approval
+	failWith error
+	// decidedErr is what Decided answers: the outcome edit failed (a
+	// Telegram 429 that outlasted the client's one wait).
+	decidedErr error
+}
+
+func (n *notifier) RequestApproval(_ context.Context, r approvals.Request) (json.RawMessage, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.failWith != nil {
+		return nil, n.failWith
+	}
+	n.requests = append(n.requests, r)
+	return json.RawMessage(`{"chatId":"123456789","messageId":4711}`), nil
+}
+
+func (n *notifier) Decided(_ context.Context, a approvals.Approval) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.decided = append(n.decided, a)
+	return n.decidedErr
+}
+
+func (n *notifier) Requests() []approvals.Request {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]approvals.Request(nil), n.requests...)
+}
+
+func (n *notifier) Decisions() []approvals.Approval {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]approvals.Approval(nil), n.decided...)
+}
+
+// waker records follow-up jobs.
+type waker struct {
+	mu       sync.Mutex
+	jobs     []wake.Job
+	failWith error
+}
+
+func (w *waker) Dispatch(_ context.Context, j wake.Job) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failWith != nil {
+		return w.failWith
+	}
+	w.jobs = append(w.jobs, j)
+	return nil
+}
+
+func (w *waker) Jobs() []wake.Job {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]wake.Job(nil), w.jobs...)
+}
+
+// env is one Service over one store with its fakes.
+type env struct {
+	svc    *approvals.Service
+	store  approvals.Store
+	dyn    *dynamo.Store // nil for memstore
+	exec   *executor
+	notify *notifier
+	waker  *waker
+	clock  *clock
+	signer *approvals.Signer
+}
+
+type backend struct {
+	name  string
+	store func(t *testing.T) (approvals.Store, *dynamo.Store)
+}
+
+var backends = []backend{
+	{"memstore", func(*testing.T) (approvals.Store, *dynamo.Store) { return memstore.NewApprovals(), nil }},
+	{"dynalite", func(t *testing.T) (approvals.Store, *dynamo.Store) {
+		c := dynamotest.Client(t)
+		s := dynamo.New(c, dynamotest.FreshTables(t, c))
+		return s.Approvals(), s
+	}},
+}
+
+// eachBackend runs f against the in-memory store and against dynalite.
+func eachBackend(t *testing.T, f func(t *testing.T, e *env)) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f(t, newEnv(t, b))
+		})
+	}
+}
+
+func newEnv(t *testing.T, b backend) *env {
+	t.Helper()
+	store, dyn := b.store(t)
+	e := &env{store: store, dyn: dyn,
+		exec:   &executor{env: sb.OK(map[string]any{"deleted": "reports/q1.md"})},
+		notify: &notifier{}, waker: &waker{},
+		clock:  &clock{t: time.Date(2026, 3, 14, 9, 26, 53, 589793238, time.UTC)},
+		signer: mustSigner(t, testKey),
+	}
+	e.svc = e.service(t, store)
+	return e
+}
+
+// service builds a Service over store with e's fakes.
+func (e *env) service(t *testing.T, store approvals.Store) *approvals.Service {
+	t.Helper()
+	svc, err := approvals.New(approvals.Options{
+		Store: store, Signer: e.signer, Executor: e.exec, Notifier: e.notify, Waker: e.waker,
+		PublicBaseURL: publicBase + "/", Now: e.clock.Now,
+		Log: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// slowReads holds every Get back for a while, so that racing deciders all
+// read "pending" before any of them writes: only the store's conditional
+// write can then keep the action from running twice.
+type slowReads struct {
+	approvals.Store
+	delay time.Duration
+}
+
+func (s slowReads) Get(ctx context.Context, id string) (approvals.Approval, error) {
+	a, err := s.Store.Get(ctx, id)
+	time.Sleep(s.delay)
+	return a, err
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// requestingRun is the run that asks for approval: itself a child, so
+// that RootRunID differs from RunID and its preservation shows.
+var requestingRun = sb.RunContext{RunID: "run-ask", ParentRunID: "run-parent", RootRunID: "run-root", AgentID: "hermes"}
+
+func deleteCall() sb.ToolCall {
+	return sb.ToolCall{AgentID: "hermes", Tool: "Nextcloud", Action: "delete",
+		Args: json.RawMessage(`{"path": "reports/q1.md", "password": "hunter2-secret"}`),
+		Run:  requestingRun, Origin: sb.OriginAgent}
+}
+
+// stage stages deleteCall and returns the stored approval and its links.
+func (e *env) stage(t *testing.T) (approvals.Approval, approvals.Request) {
+	t.Helper()
+	ctx := approvals.WithContext(t.Context(), json.RawMessage(`{"replyTo":{"roomId":"rFinanz","threadId":"th1"}}`))
+	envl, err := e.svc.Stage(ctx, deleteCall(), "the Q1 report is outdated")
+	if err != nil {
+		t.Fatalf("Stage: %v", err)
+	}
+	id, _ := envl.Data["approval_id"].(string)
+	a, err := e.store.Get(t.Context(), id)
+	if err != nil {
+		t.Fatalf("Get staged %q: %v", id, err)
+	}
+	reqs := e.notify.Requests()
+	if len(reqs) == 0 || reqs[len(reqs)-1].Approval.ID != id {
+		t.Fatalf("the notifier was not asked for %s", id)
+	}
+	return a, reqs[len(reqs)-1]
+}
+
+// linkParts splits an approval link into id, decision and token.
+func linkParts(t *testing.T, link string) (id, decision, token string) {
+	t.Helper()
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, ok := strings.CutPrefix(u.Path, "/base/approvals/")
+	if !ok || !strings.HasPrefix(link, publicBase+"/approvals/") {
+		t.Fatalf("link %s is not under %s/approvals/", link, publicBase)
+	}
+	return id, u.Query().Get("decision"), u.Query().Get("token")
+}
+
+// status is the stored status of id.
+func (e *env) status(t *testing.T, id string) approvals.Status {
+	t.Helper()
+	a, err := e.store.Get(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.Status
+}
+
+// assertUnchanged fails when a is no longer exactly as it was.
+func (e *env) assertUnchanged(t *testing.T, a approvals.Approval) {
+	t.Helper()
+	got, err := e.store.Get(t.Context(), a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gj, _ := json.Marshal(got)
+	aj, _ := json.Marshal(a)
+	if string(gj) != string(aj) {
+		t.Fatalf("approval changed:\n got  %s\n want %s", gj, aj)
+	}
+	if n := e.exec.n.Load(); n != 0 {
+		t.Fatalf("the executor ran %d times", n)
+	}
+	if n := len(e.waker.Jobs()); n != 0 {
+		t.Fatalf("%d follow-up jobs, want none", n)
+	}
+}
+
+var errDown = errors.New("telegram is down")

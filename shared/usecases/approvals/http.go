@@ -1,0 +1,264 @@
+package approvals
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
+	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
+)
+
+// maxForm caps a POST body: a token and a decision fit in well under 1 KB.
+const maxForm = 8 << 10
+
+// Caps of what the page shows.
+const (
+	pageArgs   = 4000
+	pageResult = 2000
+	pageReason = 1000
+)
+
+// statusOfKind is the only place an outcome becomes an HTTP status.
+var statusOfKind = map[OutcomeKind]int{
+	KindReady:          http.StatusOK,
+	KindExecuted:       http.StatusOK,
+	KindFailed:         http.StatusOK, // the decision worked; the page says the action failed
+	KindDenied:         http.StatusOK,
+	KindAlreadyDecided: http.StatusConflict,
+	KindInvalidToken:   http.StatusForbidden,
+	KindNotApprover:    http.StatusForbidden,
+	KindExpired:        http.StatusGone,
+	KindUnknown:        http.StatusNotFound,
+	KindMalformed:      http.StatusBadRequest,
+}
+
+// Handler serves the approval links:
+//
+//	GET  /approvals/{id}?decision=approve|deny&token=…  confirmation page; changes nothing
+//	POST /approvals/{id}  form: token, decision          decides
+//
+// A GET (or HEAD) never decides, because link-preview bots and mail
+// scanners open links too. POST answers 200 when it decided, 409 when the
+// approval was already decided, 403 for a bad token, 410 when expired, 404
+// for an unknown id and 400 for a malformed form. Every page is
+// html/template output with no-store, no-referrer, DENY framing and a CSP
+// that allows nothing but its own style and posting to itself.
+func Handler(svc *Service) http.Handler {
+	h := &handler{svc: svc}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /approvals/{id}", h.show)
+	mux.HandleFunc("POST /approvals/{id}", h.post)
+	return mux
+}
+
+type handler struct{ svc *Service }
+
+func (h *handler) show(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p, err := h.svc.Preview(r.Context(), r.PathValue("id"), q.Get("decision"), q.Get("token"))
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	v := h.view(p.Outcome)
+	for _, c := range p.Choices {
+		f := formView{Decision: string(c.Decision), Token: c.Token, Primary: c.Decision == Approve}
+		if c.Decision == Approve {
+			f.Label = "Approve: run " + p.Approval.Tool + "." + p.Approval.Action + " once"
+		} else {
+			f.Label = "Deny"
+		}
+		v.Forms = append(v.Forms, f)
+	}
+	if len(p.Choices) == 1 && p.Choices[0].Decision == Deny {
+		v.Note = "This is the Deny link. To approve instead, open the Approve link of the same message."
+	}
+	writePage(w, statusOfKind[p.Kind], v)
+}
+
+func (h *handler) post(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		writePage(w, http.StatusBadRequest, pageView{Title: "Not decided",
+			Message: "The form could not be read; use the buttons on the approval page." + nothingChanged})
+		return
+	}
+	// PostForm only: a token in the query string must not decide.
+	o, err := h.svc.DecideByLink(r.Context(), r.PathValue("id"), r.PostForm.Get("decision"), r.PostForm.Get("token"))
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	writePage(w, statusOfKind[o.Kind], h.view(o))
+}
+
+// failed answers a store failure: the status from the one error table,
+// the detail only in the log.
+func (h *handler) failed(w http.ResponseWriter, r *http.Request, err error) {
+	status := httpapi.Status(err)
+	h.svc.log.ErrorContext(r.Context(), "approval page failed", "method", r.Method, "approvalId", logID(r.PathValue("id")), "err", err)
+	writePage(w, status, pageView{Title: "Try again",
+		Message: "The approval service could not answer right now. Nothing was changed; try the link again in a moment."})
+}
+
+// pageView is what the template renders; every field is plain text.
+type pageView struct {
+	Title   string
+	Message string
+	Note    string
+	Show    bool
+	A       approvalView
+	Forms   []formView
+}
+
+type approvalView struct {
+	ID, Agent, What, Reason, Created, Expires, Args, Status, Decided, Result, RunID string
+}
+
+type formView struct {
+	Decision, Label, Token string
+	Primary                bool
+}
+
+var titles = map[OutcomeKind]string{
+	KindReady: "Approval requested", KindExecuted: "Approved and executed", KindFailed: "Approved; the action failed",
+	KindDenied: "Denied", KindAlreadyDecided: "Already decided", KindInvalidToken: "Invalid link",
+	KindNotApprover: "Not allowed", KindExpired: "Expired", KindUnknown: "Unknown request", KindMalformed: "Not decided",
+}
+
+// view turns an outcome into page text: scrubbed, capped, escaped by the
+// template. Refusals without proof of access show no details.
+func (h *handler) view(o Outcome) pageView {
+	v := pageView{Title: titles[o.Kind], Message: o.Message}
+	a := o.Approval
+	if a.ID == "" {
+		return v
+	}
+	v.Show = true
+	sc := h.svc.scrub
+	v.A = approvalView{
+		ID: a.ID, Agent: a.AgentID, What: a.Tool + "." + a.Action,
+		Reason:  scrub.Cap(sc.String(a.Reason), pageReason),
+		Created: a.CreatedAt.UTC().Format("2006-01-02 15:04:05 MST"),
+		Expires: a.ExpiresAt.UTC().Format("2006-01-02 15:04 MST") + until(h.svc.now(), a.ExpiresAt),
+		Args:    scrub.Cap(prettyArgs(sc, a.Args), pageArgs),
+		Status:  string(a.Status), RunID: a.Run.RunID,
+	}
+	if !a.DecidedAt.IsZero() {
+		v.A.Decided = describeDecider(a.DecidedBy) + ", " + a.DecidedAt.UTC().Format("2006-01-02 15:04:05 MST")
+	}
+	if a.Result.Status != "" {
+		if raw, err := json.Marshal(a.Result); err == nil {
+			v.A.Result = scrub.Cap(string(sc.JSON(raw)), pageResult)
+		}
+	}
+	return v
+}
+
+// prettyArgs shows the canonical args (what a Go decoder, and so the tool,
+// will see), scrubbed and indented.
+func prettyArgs(sc Scrubber, args json.RawMessage) string {
+	c, err := Canonical(args)
+	if err != nil {
+		return sc.String(string(args))
+	}
+	c = sc.JSON(c)
+	var b bytes.Buffer
+	if json.Indent(&b, c, "", "  ") != nil {
+		return string(c)
+	}
+	return b.String()
+}
+
+func until(now, t time.Time) string {
+	d := t.Sub(now).Round(time.Minute)
+	if d <= 0 {
+		return " (passed)"
+	}
+	return fmt.Sprintf(" (in %dh %02dmin)", int(d.Hours()), int(d.Minutes())%60)
+}
+
+const pageStyle = `body{font:16px/1.45 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#222}` +
+	`dt{font-weight:600;margin-top:.6rem}dd{margin:0}pre{background:#f4f4f4;padding:.6rem;overflow:auto;white-space:pre-wrap;word-break:break-all}` +
+	`form{display:inline-block;margin:1rem 1rem 0 0}button{font-size:1rem;padding:.5rem 1.1rem;cursor:pointer}` +
+	`.primary{background:#1a7f37;color:#fff;border:0}.note{color:#555}`
+
+// csp allows no script, no image, no connection; only the page's own style
+// (by hash) and forms that post to this origin; no framing.
+var csp = "default-src 'none'; style-src 'sha256-" + styleHash() + "'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+func styleHash() string {
+	sum := sha256.Sum256([]byte(pageStyle))
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
+var page = template.Must(template.New("page").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="robots" content="noindex,nofollow">
+<title>{{.Title}} – Switchboard</title>
+<style>{{.Style}}</style>
+</head><body>
+<h1>{{.Title}}</h1>
+<p>{{.Message}}</p>
+{{- if .Show}}
+<dl>
+<dt>Agent</dt><dd>{{.A.Agent}}</dd>
+<dt>Action</dt><dd>{{.A.What}}</dd>
+<dt>Reason</dt><dd>{{if .A.Reason}}{{.A.Reason}}{{else}}(none given){{end}}</dd>
+<dt>Arguments</dt><dd><pre>{{.A.Args}}</pre></dd>
+<dt>Requested</dt><dd>{{.A.Created}} (run {{.A.RunID}})</dd>
+<dt>Expires</dt><dd>{{.A.Expires}}</dd>
+<dt>Status</dt><dd>{{.A.Status}}</dd>
+{{- if .A.Decided}}
+<dt>Decided</dt><dd>{{.A.Decided}}</dd>
+{{- end}}
+{{- if .A.Result}}
+<dt>Result</dt><dd><pre>{{.A.Result}}</pre></dd>
+{{- end}}
+</dl>
+{{- end}}
+{{- range .Forms}}
+<form method="post" action="{{$.A.ID}}">
+<input type="hidden" name="token" value="{{.Token}}">
+<input type="hidden" name="decision" value="{{.Decision}}">
+<button type="submit"{{if .Primary}} class="primary"{{end}}>{{.Label}}</button>
+</form>
+{{- end}}
+{{- if .Note}}
+<p class="note">{{.Note}}</p>
+{{- end}}
+</body></html>
+`))
+
+// writePage renders v (to a buffer first, so a template failure is a clean 500).
+func writePage(w http.ResponseWriter, status int, v pageView) {
+	var b bytes.Buffer
+	err := page.Execute(&b, struct {
+		pageView
+		Style template.CSS
+	}{v, template.CSS(pageStyle)})
+	hd := w.Header()
+	hd.Set("Content-Type", "text/html; charset=utf-8")
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Content-Security-Policy", csp)
+	if err != nil {
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte("<!doctype html><title>Error</title><p>The page could not be shown. Nothing was changed.</p>"))
+		return
+	}
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes())
+}

@@ -1,0 +1,671 @@
+package approvals
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
+)
+
+// Defaults and caps.
+const (
+	DefaultTTL = 24 * time.Hour
+	// DefaultStuckAfter is how long an approval may stay approved before
+	// ExpireDue calls its outcome unknown. It must outlast any run of the
+	// action: Lambda stops every invocation after at most 15 minutes.
+	DefaultStuckAfter = 20 * time.Minute
+
+	maxArgs    = 64 << 10 // staged args; an approval item stays far below DynamoDB's 400 KB
+	maxReason  = 2000
+	maxContext = 4 << 10
+	maxResult  = 32 << 10 // stored envelope JSON; larger results keep status and a preview
+	// JobSource is wake.Job.Source of follow-up runs.
+	JobSource = "approval"
+	// DecidedByLink is Approval.DecidedBy for a decision through a link.
+	DecidedByLink = "link"
+	// DecidedByExpiry is Approval.DecidedBy when nobody decided in time.
+	DecidedByExpiry = "expiry"
+)
+
+// Executor runs an approved call through the same path as every tool call
+// (tools.Executor: schema, policy — Approved turns approve into auto but
+// never a deny —, the tool, and its audit entry).
+type Executor interface {
+	Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope
+}
+
+// Scrubber masks secrets (shared/platform/scrub satisfies it).
+type Scrubber interface {
+	JSON(raw []byte) []byte
+	String(s string) string
+}
+
+// Options configure a Service. Store, Signer, Executor, Notifier, Waker and
+// PublicBaseURL are required.
+type Options struct {
+	Store    Store
+	Signer   *Signer
+	Executor Executor
+	Notifier Notifier
+	Waker    wake.Dispatcher
+	// PublicBaseURL is instance.publicBaseUrl: links are
+	// {PublicBaseURL}/approvals/{id}?decision=…&token=….
+	PublicBaseURL string
+	TTL           time.Duration // default DefaultTTL
+	StuckAfter    time.Duration // default DefaultStuckAfter
+	// Scrub masks what the confirmation page shows; nil masks the
+	// well-known secret patterns only.
+	Scrub Scrubber
+	Now   func() time.Time
+	Log   *slog.Logger
+}
+
+// Service stages approvals and carries out decisions.
+type Service struct {
+	store      Store
+	signer     *Signer
+	exec       Executor
+	notifier   Notifier
+	waker      wake.Dispatcher
+	base       string
+	ttl        time.Duration
+	stuckAfter time.Duration
+	scrub      Scrubber
+	now        func() time.Time
+	log        *slog.Logger
+}
+
+// New checks o and builds the Service (once per cold start).
+func New(o Options) (*Service, error) {
+	const op = "approvals.new"
+	switch {
+	case o.Store == nil || o.Signer == nil || o.Executor == nil || o.Notifier == nil || o.Waker == nil:
+		return nil, sb.E(op, sb.EINVALID, "approvals need a store, a signer, an executor, a notifier and a waker")
+	case o.TTL < 0 || o.StuckAfter < 0:
+		return nil, sb.E(op, sb.EINVALID, "approval TTL and stuck-after must not be negative")
+	}
+	u, err := url.Parse(o.PublicBaseURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, sb.E(op, sb.EINVALID,
+			"instance.publicBaseUrl must be an absolute http(s) URL without query, e.g. https://abc.lambda-url.eu-central-1.on.aws")
+	}
+	s := &Service{store: o.Store, signer: o.Signer, exec: o.Executor, notifier: o.Notifier, waker: o.Waker,
+		base: strings.TrimRight(o.PublicBaseURL, "/"), ttl: o.TTL, stuckAfter: o.StuckAfter,
+		scrub: o.Scrub, now: o.Now, log: o.Log}
+	if s.ttl == 0 {
+		s.ttl = DefaultTTL
+	}
+	if s.stuckAfter == 0 {
+		s.stuckAfter = DefaultStuckAfter
+	}
+	if s.scrub == nil {
+		s.scrub = (*scrub.Scrubber)(nil) // patterns only
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	return s, nil
+}
+
+type contextKey struct{}
+
+// WithContext attaches opaque JSON to ctx; Stage stores it as the
+// approval's Context (at most 4 KB, else it is dropped with a warning). A
+// "replyTo" member in wake.ReplyTo's shape makes the follow-up run answer
+// there: WithContext(ctx, json.RawMessage(`{"replyTo":{"roomId":"…"}}`)).
+func WithContext(ctx context.Context, raw json.RawMessage) context.Context {
+	return context.WithValue(ctx, contextKey{}, raw)
+}
+
+// Link is the URL that shows the confirmation page for decision d. The
+// token in it is a credential: hand it to the Notifier only.
+func (s *Service) Link(a Approval, d Decision) string {
+	return s.base + "/approvals/" + a.ID + "?decision=" + string(d) + "&token=" +
+		s.signer.Token(a.ID, string(d), a.ArgsHash, a.ExpiresAt)
+}
+
+// Stage stores call for a human's decision and asks the Notifier to show
+// it. It answers the envelope the model gets instead of the action's result
+// (status "pending_approval", approval_id, expires, human_notified,
+// message); it never contains a link or token, so an agent cannot approve
+// its own action. When the Notifier fails the approval stays stored (it
+// expires unless decided) and the envelope says the human was not reached.
+// Errors: EINVALID for a call without agent, tool, action or run, or with
+// args that are not JSON or over 64 KB; the store's errors (with an error
+// envelope) when it could not be stored.
+func (s *Service) Stage(ctx context.Context, call sb.ToolCall, reason string) (sb.Envelope, error) {
+	const op = "approvals.stage"
+	if call.AgentID == "" || call.Tool == "" || call.Action == "" || call.Run.RunID == "" {
+		err := sb.E(op, sb.EINVALID, "a staged call needs an agent, a tool, an action and a run")
+		return sb.FailErr(err), err
+	}
+	args := call.Args
+	if len(strings.TrimSpace(string(args))) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if len(args) > maxArgs {
+		err := sb.E(op, sb.EINVALID, fmt.Sprintf("the args of %s.%s are larger than %d KB and cannot be staged for approval; make the call smaller",
+			call.Tool, call.Action, maxArgs>>10))
+		return sb.FailErr(err), err
+	}
+	hash, err := ArgsHash(call.Tool, call.Action, args)
+	if err != nil {
+		err = sb.Wrap(op, sb.EINVALID, fmt.Sprintf("the args of %s.%s are not valid JSON; send a JSON object", call.Tool, call.Action), err)
+		return sb.FailErr(err), err
+	}
+	now := s.now().UTC()
+	a := Approval{
+		ID: NewID(), AgentID: call.AgentID, Tool: call.Tool, Action: call.Action,
+		Args: append(json.RawMessage(nil), args...), ArgsHash: hash,
+		Run: call.Run, Origin: call.Origin, Reason: scrub.Cap(reason, maxReason),
+		Context:   s.stagedContext(ctx, call),
+		CreatedAt: now, ExpiresAt: now.Add(s.ttl).Truncate(time.Second),
+		Status: StatusPending,
+	}
+	if err := s.store.Create(ctx, a); err != nil {
+		s.log.ErrorContext(ctx, "approval could not be stored", s.attrs(a, "err", err)...)
+		env := sb.Fail(fmt.Sprintf("%s.%s needs a human's approval, but the request could not be stored; it has not run. Try again in a few minutes.",
+			call.Tool, call.Action))
+		return env, fmt.Errorf("approvals stage %s.%s: %w", call.Tool, call.Action, err)
+	}
+	notice, nerr := s.notifier.RequestApproval(ctx, Request{Approval: a, ApproveURL: s.Link(a, Approve), DenyURL: s.Link(a, Deny)})
+	if nerr != nil {
+		s.log.WarnContext(ctx, "approval request not delivered", s.attrs(a, "err", nerr)...)
+	} else if len(notice) > 0 {
+		s.recordNotice(ctx, a, notice)
+	}
+	expires := a.ExpiresAt.Format(time.RFC3339)
+	msg := fmt.Sprintf("%s.%s has not run: it waits for a human's approval (id %s, expires %s). "+
+		"Do not retry the call; tell the human briefly what you want to do and why. You will be woken with the result once someone decides.",
+		a.Tool, a.Action, a.ID, expires)
+	if nerr != nil {
+		msg = fmt.Sprintf("%s.%s has not run: it needs a human's approval (id %s, expires %s), but the approval request could not be delivered to the human. "+
+			"Do not retry the call; tell the human that approval %s waits for them and why you need it. You will be woken with the result, or when it expires.",
+			a.Tool, a.Action, a.ID, expires, a.ID)
+	}
+	return sb.Envelope{Status: sb.OutcomePending, Data: map[string]any{
+		"approval_id": a.ID, "expires": expires, "human_notified": nerr == nil, "message": msg,
+	}}, nil
+}
+
+// stagedContext is the caller's WithContext JSON, if it is usable.
+func (s *Service) stagedContext(ctx context.Context, call sb.ToolCall) json.RawMessage {
+	raw, _ := ctx.Value(contextKey{}).(json.RawMessage)
+	if len(raw) == 0 {
+		return nil
+	}
+	if len(raw) > maxContext || !json.Valid(raw) {
+		s.log.WarnContext(ctx, "approval context dropped: not JSON or over 4 KB",
+			"agent", call.AgentID, "tool", call.Tool, "action", call.Action, "runId", call.Run.RunID)
+		return nil
+	}
+	return append(json.RawMessage(nil), raw...)
+}
+
+// recordNotice stores the Notifier's reference. A human may have decided
+// before it was stored; then the decider could not edit the message, so do
+// it here.
+func (s *Service) recordNotice(ctx context.Context, a Approval, notice json.RawMessage) {
+	b, err := s.store.SetNotice(ctx, a.ID, notice)
+	if err != nil {
+		s.log.WarnContext(ctx, "approval notice reference not stored; its message will not be updated", s.attrs(a, "err", err)...)
+		return
+	}
+	if !b.Status.Open() {
+		if err := s.notifier.Decided(ctx, b); err != nil {
+			s.log.WarnContext(ctx, "approval message not updated", s.attrs(b, "err", err)...)
+		}
+	}
+}
+
+// OutcomeKind says what a decision attempt did. Only KindExecuted,
+// KindFailed and KindDenied changed anything.
+type OutcomeKind string
+
+const (
+	KindReady          OutcomeKind = "ready"           // Preview: the link may decide now
+	KindExecuted       OutcomeKind = "executed"        // approved; the action ran once and answered ok
+	KindFailed         OutcomeKind = "failed"          // approved; the action ran once and failed
+	KindDenied         OutcomeKind = "denied"          // denied; the action did not run
+	KindAlreadyDecided OutcomeKind = "already_decided" // not pending any more (replay, second click, race loser)
+	KindInvalidToken   OutcomeKind = "invalid_token"   // tampered, truncated, other approval's or other decision's token
+	KindNotApprover    OutcomeKind = "not_approver"    // callback from a Telegram user who is not an approver
+	KindExpired        OutcomeKind = "expired"         // past ExpiresAt (or the token's expiry)
+	KindUnknown        OutcomeKind = "unknown"         // no approval with this id
+	KindMalformed      OutcomeKind = "malformed"       // decision not approve|deny, callback data not a:/d:<id>
+)
+
+// Refused reports whether the attempt changed nothing.
+func (k OutcomeKind) Refused() bool {
+	return k != KindExecuted && k != KindFailed && k != KindDenied && k != KindReady
+}
+
+// Outcome is the answer to a decision attempt, for the confirmation page
+// or the Telegram callback answer.
+type Outcome struct {
+	Kind OutcomeKind
+	// Approval is the approval as it stands after the attempt; it is the
+	// zero value when the caller did not prove it may see it (unknown id,
+	// bad token, not an approver, malformed request).
+	Approval Approval
+	// Message tells the human what happened, or why nothing did.
+	Message string
+	// AgentInformed reports that the follow-up run was queued.
+	AgentInformed bool
+}
+
+// Choice is one decision the confirmation page offers, with its token.
+type Choice struct {
+	Decision Decision
+	Token    string
+}
+
+// Preview is what GET /approvals/{id} shows: KindReady with the approval
+// and its Choices, or a refusal.
+type Preview struct {
+	Outcome
+	Choices []Choice
+}
+
+func refusal(k OutcomeKind, a Approval, msg string) Outcome {
+	return Outcome{Kind: k, Approval: a, Message: msg}
+}
+
+const nothingChanged = " Nothing was changed."
+
+func unknown() Outcome {
+	return refusal(KindUnknown, Approval{}, "There is no approval request with this id."+nothingChanged)
+}
+
+func invalidToken() Outcome {
+	return refusal(KindInvalidToken, Approval{},
+		"This approval link is not valid: it was altered or cut short, or it belongs to another request or to the other decision."+nothingChanged)
+}
+
+func alreadyDecided(a Approval) Outcome {
+	msg := fmt.Sprintf("This request was already %s", a.Status)
+	if a.DecidedBy != "" && !a.DecidedAt.IsZero() {
+		msg += fmt.Sprintf(" (%s, %s)", describeDecider(a.DecidedBy), a.DecidedAt.UTC().Format("2006-01-02 15:04 MST"))
+	}
+	return refusal(KindAlreadyDecided, a, msg+"."+nothingChanged)
+}
+
+func expired(a Approval) Outcome {
+	return refusal(KindExpired, a, fmt.Sprintf("This approval request expired at %s; the agent is told so.",
+		a.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))+nothingChanged)
+}
+
+// checkLink checks a link (id, decision, token) without changing anything:
+// the approval and decision when it may decide now, or a refusal. The token
+// is checked against the hash of the stored args, recomputed, so an
+// approval whose stored action was altered cannot be decided by any link.
+func (s *Service) checkLink(ctx context.Context, id, decision, token string) (Approval, Decision, *Outcome, error) {
+	if !ValidID(id) {
+		o := unknown()
+		return Approval{}, "", &o, nil
+	}
+	d, ok := ParseDecision(decision)
+	if !ok {
+		o := refusal(KindMalformed, Approval{}, "The decision must be approve or deny."+nothingChanged)
+		return Approval{}, "", &o, nil
+	}
+	a, err := s.store.Get(ctx, id)
+	if sb.ErrorCode(err) == sb.ENOTFOUND {
+		o := unknown()
+		return Approval{}, "", &o, nil
+	}
+	if err != nil {
+		return Approval{}, "", nil, fmt.Errorf("approvals check %s: %w", id, err)
+	}
+	now := s.now()
+	hash, herr := ArgsHash(a.Tool, a.Action, a.Args)
+	if herr != nil || hash != a.ArgsHash {
+		s.log.ErrorContext(ctx, "stored approval does not match its args hash; refusing every link", s.attrs(a)...)
+		o := invalidToken()
+		return Approval{}, "", &o, nil
+	}
+	tokenExpired := false
+	switch err := s.signer.Verify(token, id, string(d), hash, now); {
+	case errors.Is(err, ErrTokenExpired):
+		tokenExpired = true
+	case err != nil:
+		o := invalidToken()
+		return Approval{}, "", &o, nil
+	}
+	if a.Status != StatusPending {
+		o := alreadyDecided(a)
+		return Approval{}, "", &o, nil
+	}
+	if tokenExpired || !now.Before(a.ExpiresAt) {
+		o := expired(a)
+		return Approval{}, "", &o, nil
+	}
+	return a, d, nil, nil
+}
+
+// Preview checks a link for the confirmation page and changes nothing. A
+// valid approve link offers Approve and Deny (whoever may approve may also
+// refuse; the deny token is signed here); a deny link offers Deny only, so
+// a deny link can never be turned into an approval.
+func (s *Service) Preview(ctx context.Context, id, decision, token string) (Preview, error) {
+	a, d, refused, err := s.checkLink(ctx, id, decision, token)
+	if err != nil {
+		return Preview{}, err
+	}
+	if refused != nil {
+		return Preview{Outcome: *refused}, nil
+	}
+	p := Preview{Outcome: Outcome{Kind: KindReady, Approval: a,
+		Message: fmt.Sprintf("%s asks to run %s.%s. Nothing happens until you press a button.", a.AgentID, a.Tool, a.Action)}}
+	p.Choices = append(p.Choices, Choice{Decision: d, Token: token})
+	if d == Approve {
+		p.Choices = append(p.Choices, Choice{Decision: Deny, Token: s.signer.Token(a.ID, string(Deny), a.ArgsHash, a.ExpiresAt)})
+	}
+	return p, nil
+}
+
+// DecideByLink decides with a link's token (POST /approvals/{id}). The
+// token must be signed for this id, this decision and the hash of the
+// stored args, and unexpired; the approval must be pending and unexpired.
+// Any refusal changes nothing (see OutcomeKind). On approve the action runs
+// exactly once, under a new run context whose parent is the requesting run
+// (Approval.ExecRun; the tool's audit entry carries it), its envelope is
+// stored, the Notifier updates its message and the agent is woken with the
+// result; on deny the Notifier and the agent are told. The error is non-nil
+// only when the store failed before anything was decided.
+func (s *Service) DecideByLink(ctx context.Context, id, decision, token string) (Outcome, error) {
+	a, d, refused, err := s.checkLink(ctx, id, decision, token)
+	if err != nil || refused != nil {
+		if refused != nil {
+			s.log.InfoContext(ctx, "approval link refused", "approvalId", logID(id), "outcome", string(refused.Kind))
+			return *refused, nil
+		}
+		return Outcome{}, err
+	}
+	return s.decide(ctx, a, d, DecidedByLink)
+}
+
+// DecideByCallback decides from a Telegram inline button: data is the
+// callback_data (CallbackData: "a:<id>" or "d:<id>"), userID the pressing
+// user's Telegram id. Only a user in approvers may decide (compared in
+// constant time); then the same exactly-once path as DecideByLink runs and
+// DecidedBy is "telegram:<userID>".
+func (s *Service) DecideByCallback(ctx context.Context, data, userID string, approvers []string) (Outcome, error) {
+	d, id, ok := parseCallbackData(data)
+	if !ok {
+		return refusal(KindMalformed, Approval{}, "This button does not belong to an approval request."+nothingChanged), nil
+	}
+	if !isApprover(userID, approvers) {
+		s.log.WarnContext(ctx, "approval button pressed by a non-approver", "approvalId", id, "telegramUser", logID(userID))
+		return refusal(KindNotApprover, Approval{}, "Only the configured approvers can decide."+nothingChanged), nil
+	}
+	a, err := s.store.Get(ctx, id)
+	if sb.ErrorCode(err) == sb.ENOTFOUND {
+		return unknown(), nil
+	}
+	if err != nil {
+		return Outcome{}, fmt.Errorf("approvals callback %s: %w", id, err)
+	}
+	if a.Status != StatusPending {
+		return alreadyDecided(a), nil
+	}
+	if !s.now().Before(a.ExpiresAt) {
+		return expired(a), nil
+	}
+	return s.decide(ctx, a, d, "telegram:"+userID)
+}
+
+// isApprover compares userID with every approver over SHA-256 digests in
+// constant time (so neither content nor length leaks).
+func isApprover(userID string, approvers []string) bool {
+	if userID == "" {
+		return false
+	}
+	got := sha256.Sum256([]byte(userID))
+	match := 0
+	for _, a := range approvers {
+		if a == "" {
+			continue
+		}
+		want := sha256.Sum256([]byte(a))
+		match |= subtle.ConstantTimeCompare(want[:], got[:])
+	}
+	return match == 1
+}
+
+// decide moves a from pending to approved or denied. Exactly one of any
+// number of concurrent deciders wins that write; everyone else is told it
+// was already decided. Only the winner executes, so the action runs at most
+// once even when Lambda retries a request: a retry finds the approval
+// approved (or done) and is refused. If the winner dies between the two
+// writes the approval stays approved; ExpireDue reports it after
+// StuckAfter and closes it as failed with an "outcome unknown" result.
+func (s *Service) decide(ctx context.Context, a Approval, d Decision, by string) (Outcome, error) {
+	now := s.now().UTC()
+	to := StatusDenied
+	if d == Approve {
+		to = StatusApproved
+	}
+	exec := sb.NewRun(a.AgentID, &a.Run, now)
+	won, err := s.store.Transition(ctx, a.ID, StatusPending, to, func(x *Approval) {
+		x.DecidedBy, x.DecidedAt = by, now
+		if to == StatusApproved {
+			x.ExecRun = exec
+		}
+	})
+	switch sb.ErrorCode(err) {
+	case "":
+	case sb.ECONFLICT:
+		cur, gerr := s.store.Get(ctx, a.ID)
+		if gerr != nil {
+			return refusal(KindAlreadyDecided, Approval{}, "This request was already decided."+nothingChanged), nil
+		}
+		return alreadyDecided(cur), nil
+	case sb.ENOTFOUND:
+		return unknown(), nil
+	default:
+		return Outcome{}, fmt.Errorf("approvals decide %s: %w", a.ID, err)
+	}
+	// From here on the decision is recorded: finish even if the caller
+	// goes away, or the action would run without its result being kept.
+	ctx = context.WithoutCancel(ctx)
+	s.log.InfoContext(ctx, "approval decided", s.attrs(won, "decision", string(d), "decidedBy", by)...)
+	if to == StatusDenied {
+		informed := s.finish(ctx, won)
+		return Outcome{Kind: KindDenied, Approval: won, AgentInformed: informed,
+			Message: fmt.Sprintf("Denied. %s.%s did not run.%s", won.Tool, won.Action, informedText(won, informed))}, nil
+	}
+	env := s.invoke(ctx, won)
+	final := StatusExecuted
+	if env.Status != "ok" {
+		final = StatusFailed
+	}
+	stored := capResult(env)
+	done, err := s.recordResult(ctx, won, final, stored)
+	if err != nil {
+		s.log.ErrorContext(ctx, "approved action ran but its result could not be recorded; informing with the real result",
+			s.attrs(won, "err", err, "resultStatus", env.Status)...)
+		done = won
+		done.Status, done.Result = final, stored
+	}
+	informed := s.finish(ctx, done)
+	o := Outcome{Kind: KindExecuted, Approval: done, AgentInformed: informed,
+		Message: fmt.Sprintf("Approved. %s.%s ran once and succeeded.%s", done.Tool, done.Action, informedText(done, informed))}
+	if final == StatusFailed {
+		o.Kind = KindFailed
+		o.Message = fmt.Sprintf("Approved. %s.%s ran once and failed: %s%s", done.Tool, done.Action,
+			scrub.Cap(s.scrub.String(env.Error), 300), informedText(done, informed))
+	}
+	return o, nil
+}
+
+// invoke runs the approved call; a panicking executor becomes an error
+// envelope (the approval must still reach a final status).
+func (s *Service) invoke(ctx context.Context, a Approval) (env sb.Envelope) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.ErrorContext(ctx, "approved action panicked", s.attrs(a, "panic", fmt.Sprint(r))...)
+			env = sb.Fail(fmt.Sprintf("%s.%s failed unexpectedly; the operator can find details in the logs", a.Tool, a.Action))
+		}
+	}()
+	origin := a.Origin
+	if origin == "" {
+		origin = sb.OriginAgent
+	}
+	return s.exec.Invoke(ctx, sb.ToolCall{AgentID: a.AgentID, Tool: a.Tool, Action: a.Action,
+		Args: a.Args, Run: a.ExecRun, Origin: origin, Approved: true, ApprovalID: a.ID, ApprovedBy: a.DecidedBy})
+}
+
+// recordResult writes approved → final, retrying a store that is briefly
+// unavailable (the action already ran; its result should not be lost).
+func (s *Service) recordResult(ctx context.Context, a Approval, final Status, res sb.Envelope) (Approval, error) {
+	var err error
+	for attempt := range 3 {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
+		}
+		var done Approval
+		done, err = s.store.Transition(ctx, a.ID, StatusApproved, final, func(x *Approval) { x.Result = res })
+		if err == nil {
+			return done, nil
+		}
+		if c := sb.ErrorCode(err); c != sb.EUNAVAILABLE {
+			break
+		}
+	}
+	return Approval{}, err
+}
+
+// capResult keeps a stored envelope under maxResult bytes of JSON: a larger
+// one keeps its status, error and a preview.
+func capResult(env sb.Envelope) sb.Envelope {
+	raw, err := json.Marshal(env)
+	if err == nil && len(raw) <= maxResult {
+		return env
+	}
+	out := sb.Envelope{Status: env.Status, Error: scrub.Cap(env.Error, 2000), HTTPStatus: env.HTTPStatus,
+		Endpoint: env.Endpoint, NeedsConfirmation: env.NeedsConfirmation}
+	out.Data = map[string]any{"truncated": fmt.Sprintf("the result was %d bytes; only this preview is kept", len(raw)),
+		"preview": scrub.Cap(string(raw), 8000)}
+	return out
+}
+
+// finish tells the Notifier and wakes the agent (unless an operator asked:
+// no agent waits then). Failures are logged: the approval's state is
+// already final and stays visible in the store.
+func (s *Service) finish(ctx context.Context, a Approval) bool {
+	if err := s.notifier.Decided(ctx, a); err != nil {
+		s.log.WarnContext(ctx, "approval message not updated", s.attrs(a, "err", err)...)
+	}
+	if a.Origin == sb.OriginOperator {
+		return false
+	}
+	parent := a.Run
+	job := wake.Job{AgentID: a.AgentID, Source: JobSource, Text: FollowUpText(a), Parent: &parent, ReplyTo: replyTo(a)}
+	if err := s.waker.Dispatch(ctx, job); err != nil {
+		s.log.ErrorContext(ctx, "follow-up run for approval not queued; the agent does not know the outcome", s.attrs(a, "err", err)...)
+		return false
+	}
+	return true
+}
+
+func informedText(a Approval, informed bool) string {
+	switch {
+	case informed:
+		return " " + a.AgentID + " has been told."
+	case a.Origin == sb.OriginOperator:
+		return ""
+	}
+	return " " + a.AgentID + " could not be told right now; the outcome is recorded."
+}
+
+// replyTo reads the follow-up's answer route from the approval's Context.
+func replyTo(a Approval) *wake.ReplyTo {
+	if len(a.Context) == 0 {
+		return nil
+	}
+	var c struct {
+		ReplyTo *wake.ReplyTo `json:"replyTo"`
+	}
+	if json.Unmarshal(a.Context, &c) != nil || c.ReplyTo == nil || c.ReplyTo.RoomID == "" {
+		return nil
+	}
+	return c.ReplyTo
+}
+
+// ExpireDue closes what nobody will finish (the approvals-expire job):
+// pending approvals at or past ExpiresAt become expired, and approvals
+// approved more than StuckAfter ago whose runner never recorded a result
+// become failed with an "outcome unknown" result (logged as an error for
+// the operator: the action ran at most once, possibly not at all). Each is
+// shown to the Notifier and its agent is woken. It returns how many it
+// closed; one failure does not stop the others.
+func (s *Service) ExpireDue(ctx context.Context) (int, error) {
+	open, err := s.store.ListOpen(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("approvals expire: %w", err)
+	}
+	now := s.now().UTC()
+	n := 0
+	var errs []error
+	for _, a := range open {
+		var b Approval
+		switch {
+		case a.Status == StatusPending && !now.Before(a.ExpiresAt):
+			b, err = s.store.Transition(ctx, a.ID, StatusPending, StatusExpired, func(x *Approval) {
+				x.DecidedBy, x.DecidedAt = DecidedByExpiry, now
+			})
+		case a.Status == StatusApproved && !a.DecidedAt.IsZero() && now.Sub(a.DecidedAt) >= s.stuckAfter:
+			s.log.ErrorContext(ctx, "approval stuck in approved: its runner never recorded a result; closing it as failed (outcome unknown)",
+				s.attrs(a, "decidedAt", a.DecidedAt, "execRunId", a.ExecRun.RunID)...)
+			b, err = s.store.Transition(ctx, a.ID, StatusApproved, StatusFailed, func(x *Approval) {
+				x.Result = sb.Fail(fmt.Sprintf("the outcome of %s.%s is unknown: it was approved at %s but its result was never recorded. "+
+					"It ran at most once, possibly not at all; check (for example by listing or reading) before you try again.",
+					a.Tool, a.Action, a.DecidedAt.UTC().Format(time.RFC3339)))
+				x.Result.Data = map[string]any{"code": "outcome_unknown"}
+			})
+		default:
+			continue
+		}
+		if sb.ErrorCode(err) == sb.ECONFLICT {
+			continue // decided or finished meanwhile
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("approval %s: %w", a.ID, err))
+			continue
+		}
+		s.finish(ctx, b)
+		n++
+	}
+	if len(errs) > 0 {
+		return n, fmt.Errorf("approvals expire: %w", errors.Join(errs...))
+	}
+	return n, nil
+}
+
+// attrs are the log attributes of a: ids only, never args, links or tokens.
+func (s *Service) attrs(a Approval, more ...any) []any {
+	return append([]any{"approvalId", a.ID, "agent", a.AgentID, "tool", a.Tool, "action", a.Action,
+		"status", string(a.Status), "runId", a.Run.RunID, "rootRunId", a.Run.RootRunID}, more...)
+}
+
+// logID keeps an id from a request printable and short in a log line.
+func logID(s string) string {
+	if ValidID(s) || len(s) <= 32 && strings.Trim(s, "0123456789") == "" {
+		return s
+	}
+	return fmt.Sprintf("(%d bytes, not an id)", len(s))
+}

@@ -1,0 +1,542 @@
+package approvals_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
+	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
+)
+
+func TestNewChecksOptions(t *testing.T) {
+	s := mustSigner(t, testKey)
+	ok := approvals.Options{Store: nil, Signer: s, Executor: &executor{}, Notifier: &notifier{}, Waker: &waker{}, PublicBaseURL: publicBase}
+	if _, err := approvals.New(ok); sb.ErrorCode(err) != sb.EINVALID {
+		t.Fatalf("New without a store: %v", err)
+	}
+	for _, base := range []string{"", "abc.lambda-url.eu-central-1.on.aws", "ftp://x", "https://x/?a=1", "https://"} {
+		o := ok
+		o.Store = memstore.NewApprovals()
+		o.PublicBaseURL = base
+		if _, err := approvals.New(o); sb.ErrorCode(err) != sb.EINVALID {
+			t.Errorf("New with publicBaseUrl %q: %v, want EINVALID", base, err)
+		}
+	}
+}
+
+func TestStage(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		ctx := approvals.WithContext(t.Context(), json.RawMessage(`{"replyTo":{"roomId":"rFinanz"}}`))
+		call := deleteCall()
+		envl, err := e.svc.Stage(ctx, call, "the Q1 report is outdated")
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(envl)
+		id, _ := envl.Data["approval_id"].(string)
+		if envl.Status != "pending_approval" || !approvals.ValidID(id) || envl.Data["human_notified"] != true ||
+			envl.Data["expires"] != "2026-03-15T09:26:53Z" || !strings.Contains(envl.Data["message"].(string), "You will be woken with the result") {
+			t.Fatalf("envelope %s", raw)
+		}
+		// The agent must never see a link or token: it could approve itself.
+		req := e.notify.Requests()[0]
+		_, _, approveToken := linkParts(t, req.ApproveURL)
+		_, _, denyToken := linkParts(t, req.DenyURL)
+		for _, secret := range []string{approveToken, denyToken, "token", "/approvals/"} {
+			if strings.Contains(string(raw), secret) {
+				t.Fatalf("envelope %s contains %q", raw, secret)
+			}
+		}
+		a, err := e.store.Get(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantHash, _ := approvals.ArgsHash("Nextcloud", "delete", call.Args)
+		if string(a.Args) != string(call.Args) || a.ArgsHash != wantHash || a.Run != requestingRun || a.AgentID != "hermes" ||
+			a.Reason != "the Q1 report is outdated" || a.Status != approvals.StatusPending || a.Origin != sb.OriginAgent ||
+			!a.CreatedAt.Equal(e.clock.Now()) || !a.ExpiresAt.Equal(time.Date(2026, 3, 15, 9, 26, 53, 0, time.UTC)) ||
+			string(a.Context) != `{"replyTo":{"roomId":"rFinanz"}}` || string(a.Notice) != `{"chatId":"123456789","messageId":4711}` {
+			j, _ := json.Marshal(a)
+			t.Fatalf("stored approval %s", j)
+		}
+		if req.ApproveURL != publicBase+"/approvals/"+id+"?decision=approve&token="+approveToken ||
+			req.DenyURL != publicBase+"/approvals/"+id+"?decision=deny&token="+denyToken || approveToken == denyToken {
+			t.Fatalf("links %s / %s", req.ApproveURL, req.DenyURL)
+		}
+		if err := e.signer.Verify(approveToken, id, "approve", a.ArgsHash, e.clock.Now()); err != nil {
+			t.Fatalf("approve token: %v", err)
+		}
+	})
+}
+
+func TestStageWhenTheNotifierFails(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		e.notify.failWith = errDown
+		envl, err := e.svc.Stage(t.Context(), deleteCall(), "")
+		if err != nil {
+			t.Fatalf("Stage: %v (a notifier failure must not lose the approval)", err)
+		}
+		id, _ := envl.Data["approval_id"].(string)
+		if envl.Status != "pending_approval" || envl.Data["human_notified"] != false ||
+			!strings.Contains(envl.Data["message"].(string), "could not be delivered") {
+			t.Fatalf("envelope %+v", envl)
+		}
+		if e.status(t, id) != approvals.StatusPending {
+			t.Fatal("the approval is not stored as pending")
+		}
+	})
+}
+
+func TestStageRefusesBadCalls(t *testing.T) {
+	e := newEnv(t, backends[0])
+	for name, mod := range map[string]func(*sb.ToolCall){
+		"no run":        func(c *sb.ToolCall) { c.Run = sb.RunContext{} },
+		"no agent":      func(c *sb.ToolCall) { c.AgentID = "" },
+		"args not JSON": func(c *sb.ToolCall) { c.Args = json.RawMessage(`{"path":`) },
+		"args too big":  func(c *sb.ToolCall) { c.Args = json.RawMessage(`{"t":"` + strings.Repeat("x", 70<<10) + `"}`) },
+	} {
+		call := deleteCall()
+		mod(&call)
+		envl, err := e.svc.Stage(t.Context(), call, "")
+		if sb.ErrorCode(err) != sb.EINVALID || envl.Status != "error" {
+			t.Errorf("%s: %v / %+v, want EINVALID and an error envelope", name, err, envl)
+		}
+	}
+	if n := len(e.notify.Requests()); n != 0 {
+		t.Fatalf("%d notifications for refused calls", n)
+	}
+}
+
+func TestApproveByLinkExecutesOnceAndWakesTheAgent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		a, req := e.stage(t)
+		id, decision, token := linkParts(t, req.ApproveURL)
+		e.clock.Add(10 * time.Minute)
+		o, err := e.svc.DecideByLink(t.Context(), id, decision, token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Kind != approvals.KindExecuted || !o.AgentInformed || o.Approval.Status != approvals.StatusExecuted {
+			t.Fatalf("outcome %+v", o)
+		}
+		calls := e.exec.Calls()
+		if len(calls) != 1 {
+			t.Fatalf("%d executions, want 1", len(calls))
+		}
+		c := calls[0]
+		if !c.Approved || c.Origin != sb.OriginAgent || c.AgentID != "hermes" || c.Tool != "Nextcloud" || c.Action != "delete" ||
+			string(c.Args) != string(a.Args) {
+			t.Fatalf("executed call %+v", c)
+		}
+		// The execution is audited under its own run, a child of the requesting run.
+		if c.Run.RunID == "" || c.Run.RunID == requestingRun.RunID || c.Run.ParentRunID != requestingRun.RunID ||
+			c.Run.RootRunID != requestingRun.RootRunID || c.Run.AgentID != "hermes" {
+			t.Fatalf("execution run %+v", c.Run)
+		}
+		done, _ := e.store.Get(t.Context(), id)
+		if done.Status != approvals.StatusExecuted || done.DecidedBy != "link" || !done.DecidedAt.Equal(e.clock.Now()) ||
+			done.Result.Status != "ok" || done.Result.Data["deleted"] != "reports/q1.md" || done.ExecRun != c.Run {
+			j, _ := json.Marshal(done)
+			t.Fatalf("stored after execution: %s", j)
+		}
+		if d := e.notify.Decisions(); len(d) != 1 || d[0].Status != approvals.StatusExecuted || len(d[0].Notice) == 0 {
+			t.Fatalf("notifier told %+v, want one executed approval with its notice", d)
+		}
+		jobs := e.waker.Jobs()
+		if len(jobs) != 1 {
+			t.Fatalf("%d follow-up jobs, want 1", len(jobs))
+		}
+		j := jobs[0]
+		if j.AgentID != "hermes" || j.Source != "approval" || j.Parent == nil || *j.Parent != requestingRun ||
+			j.ReplyTo == nil || j.ReplyTo.RoomID != "rFinanz" || j.ReplyTo.ThreadID != "th1" {
+			t.Fatalf("follow-up job %+v", j)
+		}
+		// The follow-up run the worker starts: parent = requesting run, same root.
+		next := sb.NewRun(j.AgentID, j.Parent, e.clock.Now())
+		if next.ParentRunID != requestingRun.RunID || next.RootRunID != requestingRun.RootRunID {
+			t.Fatalf("follow-up run %+v", next)
+		}
+		if !strings.Contains(j.Text, "was approved by a human via the approval link") || !strings.Contains(j.Text, id) ||
+			!strings.Contains(j.Text, "Do not run it again") {
+			t.Fatalf("follow-up text:\n%s", j.Text)
+		}
+		src, body, ok := untrusted.Parse(j.Text[strings.Index(j.Text, "<untrusted_content"):])
+		if !ok || !strings.Contains(src, id) || !strings.Contains(body, `"deleted":"reports/q1.md"`) || !strings.Contains(body, `"path":"reports/q1.md"`) {
+			t.Fatalf("framed part: ok=%v source=%q body=%q", ok, src, body)
+		}
+
+		// Replay of the same link, also with a fresh clock: refused, nothing more happens.
+		again, err := e.svc.DecideByLink(t.Context(), id, decision, token)
+		if err != nil || again.Kind != approvals.KindAlreadyDecided || !strings.Contains(again.Message, "already executed") {
+			t.Fatalf("replay: %+v, %v", again, err)
+		}
+		if e.exec.n.Load() != 1 || len(e.waker.Jobs()) != 1 || len(e.notify.Decisions()) != 1 {
+			t.Fatal("a replay did something")
+		}
+	})
+}
+
+func TestDenyInformsTheAgent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		_, req := e.stage(t)
+		id, decision, token := linkParts(t, req.DenyURL)
+		o, err := e.svc.DecideByLink(t.Context(), id, decision, token)
+		if err != nil || o.Kind != approvals.KindDenied || !o.AgentInformed {
+			t.Fatalf("deny: %+v, %v", o, err)
+		}
+		if e.exec.n.Load() != 0 {
+			t.Fatal("a denied action ran")
+		}
+		if e.status(t, id) != approvals.StatusDenied {
+			t.Fatal("not stored as denied")
+		}
+		jobs := e.waker.Jobs()
+		if len(jobs) != 1 || *jobs[0].Parent != requestingRun || !strings.Contains(jobs[0].Text, "was denied by a human via the approval link") ||
+			!strings.Contains(jobs[0].Text, "It did not run") {
+			t.Fatalf("follow-up jobs %+v", jobs)
+		}
+		if d := e.notify.Decisions(); len(d) != 1 || d[0].Status != approvals.StatusDenied {
+			t.Fatalf("notifier told %+v", d)
+		}
+		// The approve link of a denied approval is refused.
+		id, decision, token = linkParts(t, req.ApproveURL)
+		if o, _ := e.svc.DecideByLink(t.Context(), id, decision, token); o.Kind != approvals.KindAlreadyDecided {
+			t.Fatalf("approve after deny: %+v", o)
+		}
+		if e.exec.n.Load() != 0 {
+			t.Fatal("approve after deny ran the action")
+		}
+	})
+}
+
+func TestLinkRefusalsChangeNothing(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		a, req := e.stage(t)
+		id, _, approveToken := linkParts(t, req.ApproveURL)
+		_, _, denyToken := linkParts(t, req.DenyURL)
+		other := e.signer.Token("someOtherId", "approve", a.ArgsHash, a.ExpiresAt)
+		otherArgs := e.signer.Token(id, "approve", strings.Repeat("0", 64), a.ExpiresAt)
+		tampered := []byte(approveToken)
+		tampered[10] ^= 1
+		tests := []struct {
+			name, id, decision, token string
+			want                      approvals.OutcomeKind
+		}{
+			{"tampered token", id, "approve", string(tampered), approvals.KindInvalidToken},
+			{"approve token used to deny", id, "deny", approveToken, approvals.KindInvalidToken},
+			{"deny token used to approve", id, "approve", denyToken, approvals.KindInvalidToken},
+			{"token of another approval", id, "approve", other, approvals.KindInvalidToken},
+			{"token for other args", id, "approve", otherArgs, approvals.KindInvalidToken},
+			{"no token", id, "approve", "", approvals.KindInvalidToken},
+			{"unknown id", "AAAAAAAAAAAAAAAAAAAAAA", "approve", approveToken, approvals.KindUnknown},
+			{"malformed id", "../x", "approve", approveToken, approvals.KindUnknown},
+			{"bad decision", id, "yes", approveToken, approvals.KindMalformed},
+		}
+		for _, tt := range tests {
+			o, err := e.svc.DecideByLink(t.Context(), tt.id, tt.decision, tt.token)
+			if err != nil || o.Kind != tt.want || !o.Kind.Refused() || o.Approval.ID != "" || !strings.Contains(o.Message, "Nothing was changed") {
+				t.Errorf("%s: %+v, %v; want %s without details", tt.name, o, err, tt.want)
+			}
+		}
+		e.assertUnchanged(t, a)
+		if len(e.notify.Decisions()) != 0 {
+			t.Fatal("the notifier was told about a refusal")
+		}
+	})
+}
+
+func TestExpiredLinkIsRefusedAndExpiryInformsTheAgent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		a, req := e.stage(t)
+		other, _ := e.stage(t) // stays pending but is decided before expiry
+		id, decision, token := linkParts(t, req.ApproveURL)
+
+		e.clock.Add(24*time.Hour - time.Second) // one second before expiry: nothing to expire yet
+		if n, err := e.svc.ExpireDue(t.Context()); err != nil || n != 0 {
+			t.Fatalf("ExpireDue before expiry: %d, %v", n, err)
+		}
+		e.clock.Add(time.Second)
+		o, err := e.svc.DecideByLink(t.Context(), id, decision, token)
+		if err != nil || o.Kind != approvals.KindExpired || o.Approval.ID != id {
+			t.Fatalf("expired link: %+v, %v", o, err)
+		}
+		e.assertUnchanged(t, a)
+		p, err := e.svc.Preview(t.Context(), id, decision, token)
+		if err != nil || p.Kind != approvals.KindExpired || len(p.Choices) != 0 {
+			t.Fatalf("preview of an expired link: %+v, %v", p, err)
+		}
+
+		n, err := e.svc.ExpireDue(t.Context())
+		if err != nil || n != 2 {
+			t.Fatalf("ExpireDue: %d, %v; want 2", n, err)
+		}
+		for _, x := range []approvals.Approval{a, other} {
+			got, _ := e.store.Get(t.Context(), x.ID)
+			if got.Status != approvals.StatusExpired || got.DecidedBy != "expiry" {
+				t.Fatalf("%s after ExpireDue: %s by %q", x.ID, got.Status, got.DecidedBy)
+			}
+		}
+		jobs := e.waker.Jobs()
+		if len(jobs) != 2 || !strings.Contains(jobs[0].Text, "expired") || !strings.Contains(jobs[0].Text, "It did not run") ||
+			*jobs[0].Parent != requestingRun {
+			t.Fatalf("follow-up jobs %+v", jobs)
+		}
+		if len(e.notify.Decisions()) != 2 {
+			t.Fatal("the notifier was not told about both expiries")
+		}
+		if n, err := e.svc.ExpireDue(t.Context()); err != nil || n != 0 {
+			t.Fatalf("second ExpireDue: %d, %v", n, err)
+		}
+		if e.exec.n.Load() != 0 {
+			t.Fatal("an expired approval ran")
+		}
+	})
+}
+
+func TestCallbackDecisions(t *testing.T) {
+	approvers := []string{"111", "123456789"}
+	eachBackend(t, func(t *testing.T, e *env) {
+		a, _ := e.stage(t)
+		for _, tt := range []struct {
+			name, data, user string
+			want             approvals.OutcomeKind
+		}{
+			{"not an approver", approvals.CallbackData(approvals.Approve, a.ID), "999", approvals.KindNotApprover},
+			{"approver id as prefix", approvals.CallbackData(approvals.Approve, a.ID), "12345678", approvals.KindNotApprover},
+			{"no user", approvals.CallbackData(approvals.Approve, a.ID), "", approvals.KindNotApprover},
+			{"malformed", "x:" + a.ID, "111", approvals.KindMalformed},
+			{"too long", "a:" + strings.Repeat("A", 63), "111", approvals.KindMalformed},
+			{"unknown id", "a:AAAAAAAAAAAAAAAAAAAAAA", "111", approvals.KindUnknown},
+		} {
+			o, err := e.svc.DecideByCallback(t.Context(), tt.data, tt.user, approvers)
+			if err != nil || o.Kind != tt.want || o.Approval.ID != "" {
+				t.Errorf("%s: %+v, %v; want %s", tt.name, o, err, tt.want)
+			}
+		}
+		e.assertUnchanged(t, a)
+
+		o, err := e.svc.DecideByCallback(t.Context(), approvals.CallbackData(approvals.Approve, a.ID), "123456789", approvers)
+		if err != nil || o.Kind != approvals.KindExecuted {
+			t.Fatalf("approver's approve: %+v, %v", o, err)
+		}
+		got, _ := e.store.Get(t.Context(), a.ID)
+		if got.DecidedBy != "telegram:123456789" || e.exec.n.Load() != 1 || len(e.waker.Jobs()) != 1 {
+			t.Fatalf("after the callback: decided by %q, %d executions, %d jobs", got.DecidedBy, e.exec.n.Load(), len(e.waker.Jobs()))
+		}
+		o, _ = e.svc.DecideByCallback(t.Context(), approvals.CallbackData(approvals.Deny, a.ID), "111", approvers)
+		if o.Kind != approvals.KindAlreadyDecided || e.exec.n.Load() != 1 {
+			t.Fatalf("second callback: %+v", o)
+		}
+
+		b, _ := e.stage(t)
+		o, _ = e.svc.DecideByCallback(t.Context(), approvals.CallbackData(approvals.Deny, b.ID), "111", approvers)
+		if o.Kind != approvals.KindDenied || e.exec.n.Load() != 1 {
+			t.Fatalf("callback deny: %+v", o)
+		}
+		c, _ := e.stage(t)
+		e.clock.Add(25 * time.Hour)
+		o, _ = e.svc.DecideByCallback(t.Context(), approvals.CallbackData(approvals.Approve, c.ID), "111", approvers)
+		if o.Kind != approvals.KindExpired || e.status(t, c.ID) != approvals.StatusPending {
+			t.Fatalf("expired callback: %+v", o)
+		}
+	})
+}
+
+func TestConcurrentDecisionsExecuteOnce(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		e.exec.delay = 20 * time.Millisecond
+		_, req := e.stage(t)
+		id, _, approveToken := linkParts(t, req.ApproveURL)
+		_, _, denyToken := linkParts(t, req.DenyURL)
+		svc := e.service(t, slowReads{Store: e.store, delay: 50 * time.Millisecond})
+		const n = 20
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		kinds := make([]approvals.OutcomeKind, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				var o approvals.Outcome
+				var err error
+				switch i % 4 {
+				case 0:
+					o, err = svc.DecideByLink(t.Context(), id, "deny", denyToken)
+				case 1:
+					o, err = svc.DecideByCallback(t.Context(), approvals.CallbackData(approvals.Approve, id), "111", []string{"111"})
+				default:
+					o, err = svc.DecideByLink(t.Context(), id, "approve", approveToken)
+				}
+				if err != nil {
+					t.Errorf("decider %d: %v", i, err)
+				}
+				kinds[i] = o.Kind
+			}()
+		}
+		close(start)
+		wg.Wait()
+		won := 0
+		for _, k := range kinds {
+			if !k.Refused() {
+				won++
+			} else if k != approvals.KindAlreadyDecided {
+				t.Errorf("a loser got %s, want already_decided", k)
+			}
+		}
+		executions := e.exec.n.Load()
+		if won != 1 || executions > 1 || len(e.waker.Jobs()) != 1 || len(e.notify.Decisions()) != 1 {
+			t.Fatalf("%d winners, %d executions, %d jobs, %d notices; want 1 winner, at most 1 execution, 1 job, 1 notice",
+				won, executions, len(e.waker.Jobs()), len(e.notify.Decisions()))
+		}
+	})
+}
+
+func TestFailedActionIsRecorded(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		e.exec.env = sb.Envelope{Status: "error", Error: "Nextcloud answered 423 Locked: the file is open in Collabora", HTTPStatus: 423}
+		_, req := e.stage(t)
+		id, d, tok := linkParts(t, req.ApproveURL)
+		o, err := e.svc.DecideByLink(t.Context(), id, d, tok)
+		if err != nil || o.Kind != approvals.KindFailed || !strings.Contains(o.Message, "423 Locked") {
+			t.Fatalf("outcome %+v, %v", o, err)
+		}
+		got, _ := e.store.Get(t.Context(), id)
+		if got.Status != approvals.StatusFailed || got.Result.HTTPStatus != 423 {
+			t.Fatalf("stored %s / %+v", got.Status, got.Result)
+		}
+		if j := e.waker.Jobs(); len(j) != 1 || !strings.Contains(j[0].Text, "the action failed") || !strings.Contains(j[0].Text, "423") {
+			t.Fatalf("jobs %+v", j)
+		}
+	})
+}
+
+// A runner that died after winning pending → approved (Lambda timeout,
+// crash): the retry is refused, nothing runs twice, and after StuckAfter
+// ExpireDue closes the approval as failed with an unknown outcome.
+func TestStuckApprovedIsClosedNotRerun(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		a, req := e.stage(t)
+		id, d, tok := linkParts(t, req.ApproveURL)
+		// The winner's first write, then "crash".
+		if _, err := e.store.Transition(t.Context(), a.ID, approvals.StatusPending, approvals.StatusApproved, func(x *approvals.Approval) {
+			x.DecidedBy, x.DecidedAt = "link", e.clock.Now()
+		}); err != nil {
+			t.Fatal(err)
+		}
+		o, err := e.svc.DecideByLink(t.Context(), id, d, tok) // Lambda's retry of the same request
+		if err != nil || o.Kind != approvals.KindAlreadyDecided || e.exec.n.Load() != 0 {
+			t.Fatalf("retry after a crash: %+v, %v, %d executions", o, err, e.exec.n.Load())
+		}
+		e.clock.Add(approvals.DefaultStuckAfter - time.Second)
+		if n, _ := e.svc.ExpireDue(t.Context()); n != 0 {
+			t.Fatal("closed a possibly still running approval")
+		}
+		e.clock.Add(time.Second)
+		n, err := e.svc.ExpireDue(t.Context())
+		if err != nil || n != 1 {
+			t.Fatalf("ExpireDue: %d, %v", n, err)
+		}
+		got, _ := e.store.Get(t.Context(), id)
+		if got.Status != approvals.StatusFailed || got.Result.Data["code"] != "outcome_unknown" || e.exec.n.Load() != 0 {
+			t.Fatalf("stuck approval: %s %+v", got.Status, got.Result)
+		}
+		if j := e.waker.Jobs(); len(j) != 1 || !strings.Contains(j[0].Text, "outcome of Nextcloud.delete is unknown") {
+			t.Fatalf("jobs %+v", j)
+		}
+	})
+}
+
+func TestOperatorCallsWakeNoAgent(t *testing.T) {
+	e := newEnv(t, backends[0])
+	call := deleteCall()
+	call.Origin = sb.OriginOperator
+	envl, err := e.svc.Stage(t.Context(), call, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := envl.Data["approval_id"].(string)
+	a, _ := e.store.Get(t.Context(), id)
+	o, err := e.svc.DecideByLink(t.Context(), id, "approve", e.signer.Token(id, "approve", a.ArgsHash, a.ExpiresAt))
+	if err != nil || o.Kind != approvals.KindExecuted || o.AgentInformed {
+		t.Fatalf("outcome %+v, %v", o, err)
+	}
+	if c := e.exec.Calls(); len(c) != 1 || c[0].Origin != sb.OriginOperator {
+		t.Fatalf("calls %+v", c)
+	}
+	if len(e.waker.Jobs()) != 0 {
+		t.Fatal("an operator's approval woke the agent")
+	}
+}
+
+func TestWakeFailureIsReportedNotFatal(t *testing.T) {
+	e := newEnv(t, backends[0])
+	e.waker.failWith = sb.E("wake.dispatch", sb.EUNAVAILABLE, "queue full")
+	_, req := e.stage(t)
+	id, d, tok := linkParts(t, req.ApproveURL)
+	o, err := e.svc.DecideByLink(t.Context(), id, d, tok)
+	if err != nil || o.Kind != approvals.KindExecuted || o.AgentInformed || !strings.Contains(o.Message, "could not be told") {
+		t.Fatalf("outcome %+v, %v", o, err)
+	}
+	if e.status(t, id) != approvals.StatusExecuted {
+		t.Fatal("not recorded as executed")
+	}
+}
+
+// The notice may be stored after a quick human decided: the message still
+// gets updated once.
+func TestNoticeStoredAfterADecisionStillUpdatesTheMessage(t *testing.T) {
+	e := newEnv(t, backends[0])
+	slow := &racingNotifier{notifier: e.notify}
+	svc, err := approvals.New(approvals.Options{Store: e.store, Signer: e.signer, Executor: e.exec, Notifier: slow,
+		Waker: e.waker, PublicBaseURL: publicBase, Now: e.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow.decide = func(r approvals.Request) {
+		id, d, tok := linkParts(t, r.DenyURL)
+		if o, err := svc.DecideByLink(t.Context(), id, d, tok); err != nil || o.Kind != approvals.KindDenied {
+			t.Fatalf("deny before the notice is stored: %+v, %v", o, err)
+		}
+	}
+	if _, err := svc.Stage(t.Context(), deleteCall(), ""); err != nil {
+		t.Fatal(err)
+	}
+	d := e.notify.Decisions()
+	if len(d) != 2 || len(d[0].Notice) != 0 || len(d[1].Notice) == 0 || d[1].Status != approvals.StatusDenied {
+		t.Fatalf("Decided calls %+v; want one without and then one with the notice", d)
+	}
+}
+
+// racingNotifier lets a human decide before RequestApproval returns.
+type racingNotifier struct {
+	*notifier
+	decide func(approvals.Request)
+}
+
+func (r *racingNotifier) RequestApproval(ctx context.Context, req approvals.Request) (json.RawMessage, error) {
+	notice, err := r.notifier.RequestApproval(ctx, req)
+	r.decide(req)
+	return notice, err
+}
+
+func TestResultsAreCapped(t *testing.T) {
+	e := newEnv(t, backends[1])
+	e.exec.env = sb.OK(map[string]any{"text": strings.Repeat("x", 100<<10)})
+	_, req := e.stage(t)
+	id, d, tok := linkParts(t, req.ApproveURL)
+	if o, err := e.svc.DecideByLink(t.Context(), id, d, tok); err != nil || o.Kind != approvals.KindExecuted {
+		t.Fatalf("outcome %+v, %v", o, err)
+	}
+	got, _ := e.store.Get(t.Context(), id)
+	raw, _ := json.Marshal(got.Result)
+	if got.Status != approvals.StatusExecuted || len(raw) > 32<<10 || got.Result.Data["truncated"] == nil {
+		t.Fatalf("stored result of %d bytes: %.200s", len(raw), raw)
+	}
+}

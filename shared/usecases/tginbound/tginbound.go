@@ -1,0 +1,209 @@
+// Package tginbound takes Telegram updates in — from the webhook (POST
+// /hooks/telegram, X-Telegram-Bot-Api-Secret-Token checked in constant time)
+// or from the slow getUpdates poll when no webhook is set (CR3): button
+// presses decide approvals (ST2), and messages from allowed chats wake an
+// agent whose answer goes back to that chat, so people reach their agents
+// while Rocket.Chat is down.
+package tginbound
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
+	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
+)
+
+// Inbound handles updates.
+type Inbound struct {
+	Secret       string   // instance.telegram.webhookSecret
+	AllowedChats []string // instance.telegram.allowedChatIds
+	Agents       []string // agent ids; the first is the default addressee
+	// Decide handles a button press (approvals.DecideByCallback) and
+	// returns the short text for answerCallbackQuery.
+	Decide   func(ctx context.Context, data, fromUserID string) (string, error)
+	Answer   func(ctx context.Context, callbackID, text string) error
+	Dispatch wake.Dispatcher
+	Claims   wake.Claims
+	Log      *slog.Logger
+	Now      func() time.Time
+}
+
+// ServeHTTP is POST /hooks/telegram. A wrong or missing secret answers 401
+// (fail closed, also when no secret is configured); everything else answers
+// 200 once handled, because Telegram resends on any other status. A
+// temporary failure answers 503 so that Telegram delivers again.
+func (in *Inbound) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !telegram.CheckSecretToken(r.Header.Get(telegram.SecretTokenHeader), in.Secret) {
+		httpapi.WriteJSON(w, http.StatusUnauthorized, sb.Fail("wrong or missing X-Telegram-Bot-Api-Secret-Token; setWebhook with instance.telegram.webhookSecret"))
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, httpapi.MaxBody+1))
+	if err != nil || len(body) > httpapi.MaxBody {
+		httpapi.WriteJSON(w, http.StatusBadRequest, sb.Fail("the update could not be read"))
+		return
+	}
+	u, err := telegram.ParseUpdate(body)
+	if err != nil {
+		httpapi.WriteJSON(w, http.StatusBadRequest, sb.Fail("the body is not a Telegram Update"))
+		return
+	}
+	if err := in.Handle(r.Context(), u); err != nil {
+		in.Log.WarnContext(r.Context(), "telegram update: temporary failure", "update", u.ID, "err", err)
+		httpapi.WriteJSON(w, http.StatusServiceUnavailable, sb.Fail("temporarily unable to take the update; Telegram will resend it"))
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+// Handle processes one update once (a claim per update id).
+func (in *Inbound) Handle(ctx context.Context, u telegram.Update) error {
+	key := "tg#update#" + strconv.FormatInt(u.ID, 10)
+	first, err := in.Claims.Claim(ctx, key, in.now().Add(7*24*time.Hour))
+	if err != nil || !first {
+		return err
+	}
+	err = in.handle(ctx, u)
+	if err != nil && sb.ErrorCode(err) == sb.EUNAVAILABLE {
+		_ = in.Claims.Unclaim(context.WithoutCancel(ctx), key) // let the redelivery through
+		return err
+	}
+	if err != nil {
+		in.Log.WarnContext(ctx, "telegram update not handled", "update", u.ID, "err", err)
+	}
+	return nil
+}
+
+func (in *Inbound) handle(ctx context.Context, u telegram.Update) error {
+	switch {
+	case u.CallbackQuery != nil:
+		cb := u.CallbackQuery
+		text, err := in.Decide(ctx, cb.Data, strconv.FormatInt(cb.From.ID, 10))
+		if err != nil {
+			text = sb.ErrorMessage(err)
+		}
+		if aerr := in.Answer(ctx, cb.ID, shorten(text, telegram.MaxAnswerTextLength)); aerr != nil {
+			in.Log.WarnContext(ctx, "answerCallbackQuery failed", "err", aerr)
+		}
+		return nil
+	case u.Message != nil && u.Message.Text != "":
+		return in.message(ctx, u.Message)
+	}
+	return nil // other kinds: confirmed and dropped
+}
+
+// message wakes an agent. "/hermes text" or "@hermes text" picks the agent;
+// otherwise the first agent answers.
+func (in *Inbound) message(ctx context.Context, m *telegram.Msg) error {
+	chat := strconv.FormatInt(m.Chat.ID, 10)
+	if !contains(in.AllowedChats, chat) {
+		in.Log.InfoContext(ctx, "telegram message from a chat that is not allowed; ignored", "chat", chat)
+		return nil
+	}
+	if len(in.Agents) == 0 {
+		return errors.New("no agents configured")
+	}
+	agent, text := in.Agents[0], strings.TrimSpace(m.Text)
+	head, rest := text, ""
+	if i := strings.IndexFunc(text, unicode.IsSpace); i >= 0 {
+		head, rest = text[:i], text[i:]
+	}
+	if len(head) > 1 && (head[0] == '/' || head[0] == '@') {
+		name := strings.ToLower(strings.TrimSuffix(head[1:], "@"))
+		name, _, _ = strings.Cut(name, "@") // /hermes@MyBot
+		if contains(in.Agents, name) {
+			agent, text = name, strings.TrimSpace(rest)
+		}
+	}
+	who := m.From.Username
+	if who == "" {
+		who = m.From.FirstName
+	}
+	framed := untrusted.Frame("telegram:"+who, fmt.Sprintf("[%s] %s: %s", m.Date.UTC().Format("15:04"), who, text))
+	job := wake.Job{AgentID: agent, Source: "telegram",
+		Text:    "New Telegram message for you (chat " + chat + "). Your final answer is sent back there automatically.\n" + framed,
+		ReplyTo: &wake.ReplyTo{TelegramChatID: chat}}
+	return in.Dispatch.Dispatch(ctx, job)
+}
+
+// Poller is the telegram-poll job: a slow getUpdates poll for when no
+// webhook is set. The offset lives in the store.
+type Poller struct {
+	Client *telegram.Client
+	KV     sb.KV
+	In     *Inbound
+}
+
+// Tick fetches pending updates once (no long poll) and handles them.
+func (p *Poller) Tick(ctx context.Context) (string, error) {
+	const key = "telegram#offset"
+	raw, found, err := p.KV.Get(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	var offset int64
+	if found {
+		offset, _ = strconv.ParseInt(raw, 10, 64)
+	}
+	updates, err := p.Client.GetUpdates(ctx, offset, 0, []string{telegram.KindMessage, telegram.KindCallbackQuery})
+	if sb.ErrorCode(err) == sb.ECONFLICT && strings.Contains(sb.ErrorMessage(err), "webhook") {
+		return "a webhook is set; updates arrive there", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	handled := 0
+	var stopped error
+	for _, u := range updates {
+		if err := p.In.Handle(ctx, u); err != nil {
+			stopped = fmt.Errorf("update %d: %w", u.ID, err) // keep the offset here; the next tick resumes
+			break
+		}
+		offset, handled = u.ID+1, handled+1
+	}
+	if handled > 0 {
+		old := ""
+		if found {
+			old = raw
+		}
+		if err := p.KV.PutIf(ctx, key, old, strconv.FormatInt(offset, 10), time.Time{}); err != nil && sb.ErrorCode(err) != sb.ECONFLICT {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("%d updates handled", handled), stopped
+}
+
+func (in *Inbound) now() time.Time {
+	if in.Now != nil {
+		return in.Now()
+	}
+	return time.Now()
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

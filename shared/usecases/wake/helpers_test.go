@@ -1,0 +1,250 @@
+package wake_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
+)
+
+// t0 is a Monday morning in the seed's test month (seed §2.0).
+var t0 = time.Date(2026, 8, 3, 10, 0, 0, 0, time.UTC)
+
+// clock is a settable clock shared by the fake Rocket.Chat, the store and
+// the code under test.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock(t time.Time) *clock { return &clock{t: t} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
+// logRecord is one captured log line.
+type logRecord struct {
+	Level slog.Level
+	Msg   string
+	Attrs map[string]any
+}
+
+// logs captures what a *slog.Logger writes.
+type logs struct {
+	mu   sync.Mutex
+	recs []logRecord
+}
+
+type logHandler struct {
+	l     *logs
+	attrs []slog.Attr
+}
+
+func (h logHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h logHandler) Handle(_ context.Context, r slog.Record) error {
+	rec := logRecord{Level: r.Level, Msg: r.Message, Attrs: map[string]any{}}
+	for _, a := range h.attrs {
+		rec.Attrs[a.Key] = a.Value.Any()
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		rec.Attrs[a.Key] = a.Value.Any()
+		return true
+	})
+	h.l.mu.Lock()
+	defer h.l.mu.Unlock()
+	h.l.recs = append(h.l.recs, rec)
+	return nil
+}
+
+func (h logHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return logHandler{l: h.l, attrs: append(append([]slog.Attr{}, h.attrs...), as...)}
+}
+
+func (h logHandler) WithGroup(string) slog.Handler { return h }
+
+func newLog() (*slog.Logger, *logs) {
+	l := &logs{}
+	return slog.New(logHandler{l: l}), l
+}
+
+// count is how many records have message msg.
+func (l *logs) count(msg string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, r := range l.recs {
+		if r.Msg == msg {
+			n++
+		}
+	}
+	return n
+}
+
+// find returns the records with message msg.
+func (l *logs) find(msg string) []logRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []logRecord
+	for _, r := range l.recs {
+		if r.Msg == msg {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// dispatcher records jobs; fail queues errors for the next Dispatch calls
+// and before, when set, runs first (to look at the world at dispatch time).
+type dispatcher struct {
+	mu     sync.Mutex
+	jobs   []wake.Job
+	fail   []error
+	before func(wake.Job)
+	// complete, when set, runs after a job was queued: a worker that is
+	// done at once (it marks the job's claims done).
+	complete func(wake.Job)
+}
+
+var _ wake.Dispatcher = (*dispatcher)(nil)
+
+func (d *dispatcher) Dispatch(_ context.Context, job wake.Job) error {
+	d.mu.Lock()
+	before := d.before
+	var err error
+	if len(d.fail) > 0 {
+		err, d.fail = d.fail[0], d.fail[1:]
+	}
+	d.mu.Unlock()
+	if before != nil {
+		before(job)
+	}
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.jobs = append(d.jobs, job)
+	complete := d.complete
+	d.mu.Unlock()
+	if complete != nil {
+		complete(job)
+	}
+	return nil
+}
+
+// finishClaims is a dispatcher's complete hook that marks a job's wake
+// claims done, as the worker does once it answered.
+func finishClaims(w wake.WakeStore) func(wake.Job) {
+	return func(j wake.Job) {
+		if j.Claim == nil {
+			return
+		}
+		for _, k := range j.Claim.Keys {
+			if err := w.Finish(context.Background(), k, wake.OutcomeAnswered); err != nil {
+				panic(err)
+			}
+		}
+	}
+}
+
+func (d *dispatcher) failNext(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.fail = append(d.fail, err)
+}
+
+func (d *dispatcher) all() []wake.Job {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]wake.Job(nil), d.jobs...)
+}
+
+func (d *dispatcher) len() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.jobs)
+}
+
+// unavailable is the error a full queue or a throttled Lambda gives.
+func unavailable() error { return sb.E("test.dispatch", sb.EUNAVAILABLE, "queue full; try again") }
+
+// Store wrappers that count every call, to prove a quiet tick touches no
+// store at all.
+
+type countKV struct {
+	sb.KV
+	n *atomic.Int64
+}
+
+func (c countKV) Get(ctx context.Context, key string) (string, bool, error) {
+	c.n.Add(1)
+	return c.KV.Get(ctx, key)
+}
+
+func (c countKV) Put(ctx context.Context, key, value string, expires time.Time) error {
+	c.n.Add(1)
+	return c.KV.Put(ctx, key, value, expires)
+}
+
+func (c countKV) PutIf(ctx context.Context, key, old, value string, expires time.Time) error {
+	c.n.Add(1)
+	return c.KV.PutIf(ctx, key, old, value, expires)
+}
+
+type countCounters struct {
+	sb.Counters
+	n *atomic.Int64
+}
+
+func (c countCounters) Incr(ctx context.Context, key string, limit int, expires time.Time) (int, bool, error) {
+	c.n.Add(1)
+	return c.Counters.Incr(ctx, key, limit, expires)
+}
+
+func (c countCounters) Reset(ctx context.Context, key string) error {
+	c.n.Add(1)
+	return c.Counters.Reset(ctx, key)
+}
+
+type countClaims struct {
+	wake.Claims
+	n *atomic.Int64
+}
+
+func (c countClaims) Claim(ctx context.Context, key string, expires time.Time) (bool, error) {
+	c.n.Add(1)
+	return c.Claims.Claim(ctx, key, expires)
+}
+
+func (c countClaims) Unclaim(ctx context.Context, key string) error {
+	c.n.Add(1)
+	return c.Claims.Unclaim(ctx, key)
+}
+
+// withoutType drops got's room type when want names none: most tests do
+// not care about the kind of room, only that it is known (for links).
+func withoutType(got, want wake.ReplyTo) wake.ReplyTo {
+	if want.RoomType == "" && got.RoomType != "" {
+		got.RoomType = ""
+	}
+	return got
+}

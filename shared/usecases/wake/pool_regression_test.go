@@ -1,0 +1,34 @@
+package wake_test
+
+// Exposes a data race in shared/usecases/wake/pool.go: Dispatch sends on p.jobs while
+// Close closes it, with no synchronisation between the two; the recover()
+// in Dispatch hides the "send on closed channel" panic but `go test -race`
+// reports the race (runtime.chansend vs runtime.closechan). A webhook that
+// arrives during shutdown (dev listener closing) hits exactly this.
+// Run: cp into shared/usecases/wake && go test -race -run TestPoolDispatchDuringClose ./shared/usecases/wake
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
+)
+
+func TestPoolDispatchDuringClose(t *testing.T) {
+	log, _ := newLog()
+	release := make(chan struct{})
+	p := wake.NewPool(1, 4, func(ctx context.Context, _ wake.Job) error { <-release; return nil }, log)
+	if err := p.Dispatch(context.Background(), wake.Job{AgentID: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	go func() { p.Close(context.Background()); close(closed) }()
+	time.Sleep(20 * time.Millisecond) // Close has closed the queue and waits for the running job
+	if err := p.Dispatch(context.Background(), wake.Job{AgentID: "late"}); sb.ErrorCode(err) != sb.EUNAVAILABLE {
+		t.Errorf("Dispatch during Close: %v, want EUNAVAILABLE", err)
+	}
+	close(release)
+	<-closed
+}

@@ -1,0 +1,194 @@
+package wake_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
+)
+
+// within fails the test unless ch closes (or yields) within d.
+func within[T any](t *testing.T, d time.Duration, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(d):
+		t.Fatalf("%s did not happen within %v", what, d)
+	}
+	var zero T
+	return zero
+}
+
+func TestPoolRunsJobs(t *testing.T) {
+	log, _ := newLog()
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	var wg sync.WaitGroup
+	const n = 20
+	wg.Add(n)
+	p := wake.NewPool(3, n, func(_ context.Context, j wake.Job) error {
+		defer wg.Done()
+		mu.Lock()
+		defer mu.Unlock()
+		seen[j.AgentID] = true
+		return nil
+	}, log)
+	t.Cleanup(func() { p.Close(context.Background()) })
+	for i := range n {
+		if err := p.Dispatch(context.Background(), wake.Job{AgentID: fmt.Sprint("a", i)}); err != nil {
+			t.Fatalf("Dispatch %d: %v", i, err)
+		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	within(t, 5*time.Second, done, "all jobs running")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != n {
+		t.Errorf("ran %d distinct jobs, want %d", len(seen), n)
+	}
+}
+
+func TestPoolLogsFailedJobs(t *testing.T) {
+	log, logs := newLog()
+	ran := make(chan struct{})
+	p := wake.NewPool(1, 1, func(context.Context, wake.Job) error {
+		defer close(ran)
+		return errors.New("model down")
+	}, log)
+	p.SetRetryDelays(nil)
+	if err := p.Dispatch(context.Background(), wake.Job{AgentID: "hermes", Source: "rocketchat-poll"}); err != nil {
+		t.Fatal(err)
+	}
+	within(t, 5*time.Second, ran, "the job")
+	p.Close(context.Background())
+	recs := logs.find("wake job failed; no retries left")
+	if len(recs) != 1 {
+		t.Fatalf("got %d 'wake job failed' logs, want 1", len(recs))
+	}
+	if recs[0].Attrs["agent"] != "hermes" || recs[0].Attrs["source"] != "rocketchat-poll" {
+		t.Errorf("log attrs = %v, want agent hermes and source rocketchat-poll", recs[0].Attrs)
+	}
+}
+
+// blockingPool has one worker that blocks in every job until release is
+// closed; started receives each job as the worker takes it.
+func blockingPool(t *testing.T, queue int) (p *wake.Pool, started chan wake.Job, release chan struct{}) {
+	t.Helper()
+	log, _ := newLog()
+	started, release = make(chan wake.Job, 16), make(chan struct{})
+	p = wake.NewPool(1, queue, func(ctx context.Context, j wake.Job) error {
+		started <- j
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil
+	}, log)
+	return p, started, release
+}
+
+// A full queue refuses at once with EUNAVAILABLE: the webhook must never
+// wait for a run (RC4: answer in < 1 s).
+func TestPoolQueueFullIsUnavailable(t *testing.T) {
+	p, started, release := blockingPool(t, 1)
+	t.Cleanup(func() { close(release); p.Close(context.Background()) })
+	ctx := context.Background()
+	if err := p.Dispatch(ctx, wake.Job{AgentID: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	within(t, 5*time.Second, started, "first job starting")
+	if err := p.Dispatch(ctx, wake.Job{AgentID: "queued"}); err != nil {
+		t.Fatalf("second job should fill the queue: %v", err)
+	}
+	begin := time.Now()
+	err := p.Dispatch(ctx, wake.Job{AgentID: "refused"})
+	if took := time.Since(begin); took > 250*time.Millisecond {
+		t.Errorf("Dispatch on a full queue took %v; it must not block", took)
+	}
+	if got := sb.ErrorCode(err); got != sb.EUNAVAILABLE {
+		t.Fatalf("Dispatch on a full queue: code %q (%v), want %q", got, err, sb.EUNAVAILABLE)
+	}
+	if msg := sb.ErrorMessage(err); msg == "" {
+		t.Error("the refusal has no caller-safe message")
+	}
+}
+
+func TestPoolCloseDrains(t *testing.T) {
+	p, started, release := blockingPool(t, 4)
+	for i := range 4 {
+		if err := p.Dispatch(context.Background(), wake.Job{AgentID: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	within(t, 5*time.Second, started, "first job")
+	closed := make(chan struct{})
+	go func() { p.Close(context.Background()); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while jobs were still running")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	within(t, 5*time.Second, closed, "Close after the queue drained")
+	if got := len(started) + 1; got != 4 {
+		t.Errorf("%d jobs ran, want all 4 queued before Close", got)
+	}
+}
+
+func TestPoolCloseExpiredContextCancelsRuns(t *testing.T) {
+	log, _ := newLog()
+	cancelled := make(chan error, 8)
+	started := make(chan struct{}, 8)
+	p := wake.NewPool(2, 4, func(ctx context.Context, _ wake.Job) error {
+		started <- struct{}{}
+		<-ctx.Done() // a run that only ends when cancelled
+		cancelled <- ctx.Err()
+		return ctx.Err()
+	}, log)
+	for range 2 {
+		if err := p.Dispatch(context.Background(), wake.Job{AgentID: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	within(t, 5*time.Second, started, "first run")
+	within(t, 5*time.Second, started, "second run")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	closed := make(chan struct{})
+	go func() { p.Close(ctx); close(closed) }()
+	within(t, 5*time.Second, closed, "Close with an expiring context")
+	for range 2 {
+		if err := within(t, time.Second, cancelled, "run cancelled"); !errors.Is(err, context.Canceled) {
+			t.Errorf("run ended with %v, want context.Canceled", err)
+		}
+	}
+}
+
+func TestPoolDispatchAfterClose(t *testing.T) {
+	log, _ := newLog()
+	p := wake.NewPool(1, 1, func(context.Context, wake.Job) error { return nil }, log)
+	p.Close(context.Background())
+	p.Close(context.Background()) // twice is fine
+	err := p.Dispatch(context.Background(), wake.Job{AgentID: "x"})
+	if sb.ErrorCode(err) != sb.EUNAVAILABLE {
+		t.Fatalf("Dispatch after Close: %v, want EUNAVAILABLE", err)
+	}
+}
+
+func TestPoolAtLeastOneWorker(t *testing.T) {
+	log, _ := newLog()
+	ran := make(chan struct{})
+	p := wake.NewPool(0, 1, func(context.Context, wake.Job) error { close(ran); return nil }, log)
+	t.Cleanup(func() { p.Close(context.Background()) })
+	if err := p.Dispatch(context.Background(), wake.Job{}); err != nil {
+		t.Fatal(err)
+	}
+	within(t, 5*time.Second, ran, "a job with workers=0")
+}
