@@ -15,10 +15,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 )
 
-var _ approvals.Store = (*Approvals)(nil)
+var _ switchboard.ApprovalStore = (*Approvals)(nil)
 
 // approvalRetention keeps a decided approval (and a stray index item) this
 // long past its expiry before TTL removes it: long enough for an operator
@@ -40,7 +39,7 @@ func openApprovalKey(expires time.Time, id string) (pk, sk string) {
 	return openApprovalsPK, timeKey(expires) + keySep + id
 }
 
-// Approvals is the approvals.Store on the state table, a view of its Store
+// Approvals is the switchboard.ApprovalStore on the state table, a view of its Store
 // (same client, clock and Stats; get it from Store.Approvals). It is a type
 // of its own so that Get and Create do not claim those names on Store.
 //
@@ -104,7 +103,7 @@ func (r runItem) run() switchboard.RunContext {
 	return switchboard.RunContext{RunID: r.RunID, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID, AgentID: r.AgentID}
 }
 
-func toApprovalItem(a approvals.Approval) (map[string]types.AttributeValue, error) {
+func toApprovalItem(a switchboard.Approval) (map[string]types.AttributeValue, error) {
 	pk, sk := approvalKey(a.ID)
 	it := approvalItem{
 		PK: pk, SK: sk, ID: a.ID, AgentID: a.AgentID, Tool: a.Tool, Action: a.Action,
@@ -131,15 +130,15 @@ func toApprovalItem(a approvals.Approval) (map[string]types.AttributeValue, erro
 	return attributevalue.MarshalMap(it)
 }
 
-func fromApprovalItem(av map[string]types.AttributeValue) (approvals.Approval, error) {
+func fromApprovalItem(av map[string]types.AttributeValue) (switchboard.Approval, error) {
 	var it approvalItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return approvals.Approval{}, err
+		return switchboard.Approval{}, err
 	}
-	a := approvals.Approval{
+	a := switchboard.Approval{
 		ID: it.ID, AgentID: it.AgentID, Tool: it.Tool, Action: it.Action,
 		Args: json.RawMessage(it.Args), ArgsHash: it.ArgsHash, Run: it.Run.run(), Origin: it.Origin,
-		Reason: it.Reason, Status: approvals.Status(it.Status), DecidedBy: it.DecidedBy,
+		Reason: it.Reason, Status: switchboard.ApprovalStatus(it.Status), DecidedBy: it.DecidedBy,
 	}
 	if it.Context != "" {
 		a.Context = json.RawMessage(it.Context)
@@ -149,19 +148,19 @@ func fromApprovalItem(av map[string]types.AttributeValue) (approvals.Approval, e
 	}
 	var err error
 	if a.CreatedAt, err = time.Parse(timeLayout, it.CreatedAt); err != nil {
-		return approvals.Approval{}, fmt.Errorf("approval %s: createdAt: %w", it.ID, err)
+		return switchboard.Approval{}, fmt.Errorf("approval %s: createdAt: %w", it.ID, err)
 	}
 	if a.ExpiresAt, err = time.Parse(timeLayout, it.Expires); err != nil {
-		return approvals.Approval{}, fmt.Errorf("approval %s: expires: %w", it.ID, err)
+		return switchboard.Approval{}, fmt.Errorf("approval %s: expires: %w", it.ID, err)
 	}
 	if it.DecidedAt != "" {
 		if a.DecidedAt, err = time.Parse(timeLayout, it.DecidedAt); err != nil {
-			return approvals.Approval{}, fmt.Errorf("approval %s: decidedAt: %w", it.ID, err)
+			return switchboard.Approval{}, fmt.Errorf("approval %s: decidedAt: %w", it.ID, err)
 		}
 	}
 	if it.Result != "" {
 		if err := json.Unmarshal([]byte(it.Result), &a.Result); err != nil {
-			return approvals.Approval{}, fmt.Errorf("approval %s: result: %w", it.ID, err)
+			return switchboard.Approval{}, fmt.Errorf("approval %s: result: %w", it.ID, err)
 		}
 	}
 	if it.ExecRun != nil {
@@ -179,10 +178,10 @@ func undecodable(op string, err error) error {
 // with attribute_not_exists(pk): ECONFLICT when the id exists. In that
 // order a crash leaves at worst an index item without an open approval,
 // which ListOpen removes, never an open approval the expiry job cannot see.
-// EINVALID as approvals.CheckNew.
-func (x *Approvals) Create(ctx context.Context, a approvals.Approval) error {
+// EINVALID as switchboard.CheckNewApproval.
+func (x *Approvals) Create(ctx context.Context, a switchboard.Approval) error {
 	const op = "approvals.create"
-	if err := approvals.CheckNew(a); err != nil {
+	if err := switchboard.CheckNewApproval(a); err != nil {
 		return err
 	}
 	if err := x.index(ctx, a); err != nil {
@@ -199,7 +198,7 @@ func (x *Approvals) Create(ctx context.Context, a approvals.Approval) error {
 	return err
 }
 
-func (x *Approvals) index(ctx context.Context, a approvals.Approval) error {
+func (x *Approvals) index(ctx context.Context, a switchboard.Approval) error {
 	const op = "approvals.index"
 	pk, sk := openApprovalKey(a.ExpiresAt, a.ID)
 	item, err := attributevalue.MarshalMap(openItem{PK: pk, SK: sk, ID: a.ID,
@@ -213,26 +212,26 @@ func (x *Approvals) index(ctx context.Context, a approvals.Approval) error {
 // unindex deletes the index item of a closed approval. A failure is not
 // reported: the approval's own write is what counts, and ListOpen removes
 // the stray item when it meets it.
-func (x *Approvals) unindex(ctx context.Context, a approvals.Approval) {
+func (x *Approvals) unindex(ctx context.Context, a switchboard.Approval) {
 	_ = x.s.del(ctx, "approvals.unindex", x.s.state, itemKey(openApprovalKey(a.ExpiresAt, a.ID)), condition{})
 }
 
 // Get is one strongly consistent GetItem; ENOTFOUND for an unknown id.
-func (x *Approvals) Get(ctx context.Context, id string) (approvals.Approval, error) {
+func (x *Approvals) Get(ctx context.Context, id string) (switchboard.Approval, error) {
 	const op = "approvals.get"
-	if !approvals.ValidID(id) {
-		return approvals.Approval{}, switchboard.E(op, switchboard.ENOTFOUND, "no approval with this id")
+	if !switchboard.ValidApprovalID(id) {
+		return switchboard.Approval{}, switchboard.E(op, switchboard.ENOTFOUND, "no approval with this id")
 	}
 	av, err := x.s.get(ctx, op, x.s.state, itemKey(approvalKey(id)))
 	if err != nil {
-		return approvals.Approval{}, err
+		return switchboard.Approval{}, err
 	}
 	if av == nil {
-		return approvals.Approval{}, switchboard.E(op, switchboard.ENOTFOUND, "no approval with this id")
+		return switchboard.Approval{}, switchboard.E(op, switchboard.ENOTFOUND, "no approval with this id")
 	}
 	a, err := fromApprovalItem(av)
 	if err != nil {
-		return approvals.Approval{}, undecodable(op, err)
+		return switchboard.Approval{}, undecodable(op, err)
 	}
 	return a, nil
 }
@@ -247,26 +246,26 @@ func (x *Approvals) Get(ctx context.Context, id string) (approvals.Approval, err
 // the read is ECONFLICT without a write; a refused condition (another caller
 // won meanwhile) is ECONFLICT too. Closing an approval then deletes its
 // index item.
-func (x *Approvals) Transition(ctx context.Context, id string, from, to approvals.Status, patch func(*approvals.Approval)) (approvals.Approval, error) {
+func (x *Approvals) Transition(ctx context.Context, id string, from, to switchboard.ApprovalStatus, patch func(*switchboard.Approval)) (switchboard.Approval, error) {
 	const op = "approvals.transition"
-	if err := approvals.CheckTransition(id, from, to); err != nil {
-		return approvals.Approval{}, err
+	if err := switchboard.CheckApprovalTransition(id, from, to); err != nil {
+		return switchboard.Approval{}, err
 	}
 	cur, err := x.Get(ctx, id)
 	if err != nil {
-		return approvals.Approval{}, err
+		return switchboard.Approval{}, err
 	}
 	if cur.Status != from {
-		return approvals.Approval{}, switchboard.E(op, switchboard.ECONFLICT, "the approval is "+string(cur.Status)+", not "+string(from))
+		return switchboard.Approval{}, switchboard.E(op, switchboard.ECONFLICT, "the approval is "+string(cur.Status)+", not "+string(from))
 	}
-	next := approvals.ApplyPatch(cur, to, patch)
+	next := switchboard.ApplyApprovalPatch(cur, to, patch)
 	oldItem, err := toApprovalItem(cur)
 	if err != nil {
-		return approvals.Approval{}, switchboard.Wrap(op, switchboard.EINTERNAL, "approval could not be encoded", err)
+		return switchboard.Approval{}, switchboard.Wrap(op, switchboard.EINTERNAL, "approval could not be encoded", err)
 	}
 	newItem, err := toApprovalItem(next)
 	if err != nil {
-		return approvals.Approval{}, switchboard.Wrap(op, switchboard.EINTERNAL, "approval could not be encoded", err)
+		return switchboard.Approval{}, switchboard.Wrap(op, switchboard.EINTERNAL, "approval could not be encoded", err)
 	}
 	in := changes(oldItem, newItem)
 	in.TableName = &x.s.state
@@ -277,14 +276,14 @@ func (x *Approvals) Transition(ctx context.Context, id string, from, to approval
 	in.ReturnValues = types.ReturnValueAllNew
 	out, err := x.s.update(ctx, op, in)
 	if conditionFailed(err) {
-		return approvals.Approval{}, switchboard.Wrap(op, switchboard.ECONFLICT, "the approval was decided by someone else meanwhile", err)
+		return switchboard.Approval{}, switchboard.Wrap(op, switchboard.ECONFLICT, "the approval was decided by someone else meanwhile", err)
 	}
 	if err != nil {
-		return approvals.Approval{}, err
+		return switchboard.Approval{}, err
 	}
 	written, err := fromApprovalItem(out.Attributes)
 	if err != nil {
-		return approvals.Approval{}, undecodable(op, err)
+		return switchboard.Approval{}, undecodable(op, err)
 	}
 	if !to.Open() {
 		x.unindex(ctx, written)
@@ -344,10 +343,10 @@ func changes(old, new map[string]types.AttributeValue) *dynamodb.UpdateItemInput
 // notice) conditioned on attribute_exists(pk), returning ALL_NEW: it never
 // touches the status, so it cannot undo a decision. ENOTFOUND for an
 // unknown id.
-func (x *Approvals) SetNotice(ctx context.Context, id string, notice json.RawMessage) (approvals.Approval, error) {
+func (x *Approvals) SetNotice(ctx context.Context, id string, notice json.RawMessage) (switchboard.Approval, error) {
 	const op = "approvals.setNotice"
-	if !approvals.ValidID(id) {
-		return approvals.Approval{}, switchboard.E(op, switchboard.ENOTFOUND, "no approval with this id")
+	if !switchboard.ValidApprovalID(id) {
+		return switchboard.Approval{}, switchboard.E(op, switchboard.ENOTFOUND, "no approval with this id")
 	}
 	in := &dynamodb.UpdateItemInput{
 		TableName:                &x.s.state,
@@ -364,14 +363,14 @@ func (x *Approvals) SetNotice(ctx context.Context, id string, notice json.RawMes
 	}
 	out, err := x.s.update(ctx, op, in)
 	if conditionFailed(err) {
-		return approvals.Approval{}, switchboard.Wrap(op, switchboard.ENOTFOUND, "no approval with this id", err)
+		return switchboard.Approval{}, switchboard.Wrap(op, switchboard.ENOTFOUND, "no approval with this id", err)
 	}
 	if err != nil {
-		return approvals.Approval{}, err
+		return switchboard.Approval{}, err
 	}
 	a, err := fromApprovalItem(out.Attributes)
 	if err != nil {
-		return approvals.Approval{}, undecodable(op, err)
+		return switchboard.Approval{}, undecodable(op, err)
 	}
 	return a, nil
 }
@@ -379,7 +378,7 @@ func (x *Approvals) SetNotice(ctx context.Context, id string, notice json.RawMes
 // ListOpen queries the index partition and reads each approval
 // (consistently). An index item whose approval is gone, closed or has
 // another expiry is stray (a crash between two writes) and is deleted.
-func (x *Approvals) ListOpen(ctx context.Context) ([]approvals.Approval, error) {
+func (x *Approvals) ListOpen(ctx context.Context) ([]switchboard.Approval, error) {
 	const op = "approvals.listOpen"
 	var index []openItem
 	err := x.s.query(ctx, op, &dynamodb.QueryInput{
@@ -397,7 +396,7 @@ func (x *Approvals) ListOpen(ctx context.Context) ([]approvals.Approval, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := []approvals.Approval{}
+	out := []switchboard.Approval{}
 	for _, it := range index {
 		a, err := x.Get(ctx, it.ID)
 		switch {

@@ -13,13 +13,13 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
+	"github.com/switchboard-dev/switchboard/shared/adapters/storetest"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
-	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
-	"github.com/switchboard-dev/switchboard/shared/usecases/approvals/approvalstest"
+	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 func TestApprovalStore(t *testing.T) {
-	approvalstest.RunStore(t, func(t *testing.T) approvals.Store { return newStore(t).Approvals() })
+	storetest.RunApprovalStore(t, func(t *testing.T) switchboard.ApprovalStore { return newStore(t).Approvals() })
 }
 
 // rawState reads and writes the state table directly, past the adapter.
@@ -69,7 +69,7 @@ func numAttr(t *testing.T, item map[string]types.AttributeValue, name string) st
 func TestApprovalItemsHaveTTLAndAnIndexWhileOpen(t *testing.T) {
 	s, raw := newRawState(t)
 	ctx := t.Context()
-	a := approvalstest.Sample("ttl1", time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC), 24*time.Hour)
+	a := storetest.SampleApproval("ttl1", time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC), 24*time.Hour)
 	if err := s.Approvals().Create(ctx, a); err != nil {
 		t.Fatal(err)
 	}
@@ -85,13 +85,13 @@ func TestApprovalItemsHaveTTLAndAnIndexWhileOpen(t *testing.T) {
 	if got := numAttr(t, idx, "expiresAt"); got != itoa(wantTTL) {
 		t.Fatalf("index expiresAt %s, want %d", got, wantTTL)
 	}
-	if _, err := s.Approvals().Transition(ctx, a.ID, approvals.StatusPending, approvals.StatusApproved, nil); err != nil {
+	if _, err := s.Approvals().Transition(ctx, a.ID, switchboard.ApprovalPending, switchboard.ApprovalApproved, nil); err != nil {
 		t.Fatal(err)
 	}
 	if raw.countIndex(t) != 1 {
 		t.Fatal("the index item went away while the approval is approved (still open)")
 	}
-	if _, err := s.Approvals().Transition(ctx, a.ID, approvals.StatusApproved, approvals.StatusExecuted, nil); err != nil {
+	if _, err := s.Approvals().Transition(ctx, a.ID, switchboard.ApprovalApproved, switchboard.ApprovalExecuted, nil); err != nil {
 		t.Fatal(err)
 	}
 	if n := raw.countIndex(t); n != 0 {
@@ -103,15 +103,15 @@ func TestListOpenRemovesStrayIndexItems(t *testing.T) {
 	s, raw := newRawState(t)
 	ctx := t.Context()
 	at := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	live := approvalstest.Sample("live", at, time.Hour)
-	closed := approvalstest.Sample("closed", at, time.Hour)
-	for _, a := range []approvals.Approval{live, closed} {
+	live := storetest.SampleApproval("live", at, time.Hour)
+	closed := storetest.SampleApproval("closed", at, time.Hour)
+	for _, a := range []switchboard.Approval{live, closed} {
 		if err := s.Approvals().Create(ctx, a); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// A crash after the decision, before the index delete: put it back by hand.
-	if _, err := s.Approvals().Transition(ctx, closed.ID, approvals.StatusPending, approvals.StatusDenied, nil); err != nil {
+	if _, err := s.Approvals().Transition(ctx, closed.ID, switchboard.ApprovalPending, switchboard.ApprovalDenied, nil); err != nil {
 		t.Fatal(err)
 	}
 	stray := func(sk string) {

@@ -9,12 +9,11 @@ import (
 	"sync"
 
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 )
 
-var _ approvals.Store = (*Approvals)(nil)
+var _ switchboard.ApprovalStore = (*Approvals)(nil)
 
-// Approvals is an in-memory approvals.Store with the DynamoDB adapter's
+// Approvals is an in-memory switchboard.ApprovalStore with the DynamoDB adapter's
 // semantics: Create refuses an existing id, Transition is a compare-and-set
 // on the status, approvals come back as the adapter returns them (times in
 // UTC, the result envelope after a JSON round trip). The zero value is
@@ -23,7 +22,7 @@ var _ approvals.Store = (*Approvals)(nil)
 // to claim on Store.
 type Approvals struct {
 	mu sync.Mutex
-	m  map[string]approvals.Approval
+	m  map[string]switchboard.Approval
 }
 
 // NewApprovals returns an empty Approvals.
@@ -31,7 +30,7 @@ func NewApprovals() *Approvals { return &Approvals{} }
 
 // stored is a as the store keeps and returns it: a deep copy, normalised
 // like a DynamoDB round trip.
-func stored(a approvals.Approval) approvals.Approval {
+func stored(a switchboard.Approval) switchboard.Approval {
 	a.Args = bytes.Clone(a.Args)
 	a.Context = bytes.Clone(a.Context)
 	a.Notice = bytes.Clone(a.Notice)
@@ -57,16 +56,16 @@ func stored(a approvals.Approval) approvals.Approval {
 	return a
 }
 
-// Create stores a (see approvals.Store). EINVALID as approvals.CheckNew;
+// Create stores a (see switchboard.ApprovalStore). EINVALID as switchboard.CheckNewApproval;
 // ECONFLICT when the id exists.
-func (s *Approvals) Create(_ context.Context, a approvals.Approval) error {
-	if err := approvals.CheckNew(a); err != nil {
+func (s *Approvals) Create(_ context.Context, a switchboard.Approval) error {
+	if err := switchboard.CheckNewApproval(a); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
-		s.m = map[string]approvals.Approval{}
+		s.m = map[string]switchboard.Approval{}
 	}
 	if _, ok := s.m[a.ID]; ok {
 		return conflict("approvals.create")
@@ -76,44 +75,44 @@ func (s *Approvals) Create(_ context.Context, a approvals.Approval) error {
 }
 
 // Get returns the approval; ENOTFOUND for an unknown id.
-func (s *Approvals) Get(_ context.Context, id string) (approvals.Approval, error) {
+func (s *Approvals) Get(_ context.Context, id string) (switchboard.Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, ok := s.m[id]
 	if !ok {
-		return approvals.Approval{}, notFound("approvals.get")
+		return switchboard.Approval{}, notFound("approvals.get")
 	}
 	return stored(a), nil
 }
 
 // Transition moves id from → to when its status is from (ECONFLICT
-// otherwise), applying patch as approvals.ApplyPatch does.
-func (s *Approvals) Transition(_ context.Context, id string, from, to approvals.Status, patch func(*approvals.Approval)) (approvals.Approval, error) {
+// otherwise), applying patch as switchboard.ApplyApprovalPatch does.
+func (s *Approvals) Transition(_ context.Context, id string, from, to switchboard.ApprovalStatus, patch func(*switchboard.Approval)) (switchboard.Approval, error) {
 	const op = "approvals.transition"
-	if err := approvals.CheckTransition(id, from, to); err != nil {
-		return approvals.Approval{}, err
+	if err := switchboard.CheckApprovalTransition(id, from, to); err != nil {
+		return switchboard.Approval{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.m[id]
 	if !ok {
-		return approvals.Approval{}, notFound(op)
+		return switchboard.Approval{}, notFound(op)
 	}
 	if cur.Status != from {
-		return approvals.Approval{}, switchboard.E(op, switchboard.ECONFLICT, "the approval is "+string(cur.Status)+", not "+string(from))
+		return switchboard.Approval{}, switchboard.E(op, switchboard.ECONFLICT, "the approval is "+string(cur.Status)+", not "+string(from))
 	}
-	next := stored(approvals.ApplyPatch(stored(cur), to, patch))
+	next := stored(switchboard.ApplyApprovalPatch(stored(cur), to, patch))
 	s.m[id] = next
 	return stored(next), nil
 }
 
 // SetNotice records notice whatever the status; ENOTFOUND for an unknown id.
-func (s *Approvals) SetNotice(_ context.Context, id string, notice json.RawMessage) (approvals.Approval, error) {
+func (s *Approvals) SetNotice(_ context.Context, id string, notice json.RawMessage) (switchboard.Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.m[id]
 	if !ok {
-		return approvals.Approval{}, notFound("approvals.setNotice")
+		return switchboard.Approval{}, notFound("approvals.setNotice")
 	}
 	cur.Notice = bytes.Clone(notice)
 	cur = stored(cur)
@@ -123,16 +122,16 @@ func (s *Approvals) SetNotice(_ context.Context, id string, notice json.RawMessa
 
 // ListOpen returns the pending and approved approvals ordered by expiry,
 // then id (the adapter's index order).
-func (s *Approvals) ListOpen(context.Context) ([]approvals.Approval, error) {
+func (s *Approvals) ListOpen(context.Context) ([]switchboard.Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := []approvals.Approval{}
+	out := []switchboard.Approval{}
 	for _, a := range s.m {
 		if a.Status.Open() {
 			out = append(out, stored(a))
 		}
 	}
-	slices.SortFunc(out, func(a, b approvals.Approval) int {
+	slices.SortFunc(out, func(a, b switchboard.Approval) int {
 		return strings.Compare(timeKey(a.ExpiresAt)+"#"+a.ID, timeKey(b.ExpiresAt)+"#"+b.ID)
 	})
 	return out, nil

@@ -4,12 +4,12 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
-	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
-	"github.com/switchboard-dev/switchboard/shared/usecases/approvals/approvalstest"
+	"github.com/switchboard-dev/switchboard/shared/adapters/storetest"
+	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 func TestApprovalStore(t *testing.T) {
-	approvalstest.RunStore(t, func(*testing.T) approvals.Store { return memstore.NewApprovals() })
+	storetest.RunApprovalStore(t, func(*testing.T) switchboard.ApprovalStore { return memstore.NewApprovals() })
 }
 
 func TestApprovalsZeroValueIsReady(t *testing.T) {

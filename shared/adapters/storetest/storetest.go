@@ -1,7 +1,7 @@
 // Package storetest is the contract every implementation of the domain's
 // stores must meet: the documented errors, orderings and conditional
 // semantics of switchboard.AuditStore, ReceiptStore, JobStore, Markers,
-// Counters, KV and Leases. The DynamoDB adapter (on dynalite) and the
+// Counters, KV, Leases and ApprovalStore. The DynamoDB adapter (on dynalite) and the
 // in-memory fakes both run it, each from its own package's tests:
 //
 //	func TestAuditStore(t *testing.T) {

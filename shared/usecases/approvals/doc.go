@@ -1,5 +1,4 @@
-// Package approvals holds staged tool actions until a human decides (ST2,
-// ST3): Stage stores the exact call and asks the Notifier (the router,
+// Package approvals holds staged tool actions until a human decides: Stage stores the exact call and asks the Notifier (the router,
 // Telegram first) to show it with signed Approve / Deny links; a link opens
 // a confirmation page that changes nothing (GET), and only a POST with a
 // valid token, or an inline button pressed by a configured approver,
@@ -8,7 +7,9 @@
 // expiry and the action's result wake the requesting agent with a follow-up
 // run whose parent is the requesting run.
 //
-// The Store port keeps the conditional semantics; shared/adapters/dynamo implements
-// it on the state table and shared/adapters/memstore in memory, and approvalstest is
-// the contract both pass.
+// The records and the Store port are the domain's (switchboard.Approval,
+// switchboard.ApprovalStore), so the stores need not import this package;
+// shared/adapters/dynamo implements the port on the state table and
+// shared/adapters/memstore in memory, and storetest.RunApprovalStore is the
+// contract both pass.
 package approvals

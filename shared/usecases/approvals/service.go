@@ -313,7 +313,7 @@ func expired(a Approval) Outcome {
 // is checked against the hash of the stored args, recomputed, so an
 // approval whose stored action was altered cannot be decided by any link.
 func (s *Service) checkLink(ctx context.Context, id, decision, token string) (Approval, Decision, *Outcome, error) {
-	if !ValidID(id) {
+	if !sb.ValidApprovalID(id) {
 		o := unknown()
 		return Approval{}, "", &o, nil
 	}
@@ -664,7 +664,7 @@ func (s *Service) attrs(a Approval, more ...any) []any {
 
 // logID keeps an id from a request printable and short in a log line.
 func logID(s string) string {
-	if ValidID(s) || len(s) <= 32 && strings.Trim(s, "0123456789") == "" {
+	if sb.ValidApprovalID(s) || len(s) <= 32 && strings.Trim(s, "0123456789") == "" {
 		return s
 	}
 	return fmt.Sprintf("(%d bytes, not an id)", len(s))

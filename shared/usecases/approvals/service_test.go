@@ -40,7 +40,7 @@ func TestStage(t *testing.T) {
 		}
 		raw, _ := json.Marshal(envl)
 		id, _ := envl.Data["approval_id"].(string)
-		if envl.Status != "pending_approval" || !approvals.ValidID(id) || envl.Data["human_notified"] != true ||
+		if envl.Status != "pending_approval" || !sb.ValidApprovalID(id) || envl.Data["human_notified"] != true ||
 			envl.Data["expires"] != "2026-03-15T09:26:53Z" || !strings.Contains(envl.Data["message"].(string), "You will be woken with the result") {
 			t.Fatalf("envelope %s", raw)
 		}

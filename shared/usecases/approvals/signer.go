@@ -62,7 +62,7 @@ func (s *Signer) Token(id, decision, argsHash string, exp time.Time) string {
 // mismatch (compared with hmac.Equal, in constant time); a token whose MAC
 // holds but whose expiry is not after now is ErrTokenExpired.
 func (s *Signer) Verify(token, id, decision, argsHash string, now time.Time) error {
-	if len(token) != TokenLen || !ValidID(id) || !validHash(argsHash) {
+	if len(token) != TokenLen || !sb.ValidApprovalID(id) || !sb.ValidArgsHash(argsHash) {
 		return ErrTokenInvalid
 	}
 	if _, ok := ParseDecision(decision); !ok {

@@ -121,7 +121,7 @@ func FuzzVerify(f *testing.F) {
 			tok = string(b)
 		}
 		err := s.Verify(tok, vid, vdecision, vhash, time.Unix(now, 0))
-		validInputs := approvals.ValidID(id) && (decision == "approve" || decision == "deny") && isHex64(hash) && exp >= 0
+		validInputs := sb.ValidApprovalID(id) && (decision == "approve" || decision == "deny") && isHex64(hash) && exp >= 0
 		sameTarget := vid == id && vdecision == decision && vhash == hash
 		if err == nil {
 			if !sameTarget || !validInputs || now >= exp {
