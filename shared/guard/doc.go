@@ -1,6 +1,9 @@
-// Package guard holds the repository's guard rails as tests (STYLE habit 10):
-// the domain imports no AWS SDK and no net/http, functions never import CDK,
-// every package has one doc comment, functions, the deploy catalogue and the
-// handlers agree, and `make help` lists the documented targets. It has no
-// code of its own.
+// Package guard holds the repository's guard rails as tests: the layers of
+// shared/ import only inward (the domain only the standard library, adapters
+// no use case, nothing the wiring), fakes stay in tests and out of every
+// Lambda binary, the domain imports no AWS SDK and no net/http, functions
+// never import CDK, every package has one doc comment, functions, the deploy
+// catalogue and the handlers agree, comments and docs cite no document
+// outside the repository, and `make help` lists the documented targets. It
+// has no code of its own.
 package guard
