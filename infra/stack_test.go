@@ -810,7 +810,7 @@ func TestCheckAssetsNamesWhatIsMissing(t *testing.T) {
 	}
 }
 
-// TestSAMTemplateMatchesStack keeps template.yaml (INF2) in step with the
+// TestSAMTemplateMatchesStack keeps template.yaml in step with the
 // CDK app. go test does not recheck files outside this module, so a cached
 // pass can hide an edited template.yaml: run with -count=1 (make test does).
 // It compares: same tables, bucket settings, secrets (names, generation or

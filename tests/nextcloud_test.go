@@ -64,7 +64,7 @@ func TestNextcloudUploadShareAndCleanup(t *testing.T) {
 		t.Errorf("stat ../../etc = %v, want an error", m)
 	}
 
-	// A user share is auto; a public link needs approval (ST1).
+	// A user share is auto; a public link needs approval.
 	_, m = d.invoke("hermes", "Nextcloud", "share", map[string]any{"path": "reports/q3.md", "shareWith": "richard"})
 	if m["status"] != "ok" {
 		t.Errorf("user share = %v", m)

@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// MaxAuditArgs caps the scrubbed arguments stored with an audit entry (C5).
+// MaxAuditArgs caps the scrubbed arguments stored with an audit entry.
 const MaxAuditArgs = 4000
 
-// Decision is the staging policy's verdict on a tool action (ST1).
+// Decision is the staging policy's verdict on a tool action.
 type Decision string
 
 const (
@@ -35,7 +35,7 @@ const (
 	OutcomeRejected = "rejected" // invalid call: unknown tool/action, bad arguments
 )
 
-// AuditEntry is one tool call (C5). Args are scrubbed and capped before they
+// AuditEntry is one tool call. Args are scrubbed and capped before they
 // reach a store.
 type AuditEntry struct {
 	ID       string        `json:"id"`
@@ -55,7 +55,7 @@ type AuditEntry struct {
 	DecidedBy  string `json:"decidedBy,omitempty"`
 }
 
-// Receipt is written once per agent run (C5).
+// Receipt is written once per agent run.
 type Receipt struct {
 	Run       RunContext    `json:"run"`
 	AgentID   string        `json:"agentId"`
@@ -111,6 +111,6 @@ type ReceiptStore interface {
 	// query. An unknown chain yields a zero ChainCost.
 	ChainCost(ctx context.Context, rootRunID string) (ChainCost, error)
 	// AgentCostSince sums the cost of agentID's runs started at or after since
-	// (the daily budget, AG3).
+	// (the daily budget).
 	AgentCostSince(ctx context.Context, agentID string, since time.Time) (float64, error)
 }

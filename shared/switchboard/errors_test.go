@@ -75,8 +75,8 @@ func TestErrorTextAndUnwrap(t *testing.T) {
 }
 
 // TestFailErrShowsOnlyCallerSafeText: the internal cause of an error never
-// reaches the envelope (C8, STYLE "internal error text never reaches an HTTP
-// caller or a model").
+// reaches the envelope: internal error text never reaches an HTTP caller
+// or a model.
 func TestFailErrShowsOnlyCallerSafeText(t *testing.T) {
 	const secret = "arn:aws:dynamodb:eu-central-1:123456789012:table/prod-audit AKIAIOSFODNN7EXAMPLE"
 	tests := []struct {

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// RunContext identifies one agent run within its chain (C4). The engine stamps
+// RunContext identifies one agent run within its chain. The engine stamps
 // it; no tool argument or model output can set it.
 type RunContext struct {
 	RunID       string `json:"runId"`

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Counters are bounded counters: the per-room hourly wake throttle (RC6),
-// consecutive health-check failures (RC12).
+// Counters are bounded counters: the per-room hourly wake throttle,
+// consecutive health-check failures.
 type Counters interface {
 	// Incr adds one to key unless it has reached limit (limit <= 0 means no
 	// limit) and reports the count after the call and whether the increment
@@ -22,7 +22,7 @@ type Counters interface {
 	Reset(ctx context.Context, key string) error
 }
 
-// KV holds small state values: poll markers (RC5), health state (RC12).
+// KV holds small state values: poll markers, health state.
 type KV interface {
 	// Get returns the value of key; found is false when it is absent or expired.
 	Get(ctx context.Context, key string) (value string, found bool, err error)
@@ -33,7 +33,7 @@ type KV interface {
 	PutIf(ctx context.Context, key, old, value string, expires time.Time) error
 }
 
-// Leases keep runs of one agent from overlapping (AG2).
+// Leases keep runs of one agent from overlapping.
 type Leases interface {
 	// Acquire takes key for holder until the given time. It reports false
 	// when another holder has an unexpired lease; the same holder may

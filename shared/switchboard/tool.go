@@ -16,7 +16,7 @@ type ToolCall struct {
 	Args    json.RawMessage `json:"args"`
 	Run     RunContext      `json:"-"`
 	// Origin is "agent" for model-issued calls, "router" for notices the
-	// system itself generates (they bypass approval, ST1), "operator" for
+	// system itself generates (they bypass approval), "operator" for
 	// calls through the tool API.
 	Origin string `json:"-"`
 	// Approved is set only by the approvals flow when it executes a staged
@@ -34,7 +34,7 @@ const (
 	OriginOperator = "operator"
 )
 
-// Envelope is every tool answer (C8). Status is "ok", "error" or
+// Envelope is every tool answer. Status is "ok", "error" or
 // "pending_approval"; Data carries the action's result fields, flattened into
 // the top-level JSON object next to status.
 type Envelope struct {

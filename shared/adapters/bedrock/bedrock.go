@@ -1,5 +1,5 @@
-// Package bedrock is the model provider for Amazon Bedrock's Converse API
-// (AG1): it turns an agentrun.Request into a ConverseInput (system blocks,
+// Package bedrock is the model provider for Amazon Bedrock's Converse API:
+// it turns an agentrun.Request into a ConverseInput (system blocks,
 // text/toolUse/toolResult content blocks, a tool configuration), the output
 // back into an agentrun.Response, and every failure into a switchboard error
 // code. Credentials, region and endpoint are the SDK client's business: the

@@ -118,7 +118,7 @@ func text(s, placeholder string) types.ContentBlock {
 	return &types.ContentBlockMemberText{Value: s}
 }
 
-// resultContent sends a tool's answer (an envelope, C8) as a JSON block when
+// resultContent sends a tool's answer (an envelope) as a JSON block when
 // it is a JSON object, otherwise as text.
 func resultContent(content string) types.ToolResultContentBlock {
 	if v, ok := decodeJSON([]byte(content)); ok {

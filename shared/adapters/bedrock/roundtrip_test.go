@@ -114,7 +114,7 @@ func TestToolCallRoundTrip(t *testing.T) {
 			t.Errorf("step 2 message %d:\n got %s\nwant %s", i, lines[i], want)
 		}
 	}
-	// Both results in one user message, as JSON envelopes (C8).
+	// Both results in one user message, as JSON envelopes.
 	if !strings.HasPrefix(lines[2], `user: toolResult(tooluse_bad json{"error":"args of Notes.write are wrong`) ||
 		!strings.HasSuffix(lines[2], `) toolResult(tooluse_good json{"name":"todo","status":"ok"})`) {
 		t.Errorf("step 2 message 2 = %s", lines[2])

@@ -1,5 +1,5 @@
 // Package collabora converts documents through Collabora Online's convert-to
-// endpoint (NC6): POST {collaboraUrl}/cool/convert-to/{format}, the file in
+// endpoint: POST {collaboraUrl}/cool/convert-to/{format}, the file in
 // the multipart field "data", the converted file back as the answer. Agents
 // write what they write well (CSV, HTML, ODT) and Collabora makes the XLSX,
 // PDF or DOCX, so the project carries no PDF or spreadsheet library.
@@ -15,7 +15,7 @@
 // first, or deliver the .md as it is (Nextcloud displays Markdown).
 //
 // When Collabora refuses (EFORBIDDEN: this host is not in net.post_allow),
-// callers deliver Markdown or CSV instead (seed §5.4).
+// callers deliver Markdown or CSV instead.
 package collabora
 
 import (
@@ -72,7 +72,7 @@ type ConvertInfo struct {
 
 // StatusError is the cause inside a Convert error when Collabora (or a proxy
 // in front of it) answered with an HTTP error: the tool copies Status and
-// Endpoint into the envelope's http_status and endpoint (C8).
+// Endpoint into the envelope's http_status and endpoint.
 type StatusError struct {
 	Status   int
 	Endpoint string // without credentials

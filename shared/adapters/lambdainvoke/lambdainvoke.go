@@ -1,6 +1,6 @@
 // Package lambdainvoke hands wake jobs to the agent-worker Lambda with an
 // asynchronous invoke (InvocationType Event): Lambda queues the event,
-// retries a failing run twice and keeps the caller's answer fast (RC4).
+// retries a failing run twice and keeps the caller's answer fast.
 package lambdainvoke
 
 import (

@@ -79,7 +79,7 @@ func (c *Client) useChunking(ctx context.Context, size int64) bool {
 	return caps.Chunking != ""
 }
 
-// putChunked runs chunked upload v2 (api-ground-truth §2.3): MKCOL the upload
+// putChunked runs chunked upload v2: MKCOL the upload
 // folder, PUT numbered chunks, MOVE .file onto the destination. Every request
 // carries the Destination so the server can pick the v2 path; a failure
 // after MKCOL deletes the upload folder.

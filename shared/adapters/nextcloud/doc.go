@@ -6,7 +6,7 @@
 // Paths are always relative to the user's root ("Reports/q3.md" and
 // "/Reports/q3.md" are the same file); each segment is URL-escaped on the way
 // out and unescaped on the way in. Scoping a path to an agent's rootPath
-// (NC2) is the tool's job, not this package's.
+// is the tool's job, not this package's.
 //
 // Every failure is a *switchboard.Error whose message says what happened and
 // what to do; the mapping from HTTP status, Sabre exception and OCS status
@@ -14,6 +14,7 @@
 // OCSStatus and Endpoint recover the third-party facts for a tool envelope.
 //
 // Wire shapes (multistatus XML, OCS JSON) stay private to this package; the
-// facts they rely on come from docs/research (api-ground-truth §2) and are
-// exercised against ncfake, a fake Nextcloud built on golang.org/x/net/webdav.
+// server behaviour they rely on (read from the Nextcloud sources and
+// documentation) is exercised against ncfake, a fake Nextcloud built on
+// golang.org/x/net/webdav.
 package nextcloud

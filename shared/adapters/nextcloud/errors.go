@@ -199,7 +199,7 @@ func classify(op string, he *httpError) error {
 	return wrap(switchboard.EINTERNAL, fmt.Sprintf("Nextcloud answered HTTP %d unexpectedly; the operator can find details in the logs", status))
 }
 
-// sabreError is Sabre's error body (api-ground-truth §2.2).
+// sabreError is Sabre's error body.
 type sabreError struct {
 	XMLName   xml.Name `xml:"DAV: error"`
 	Exception string   `xml:"http://sabredav.org/ns exception"`

@@ -15,7 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// ocsEnvelope is {"ocs":{"meta":{…},"data":…}} (api-ground-truth §2.5).
+// ocsEnvelope is {"ocs":{"meta":{…},"data":…}}.
 type ocsEnvelope struct {
 	OCS struct {
 		Meta struct {

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Namespaces of the properties Nextcloud serves (api-ground-truth §2.2).
+// Namespaces of the properties Nextcloud serves.
 const (
 	nsDAV = "DAV:"
 	nsOC  = "http://owncloud.org/ns"

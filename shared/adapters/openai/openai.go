@@ -1,5 +1,5 @@
 // Package openai is the model provider for any OpenAI-compatible
-// chat-completions endpoint (OpenAI, Ollama, vLLM, …) (AG1): it turns an
+// chat-completions endpoint (OpenAI, Ollama, vLLM, …): it turns an
 // agentrun.Request into POST {baseURL}/chat/completions, the answer back into
 // an agentrun.Response, and every failure into a switchboard error code. The
 // API key is sent only in the Authorization header; it never appears in an

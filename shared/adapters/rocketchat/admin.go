@@ -1,15 +1,15 @@
 package rocketchat
 
-// Provisioning calls (RC11): what an administrator's client needs to create
+// Provisioning calls: what an administrator's client needs to create
 // an agent user, and what the new user needs to mint its own personal access
-// token. The chain that works on a live 8.7 (seed §2.0.1):
+// token. The chain that works on a live 8.7:
 //
 //	users.create (roles bot + user) → login as that user →
 //	users.generatePersonalAccessToken
 //
 // An admin cannot mint a token for another user: generatePersonalAccessToken
 // refuses a userId ("must NOT have additional properties") and
-// users.createToken wants a secret no setting provides (seed §2.0).
+// users.createToken wants a secret no setting provides.
 
 import (
 	"context"
@@ -29,8 +29,8 @@ import (
 // SettingEmail2FAAutoOptIn gives every user created while it is on e-mail
 // two-factor authentication, for good: such a user cannot log in without the
 // code Rocket.Chat mails it (totp-required), so provisioning cannot finish
-// (seed §2.0.1). It is not a public setting; only GetSetting (GET
-// /api/v1/settings/:_id, permission view-privileged-setting) reads it.
+// (measured on Rocket.Chat 8.7). It is not a public setting; only GetSetting
+// (GET /api/v1/settings/:_id, permission view-privileged-setting) reads it.
 const SettingEmail2FAAutoOptIn = "Accounts_TwoFactorAuthentication_By_Email_Auto_Opt_In"
 
 // ErrTwoFactorRequired is in the chain of the error Login or
@@ -51,7 +51,7 @@ type NewUser struct {
 	Password string
 	// Roles, e.g. bot and user. Empty means the server's default (user).
 	// An agent needs user as well as bot: only user carries
-	// create-personal-access-tokens (seed §2.0.1).
+	// create-personal-access-tokens.
 	Roles []string
 	// Verified marks the e-mail address as verified, so Rocket.Chat sends
 	// no verification mail.
@@ -198,13 +198,12 @@ func (c *Client) UserInfo(ctx context.Context, username string) (Account, error)
 	return toAccount(w.User), nil
 }
 
-// GeneratePersonalAccessToken creates a personal access token named
-// tokenName for the client's own user (users.generatePersonalAccessToken)
-// and returns it; Rocket.Chat shows it only this once. bypassTwoFactor lets
-// the token call two-factor-protected endpoints without a code. The
-// endpoint takes no userId: a token is always minted for the caller (seed
-// §2.0), so the client must act as the new user, e.g. with the token Login
-// returned.
+// GeneratePersonalAccessToken creates a personal access token named tokenName
+// for the client's own user (users.generatePersonalAccessToken) and returns
+// it; Rocket.Chat shows it only this once. bypassTwoFactor lets the token
+// call two-factor-protected endpoints without a code. The endpoint takes no
+// userId: a token is always minted for the caller (measured on 8.7), so the
+// client must act as the new user, e.g. with the token Login returned.
 // Errors: EFORBIDDEN when the user lacks create-personal-access-tokens (400
 // not-authorized; the role user carries it, bot does not), or, with
 // ErrTwoFactorRequired in the chain, when the server wants a second factor;
@@ -253,14 +252,14 @@ func (c *Client) Logout(ctx context.Context) error {
 }
 
 // Login signs in with a password (POST /api/v1/login, no auth headers) and
-// returns the user's id and a new login token for X-User-Id/X-Auth-Token
-// (GT §1.2). user is a username, or an e-mail address when it contains "@".
+// returns the user's id and a new login token for X-User-Id/X-Auth-Token.
+// user is a username, or an e-mail address when it contains "@".
 // hc nil means a client with DefaultTimeout. Redirects are not followed:
 // the body carries the password, and a redirect would send it elsewhere or
 // drop it. The password never appears in an error.
 // Errors: EFORBIDDEN with ErrTwoFactorRequired in the chain when the user
 // has two-factor authentication (401 totp-required; a user created while
-// SettingEmail2FAAutoOptIn was on, seed §2.0.1); EUNAUTHORIZED for a wrong
+// SettingEmail2FAAutoOptIn was on); EUNAUTHORIZED for a wrong
 // username or password (Rocket.Chat ≥ 8 may answer a bare 401 for every
 // refused login, 2FA included); ERATELIMITED after too many attempts.
 func Login(ctx context.Context, baseURL, user, password string, hc *http.Client) (userID, authToken string, err error) {
@@ -297,7 +296,7 @@ func Login(ctx context.Context, baseURL, user, password string, hc *http.Client)
 	err = anon.roundTrip(ctx, request{call: cl, body: body, length: n, contentType: "application/json"}, false, &w, func(a answer) *mapped {
 		switch {
 		case a.codes["totp-required"]:
-			// The ≤ 7.x body, which seed §2.0.1 saw on 8.7: 401
+			// The ≤ 7.x body, which Rocket.Chat 8.7 still sends: 401
 			// {"status":"error","error":"totp-required","message":"TOTP Required",
 			// "details":{"method":"email","codeGenerated":true,…}}.
 			return &mapped{code: sb.EFORBIDDEN, twoFactor: true, msg: fmt.Sprintf(
@@ -474,13 +473,13 @@ type createUserBody struct {
 }
 
 // generateTokenBody is all users.generatePersonalAccessToken accepts: any
-// other property, userId included, is refused (seed §2.0).
+// other property, userId included, is refused.
 type generateTokenBody struct {
 	TokenName       string `json:"tokenName"`
 	BypassTwoFactor bool   `json:"bypassTwoFactor"`
 }
 
-// loginBody is the password login of GT §1.2.
+// loginBody is the body of POST /api/v1/login with a password.
 type loginBody struct {
 	User     string `json:"user"`
 	Password string `json:"password"`
@@ -502,7 +501,7 @@ func (d wireDetails) orUnknown() string {
 	return d.Method
 }
 
-// wireAccount is the user of users.info (GT §1.8: the field set is not
+// wireAccount is the user of users.info (the field set is not
 // verified, so everything is optional).
 type wireAccount struct {
 	ID       string   `json:"_id"`

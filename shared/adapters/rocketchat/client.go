@@ -74,7 +74,7 @@ func New(baseURL string, userID, authToken string, hc *http.Client, opts ...Opti
 }
 
 // NewAnonymous is a client without an identity, for the endpoints that need
-// none (Info: GET /api/info for the health check, RC12). Calls that need a
+// none (Info: GET /api/info for the health check). Calls that need a
 // login fail with the server's 401.
 func NewAnonymous(baseURL string, hc *http.Client, opts ...Option) (*Client, error) {
 	return newClient(baseURL, "", "", hc, true, opts)

@@ -1,6 +1,6 @@
 // Package rocketchat is Switchboard's Rocket.Chat REST client: one agent's
 // view of a Rocket.Chat 8.x server, acting as that agent's own user with a
-// personal access token (RC1). Every request carries X-User-Id and
+// personal access token. Every request carries X-User-Id and
 // X-Auth-Token; the token never appears in an error, a log line or String().
 //
 // Wire shapes stay private to this package (wire.go); methods return
@@ -23,18 +23,17 @@
 //
 // Retries. The client never retries and never sleeps: a failed call returns
 // at once, and the caller (the poll job, a tool, a state machine) decides
-// whether and when to try again, using RetryAfter (RC13). The only second
+// whether and when to try again, using RetryAfter. The only second
 // request a method makes on its own is RoomInfo's lookup by name after a
 // lookup by id found nothing, which is a different question, not a retry.
 // (Go's http.Transport may resend an idempotent GET once when a kept-alive
 // connection was closed before any answer; that is the transport's rule.)
 //
 // Calls counts requests per endpoint for measurements ("a quiet poll tick
-// costs one Rocket.Chat call", RC5).
+// costs one Rocket.Chat call").
 //
-// Behaviour that depends on how a real server acts cites its source: GT §1.x
-// is ../shared/research/api-ground-truth.md (read from the Rocket.Chat
-// sources), seed §2.x is ../shared/seeds/rocketchat-nextcloud-concept.de.md
-// (measured against a live Rocket.Chat 8.7). The fake server in rcfake
-// reproduces the same facts for tests.
+// Behaviour that depends on how a real server acts was read from the
+// Rocket.Chat sources or measured against a live Rocket.Chat 8.7; the
+// comments say which facts the code relies on, and the fake server in
+// rcfake reproduces the same facts for tests.
 package rocketchat

@@ -22,14 +22,13 @@ import (
 // the server's reason.
 var (
 	// The room does not exist or is not visible to the user: postMessage and
-	// im.history answer invalid-channel (seed §2.0), channels/groups.history
-	// and rooms.info error-room-not-found (GT §1.5), sendMessage
-	// error-invalid-room, subscriptions.read error-invalid-subscription
-	// (GT §1.4).
+	// im.history answer invalid-channel, channels/groups.history
+	// and rooms.info error-room-not-found, sendMessage
+	// error-invalid-room, subscriptions.read error-invalid-subscription.
 	unknownRoomCodes = codeSet("invalid-channel", "error-room-not-found", "error-invalid-room", "error-invalid-subscription")
 	// Plain "not allowed" answers without a specific reason: posting into a
 	// private group one is not a member of (error-not-allowed), rooms.info
-	// without access (error "not-allowed", errorType "Not Allowed"; GT §1.8),
+	// without access (error "not-allowed", errorType "Not Allowed"),
 	// chat.getMessage in a room without access ("Not allowed
 	// [error-not-allowed]").
 	notAllowedCodes = codeSet("error-not-allowed", "not-allowed")
@@ -49,7 +48,7 @@ var (
 	trailingCode = regexp.MustCompile(`\s*\[([A-Za-z0-9_.:-]+)\]\s*$`)
 	// bareCode is an error that is nothing but a code: "error-invalid-subscription".
 	bareCode = regexp.MustCompile(`^[a-z0-9]+(?:[-_.][a-z0-9]+)+$`)
-	// waitSeconds reads the wait from the 429 text (GT §1.2).
+	// waitSeconds reads the wait from the 429 text.
 	waitSeconds = regexp.MustCompile(`wait (\d+) seconds`)
 )
 
@@ -99,13 +98,13 @@ func (se serverError) has(set map[string]bool) bool {
 }
 
 // failure maps every failed exchange to a *switchboard.Error: the one place
-// that decides codes (STYLE: one error vocabulary, translated in one table).
+// that decides codes (one error vocabulary, translated in one table).
 // resp is nil for transport failures (err set). Messages name the endpoint,
 // never the query or a header; the internal cause goes into Err.
 // HTTPError is the cause inside every error the client returns: the
 // endpoint (method and path, never the query) and, when the server answered,
 // its status, error codes and reason. Tools put Status and Endpoint into the
-// envelope (C8).
+// envelope.
 type HTTPError struct {
 	Status   int // 0 when no answer arrived
 	Endpoint string
@@ -190,7 +189,7 @@ func (c *Client) failure(cl call, resp *http.Response, body []byte, err error) e
 		switch {
 		case cl.name == "file-upload":
 			// Downloads answer 403 with an empty body for missing or wrong
-			// credentials as well as for no access (GT §1.7).
+			// credentials as well as for no access.
 			msg = "forbidden (403); the file needs a valid userId/authToken and access to its room"
 		case cl.room != "":
 			msg = fmt.Sprintf("forbidden (403); this user has no access to room %q (or it does not exist)", cl.room)
@@ -268,7 +267,7 @@ func (c *Client) failure(cl call, resp *http.Response, body []byte, err error) e
 
 // retryAfter is how long to wait after a 429. Rocket.Chat sends no
 // Retry-After; X-RateLimit-Reset is the end of the window in epoch
-// MILLISECONDS (GT §1.2). When that is missing or already past (clock skew
+// MILLISECONDS. When that is missing or already past (clock skew
 // between us and the server), the "wait N seconds" of the error text, which
 // the server computed against its own clock, decides.
 func retryAfter(h http.Header, reason string, now time.Time) time.Duration {

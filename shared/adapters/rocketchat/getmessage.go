@@ -10,7 +10,7 @@ import (
 
 // GetMessage fetches one message by id (chat.getMessage?msgId=…): an
 // outgoing-webhook delivery carries only the text, so the worker reads the
-// message itself for mentions[], files and link previews (RC4, RC7).
+// message itself for mentions[], files and link previews.
 // Errors: ENOTFOUND for an unknown message (the server answers a bare 400
 // {"success":false}); EFORBIDDEN for a message in a room the user cannot
 // access (400 "Not allowed [error-not-allowed]", getSingleMessage).

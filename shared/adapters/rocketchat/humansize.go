@@ -3,7 +3,7 @@ package rocketchat
 import "fmt"
 
 // HumanSize renders a byte count the way Rocket.Chat's UI does and the wake
-// message shows it (seed §2.9: "auswertung.csv (text/csv, 77 B)"): 77 B,
+// message shows it ("auswertung.csv (text/csv, 77 B)"): 77 B,
 // 1.2 KB, 3.4 MB.
 func HumanSize(n int64) string {
 	if n < 1024 {

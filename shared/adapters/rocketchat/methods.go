@@ -21,8 +21,8 @@ import (
 const isoMillis = "2006-01-02T15:04:05.000Z07:00"
 
 // Info returns the server's version from GET /api/info, which needs no
-// login; the health check (RC12) uses it. Without the view-statistics
-// permission the server tells only major.minor, e.g. "8.7" (GT §1.8).
+// login; the health check uses it. Without the view-statistics
+// permission the server tells only major.minor, e.g. "8.7".
 // Errors: EUNAVAILABLE when the server cannot be reached or fails;
 // EINTERNAL when the answer is not Rocket.Chat's.
 func (c *Client) Info(ctx context.Context) (string, error) {
@@ -41,7 +41,7 @@ func (c *Client) Info(ctx context.Context) (string, error) {
 }
 
 // Subscriptions returns the user's rooms with their counters in one call
-// (subscriptions.get, RC5). With a non-zero updatedSince only rooms whose
+// (subscriptions.get). With a non-zero updatedSince only rooms whose
 // subscription changed after it come back; a new message in a room changes
 // the subscription of every other member (alert), so this is the cheap "is
 // there news" question of a poll tick. Counters: see Subscription.
@@ -65,8 +65,8 @@ func (c *Client) Subscriptions(ctx context.Context, updatedSince time.Time) ([]S
 }
 
 // MarkRead marks room rid read for the user (subscriptions.read): unread,
-// userMentions and alert drop to zero and ls moves to now (seed §2.0). The
-// poll marks a room read only after its messages were collected (RC5).
+// userMentions and alert drop to zero and ls moves to now. The
+// poll marks a room read only after its messages were collected.
 // Errors: ENOTFOUND when the user has no subscription to rid.
 func (c *Client) MarkRead(ctx context.Context, rid string) error {
 	cl := api(http.MethodPost, "subscriptions.read")
@@ -77,7 +77,7 @@ func (c *Client) MarkRead(ctx context.Context, rid string) error {
 	return c.postJSON(ctx, cl, markReadBody{RID: rid}, nil)
 }
 
-// historyEndpoint picks the history endpoint by room type (RC5, seed §2.0).
+// historyEndpoint picks the history endpoint by room type.
 func historyEndpoint(t RoomType) (string, bool) {
 	switch t {
 	case Channel:
@@ -93,11 +93,11 @@ func historyEndpoint(t RoomType) (string, bool) {
 // History returns messages of room rid newer than oldest (exclusive; zero
 // means no lower bound), at most count (0 means the server's default of 20),
 // OLDEST FIRST. The server answers newest first and, when more than count
-// messages are newer than oldest, returns the newest count of them (GT
-// §1.5): when len(result) == count there may be a gap between oldest and the
+// messages are newer than oldest, returns the newest count of them:
+// when len(result) == count there may be a gap between oldest and the
 // first message returned. Thread replies come only with withThreads (or when
 // their author also sent them to the room); system messages such as "uj"
-// come too (seed §2.0). The endpoint follows roomType: channels.history,
+// come too. The endpoint follows roomType: channels.history,
 // groups.history or im.history.
 // Errors: ENOTFOUND for an unknown room (or a room of another type);
 // EFORBIDDEN without access; EINVALID for a room type without history.
@@ -136,7 +136,7 @@ func (c *Client) History(ctx context.Context, roomType RoomType, rid string, old
 
 // PostMessage posts text as the user (chat.postMessage) into
 // roomIDOrChannel: a room id, a room name, "#name", or "@username" (which
-// opens the DM if needed; RC2). A non-empty tmid answers in that thread.
+// opens the DM if needed). A non-empty tmid answers in that thread.
 // Returns the stored message and the server's time. The text is scrubbed
 // before it leaves (see New).
 // Errors: ENOTFOUND "unknown room" (the server says 400 invalid-channel);
@@ -152,7 +152,7 @@ func (c *Client) PostMessage(ctx context.Context, roomIDOrChannel, text, tmid st
 		return Sent{}, sb.E("rocketchat.chat.postMessage", sb.EINVALID, "Rocket.Chat "+cl.endpoint()+": the text is empty")
 	}
 	var w struct {
-		TS      rcTime      `json:"ts"` // epoch ms, a number (GT §1.6)
+		TS      rcTime      `json:"ts"` // epoch ms, a number
 		Message wireMessage `json:"message"`
 	}
 	if err := c.postJSON(ctx, cl, postMessageBody{RoomID: roomIDOrChannel, Text: c.scrub(ctx, text), TMID: tmid}, &w); err != nil {
@@ -212,7 +212,7 @@ func (c *Client) CreateDM(ctx context.Context, username string) (string, error) 
 }
 
 // UploadFile sends a file into room rid in the two steps Rocket.Chat 6.x+
-// needs (RC9, seed §2.8; rooms.upload is gone in 8.x and answers a bare HTML
+// needs (rooms.upload is gone in 8.x and answers a bare HTML
 // 404): POST rooms.media/:rid with the file as multipart field "file", which
 // stores it invisibly, then POST rooms.mediaConfirm/:rid/:fileId, which
 // publishes it as a message with description as its text, in thread tmid
@@ -300,10 +300,10 @@ type switchWriter struct{ w io.Writer }
 func (s *switchWriter) Write(p []byte) (int, error) { return s.w.Write(p) }
 
 // Download starts fetching file fileID (GET /file-upload/{id}/{name}) with
-// the user's auth headers, which FileUpload_ProtectFiles requires (seed
-// §2.9). The server finds the file by id; name is only the last path segment
+// the user's auth headers, which FileUpload_ProtectFiles requires.
+// The server finds the file by id; name is only the last path segment
 // and defaults to "download". The caller closes Body and enforces its own
-// size limit while reading (RC10).
+// size limit while reading.
 // Errors: EFORBIDDEN (403 with an empty body: wrong credentials or no
 // access); ENOTFOUND for an unknown id.
 func (c *Client) Download(ctx context.Context, fileID, name string) (*FileStream, error) {

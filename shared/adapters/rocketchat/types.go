@@ -6,7 +6,7 @@ import (
 )
 
 // RoomType is Rocket.Chat's room kind, the field t of rooms and
-// subscriptions. It picks the history endpoint (RC5).
+// subscriptions. It picks the history endpoint.
 type RoomType string
 
 // Room types this client knows. Livechat rooms (l) are listed by
@@ -21,8 +21,8 @@ const (
 // Subscription is one room as the agent's user sees it, from
 // subscriptions.get. The counters are a cheap pre-filter only: in RC 8.x
 // Unread counts only mentions in channels and groups (a plain message just
-// sets Alert), and UserMentions stays up until MarkRead (seed §2.0.2). Decide
-// per message on Message.Mentions, never on these counters (RC5).
+// sets Alert), and UserMentions stays up until MarkRead. Decide
+// per message on Message.Mentions, never on these counters.
 type Subscription struct {
 	RoomID        string
 	Type          RoomType
@@ -54,7 +54,7 @@ type File struct {
 
 // Link is a link in a message with the preview Rocket.Chat fetched for it
 // (urls[].meta). Title and Description are the linked page's own text: treat
-// them as untrusted like the message (seed §2.9, C7).
+// them as untrusted like the message.
 type Link struct {
 	URL         string
 	Title       string
@@ -71,11 +71,11 @@ type Message struct {
 	User     User
 	// Mentions lists the usernames in mentions[] (users only, plus "all" and
 	// "here" for group mentions); the server resolved them, so no text
-	// parsing is needed (seed §2.0).
+	// parsing is needed.
 	Mentions []string
 	// SystemType is the field t of system messages ("uj" user joined, "ul"
 	// left, "au" added, …); "" for a message a person or bot wrote. System
-	// messages appear in history and must not wake an agent (seed §2.0).
+	// messages appear in history and must not wake an agent.
 	SystemType string
 	Bot        bool      // the field bot is set (integration or app message)
 	Edited     bool      // editedAt is set
@@ -86,7 +86,7 @@ type Message struct {
 
 // Sent is what chat.postMessage answers: the stored message plus the
 // server's clock at the time it answered (the top-level ts, epoch
-// milliseconds, while message.ts is an ISO string; GT §1.6).
+// milliseconds, while message.ts is an ISO string).
 type Sent struct {
 	Message
 	ServerTime time.Time
@@ -107,7 +107,7 @@ type Room struct {
 
 // FileStream is a download in progress. The caller must close Body. Size is
 // the Content-Length, or -1 when the server did not send one (then check the
-// size while reading; RC10).
+// size while reading).
 type FileStream struct {
 	Body        io.ReadCloser
 	Size        int64

@@ -8,12 +8,12 @@ import (
 	"time"
 )
 
-// Wire shapes of the Rocket.Chat REST API (GT §1.2–§1.8). Decoding is
+// Wire shapes of the Rocket.Chat REST API. Decoding is
 // lenient on purpose: the server adds fields release by release, and one odd
 // field must not fail a whole history page. Converters at the bottom turn
 // them into the exported types.
 
-// wireEnvelope is the part every answer shares (GT §1.2): success plus, on
+// wireEnvelope is the part every answer shares: success plus, on
 // failure, error/errorType, and on pre-8.0 servers status/message.
 type wireEnvelope struct {
 	Success   *bool           `json:"success"`
@@ -43,7 +43,7 @@ type wireFile struct {
 	Size flexInt `json:"size"`
 }
 
-// wireAttachment is a file attachment as sendFileMessage builds it (GT §1.5).
+// wireAttachment is a file attachment as sendFileMessage builds it.
 type wireAttachment struct {
 	Title     string  `json:"title"`
 	TitleLink string  `json:"title_link"`
@@ -110,7 +110,7 @@ type wireRoom struct {
 type postMessageBody struct {
 	// roomId, never channel: the server resolves "#name", "@user", ids and
 	// names from either field the same way (processWebhookMessage), but only
-	// the roomId variant of the schema allows tmid (GT §1.6).
+	// the roomId variant of the schema allows tmid.
 	RoomID string `json:"roomId"`
 	Text   string `json:"text"`
 	TMID   string `json:"tmid,omitempty"`
@@ -120,12 +120,12 @@ type reactBody struct {
 	MessageID string `json:"messageId"`
 	Emoji     string `json:"emoji"`
 	// ShouldReact true sets the reaction; without it chat.react toggles, so
-	// a repeated call would take it away again (GT §1.6).
+	// a repeated call would take it away again.
 	ShouldReact bool `json:"shouldReact"`
 }
 
 type markReadBody struct {
-	RID string `json:"rid"` // accepted by 6.x–8.x (GT §1.4)
+	RID string `json:"rid"` // accepted by 6.x–8.x
 }
 
 type createDMBody struct {
@@ -133,8 +133,8 @@ type createDMBody struct {
 }
 
 // mediaConfirmBody is checked with a strict Match on the server: unknown
-// keys fail with 400 (GT §1.7). The caption goes into msg, where a reader
-// (and our own poll) finds it next to files[] (seed §2.9).
+// keys fail with 400. The caption goes into msg, where a reader
+// (and our own poll) finds it next to files[].
 type mediaConfirmBody struct {
 	Msg  string `json:"msg,omitempty"`
 	TMID string `json:"tmid,omitempty"`
@@ -266,7 +266,7 @@ func present(raw json.RawMessage) bool {
 	return s != "" && s != "null" && s != "false"
 }
 
-// toFiles collects a message's files (GT §1.5). files[] is the list; for an
+// toFiles collects a message's files. files[] is the list; for an
 // image it also holds the thumbnail, which no attachment names as its fileId,
 // so when attachments carry fileIds only those entries count. Older messages
 // have only the deprecated file, or only attachments.

@@ -40,7 +40,7 @@ func TestRCTime(t *testing.T) {
 	}
 }
 
-// TestToMessage converts messages in the shapes of GT §1.5.
+// TestToMessage converts messages in the shapes the REST API returns.
 func TestToMessage(t *testing.T) {
 	tests := []struct {
 		name string

@@ -29,15 +29,16 @@ const (
 
 // NewClient builds the S3 client from the environment, once per cold start.
 //
-// The endpoint comes from the SDK's own conventions and nothing else (STYLE
-// habit 8). In aws-sdk-go-v2, config v1.33.18 reads AWS_ENDPOINT_URL into
-// aws.Config.BaseEndpoint (env_config.go: awsEndpointURLEnv, resolve.go:
-// resolveBaseEndpoint), and s3 v1.114.10's NewFromConfig prefers
-// AWS_ENDPOINT_URL_S3 (or a services section in the shared config file) over
-// it through EnvConfig.GetServiceBaseEndpoint (endpoints.go:
-// resolveBaseEndpoint); AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true turns both
-// off. The option below runs after that resolution, so o.BaseEndpoint is
-// exactly the override the SDK will use.
+// The endpoint comes from the SDK's own conventions and nothing else, so no
+// handler needs an "if local" branch. In aws-sdk-go-v2, config v1.33.18 reads
+// AWS_ENDPOINT_URL into aws.Config.BaseEndpoint (env_config.go:
+// awsEndpointURLEnv, resolve.go: resolveBaseEndpoint), and s3 v1.114.10's
+// NewFromConfig prefers AWS_ENDPOINT_URL_S3 (or a services section in the
+// shared config file) over it through EnvConfig.GetServiceBaseEndpoint
+// (endpoints.go: resolveBaseEndpoint);
+// AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true turns both off. The option below
+// runs after that resolution, so o.BaseEndpoint is exactly the override the
+// SDK will use.
 //
 // With an override set, NewClient switches to path-style addressing
 // (gofakes3 and LocalStack do not serve bucket.host names) and fills in

@@ -37,7 +37,7 @@ var (
 	// channelName is a public channel or supergroup address (the same rule
 	// as config's telegramChatRe).
 	channelName = regexp.MustCompile(`^@[A-Za-z][A-Za-z0-9_]{3,}$`)
-	// secretToken is what setWebhook accepts as secret_token (GT §4).
+	// secretToken is what setWebhook accepts as secret_token.
 	secretToken = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
 )
 

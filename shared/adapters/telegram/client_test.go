@@ -938,7 +938,7 @@ func TestWebhookPushWithSecret(t *testing.T) {
 }
 
 func TestParseUpdate(t *testing.T) {
-	// The samples of GT §4.
+	// Updates in the shapes of the Bot API documentation.
 	msg := `{"update_id": 10000,
  "message": {"message_id": 1365, "from": {"id": 1111, "is_bot": false, "first_name": "Ann", "username": "ann", "language_code": "en"},
              "chat": {"id": 1111, "type": "private", "first_name": "Ann", "username": "ann"},

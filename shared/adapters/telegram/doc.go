@@ -1,13 +1,12 @@
 // Package telegram is Switchboard's Telegram Bot API client: the emergency
-// channel of the router (CR1–CR3) and the place where approvals are shown
-// with Approve / Deny buttons (ST2).
+// channel of the router and the place where approvals are shown
+// with Approve / Deny buttons.
 //
-// Requests go to {apiBaseUrl}/bot{token}/{method} as JSON POSTs (GT §4:
-// ../shared/research/api-ground-truth.md §4, read from the Bot API docs and
-// tdlib/telegram-bot-api). The bot token is part of that URL, so it is kept
-// out of every error (transport errors carry the URL: it is rewritten to
-// bot<redacted>), out of String() and out of the messages of *Error; the
-// client logs nothing.
+// Requests go to {apiBaseUrl}/bot{token}/{method} as JSON POSTs (shapes read
+// from the Bot API docs and tdlib/telegram-bot-api). The bot token is part of
+// that URL, so it is kept out of every error (transport errors carry the URL:
+// it is rewritten to bot<redacted>), out of String() and out of the messages
+// of *Error; the client logs nothing.
 //
 // Wire shapes stay private to this package (wire.go); methods take and
 // return domain values: Message, Sent, Update, Msg, Callback, User.

@@ -17,11 +17,11 @@ import (
 )
 
 // retryAfterText reads the wait from a 429 description: "Too Many
-// Requests: retry after 5" (GT §4).
+// Requests: retry after 5".
 var retryAfterText = regexp.MustCompile(`(?i)retry after (\d+)`)
 
 // failure maps every failed exchange to a *switchboard.Error: the one place
-// that decides codes (STYLE: one error vocabulary, translated in one table).
+// that decides codes (one error vocabulary, translated in one table).
 // resp is nil for transport failures (err set); env is nil when the answer
 // was not Bot API JSON (a proxy's HTML page). Messages name the method and,
 // where it helps, the chat, never the URL (it holds the token).
@@ -148,7 +148,7 @@ func (c *Client) reason(s string) string {
 }
 
 // retryAfter is the wait after a 429: parameters.retry_after (seconds),
-// else the Retry-After header (Telegram sends both, GT §4), else the
+// else the Retry-After header (Telegram sends both), else the
 // number in "retry after N".
 func (c *Client) retryAfter(h http.Header, p wireParameters, desc string) time.Duration {
 	if p.RetryAfter > 0 {

@@ -252,7 +252,7 @@ func (c *Client) GetUpdates(ctx context.Context, offset int64, timeout time.Dura
 
 // SetWebhook makes Telegram POST every update to webhookURL, with
 // secretToken in the X-Telegram-Bot-Api-Secret-Token header ("" sends
-// none; Switchboard's receiver requires one, CR3). allowed nil keeps the
+// none; Switchboard's receiver requires one). allowed nil keeps the
 // kinds set before. dropPending discards updates not yet delivered.
 // Telegram itself wants an https URL on port 443, 80, 88 or 8443; a
 // self-hosted Bot API server in --local mode and the fake accept http.

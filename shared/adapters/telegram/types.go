@@ -2,7 +2,7 @@ package telegram
 
 import "time"
 
-// Limits of the Bot API (GT §4).
+// Limits of the Bot API.
 const (
 	// MaxTextLength is the most characters (runes) one message may carry.
 	MaxTextLength = 4096
@@ -61,7 +61,7 @@ type Msg struct {
 
 // Callback is a pressed inline button.
 type Callback struct {
-	ID           string // a string, not a number (GT §4)
+	ID           string // a string, not a number
 	From         User
 	Message      *Msg // the message with the button; nil for inline messages
 	ChatInstance string

@@ -11,7 +11,7 @@ import (
 )
 
 // SecretTokenHeader is the header in which Telegram sends a webhook's
-// secret_token with every update (GT §4).
+// secret_token with every update.
 const SecretTokenHeader = "X-Telegram-Bot-Api-Secret-Token"
 
 // Validate checks the keyboard the way Telegram would, and more strictly:

@@ -11,7 +11,7 @@ import (
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// Wire shapes of the Bot API (GT §4). They stay in this file; the rest of
+// Wire shapes of the Bot API. They stay in this file; the rest of
 // the package speaks the domain types of types.go.
 
 // envelope is every answer: {"ok":true,"result":…} or
@@ -211,7 +211,7 @@ func toUpdate(w wireUpdate, raw json.RawMessage) Update {
 }
 
 // kindOf is the key of an update object other than update_id: an Update
-// carries "at most one" optional field (GT §4).
+// carries "at most one" optional field.
 func kindOf(raw json.RawMessage) string {
 	var keys map[string]json.RawMessage
 	if json.Unmarshal(raw, &keys) != nil {

@@ -21,7 +21,7 @@ type Instance struct {
 	PublicBaseURL string `yaml:"publicBaseUrl"` // base of approval links; empty in dev = the dev listener
 	ToolAPIToken  string `yaml:"toolApiToken"`  // secret: bearer for POST /tools/invoke outside AWS
 
-	// Channels is the router order for "deliver to the human" (CR1).
+	// Channels is the router order for "deliver to the human".
 	// Default [RocketChat, Telegram].
 	Channels []string `yaml:"channels"`
 
@@ -31,13 +31,13 @@ type Instance struct {
 	Telegram   Telegram           `yaml:"telegram"`
 	Approvals  Approvals          `yaml:"approvals"`
 
-	// AgentMessageRetentionDays keeps agent-to-agent messages this long; 0 = forever (AC3).
+	// AgentMessageRetentionDays keeps agent-to-agent messages this long; 0 = forever.
 	AgentMessageRetentionDays int `yaml:"agentMessageRetentionDays"`
 	// AuditRetentionDays keeps audit entries and receipts this long; default 365, 0 = forever.
 	AuditRetentionDays int `yaml:"auditRetentionDays"`
 
 	// Staging overrides the default staging policy per "Tool.action":
-	// "auto", "approve" or "deny" (ST1).
+	// "auto", "approve" or "deny".
 	Staging map[string]string `yaml:"staging"`
 
 	Dev Dev `yaml:"dev"`
@@ -62,7 +62,7 @@ type Model struct {
 	// and {{message}}. Default: "Hello from {{agent}}: you said {{message}}".
 	Reply string `yaml:"reply"`
 
-	// Prices in USD per million tokens, for receipts and the daily budget (C5, AG3).
+	// Prices in USD per million tokens, for receipts and the daily budget.
 	InputPer1M  float64 `yaml:"inputPer1M"`
 	OutputPer1M float64 `yaml:"outputPer1M"`
 }
@@ -80,9 +80,9 @@ const DefaultScriptedReply = "Hello from {{agent}}: you said {{message}}"
 // InstanceRocketChat is the instance-wide Rocket.Chat server configuration.
 type InstanceRocketChat struct {
 	BaseURL        string   `yaml:"baseUrl"`        // default for every agent's RocketChat.baseUrl
-	WebhookTokens  []string `yaml:"webhookTokens"`  // secrets; several while rotating (RC4)
-	AdminUserID    string   `yaml:"adminUserId"`    // provisioning only (RC11)
-	AdminAuthToken string   `yaml:"adminAuthToken"` // secret; provisioning only (RC11)
+	WebhookTokens  []string `yaml:"webhookTokens"`  // secrets; several while rotating
+	AdminUserID    string   `yaml:"adminUserId"`    // provisioning only
+	AdminAuthToken string   `yaml:"adminAuthToken"` // secret; provisioning only
 	// MaxMessageLength is the server's Message_MaxAllowedSize (default
 	// 5000): longer automatic answers are posted in parts.
 	MaxMessageLength int `yaml:"maxMessageLength"`
@@ -91,7 +91,7 @@ type InstanceRocketChat struct {
 	MaxReplyParts int `yaml:"maxReplyParts"`
 }
 
-// Telegram is the emergency and approval channel (CR3, ST2).
+// Telegram is the emergency and approval channel.
 type Telegram struct {
 	APIBaseURL     string   `yaml:"apiBaseUrl"` // default https://api.telegram.org
 	BotToken       string   `yaml:"botToken"`   // secret
@@ -100,7 +100,7 @@ type Telegram struct {
 	WebhookSecret  string   `yaml:"webhookSecret"` // secret; X-Telegram-Bot-Api-Secret-Token
 }
 
-// Approvals configures approval links (ST2).
+// Approvals configures approval links.
 type Approvals struct {
 	SigningKey          string   `yaml:"signingKey"` // secret; HMAC-SHA256 key
 	TTLHours            int      `yaml:"ttlHours"`   // default 24
@@ -118,22 +118,23 @@ type Agent struct {
 	ID             string  `yaml:"id"`   // slug [a-z0-9-], unique
 	Name           string  `yaml:"name"` // display name; default = ID
 	SystemPrompt   string  `yaml:"systemPrompt"`
-	DailyBudgetUSD float64 `yaml:"dailyBudgetUsd"` // 0 = no daily limit (AG3)
+	DailyBudgetUSD float64 `yaml:"dailyBudgetUsd"` // 0 = no daily limit
 	Model          *Model  `yaml:"model"`          // optional override of instance.model
 	MaxSteps       int     `yaml:"maxSteps"`       // model turns per run; default 8
 	Tools          Tools   `yaml:"tools"`
 }
 
-// Tools holds the agent's tool blocks under the seed's names. A nil block
-// means the tool is not configured for this agent; a present key, even an
-// empty block such as "Workspace: {}", enables it.
+// Tools holds the agent's tool blocks under their config names
+// (RocketChat, Nextcloud, …). A nil block means the tool is not configured
+// for this agent; a present key, even an empty block such as
+// "Workspace: {}", enables it.
 type Tools struct {
 	RocketChat *RocketChatTool `yaml:"RocketChat"`
 	Nextcloud  *NextcloudTool  `yaml:"Nextcloud"`
 	Workspace  *WorkspaceTool  `yaml:"Workspace"`
 }
 
-// RocketChatTool is an agent's Rocket.Chat identity and limits (seed §2, RC1–RC10).
+// RocketChatTool is an agent's Rocket.Chat identity and limits.
 type RocketChatTool struct {
 	// BaseURL falls back to instance.rocketchat.baseUrl when empty.
 	BaseURL                 string   `yaml:"baseUrl"`
@@ -153,16 +154,16 @@ type RocketChatTool struct {
 	RespondToAllRooms       []string `yaml:"respondToAllRooms"`
 }
 
-// NextcloudTool is an agent's Nextcloud access (seed §5, NC1–NC7).
+// NextcloudTool is an agent's Nextcloud access.
 type NextcloudTool struct {
 	BaseURL                string `yaml:"baseUrl"`
 	Username               string `yaml:"username"`
 	AppPassword            string `yaml:"appPassword"` // secret
-	RootPath               string `yaml:"rootPath"`    // absolute, cleaned; nothing escapes it (NC2)
+	RootPath               string `yaml:"rootPath"`    // absolute, cleaned; nothing escapes it
 	AllowPublicShares      bool   `yaml:"allowPublicShares"`
 	CollaboraURL           string `yaml:"collaboraUrl"`
 	ShareDefaultExpireDays int    `yaml:"shareDefaultExpireDays"` // default 14
-	ReportsMaxAgeDays      int    `yaml:"reportsMaxAgeDays"`      // default 90 (NC7)
+	ReportsMaxAgeDays      int    `yaml:"reportsMaxAgeDays"`      // default 90
 }
 
 // WorkspaceTool is the agent's own file workspace (personal: / shared:).
@@ -261,8 +262,8 @@ func (a *Agent) EffectiveModel(instance Instance) Model {
 	return base
 }
 
-// secretKeys are the YAML key names whose values are secret references
-// (C3). Matching is on whole key names, so a key added later under one of
+// secretKeys are the YAML key names whose values are secret references.
+// Matching is on whole key names, so a key added later under one of
 // these names is a secret automatically.
 var secretKeys = map[string]bool{
 	"token":          true,
@@ -279,7 +280,7 @@ var secretKeys = map[string]bool{
 }
 
 // Secrets returns every non-empty secret value in the configuration, without
-// duplicates, for the scrubber (C6). After Load these are resolved values,
+// duplicates, for the scrubber. After Load these are resolved values,
 // never references.
 func (c *Config) Secrets() []string {
 	var out []string

@@ -1,6 +1,6 @@
 // Package config loads and validates the Switchboard configuration: one YAML
 // (or JSON, which is YAML) file with an instance block and a list of agents,
-// each agent with its tool blocks under the seed's key names (SPEC C3).
+// each agent with its tool blocks under their config key names.
 //
 // Loading is strict. Unknown keys are errors with a "did you mean" hint,
 // every problem is reported at once as "<file>:<line>: <field>: <what is
@@ -8,5 +8,5 @@
 // authToken, appPassword, apiKey, …) are resolved through a SecretResolver:
 // an inline literal, "env:NAME", or "secretsmanager:<name-or-arn>[#jsonKey]".
 // After Load every secret field holds the resolved value, and
-// (*Config).Secrets lists those values for the scrubber (C6).
+// (*Config).Secrets lists those values for the scrubber.
 package config

@@ -217,7 +217,7 @@ func validateAgents(c *Config, ps *problems) {
 				ps.at(p+".username", "starts with @", "write the username without @, e.g. "+strings.TrimPrefix(rc.Username, "@"))
 			default:
 				if other, dup := rcUsers[rc.Username]; dup {
-					ps.at(p+".username", fmt.Sprintf("Rocket.Chat user %q is already used by %s", rc.Username, other), "give every agent its own Rocket.Chat user (RC1)")
+					ps.at(p+".username", fmt.Sprintf("Rocket.Chat user %q is already used by %s", rc.Username, other), "give every agent its own Rocket.Chat user")
 				} else {
 					rcUsers[rc.Username] = ap
 				}
@@ -379,7 +379,7 @@ func checkURL(ps *problems, p, raw string, requiredHere bool, example string) {
 
 // checkRootPath requires an absolute path without ".." and stores its
 // cleaned form (trailing and doubled slashes removed), so that the
-// Nextcloud scoping (NC2) compares like with like.
+// Nextcloud scoping compares like with like.
 func checkRootPath(ps *problems, p string, root *string, agentName string) {
 	r := *root
 	example := "/Switchboard/" + agentName

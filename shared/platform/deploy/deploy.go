@@ -56,13 +56,13 @@ const IndexByRoot = "byRoot"
 var Tables = []Table{
 	{
 		ID: "audit", EnvVar: "SWITCHBOARD_TABLE_AUDIT",
-		Doc: "one item per tool call (C5): pk agent, sk time#id; byRoot answers a whole run chain",
+		Doc: "one item per tool call: pk agent, sk time#id; byRoot answers a whole run chain",
 		PK:  pk, SK: sk, TTLAttr: "expiresAt",
 		Indexes: []Index{{Name: IndexByRoot, PK: rootRunID, SK: sk}},
 	},
 	{
 		ID: "receipts", EnvVar: "SWITCHBOARD_TABLE_RECEIPTS",
-		Doc: "one item per agent run (C5): pk agent, sk start#runId; byRoot sums a chain's cost",
+		Doc: "one item per agent run: pk agent, sk start#runId; byRoot sums a chain's cost",
 		PK:  pk, SK: sk, TTLAttr: "expiresAt",
 		Indexes: []Index{{Name: IndexByRoot, PK: rootRunID, SK: sk}},
 	},
@@ -148,14 +148,14 @@ var Functions = []Function{
 		Tables: []string{"state"}, Invokes: []string{"agent-worker"},
 	},
 	{
-		Name: "approvals", Description: "approval links: GET shows a confirmation page, POST decides (ST2)",
+		Name: "approvals", Description: "approval links: GET shows a confirmation page, POST decides",
 		URLAuth:  "NONE", // signed, expiring, single-use tokens in the link
 		Routes:   []Route{{"GET", "/approvals/{id}"}, {"POST", "/approvals/{id}"}},
 		MemoryMB: 256, TimeoutSeconds: 60,
 		Tables: []string{"audit", "receipts", "state"}, Bucket: true, Invokes: []string{"agent-worker"},
 	},
 	{
-		Name: "telegram-webhook", Description: "Telegram updates (POST /hooks/telegram): approval buttons and messages to agents (CR3)",
+		Name: "telegram-webhook", Description: "Telegram updates (POST /hooks/telegram): approval buttons and messages to agents",
 		URLAuth:  "NONE", // X-Telegram-Bot-Api-Secret-Token checked in the handler
 		Routes:   []Route{{"POST", "/hooks/telegram"}},
 		MemoryMB: 256, TimeoutSeconds: 60,
@@ -183,15 +183,15 @@ var Jobs = []Job{
 	{Name: "heartbeat", Function: "jobs", Schedule: "rate(5 minutes)",
 		Description: "checks that every table and the bucket answer and records the result"},
 	{Name: "rocketchat-poll", Function: "jobs", Schedule: "rate(1 minute)",
-		Description: "polls every agent's Rocket.Chat subscriptions and wakes agents for new DMs and mentions (RC5)"},
+		Description: "polls every agent's Rocket.Chat subscriptions and wakes agents for new DMs and mentions"},
 	{Name: "nextcloud-cleanup", Function: "jobs", Schedule: "rate(1 day)",
-		Description: "deletes reports older than reportsMaxAgeDays in every agent's Nextcloud reports folder (NC7)"},
+		Description: "deletes reports older than reportsMaxAgeDays in every agent's Nextcloud reports folder"},
 	{Name: "approvals-expire", Function: "jobs", Schedule: "rate(15 minutes)",
-		Description: "closes approvals past their expiry and tells the requesting agents (ST3)"},
+		Description: "closes approvals past their expiry and tells the requesting agents"},
 	{Name: "telegram-poll", Function: "jobs", Schedule: "rate(5 minutes)",
-		Description: "slow getUpdates poll for when no Telegram webhook is set (CR3)"},
+		Description: "slow getUpdates poll for when no Telegram webhook is set"},
 	{Name: "rocketchat-health", Function: "jobs", Schedule: "rate(5 minutes)",
-		Description: "checks Rocket.Chat's /api/info; after 3 failures one notice through the next channel, one on recovery (RC12)"},
+		Description: "checks Rocket.Chat's /api/info; after 3 failures one notice through the next channel, one on recovery"},
 }
 
 // FunctionByName finds a function.

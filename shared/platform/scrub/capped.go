@@ -8,7 +8,7 @@ import (
 // Cap returns s when it fits in limit bytes. Otherwise it cuts s on a rune
 // boundary and appends "…[truncated N bytes]", N being the bytes cut off; the
 // marker counts within limit, so len(Cap(s, limit)) <= limit always holds
-// (the audit store relies on that, C5). When limit cannot even hold the
+// (the audit store relies on that). When limit cannot even hold the
 // marker, s is cut without one. Scrub before capping: a cut can split a
 // secret so that patterns no longer recognise it.
 func Cap(s string, limit int) string {

@@ -1,4 +1,4 @@
-// Package scrub is Switchboard's single place for masking secrets (C6). A
+// Package scrub is Switchboard's single place for masking secrets. A
 // Scrubber masks every configured secret value plus well-known secret shapes
 // (AWS key ids and labelled secret keys, bearer and basic credentials, PEM
 // private keys, passwords in URLs, secret-looking key/value pairs, vendor

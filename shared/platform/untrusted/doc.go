@@ -1,6 +1,6 @@
 // Package untrusted frames text that others wrote — chat messages, file
 // names, link previews, share notes, another agent's messages — before it
-// reaches a model (C7). Frame wraps it as
+// reaches a model. Frame wraps it as
 //
 //	<untrusted_content source="…" nonce="N">
 //	…

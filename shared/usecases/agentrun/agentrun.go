@@ -1,6 +1,6 @@
-// Package agentrun runs an agent (AG1): system prompt + wake message + tools →
+// Package agentrun runs an agent: system prompt + wake message + tools →
 // model → tool calls through the executor (staging and audit) → final answer,
-// within a step budget and a loop guard, and writes one receipt per run (C5).
+// within a step budget and a loop guard, and writes one receipt per run.
 package agentrun
 
 import (
@@ -95,7 +95,7 @@ type Result struct {
 	Steps   int           `json:"steps"`
 	Receipt sb.Receipt    `json:"receipt"`
 	// Calls lists the tool calls the run made, in order, with their answers
-	// (the reply path looks here to avoid posting twice, RC8).
+	// (the reply path looks here to avoid posting twice).
 	Calls []Call `json:"calls,omitempty"`
 	// ModelCalls counts the model attempts of the run, retries and the time
 	// spent waiting between them (providers retry through modelretry).

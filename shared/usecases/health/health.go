@@ -1,4 +1,4 @@
-// Package health is the rocketchat-health job (RC12): every 5 minutes it asks
+// Package health is the rocketchat-health job: every 5 minutes it asks
 // Rocket.Chat for /api/info; after three consecutive failures it sends ONE
 // notice through the next channel ("Rocket.Chat unreachable since HH:MM,
 // I'm here now"), on recovery ONE "Rocket.Chat is back", and never one per

@@ -1,16 +1,15 @@
 // Package provision creates an agent's Rocket.Chat user and its personal
-// access token (RC11): an operator command, never an agent tool, run with
+// access token: an operator command, never an agent tool, run with
 // the administrator's token from the instance config.
 //
-// Agent follows the chain measured against a live Rocket.Chat 8.7 (seed
-// §2.0.1): read Accounts_TwoFactorAuthentication_By_Email_Auto_Opt_In first
-// and stop before anything exists when it is on; otherwise users.create
-// with the roles bot and user and a random password, login as the new user,
-// users.generatePersonalAccessToken (an admin cannot mint a token for
-// another user, seed §2.0), check the token, log the session out, forget
-// the password, and hand the token to a SecretStore: Secrets Manager in a
-// deployment, or nothing (PrintOnce) for a local setup, where the operator
-// copies it once.
+// Agent follows the chain measured against a live Rocket.Chat 8.7: read
+// Accounts_TwoFactorAuthentication_By_Email_Auto_Opt_In first and stop before
+// anything exists when it is on; otherwise users.create with the roles bot
+// and user and a random password, login as the new user,
+// users.generatePersonalAccessToken (an admin cannot mint a token for another
+// user), check the token, log the session out, forget the password, and hand
+// the token to a SecretStore: Secrets Manager in a deployment, or nothing
+// (PrintOnce) for a local setup, where the operator copies it once.
 package provision
 
 import (
@@ -36,7 +35,7 @@ const DefaultTokenName = "switchboard"
 
 // AgentRoles are the roles of an agent user: bot marks it as a machine
 // (loop protection, seat counting), user carries
-// create-personal-access-tokens, which bot alone lacks (seed §2.0.1).
+// create-personal-access-tokens, which bot alone lacks.
 var AgentRoles = []string{"bot", "user"}
 
 // ErrEmail2FAAutoOptIn is in the chain of Agent's error when the server
@@ -113,7 +112,7 @@ func Agent(ctx context.Context, opts Options) (Result, error) {
 	}
 	res := Result{BaseURL: opts.BaseURL, Username: opts.Username}
 
-	// 1. The 2FA trap, before anything exists (seed §2.0.1).
+	// 1. The 2FA trap, before anything exists.
 	v, err := opts.AdminClient.GetSetting(ctx, rocketchat.SettingEmail2FAAutoOptIn)
 	switch {
 	case sb.ErrorCode(err) == sb.ENOTFOUND:
@@ -252,8 +251,8 @@ func isOn(v any) bool {
 	return false
 }
 
-// waysOut is the refusal when new users get e-mail 2FA: seed §2.0.1's three
-// ways, and what each costs.
+// waysOut is the refusal when new users get e-mail 2FA: the three ways
+// out, and what each costs.
 func waysOut(username string) string {
 	return fmt.Sprintf(`Rocket.Chat has %[1]s switched on: every new user gets e-mail two-factor authentication and cannot log in without a code from its mailbox, so user %[2]q could not get a token. Nothing was created. Three ways out:
   A (recommended): switch the setting off (Administration → Settings → Accounts → Two Factor Authentication, "auto opt in" for e-mail), then run provision-agent again. Cost: new human users no longer get e-mail 2FA automatically; existing accounts and authenticator-app 2FA stay as they are.
@@ -307,7 +306,7 @@ func acceptable(p string) bool {
 }
 
 // ConfigBlock is the agent's RocketChat tool block, ready to paste under
-// agents[].tools in the Switchboard config (C3): baseUrl, userId, the
+// agents[].tools in the Switchboard config: baseUrl, userId, the
 // authToken reference and username. It never contains the token.
 func (r Result) ConfigBlock() string {
 	var b strings.Builder

@@ -16,7 +16,7 @@ import (
 
 // SecretStore keeps an agent's token. Put stores value under name (the
 // agent's Rocket.Chat username) and returns the reference the config's
-// RocketChat.authToken takes (C3): "secretsmanager:<name>" or "env:<VAR>".
+// RocketChat.authToken takes: "secretsmanager:<name>" or "env:<VAR>".
 type SecretStore interface {
 	Put(ctx context.Context, name, value string) (ref string, err error)
 }
@@ -28,7 +28,7 @@ var (
 
 // PrintOnce keeps nothing: Agent returns the token in Result.Token for the
 // operator to copy once, and the config refers to it as an environment
-// variable (local setups, C3).
+// variable (local setups).
 type PrintOnce struct {
 	// EnvVar names the variable; "" derives it from the username:
 	// agent-hermes → AGENT_HERMES_RC_TOKEN.

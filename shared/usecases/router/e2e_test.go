@@ -13,7 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 )
 
-// The router as the app builds it (CR1): Rocket.Chat first, Telegram next,
+// The router as the app builds it: Rocket.Chat first, Telegram next,
 // both real clients against their fakes, audit in memstore.
 func newE2E(t *testing.T) (*rcWorld, *tgWorld, *memstore.Store, *router.Router) {
 	t.Helper()

@@ -1,7 +1,7 @@
 // Package tginbound takes Telegram updates in — from the webhook (POST
 // /hooks/telegram, X-Telegram-Bot-Api-Secret-Token checked in constant time)
-// or from the slow getUpdates poll when no webhook is set (CR3): button
-// presses decide approvals (ST2), and messages from allowed chats wake an
+// or from the slow getUpdates poll when no webhook is set: button
+// presses decide approvals, and messages from allowed chats wake an
 // agent whose answer goes back to that chat, so people reach their agents
 // while Rocket.Chat is down.
 package tginbound

@@ -376,7 +376,7 @@ func TestCallbackDecidesAndAnswers(t *testing.T) {
 
 func TestCallbackFromAnyChatReachesDecide(t *testing.T) {
 	// Callbacks are not filtered by allowedChats: Decide checks the
-	// approver ids (ST2). Bob's chat is not allowed, his press still goes
+	// approver ids. Bob's chat is not allowed, his press still goes
 	// to Decide with his user id.
 	w := newWorld(t)
 	w.setWebhook(t, secret)

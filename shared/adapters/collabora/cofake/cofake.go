@@ -1,13 +1,13 @@
 // Package cofake is an in-process Collabora Online convert-to endpoint for
-// tests and dev mode. It answers as Collabora does (research:
-// api-ground-truth §3): POST /cool/convert-to/{format} and the legacy
-// /lool/convert-to/{format}, the file in a multipart part, 200 with
-// application/octet-stream and Content-Disposition: attachment;
-// filename="<base>.<format>", empty bodies with every error, 400 when the
-// file is missing or the path under /cool/ is unknown, 404 outside /cool/
-// and /lool/ (what a proxy in front of Collabora answers). The documents it returns are
-// small but real: a PDF a reader opens, XLSX/DOCX/ODS/ODT zip containers
-// with the input's text (CSV input becomes cells), HTML.
+// tests and dev mode. It answers as Collabora does: POST
+// /cool/convert-to/{format} and the legacy /lool/convert-to/{format}, the
+// file in a multipart part, 200 with application/octet-stream and
+// Content-Disposition: attachment; filename="<base>.<format>", empty bodies
+// with every error, 400 when the file is missing or the path under /cool/ is
+// unknown, 404 outside /cool/ and /lool/ (what a proxy in front of Collabora
+// answers). The documents it returns are small but real: a PDF a reader
+// opens, XLSX/DOCX/ODS/ODT zip containers with the input's text (CSV input
+// becomes cells), HTML.
 //
 // It is stricter than Collabora in one point: the file part must be named
 // "data" (Collabora takes any part with a filename), so a client sending

@@ -388,7 +388,7 @@ func (s *Server) restore(item *trashItem) error {
 	return nil
 }
 
-// serveUploads implements chunked upload v2 (api-ground-truth §2.3).
+// serveUploads implements chunked upload v2.
 func (s *Server) serveUploads(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, "/remote.php/dav/uploads/"+s.opts.User+"/")
 	s.mu.Lock()

@@ -36,8 +36,7 @@ type share struct {
 
 // writeOCS writes an OCS envelope. v1 answers HTTP 200 for everything but
 // 997 (→ 401); v2 answers the status code itself, with 997 → 401,
-// 998 → 404, 996/999 → 500 and codes outside 200–600 → 400
-// (api-ground-truth §2.5).
+// 998 → 404, 996/999 → 500 and codes outside 200–600 → 400.
 func writeOCS(w http.ResponseWriter, r *http.Request, code int, message string, data any) {
 	v1 := strings.HasPrefix(r.URL.Path, "/ocs/v1.php")
 	okCode := 200
@@ -385,7 +384,7 @@ func (s *Server) shareJSONByID(r *http.Request, sh *share) map[string]any {
 	return s.shareJSONLocked(r, sh, p, fi)
 }
 
-// shareJSONLocked renders the share object of api-ground-truth §2.6.
+// shareJSONLocked renders a share object as the OCS sharing API does.
 func (s *Server) shareJSONLocked(r *http.Request, sh *share, p string, fi os.FileInfo) map[string]any {
 	var expiration, tok, with, pwd any
 	if !sh.expiration.IsZero() {

@@ -441,7 +441,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// sabre writes Sabre's XML error body (api-ground-truth §2.2).
+// sabre writes Sabre's XML error body.
 func sabre(w http.ResponseWriter, status int, exception, message string) {
 	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
 	w.WriteHeader(status)

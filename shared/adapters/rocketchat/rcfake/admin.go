@@ -1,8 +1,8 @@
 package rcfake
 
-// Provisioning endpoints (RC11): settings/:_id, users.create, users.info,
+// Provisioning endpoints: settings/:_id, users.create, users.info,
 // login, logout and users.generatePersonalAccessToken, with the e-mail 2FA
-// trap of seed §2.0.1:
+// trap measured on a live Rocket.Chat 8.7:
 //
 //   - a user created while Accounts_TwoFactorAuthentication_Enabled,
 //     …_By_Email_Enabled and …_By_Email_Auto_Opt_In are all on carries
@@ -11,11 +11,11 @@ package rcfake
 //     install, so SetSetting(SettingEmail2FAAutoOptIn, false) first where a
 //     test wants provisioning to work;
 //   - such a user with a verified e-mail address (EmailCheck.isEnabled
-//     needs one) cannot log in: 401 totp-required with the body seed §2.0.1
-//     measured on 8.7. No code is ever mailed, so the fake has no way
+//     needs one) cannot log in: 401 totp-required with the body measured
+//     on 8.7. No code is ever mailed, so the fake has no way
 //     through with a code;
 //   - users.generatePersonalAccessToken needs create-personal-access-tokens,
-//     which the roles admin and user carry and bot does not (seed §2.0), and
+//     which the roles admin and user carry and bot does not, and
 //     accepts only tokenName and bypassTwoFactor ("must NOT have additional
 //     properties", so no userId). The twoFactorRequired check of the route
 //     is not modelled: Rocket.Chat waives it right after a user's creation,
@@ -66,7 +66,7 @@ func (s *Server) admin() *adminState {
 			settings: map[string]any{
 				Setting2FAEnabled:                              true,
 				SettingEmail2FAEnabled:                         true,
-				SettingEmail2FAAutoOptIn:                       true, // a fresh install's default; on in seed §2.0.1
+				SettingEmail2FAAutoOptIn:                       true, // a fresh install's default; on in the 8.7 measured
 				"API_Enable_Personal_Access_Tokens":            true,
 				"Accounts_TwoFactorAuthentication_RememberFor": 1800,
 			},
@@ -194,7 +194,7 @@ func (x *exchange) serveAdmin() bool {
 		return true
 	case "users.generatePersonalAccessToken":
 		// A typed route (ajv body schema): input is checked before the
-		// login (GT §1.2).
+		// login.
 		if !x.checkGenerateTokenBody() {
 			return true
 		}
@@ -218,7 +218,7 @@ func (x *exchange) serveAdmin() bool {
 	return true
 }
 
-// typedInvalid is a typed route's ajv failure (GT §1.2).
+// typedInvalid is a typed route's ajv failure.
 func (x *exchange) typedInvalid(reason string) {
 	x.json(http.StatusBadRequest, map[string]any{"success": false, "errorType": "error-invalid-params", "error": reason})
 }
@@ -344,7 +344,7 @@ func (s *Server) emailTaken(email string) bool {
 }
 
 // wireAccount is the user object of users.create, users.info and login's
-// "me" (GT §1.8, not verified field by field); full adds roles and e-mails,
+// "me" (not verified field by field); full adds roles and e-mails,
 // which only the user itself and admins see.
 func (s *Server) wireAccount(u *user, full bool) map[string]any {
 	typ := "user"
@@ -428,7 +428,7 @@ func (x *exchange) login() {
 	case st.on(Setting2FAEnabled) && st.on(SettingEmail2FAEnabled) && a.email2fa && a.verified:
 		// checkCodeForUser → Meteor.Error('totp-required', 'TOTP Required',
 		// {method, codeGenerated, emailOrUsername, availableMethods}); the
-		// body seed §2.0.1 saw on 8.7 (the ≤ 7.x login error shape).
+		// body 8.7 was measured to send (the ≤ 7.x login error shape).
 		x.json(http.StatusUnauthorized, map[string]any{"success": false, "status": "error", "error": "totp-required",
 			"message": "TOTP Required", "details": map[string]any{"method": "email", "codeGenerated": true,
 				"emailOrUsername": u.username, "availableMethods": []string{"email"}}})
@@ -484,7 +484,7 @@ func (x *exchange) checkGenerateTokenBody() bool {
 	}
 	for k := range raw {
 		if k != "tokenName" && k != "bypassTwoFactor" {
-			x.typedInvalid("must NOT have additional properties") // seed §2.0: userId is refused
+			x.typedInvalid("must NOT have additional properties") // userId is refused
 			return false
 		}
 	}

@@ -139,7 +139,7 @@ func (x *exchange) handle() {
 		return
 	}
 	// Typed routes (API.v1.get with a query schema) check their input
-	// before the login (GT §1.2).
+	// before the login.
 	if x.route == "channels.history" && !x.checkHistoryQuery() {
 		return
 	}
@@ -237,7 +237,7 @@ func (x *exchange) invalidParams(reason string) {
 }
 
 // htmlNotFound is what Rocket.Chat 8.x answers for a route it does not have,
-// such as rooms.upload: a bare HTML 404 (seed §2.8).
+// such as rooms.upload: a bare HTML 404.
 func (x *exchange) htmlNotFound() {
 	x.w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	x.w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -250,13 +250,13 @@ func htmlEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
 }
 
-// --- rate limiter (GT §1.2) ---
+// --- rate limiter ---
 
 // rateLimit counts the call and answers 429 when the window is used up. The
 // key is route plus user (the X-User-Id header, or the client address
 // without one); Rocket.Chat keys on IP and route, but every test client is
 // 127.0.0.1, and per user keeps agents in one test apart. Users with the
-// admin role bypass it (seed §2.0: 14 quick admin calls were not limited).
+// admin role bypass it (on 8.7, 14 quick admin calls were not limited).
 func (x *exchange) rateLimit() bool {
 	s := x.s
 	if s.limit <= 0 || (x.user != nil && x.user.has("admin")) {
@@ -302,8 +302,8 @@ func (x *exchange) info() {
 	x.ok(out)
 }
 
-// download is GET /file-upload/:id/:name with FileUpload_ProtectFiles on
-// (GT §1.7): credentials from headers, rc_uid/rc_token query or cookies;
+// download is GET /file-upload/:id/:name with FileUpload_ProtectFiles on:
+// credentials from headers, rc_uid/rc_token query or cookies;
 // without them 403 with an empty body, an unknown id 404 empty.
 func (x *exchange) download() {
 	rest := strings.TrimPrefix(x.r.URL.Path, "/file-upload/")
@@ -339,7 +339,7 @@ func (x *exchange) download() {
 	x.w.Write(up.data)
 }
 
-// --- subscriptions (GT §1.3, §1.4) ---
+// --- subscriptions ---
 
 func (x *exchange) subscriptionsGet() {
 	var since time.Time
@@ -397,7 +397,7 @@ func (x *exchange) subscriptionsRead() {
 	}
 	sub := x.s.subs[rid][x.user.id]
 	if sub == nil {
-		x.plainError("error-invalid-subscription") // a plain Error: no errorType (GT §1.4)
+		x.plainError("error-invalid-subscription") // a plain Error: no errorType
 		return
 	}
 	now := x.s.clock()
@@ -406,7 +406,7 @@ func (x *exchange) subscriptionsRead() {
 	x.ok(nil)
 }
 
-// --- history (GT §1.5) ---
+// --- history ---
 
 var channelsHistoryParams = map[string]bool{"roomId": true, "roomName": true, "latest": true, "oldest": true,
 	"inclusive": true, "count": true, "offset": true, "unreads": true, "showThreadMessages": true}
@@ -545,7 +545,7 @@ func pagination(q url.Values) (count, offset int) {
 	return count, offset
 }
 
-// --- sending (GT §1.6) ---
+// --- sending ---
 
 var postMessageKeys = map[string]bool{"roomId": true, "channel": true, "text": true, "alias": true, "emoji": true,
 	"avatar": true, "attachments": true, "tmid": true, "customFields": true}
@@ -601,7 +601,7 @@ func (x *exchange) postMessage() {
 	m.urls = parseURLs(m.msg)
 	x.s.store(m)
 	x.ok(map[string]any{
-		"ts":      now.UnixMilli(), // a number, epoch ms, while message.ts is ISO (GT §1.6)
+		"ts":      now.UnixMilli(), // a number, epoch ms, while message.ts is ISO
 		"channel": target,
 		"message": x.s.wireMessage(m),
 	})
@@ -805,7 +805,7 @@ func (s *Server) wireRoom(r *room, forCreate bool) map[string]any {
 	return w
 }
 
-// --- uploads (GT §1.7, seed §2.8) ---
+// --- uploads ---
 
 func (x *exchange) roomsMedia() {
 	rid := strings.TrimPrefix(x.r.URL.Path, "/api/v1/rooms.media/")
@@ -888,7 +888,7 @@ func (x *exchange) roomsMediaConfirm() {
 		}
 	}
 	if v, ok := in["customFields"]; ok && (len(v) == 0 || v[0] != '"') {
-		// customFields must be a JSON *string* here (GT §1.7).
+		// customFields must be a JSON *string* here.
 		x.json(http.StatusBadRequest, map[string]any{"success": false, "error": "Match error: Expected string, got object in field customFields", "errorType": "Match.Error"})
 		return
 	}
@@ -913,7 +913,7 @@ func (x *exchange) roomsMediaConfirm() {
 	x.ok(map[string]any{"message": x.s.wireMessage(m)})
 }
 
-// --- rooms.info (GT §1.8) ---
+// --- rooms.info ---
 
 func (x *exchange) roomsInfo() {
 	q := x.r.URL.Query()

@@ -28,7 +28,7 @@ func (s *Server) store(m *message) {
 // notify is Rocket.Chat's notifyUsersOnMessage/updateUsersSubscriptions with
 // the default settings Unread_Count = user_and_group_mentions_only and
 // Unread_Count_DM = all_messages: in channels and groups unread counts only
-// mentions and a plain message only sets alert (seed §2.0.2); in DMs every
+// mentions and a plain message only sets alert; in DMs every
 // message counts. Mentions raise userMentions (groupMentions for @all and
 // @here), which stays up until subscriptions.read. A thread reply that is
 // not also sent to the room only alerts the thread's participants.
@@ -121,7 +121,7 @@ func parseURLs(text string) []link {
 	return out
 }
 
-// attach adds an upload to a message the way sendFileMessage does (GT §1.5):
+// attach adds an upload to a message the way sendFileMessage does:
 // an entry in files[] (an image also gets its thumbnail there), file = the
 // first of files, and an attachment whose fileId names the original.
 func (s *Server) attach(m *message, up *upload) {
@@ -180,7 +180,7 @@ func wireUser(u *user) map[string]any {
 	return map[string]any{"_id": u.id, "username": u.username, "name": u.name}
 }
 
-// wireMessage is IMessage as the REST API returns it (GT §1.5).
+// wireMessage is IMessage as the REST API returns it.
 func (s *Server) wireMessage(m *message) map[string]any {
 	w := map[string]any{
 		"_id":        m.id,

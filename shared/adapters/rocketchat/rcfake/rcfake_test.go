@@ -190,7 +190,7 @@ func TestJoinLeavesASystemMessageInHistory(t *testing.T) {
 
 func TestCountersFollowRocketChat8(t *testing.T) {
 	w := newWorld(t)
-	// A plain message only sets alert (seed §2.0.2).
+	// A plain message only sets alert.
 	w.post(t, "alice", w.general, "good morning", rcfake.PostOptions{})
 	if s := sub(t, w, "hermes", w.general); !s.Alert || s.Unread != 0 || s.UserMentions != 0 {
 		t.Errorf("after a plain message: %+v, want alert only", s)

@@ -1,9 +1,8 @@
 // Package rcfake is a stateful fake Rocket.Chat 8.x server for tests: an
 // httptest.Server on 127.0.0.1 with users, channels, private groups, direct
 // messages, messages, subscriptions and uploads, speaking the REST shapes of
-// the real server (../shared/research/api-ground-truth.md §1, "GT §1.x") and
-// reproducing what a live Rocket.Chat 8.7 was measured to do
-// (../shared/seeds/rocketchat-nextcloud-concept.de.md §2, "seed §2.x"):
+// the real server (read from the Rocket.Chat sources) and reproducing what
+// a live Rocket.Chat 8.7 was measured to do:
 //
 //   - history is newest first and leaves out thread replies unless
 //     showThreadMessages=true (or the reply was also sent to the room);
@@ -49,7 +48,7 @@ import (
 )
 
 // Version is what the fake reports as its version (an admin sees it whole,
-// everyone else major.minor, GT §1.8).
+// everyone else major.minor).
 const Version = "8.7.0"
 
 // DefaultWebhookToken is the outgoing-webhook token until SetWebhookToken.
@@ -201,7 +200,7 @@ func (s *Server) SetClock(now func() time.Time) {
 }
 
 // SetRateLimit sets the limiter to n calls per window per route and user;
-// n <= 0 turns it off. The default is Rocket.Chat's: 10 per 60 s (GT §1.2).
+// n <= 0 turns it off. The default is Rocket.Chat's: 10 per 60 s.
 // Windows already running are dropped.
 func (s *Server) SetRateLimit(n int, window time.Duration) {
 	s.mu.Lock()
@@ -296,7 +295,7 @@ func (s *Server) randomString(alphabet string, n int) string {
 	return string(b)
 }
 
-// newFileID returns a 24-hex id like the uploads in seed §2.9.
+// newFileID returns a 24-hex id like Rocket.Chat's upload ids.
 func (s *Server) newFileID() string { return s.randomString("0123456789abcdef", 24) }
 
 // clock is now in UTC with millisecond precision, like a MongoDB date.
@@ -363,7 +362,7 @@ func (s *Server) AddDM(a, b string) string {
 }
 
 // Join adds username to channel or group rid with the "uj" system message a
-// real join leaves in history (seed §2.0).
+// real join leaves in history.
 func (s *Server) Join(username, rid string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,7 +1,7 @@
 package rcfake
 
 // outgoingPayload is the body Rocket.Chat POSTs to an outgoing webhook for
-// the sendMessage event (GT §1.1, triggerHandler mapEventArgsToData). Field
+// the sendMessage event (triggerHandler mapEventArgsToData). Field
 // order follows the ground truth's example; optional keys are left out when
 // the message has no value for them, as JSON.stringify drops undefined.
 type outgoingPayload struct {
@@ -23,7 +23,7 @@ type outgoingPayload struct {
 // integration would POST for msg (as returned by Post; its current state is
 // used, so an Edit shows as isEdited). token is the server's webhook token
 // (SetWebhookToken), the one place the token travels: Rocket.Chat sends it
-// in the body, never in a header (GT §1.1). bot is true when the message
+// in the body, never in a header. bot is true when the message
 // carries bot; no trigger_word is set (no trigger words configured).
 func (s *Server) OutgoingWebhookPayload(msg Message) []byte {
 	s.mu.Lock()

@@ -18,12 +18,12 @@ import (
 
 const (
 	maxRequestBody = 16 << 20
-	maxText        = 4096 // characters after entity parsing (GT §4)
-	maxData        = 64   // callback_data bytes (GT §4)
+	maxText        = 4096 // characters after entity parsing
+	maxData        = 64   // callback_data bytes
 )
 
 // methods maps lower-case names to the canonical ones: Telegram matches
-// method names case-insensitively (GT §4).
+// method names case-insensitively.
 var methods = map[string]string{}
 
 func init() {
@@ -361,7 +361,7 @@ func forbidden(c *chat) *apiError {
 }
 
 // text checks and parses the text of sendMessage/editMessageText: Telegram
-// trims it, parses entities and counts characters (GT §4).
+// trims it, parses entities and counts characters.
 func textParam(p params) (raw, parsed, mode string, err *apiError) {
 	raw = p["text"]
 	mode = p["parse_mode"]

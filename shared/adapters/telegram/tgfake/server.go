@@ -1,7 +1,7 @@
 // Package tgfake is a stateful fake Telegram Bot API for tests: an
 // httptest.Server on 127.0.0.1 serving /bot<token>/<method> with the shapes
-// and answers of the real server (../shared/research/api-ground-truth.md
-// §4, "GT §4", from the Bot API docs and tdlib/telegram-bot-api):
+// and answers of the real server (from the Bot API docs and
+// tdlib/telegram-bot-api):
 //
 //   - success {"ok":true,"result":…}; failure {"ok":false,"error_code":N,
 //     "description":"…"} with "parameters" where Telegram sends them;
@@ -39,8 +39,8 @@
 // Markdown parse modes are not parsed (their text counts as sent); HTML is
 // parsed just enough to count characters and refuse unbalanced or unknown
 // tags; only the methods above exist (others answer 404). Error wordings
-// beyond GT §4 come from public bot code quoting Telegram and are marked
-// [U] where they were not confirmed.
+// beyond those documented come from public bot code quoting Telegram and are
+// marked [U] where they were not confirmed.
 //
 // Setup helpers (AddChat, InjectCallback, …) panic on misuse, such as an
 // unknown chat: they are test code, and a panic points at the broken line.

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The Bot API objects the fake serves, in their wire shape (GT §4). Tests
+// The Bot API objects the fake serves, in their wire shape. Tests
 // build and inspect them directly; fields tagged "-" are what the fake
 // remembers beyond the wire.
 

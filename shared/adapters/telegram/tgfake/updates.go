@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// secretShape is what setWebhook accepts as secret_token (GT §4).
+// secretShape is what setWebhook accepts as secret_token.
 var secretShape = regexp.MustCompile(`^[A-Za-z0-9_-]*$`)
 
 // defaultExcluded are the kinds an empty allowed_updates leaves out
