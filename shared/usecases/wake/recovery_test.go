@@ -279,3 +279,75 @@ func TestPoolRetriesLikeLambda(t *testing.T) {
 		})
 	}
 }
+
+// flakyFinish is a WakeStore whose next Finish calls fail as a throttled
+// or unreachable DynamoDB write does (EUNAVAILABLE, nothing written).
+type flakyFinish struct {
+	wake.WakeStore
+	mu   sync.Mutex
+	fail int
+}
+
+func (f *flakyFinish) Finish(ctx context.Context, key, outcome string) error {
+	f.mu.Lock()
+	fail := f.fail > 0
+	if fail {
+		f.fail--
+	}
+	f.mu.Unlock()
+	if fail {
+		return sb.E("kv.putIf", sb.EUNAVAILABLE, "the database is busy or unreachable; try again in a moment")
+	}
+	return f.WakeStore.Finish(ctx, key, outcome)
+}
+
+// An answer that was posted stays answered once: when marking its claim
+// done is refused for a moment (DynamoDB throttling), the worker tries the
+// write again rather than fail the job, whose retry would run the agent and
+// post the answer a second time.
+func TestWorkerFinishAfterTheAnswerSurvivesAThrottledWrite(t *testing.T) {
+	clk := newClock(t0)
+	store := &memstore.Store{Now: clk.Now}
+	wakes := &sb.WakeClaims{KV: store.KV(), Now: clk.Now}
+	runs := 0
+	w, _, r := newWorker(store, func(_ context.Context, j wake.Job) (agentrun.Result, error) {
+		runs++
+		return answered(j.AgentID, "Hier."), nil
+	})
+	flaky := &flakyFinish{WakeStore: wakes, fail: 3}
+	var waits []time.Duration
+	w.Claims, w.Now = flaky, clk.Now
+	w.Sleep = func(ctx context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		return ctx.Err()
+	}
+	j := claimedJob(t, wakes, "hermes", "m1", t0.Add(time.Hour))
+	err := w.Handle(context.Background(), j)
+	if err != nil {
+		// What the pool (or Lambda) does with a failed job: run it again.
+		_ = w.Handle(context.Background(), j)
+	}
+	if err != nil || runs != 1 || len(r.all()) != 1 {
+		t.Fatalf("Handle = %v; %d runs, %d replies; want nil, one run, one reply", err, runs, len(r.all()))
+	}
+	c, _, _ := wakes.Get(t.Context(), j.Claim.Keys[0])
+	if c.State != sb.ClaimDone || c.Outcome != wake.OutcomeAnswered {
+		t.Errorf("claim %+v, want done/answered", c)
+	}
+	if len(waits) != 3 {
+		t.Errorf("waits %v, want one before each of the 3 further tries", waits)
+	}
+
+	// Refused past every try: the job fails (a retry or the poll recovers
+	// it), and the log says the answer may come twice.
+	log, logs := newLog()
+	w.Log = log
+	flaky.fail = 99
+	j2 := claimedJob(t, wakes, "hermes", "m2", t0.Add(time.Hour))
+	if err := w.Handle(context.Background(), j2); sb.ErrorCode(err) != sb.EUNAVAILABLE {
+		t.Errorf("Handle with the claim write refused throughout = %v, want EUNAVAILABLE", err)
+	}
+	if logs.count("wake claim could not be marked done; a retry may run the wake again") != 1 {
+		t.Error("the log does not say that the answer may come twice")
+	}
+}
