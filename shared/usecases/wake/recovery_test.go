@@ -351,3 +351,56 @@ func TestWorkerFinishAfterTheAnswerSurvivesAThrottledWrite(t *testing.T) {
 		t.Error("the log does not say that the answer may come twice")
 	}
 }
+
+// lostAnswerKV applies the next create (PutIf on an absent key) and then
+// answers as DynamoDB does to the SDK's retry of a write whose first answer
+// was lost on the way (an attempt that timed out client-side but was
+// applied): the condition fails, ECONFLICT.
+type lostAnswerKV struct {
+	sb.KV
+	mu   sync.Mutex
+	lose int
+}
+
+func (k *lostAnswerKV) PutIf(ctx context.Context, key, old, value string, expires time.Time) error {
+	k.mu.Lock()
+	lose := old == "" && k.lose > 0
+	if lose {
+		k.lose--
+	}
+	k.mu.Unlock()
+	err := k.KV.PutIf(ctx, key, old, value, expires)
+	if lose && err == nil {
+		return sb.E("kv.putIf", sb.ECONFLICT, "the conditional write failed")
+	}
+	return err
+}
+
+// A claim write that was applied although its first answer was lost (the
+// SDK's retry then fails its condition) is the taker's own claim, not a
+// duplicate: the delivery queues its wake instead of leaving an orphaned
+// claim that nothing runs until its window ends.
+func TestReceiverClaimWhoseAnswerWasLostIsItsOwn(t *testing.T) {
+	e := newHookEnv(t, []string{hookToken}, nil, nil)
+	log, _ := newLog()
+	kv := &lostAnswerKV{KV: e.store.KV(), lose: 1}
+	wakes := &sb.WakeClaims{KV: kv}
+	srv := httptest.NewServer(wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{hermesHook(e.ids)}, wakes, e.disp, log))
+	t.Cleanup(srv.Close)
+	e.url = srv.URL
+	m := e.post(t, "richard", e.general, "@agent-hermes hallo", rcfake.PostOptions{})
+	body := e.payload(t, m, nil)
+	checkOK(t, e.deliver(t, body))
+	if e.disp.len() != 1 {
+		t.Fatalf("%d jobs, want 1: the claim this delivery wrote is its own", e.disp.len())
+	}
+	c, _, _ := wakes.Get(t.Context(), wake.ClaimKey("hermes", m.ID))
+	if job := e.disp.all()[0]; c.Owner != job.Claim.Owner || c.State != sb.ClaimInProgress {
+		t.Errorf("claim %+v, want in progress and owned by the queued job (%s)", c, job.Claim.Owner)
+	}
+	// A real duplicate delivery still finds the claim live and queues nothing.
+	checkOK(t, e.deliver(t, body))
+	if e.disp.len() != 1 {
+		t.Errorf("%d jobs after a duplicate delivery, want 1", e.disp.len())
+	}
+}
