@@ -32,7 +32,14 @@ type outageWorld struct {
 	room string
 }
 
-func startOutageWorld(t testing.TB, dynamoEndpoint string, workers, maxWakes int) *outageWorld {
+// wakeTimingEnv gives `switchboard dev` run timing in seconds and the local
+// pool's retries within a second (Lambda's are one and two minutes), so that
+// a wake that fails under a fault comes again while the test watches.
+var wakeTimingEnv = []string{"SWITCHBOARD_RUN_TIMEOUT=5s", "SWITCHBOARD_AGENT_WAIT=20s",
+	"SWITCHBOARD_WAKE_RETRY_DELAYS=300ms,600ms"}
+
+// startOutageWorld starts the world; extraEnv goes to `switchboard dev`.
+func startOutageWorld(t testing.TB, dynamoEndpoint string, workers, maxWakes int, extraEnv ...string) *outageWorld {
 	t.Helper()
 	rc := rcfake.New()
 	t.Cleanup(rc.Close)
@@ -81,7 +88,7 @@ agents:
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w.dev = startDevConfig(t, path, "AWS_ENDPOINT_URL_DYNAMODB="+dynamoEndpoint)
+	w.dev = startDevConfig(t, path, append([]string{"AWS_ENDPOINT_URL_DYNAMODB=" + dynamoEndpoint}, extraEnv...)...)
 	return w
 }
 

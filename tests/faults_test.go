@@ -112,6 +112,11 @@ func TestFaultRocketChatDownDuringPoll(t *testing.T) {
 		// firstTick says what the faulty tick must have answered already
 		// (the rooms it could reach).
 		answeredAtOnce []string // "room", "dm"
+		// answeredBefore: a tick without the fault queues the wakes and
+		// they are answered before the faulty tick. A room with a waking
+		// message not yet answered stays unread, so only the tick after the
+		// answers marks it read.
+		answeredBefore bool
 	}{
 		{
 			name:   "down for the whole tick",
@@ -131,10 +136,11 @@ func TestFaultRocketChatDownDuringPoll(t *testing.T) {
 			answeredAtOnce: []string{"room"},
 		},
 		{
-			name:           "subscriptions.read fails after the wake was queued",
-			fault:          "history ok and wakes queued, then the connection closes on subscriptions.read",
+			name:           "subscriptions.read fails after the wakes were answered",
+			fault:          "wakes queued and answered (rooms kept unread meanwhile), then the connection closes on subscriptions.read of the tick that marks the rooms read",
 			inject:         func() { w.rc.SetDropping("subscriptions.read", true) },
 			answeredAtOnce: []string{"room", "dm"},
+			answeredBefore: true,
 		},
 		{
 			name:  "subscriptions.get fails",
@@ -150,6 +156,14 @@ func TestFaultRocketChatDownDuringPoll(t *testing.T) {
 			w.mention(t, w.room, roomText)
 			w.mention(t, w.dm, dmText)
 			want := map[string]string{roomText: w.room, dmText: w.dm}
+			if tc.answeredBefore {
+				if status, run := w.tick(t); status != http.StatusOK {
+					t.Fatalf("tick before the fault = %d %v", status, run)
+				}
+				if lost, doubled := w.settle(t, want); lost+doubled != 0 {
+					t.Fatalf("before the fault: %d lost, %d doubled", lost, doubled)
+				}
+			}
 
 			tc.inject()
 			status, run := w.tick(t)

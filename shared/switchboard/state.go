@@ -142,7 +142,8 @@ func (w *WakeClaims) update(ctx context.Context, key string, change func(c WakeC
 
 // Take claims key for owner until the given time when nobody has it or its
 // in-progress owner is gone (until passed); the attempt count carries over.
-// It reports false with the current claim when the claim is done or live.
+// It reports false with the current claim when the claim is done or
+// another owner's claim is live. owner must be new for each take.
 func (w *WakeClaims) Take(ctx context.Context, key, owner string, until time.Time) (WakeClaim, bool, error) {
 	now := w.now()
 	// Most keys are new: one conditional create answers those (the webhook
@@ -159,8 +160,12 @@ func (w *WakeClaims) Take(ctx context.Context, key, owner string, until time.Tim
 	default:
 		return WakeClaim{}, false, err
 	}
+	// A live claim of this very owner is this call's own create: DynamoDB
+	// applied an attempt whose answer was lost (a client-side timeout),
+	// and the SDK's retry of it failed its condition. Owners are unique
+	// per take, so it is ours and not a duplicate's.
 	return w.update(ctx, key, func(c WakeClaim, found bool) (WakeClaim, bool) {
-		if found && (c.State == ClaimDone || c.Live(now)) {
+		if found && (c.State == ClaimDone || (c.Live(now) && c.Owner != owner)) {
 			return c, false
 		}
 		return WakeClaim{State: ClaimInProgress, Owner: owner, Attempt: c.Attempt, Until: until.UTC()}, true

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -39,6 +40,12 @@ func withCallLimits(o *dynamodb.Options) {
 	o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
 		so.MaxAttempts = MaxAttempts
 		so.Backoff = JitterBackoff{Base: backoffBase, Cap: backoffCap}
+		// No retry quota: the SDK's default bucket is shared by every call
+		// of the process and empties after some fifty throttled calls;
+		// after that every throttled call fails at once, a lease release or
+		// a wake claim's finish included. MaxAttempts and the operation
+		// deadline already bound what one call may cost.
+		so.RateLimiter = ratelimit.None
 	})
 	if bc, ok := o.HTTPClient.(*awshttp.BuildableClient); ok {
 		o.HTTPClient = bc.WithTransportOptions(func(t *http.Transport) { t.ResponseHeaderTimeout = AttemptTimeout })

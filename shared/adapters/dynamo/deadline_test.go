@@ -2,6 +2,8 @@ package dynamo_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,6 +51,45 @@ func TestThrottledCallIsRetriedBySDK(t *testing.T) {
 	proxy.SetThrottle(dynamotest.Throttle{})
 	if again, err := store.Claim(context.Background(), "rc#hermes#m1", time.Now().Add(time.Hour)); err != nil || again {
 		t.Errorf("second Claim = %v, %v; want false (already claimed)", again, err)
+	}
+}
+
+// Throttling is retried on every call, however many calls were throttled
+// before: the SDK's default retry quota (500 tokens, 5 per throttled retry)
+// would, after some fifty calls each throttled on all but their last
+// attempt, fail every later throttled call at once, its release of a lease
+// or its claim's finish included.
+func TestThrottledCallsAreRetriedAfterManyThrottles(t *testing.T) {
+	store, proxy := proxiedStore(t)
+	proxy.SetThrottle(dynamotest.Throttle{Ops: []string{"PutItem"}, PerRequest: dynamo.MaxAttempts - 1})
+	const calls = 80 // 80 × 3 throttled retries × 5 tokens: three times the default quota
+	var wg sync.WaitGroup
+	errs := make(chan error, calls)
+	sem := make(chan struct{}, 8)
+	for i := range calls {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ok, err := store.Claim(context.Background(), fmt.Sprintf("rc#hermes#many%03d", i), time.Now().Add(time.Hour))
+			if err != nil || !ok {
+				errs <- fmt.Errorf("Claim %d = %v, %v", i, ok, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	failed := 0
+	for err := range errs {
+		if failed++; failed == 1 {
+			t.Error(err)
+		}
+	}
+	if failed > 0 {
+		t.Errorf("%d of %d calls failed; want every one through after its retries", failed, calls)
+	}
+	if st := proxy.Stats(); st.Throttled != calls*(dynamo.MaxAttempts-1) {
+		t.Errorf("proxy throttled %d requests, want %d", st.Throttled, calls*(dynamo.MaxAttempts-1))
 	}
 }
 

@@ -279,3 +279,128 @@ func TestPoolRetriesLikeLambda(t *testing.T) {
 		})
 	}
 }
+
+// flakyFinish is a WakeStore whose next Finish calls fail as a throttled
+// or unreachable DynamoDB write does (EUNAVAILABLE, nothing written).
+type flakyFinish struct {
+	wake.WakeStore
+	mu   sync.Mutex
+	fail int
+}
+
+func (f *flakyFinish) Finish(ctx context.Context, key, outcome string) error {
+	f.mu.Lock()
+	fail := f.fail > 0
+	if fail {
+		f.fail--
+	}
+	f.mu.Unlock()
+	if fail {
+		return sb.E("kv.putIf", sb.EUNAVAILABLE, "the database is busy or unreachable; try again in a moment")
+	}
+	return f.WakeStore.Finish(ctx, key, outcome)
+}
+
+// An answer that was posted stays answered once: when marking its claim
+// done is refused for a moment (DynamoDB throttling), the worker tries the
+// write again rather than fail the job, whose retry would run the agent and
+// post the answer a second time.
+func TestWorkerFinishAfterTheAnswerSurvivesAThrottledWrite(t *testing.T) {
+	clk := newClock(t0)
+	store := &memstore.Store{Now: clk.Now}
+	wakes := &sb.WakeClaims{KV: store.KV(), Now: clk.Now}
+	runs := 0
+	w, _, r := newWorker(store, func(_ context.Context, j wake.Job) (agentrun.Result, error) {
+		runs++
+		return answered(j.AgentID, "Hier."), nil
+	})
+	flaky := &flakyFinish{WakeStore: wakes, fail: 3}
+	var waits []time.Duration
+	w.Claims, w.Now = flaky, clk.Now
+	w.Sleep = func(ctx context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		return ctx.Err()
+	}
+	j := claimedJob(t, wakes, "hermes", "m1", t0.Add(time.Hour))
+	err := w.Handle(context.Background(), j)
+	if err != nil {
+		// What the pool (or Lambda) does with a failed job: run it again.
+		_ = w.Handle(context.Background(), j)
+	}
+	if err != nil || runs != 1 || len(r.all()) != 1 {
+		t.Fatalf("Handle = %v; %d runs, %d replies; want nil, one run, one reply", err, runs, len(r.all()))
+	}
+	c, _, _ := wakes.Get(t.Context(), j.Claim.Keys[0])
+	if c.State != sb.ClaimDone || c.Outcome != wake.OutcomeAnswered {
+		t.Errorf("claim %+v, want done/answered", c)
+	}
+	if len(waits) != 3 {
+		t.Errorf("waits %v, want one before each of the 3 further tries", waits)
+	}
+
+	// Refused past every try: the job fails (a retry or the poll recovers
+	// it), and the log says the answer may come twice.
+	log, logs := newLog()
+	w.Log = log
+	flaky.fail = 99
+	j2 := claimedJob(t, wakes, "hermes", "m2", t0.Add(time.Hour))
+	if err := w.Handle(context.Background(), j2); sb.ErrorCode(err) != sb.EUNAVAILABLE {
+		t.Errorf("Handle with the claim write refused throughout = %v, want EUNAVAILABLE", err)
+	}
+	if logs.count("wake claim could not be marked done; a retry may run the wake again") != 1 {
+		t.Error("the log does not say that the answer may come twice")
+	}
+}
+
+// lostAnswerKV applies the next create (PutIf on an absent key) and then
+// answers as DynamoDB does to the SDK's retry of a write whose first answer
+// was lost on the way (an attempt that timed out client-side but was
+// applied): the condition fails, ECONFLICT.
+type lostAnswerKV struct {
+	sb.KV
+	mu   sync.Mutex
+	lose int
+}
+
+func (k *lostAnswerKV) PutIf(ctx context.Context, key, old, value string, expires time.Time) error {
+	k.mu.Lock()
+	lose := old == "" && k.lose > 0
+	if lose {
+		k.lose--
+	}
+	k.mu.Unlock()
+	err := k.KV.PutIf(ctx, key, old, value, expires)
+	if lose && err == nil {
+		return sb.E("kv.putIf", sb.ECONFLICT, "the conditional write failed")
+	}
+	return err
+}
+
+// A claim write that was applied although its first answer was lost (the
+// SDK's retry then fails its condition) is the taker's own claim, not a
+// duplicate: the delivery queues its wake instead of leaving an orphaned
+// claim that nothing runs until its window ends.
+func TestReceiverClaimWhoseAnswerWasLostIsItsOwn(t *testing.T) {
+	e := newHookEnv(t, []string{hookToken}, nil, nil)
+	log, _ := newLog()
+	kv := &lostAnswerKV{KV: e.store.KV(), lose: 1}
+	wakes := &sb.WakeClaims{KV: kv}
+	srv := httptest.NewServer(wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{hermesHook(e.ids)}, wakes, e.disp, log))
+	t.Cleanup(srv.Close)
+	e.url = srv.URL
+	m := e.post(t, "richard", e.general, "@agent-hermes hallo", rcfake.PostOptions{})
+	body := e.payload(t, m, nil)
+	checkOK(t, e.deliver(t, body))
+	if e.disp.len() != 1 {
+		t.Fatalf("%d jobs, want 1: the claim this delivery wrote is its own", e.disp.len())
+	}
+	c, _, _ := wakes.Get(t.Context(), wake.ClaimKey("hermes", m.ID))
+	if job := e.disp.all()[0]; c.Owner != job.Claim.Owner || c.State != sb.ClaimInProgress {
+		t.Errorf("claim %+v, want in progress and owned by the queued job (%s)", c, job.Claim.Owner)
+	}
+	// A real duplicate delivery still finds the claim live and queues nothing.
+	checkOK(t, e.deliver(t, body))
+	if e.disp.len() != 1 {
+		t.Errorf("%d jobs after a duplicate delivery, want 1", e.disp.len())
+	}
+}

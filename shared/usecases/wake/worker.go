@@ -218,7 +218,12 @@ func (h *handling) handle(ctx context.Context) error {
 	}
 	// Released on every way out; a killed process's lease ends at the run's
 	// deadline plus the slack.
-	defer func() { _ = w.Leases.Release(context.WithoutCancel(ctx), key, holder) }()
+	defer func() {
+		if err := w.Leases.Release(context.WithoutCancel(ctx), key, holder); err != nil {
+			h.log.WarnContext(ctx, "wake could not give the agent's lease back; it ends at the run's deadline plus the slack",
+				"agent", job.AgentID, "err", err)
+		}
+	}()
 
 	// A timeout, not a deadline: h.now may be a test's clock.
 	runCtx, cancel := context.WithTimeout(ctx, h.runDeadline(ctx).Sub(h.now()))
@@ -377,11 +382,28 @@ func (h *handling) begin(ctx context.Context, c *JobClaim, until time.Time) (boo
 	return true, nil
 }
 
-// finish marks the claims done.
+// finishWaits are the waits before the further tries of marking a claim
+// done that the store refused for the moment (a throttled or unreachable
+// DynamoDB write): about the slack in all.
+var finishWaits = []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}
+
+// finish marks the claims done. By now the wake has had its effect (the
+// answer or a notice is posted), and a job that fails here is run again by
+// its retry, or by the poll once the claim ends: so a write refused for the
+// moment is tried again, within the invoker's deadline.
 func (h *handling) finish(ctx context.Context, outcome string) error {
 	var errs []error
 	for _, key := range h.keys {
-		if err := h.w.Claims.Finish(context.WithoutCancel(ctx), key, outcome); err != nil {
+		err := h.w.Claims.Finish(context.WithoutCancel(ctx), key, outcome)
+		for i := 0; i < len(finishWaits) && sb.ErrorCode(err) == sb.EUNAVAILABLE; i++ {
+			if h.sleep(ctx, finishWaits[i]) != nil {
+				break
+			}
+			err = h.w.Claims.Finish(context.WithoutCancel(ctx), key, outcome)
+		}
+		if err != nil {
+			h.log.ErrorContext(ctx, "wake claim could not be marked done; a retry may run the wake again",
+				"agent", h.job.AgentID, "key", key, "outcome", outcome, "err", err)
 			errs = append(errs, fmt.Errorf("wake %s: finish claim %s: %w", h.job.AgentID, key, err))
 		}
 	}

@@ -2,6 +2,7 @@ package dynamotest
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -30,6 +31,7 @@ type FaultProxy struct {
 	throttle Throttle
 	seen     map[[32]byte]int // body digest → times throttled (Throttle.PerRequest)
 	hang     chan struct{}    // non-nil while requests hang; closed to release them
+	apply    bool             // held requests reach the server even if their client gave up
 	stats    FaultStats
 }
 
@@ -104,6 +106,15 @@ func (p *FaultProxy) Hang(on bool) {
 	}
 }
 
+// ApplyAbandoned makes a held request reach the server when the hang ends
+// even if its client gave up meanwhile (its answer goes nowhere), like a
+// DynamoDB write that was applied although the client timed out.
+func (p *FaultProxy) ApplyAbandoned(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.apply = on
+}
+
 // Stats returns a copy of the counts so far.
 func (p *FaultProxy) Stats() FaultStats {
 	p.mu.Lock()
@@ -131,7 +142,7 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.stats.Requests++
 	p.stats.ByOp[op]++
-	hang := p.hang
+	hang, apply := p.hang, p.apply
 	if hang != nil {
 		p.stats.Hung++
 	}
@@ -145,7 +156,11 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-hang:
 		case <-r.Context().Done():
-			return
+			if !apply {
+				return
+			}
+			<-hang
+			r = r.WithContext(context.WithoutCancel(r.Context()))
 		}
 	}
 	if throttled {
