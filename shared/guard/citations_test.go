@@ -32,14 +32,8 @@ var (
 var citationTODO = []string{
 	"shared/app",
 	"shared/handlers",
-	"shared/devrt",
-	"shared/httpapi",
 	"shared/tools",
-	"shared/usecases/wake",
-	"functions",
 	"cmd/switchboard",
-	"tests/fault*.go",
-	"tests/coldstart_test.go",
 }
 
 // citationSelf is this file: its patterns name what they forbid.

@@ -11,7 +11,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
-// t0 is a Monday morning in the seed's test month (seed §2.0).
+// t0 is a Monday morning in the seed's test month.
 var t0 = time.Date(2026, 8, 3, 10, 0, 0, 0, time.UTC)
 
 // clock is a settable clock shared by the fake Rocket.Chat, the store and

@@ -1,7 +1,7 @@
-// Package wake turns chat traffic into agent runs: the wake rules (RC6), the
-// wake message (RC7), the Rocket.Chat webhook receiver (RC4) and poll job
-// (RC5), and the worker that runs one woken agent at a time (AG2) and sends
-// its final answer back to where the conversation happened (RC8).
+// Package wake turns chat traffic into agent runs: the wake rules, the
+// wake message, the Rocket.Chat webhook receiver and poll job
+// , and the worker that runs one woken agent at a time and sends
+// its final answer back to where the conversation happened.
 package wake
 
 import (
@@ -15,7 +15,7 @@ import (
 type Job struct {
 	AgentID string `json:"agentId"`
 	Source  string `json:"source"` // "rocketchat-webhook", "rocketchat-poll", …
-	Text    string `json:"text"`   // the wake message, already framed as untrusted (RC7)
+	Text    string `json:"text"`   // the wake message, already framed as untrusted
 	// Pending names a message the worker still has to fetch and judge
 	// (webhook deliveries carry no mentions[], files or link previews);
 	// when set, Text is empty until the worker prepared the job.
@@ -46,10 +46,10 @@ type Pending struct {
 	Edited bool `json:"edited,omitempty"`
 }
 
-// ReplyTo is where the run's final answer goes (RC8).
+// ReplyTo is where the run's final answer goes.
 type ReplyTo struct {
 	// TelegramChatID, when set, sends the answer to that Telegram chat
-	// instead of Rocket.Chat (a message that came in over Telegram, CR3).
+	// instead of Rocket.Chat (a message that came in over Telegram).
 	TelegramChatID string `json:"telegramChatId,omitempty"`
 	RoomID         string `json:"roomId,omitempty"`
 	RoomName       string `json:"roomName,omitempty"`

@@ -9,7 +9,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 )
 
-// FormatMessages builds the wake message (RC7): one line per message
+// FormatMessages builds the wake message: one line per message
 // `[HH:MM] @user (messageId: …): text`, then each file and link preview,
 // all inside one untrusted frame (names, texts and previews are others'
 // words), followed by where the answer goes. loc renders the times.

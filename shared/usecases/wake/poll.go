@@ -29,7 +29,7 @@ type PollAgent struct {
 	MaxWakesPerHour int           // per room (maxWakesPerRoomPerHour)
 }
 
-// Poller is the rocketchat-poll job (RC5). State lives in DynamoDB: one
+// Poller is the rocketchat-poll job. State lives in DynamoDB: one
 // marker per agent and room (KV), the hourly wake counters, and the wake
 // claims shared with the webhook so that a message never wakes an agent
 // twice.
@@ -99,7 +99,7 @@ func (p *Poller) agent(ctx context.Context, a PollAgent, st *PollStats) error {
 	var errs []error
 	for _, s := range subs {
 		// Cheap pre-filter only: a plain message sets just `alert` in 8.x;
-		// the per-message mention check decides (seed §2.0.2).
+		// the per-message mention check decides.
 		if !s.Alert && s.Unread == 0 && s.UserMentions == 0 && s.GroupMentions == 0 {
 			continue
 		}
@@ -344,7 +344,7 @@ func ThrottleKey(agent, room string, now time.Time) string {
 	return fmt.Sprintf("wakes#%s#%s#%s", agent, room, now.UTC().Truncate(time.Hour).Format("2006010215"))
 }
 
-// Throttle counts one wake of agent in room for the current hour (RC6) and
+// Throttle counts one wake of agent in room for the current hour and
 // reports whether it may happen. Past the limit the agent stays silent in
 // that room until the next hour, and that is logged once per room and hour.
 func Throttle(ctx context.Context, c sb.Counters, claims Claims, log *slog.Logger, agent, room string, limit int, now time.Time) (bool, error) {

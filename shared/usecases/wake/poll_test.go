@@ -20,7 +20,7 @@ import (
 )
 
 // pollEnv is the rocketchat-poll job against rcfake (Rocket.Chat 8.x as
-// measured, seed §2.0) with state in memstore, all on one settable clock.
+// measured on Rocket.Chat 8.7) with state in memstore, all on one settable clock.
 type pollEnv struct {
 	rc                      *rcfake.Server
 	clk                     *clock
@@ -190,7 +190,7 @@ func checkJob(t *testing.T, j wake.Job, agent string, reply wake.ReplyTo, msgs .
 	}
 }
 
-// The seed's six live expectations (seed §2.9, "6 von 6").
+// The seed's six live expectations.
 func TestPollSeedExpectations(t *testing.T) {
 	e := newPollEnv(t)
 	if st := e.tick(t); st.Wakes != 0 || e.disp.len() != 0 {
@@ -225,7 +225,7 @@ func TestPollSeedExpectations(t *testing.T) {
 	checkJob(t, e.disp.all()[2], "hermes", wake.ReplyTo{RoomID: e.finanz, RoomName: "finanz-team"}, g)
 }
 
-// Live bug 1 (seed §2.0.2): userMentions counts unread mentions and stays
+// Live bug 1: userMentions counts unread mentions and stays
 // up until the room is read; one old unread mention must not make every
 // later plain message wake.
 func TestPollStickyMentionDoesNotWakePlainMessages(t *testing.T) {
@@ -275,7 +275,7 @@ func TestPollStickyMentionAfterFailedMarkRead(t *testing.T) {
 	}
 }
 
-// Live bug 2 (seed §2.0.2): the first fetch of a room looks back
+// Live bug 2: the first fetch of a room looks back
 // initialLookbackMinutes instead of setting the marker to now, so the
 // message that made the room a candidate wakes the agent.
 func TestPollFirstFetchKeepsTriggeringMessage(t *testing.T) {
@@ -317,7 +317,7 @@ func TestPollFirstFetchNeverReplaysOlderHistory(t *testing.T) {
 	}
 }
 
-// RC5: a quiet tick costs one subscriptions.get and nothing else: no
+// a quiet tick costs one subscriptions.get and nothing else: no
 // history, no store access, no dispatch. Only a poller's first tick reads
 // the agent's rate-limit state (kept in the store across cold starts).
 func TestPollQuietTick(t *testing.T) {
@@ -355,7 +355,7 @@ func TestPollQuietTick(t *testing.T) {
 	check("again")
 }
 
-// RC5: history by room type, only for rooms with news; every checked room
+// history by room type, only for rooms with news; every checked room
 // is marked read after its messages were collected and queued.
 func TestPollMarksReadAfterCollecting(t *testing.T) {
 	e := newPollEnv(t)
@@ -418,7 +418,7 @@ func TestPollMarksReadAfterCollecting(t *testing.T) {
 	}
 }
 
-// RC5: the marker moves to the newest message seen, filtered ones included,
+// the marker moves to the newest message seen, filtered ones included,
 // so that ignored messages are not fetched again; it lives in the store and
 // survives a new Poller.
 func TestPollMarkerMovesPastFilteredMessages(t *testing.T) {
@@ -519,7 +519,7 @@ func TestPollFailingDispatchRetries(t *testing.T) {
 }
 
 // Thread replies wake with ReplyTo.ThreadID, so the answer lands in the
-// thread (RC8).
+// thread.
 func TestPollThreadReply(t *testing.T) {
 	e := newPollEnv(t)
 	parent := e.post(t, "richard", e.general, "@agent-hermes Thema Quartal", rcfake.PostOptions{})
@@ -558,7 +558,7 @@ func TestPollMixedThreadsAnswerInRoom(t *testing.T) {
 	checkJob(t, jobs[0], "hermes", wake.ReplyTo{RoomID: e.general, RoomName: "general"}, a, b)
 }
 
-// Files and link previews reach the wake message (seed §2.9).
+// Files and link previews reach the wake message.
 func TestPollFilesAndLinks(t *testing.T) {
 	e := newPollEnv(t)
 	csv := []byte("monat,umsatz\n" + strings.Repeat("x", 64))
@@ -581,7 +581,7 @@ func TestPollFilesAndLinks(t *testing.T) {
 	}
 }
 
-// RC6: at most maxWakesPerRoomPerHour wakes per room and hour; then the
+// at most maxWakesPerRoomPerHour wakes per room and hour; then the
 // agent is silent there, logs it once, and wakes again the next hour.
 func TestPollHourlyThrottle(t *testing.T) {
 	e := newPollEnv(t)
@@ -814,7 +814,7 @@ func TestPollStoreFailureReleasesClaims(t *testing.T) {
 	}
 }
 
-// RC13: the first 429 stops the agent's tick (no call to its other rooms),
+// the first 429 stops the agent's tick (no call to its other rooms),
 // and the agent is not polled at all until X-RateLimit-Reset, also by a
 // poller after a cold start (the reset is kept in the store).
 func TestPollRateLimitHoldsAcrossTicks(t *testing.T) {

@@ -95,7 +95,7 @@ func blockingPool(t *testing.T, queue int) (p *wake.Pool, started chan wake.Job,
 }
 
 // A full queue refuses at once with EUNAVAILABLE: the webhook must never
-// wait for a run (RC4: answer in < 1 s).
+// wait for a run (the webhook must answer in under 1 s).
 func TestPoolQueueFullIsUnavailable(t *testing.T) {
 	p, started, release := blockingPool(t, 1)
 	t.Cleanup(func() { close(release); p.Close(context.Background()) })

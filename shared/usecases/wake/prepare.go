@@ -19,8 +19,8 @@ type MessageSource interface {
 }
 
 // Preparer turns a webhook job (Pending) into a runnable one: it fetches the
-// message as the agent, applies the full wake rules (RC6) and the hourly
-// throttle, and writes the wake message (RC7).
+// message as the agent, applies the full wake rules and the hourly
+// throttle, and writes the wake message.
 type Preparer struct {
 	Counters sb.Counters
 	Claims   Claims

@@ -166,7 +166,7 @@ func TestPrepareDirectMessage(t *testing.T) {
 	}
 }
 
-// The full rules (RC6) run on the fetched message: its mentions[], not
+// The full rules run on the fetched message: its mentions[], not
 // the webhook's text.
 func TestPrepareAppliesRulesToFetchedMessage(t *testing.T) {
 	tests := []struct {
@@ -228,7 +228,7 @@ func TestPrepareThreadAndFiles(t *testing.T) {
 	}
 }
 
-// The hourly throttle (RC6) counts webhook wakes with poll wakes, per room.
+// The hourly throttle counts webhook wakes with poll wakes, per room.
 func TestPrepareThrottle(t *testing.T) {
 	e := newPrepEnv(t)
 	e.hermes.MaxWakesPerHour = 2

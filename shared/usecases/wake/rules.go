@@ -6,7 +6,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 )
 
-// Rules is what the wake decision needs to know about one agent (RC6).
+// Rules is what the wake decision needs to know about one agent.
 type Rules struct {
 	Username          string   // the agent's own Rocket.Chat user
 	UserID            string   // its user id
@@ -29,10 +29,10 @@ type Verdict struct {
 	Reason string
 }
 
-// Decide applies the wake rules to one message (RC6). The mention check is
+// Decide applies the wake rules to one message. The mention check is
 // on the message's mentions[] usernames, never on room counters: in
 // Rocket.Chat 8.x `unread` counts only mentions and `userMentions` stays up
-// until the room is read (seed §2.0.2), so a counter would make every later
+// until the room is read, so a counter would make every later
 // plain message look addressed.
 func (r Rules) Decide(room Room, m rocketchat.Message) Verdict {
 	switch {
@@ -75,7 +75,7 @@ func (r Rules) mentioned(m rocketchat.Message) bool {
 	return false
 }
 
-// allowed applies allowedRooms (RC3) to wakes too: an agent is not woken
+// allowed applies allowedRooms to wakes too: an agent is not woken
 // where it may not answer. A DM is allowed by the counterpart's username.
 func (r Rules) allowed(room Room) bool {
 	if len(r.AllowedRooms) == 0 {

@@ -7,7 +7,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
-// hermesRules is the seed's example agent (seed §2.9): mention only, two
+// hermesRules is the seed's example agent: mention only, two
 // agents in the loop guard.
 func hermesRules() wake.Rules {
 	return wake.Rules{

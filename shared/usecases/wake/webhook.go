@@ -23,7 +23,7 @@ type Claims interface {
 }
 
 // WebhookPayload is the body of a Rocket.Chat outgoing webhook, sendMessage
-// event (api-ground-truth §1.1). The token travels only in the body.
+// event. The token travels only in the body.
 type WebhookPayload struct {
 	Token       string          `json:"token"`
 	Bot         json.RawMessage `json:"bot"` // false, or (on saved messages) an object
@@ -57,7 +57,7 @@ type WebhookAgent struct {
 	MentionOnly       bool // false: every message may concern it; the worker decides
 }
 
-// Receiver handles POST /hooks/rocketchat (RC4). It checks the body token
+// Receiver handles POST /hooks/rocketchat. It checks the body token
 // against every configured token in constant time, ignores bot, own and
 // other agents' messages (Rocket.Chat does not filter its own bot posts),
 // picks the agents the message may concern, claims (agent, message) once,
@@ -171,7 +171,7 @@ func (r *Receiver) deliver(ctx context.Context, p WebhookPayload) ([]string, err
 }
 
 // concerns is the cheap pre-filter on the webhook payload. The payload has
-// no mentions[] (only text), so the worker re-checks the full rules (RC6) on
+// no mentions[] (only text), so the worker re-checks the full rules on
 // the message it fetches; here we only drop what can never wake the agent.
 func (r *Receiver) concerns(a WebhookAgent, p WebhookPayload) bool {
 	if strings.EqualFold(p.UserName, a.Username) || p.UserID == a.UserID {

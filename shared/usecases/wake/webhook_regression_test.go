@@ -28,7 +28,7 @@ func TestReceiverMentionAtSentenceEnd(t *testing.T) {
 }
 
 // Rocket.Chat's payload timestamp is message.ts, which an edit does not
-// change (GT §1.1: timestamp = message.ts; rcfake does the same). The edit
+// change. The edit
 // claim key is "...#edit#"+timestamp, so only the FIRST edit of a message
 // wakes again; every later edit is taken for a duplicate.
 func TestReceiverSecondEditWakesAgain(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 const hookToken = "tok-new-3f9a"
 
 // hookEnv is a receiver behind an httptest server on 127.0.0.1, fed with
-// the bodies rcfake builds for its outgoing webhook (GT §1.1).
+// the bodies rcfake builds for its outgoing webhook.
 type hookEnv struct {
 	rc                     *rcfake.Server
 	ids                    map[string]string
@@ -123,7 +123,7 @@ type hookAnswer struct {
 	took   time.Duration
 }
 
-// deliver POSTs body like Rocket.Chat does (GT §1.1 headers).
+// deliver POSTs body like Rocket.Chat does.
 func (e *hookEnv) deliver(t *testing.T, body []byte) hookAnswer {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, e.url, bytes.NewReader(body))
@@ -149,7 +149,7 @@ func (e *hookEnv) deliver(t *testing.T, body []byte) hookAnswer {
 
 // checkOK asserts what makes Rocket.Chat count a delivery as done and post
 // nothing: 200, a non-empty JSON body without text or attachments (an empty
-// body would be retried, GT §1.1).
+// body would be retried).
 func checkOK(t *testing.T, a hookAnswer) {
 	t.Helper()
 	if a.status != http.StatusOK {
@@ -190,7 +190,7 @@ func checkError(t *testing.T, a hookAnswer, status int) {
 	}
 }
 
-// RC4: the body token is compared against every configured token.
+// the body token is compared against every configured token.
 func TestReceiverTokens(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -362,7 +362,7 @@ func TestReceiverRespondToAllByID(t *testing.T) {
 	}
 }
 
-// RC4: a repeated delivery (Rocket.Chat's retry) wakes nobody twice. A
+// a repeated delivery (Rocket.Chat's retry) wakes nobody twice. A
 // delivery that says "edited" is queued for the worker to judge on the
 // message it fetches (its editedAt), never claimed on the payload's word.
 func TestReceiverDuplicatesAndEdits(t *testing.T) {
@@ -489,7 +489,7 @@ func TestReceiverMalformed(t *testing.T) {
 	}
 }
 
-// RC4: the receiver answers at once even when the runs are slow: the pool
+// the receiver answers at once even when the runs are slow: the pool
 // queues without waiting, and a full queue is refused at once with 503.
 func TestReceiverAnswersFastWithSlowRuns(t *testing.T) {
 	log, _ := newLog()

@@ -42,7 +42,7 @@ func ClaimKey(agent, messageID string) string { return "rc#" + agent + "#" + mes
 const Attempts = 3
 
 // Worker runs one wake job: it begins the job's claim (counting the
-// attempt), takes the agent's lease (runs of one agent never overlap, AG2),
+// attempt), takes the agent's lease (runs of one agent never overlap),
 // runs the agent under its own deadline, sends the final answer back to the
 // room/thread of the wake unless the agent already answered there,
 // and marks the claim done. A run that ends without an answer says so in
@@ -457,7 +457,7 @@ func (h *handling) undeliverable(ctx context.Context, res agentrun.Result, err e
 
 // AlreadyAnswered reports whether the run itself posted successfully into
 // the reply room (send_message, reply or send_file): then the automatic
-// reply would say the same thing twice (RC8). The RocketChat tool reports the
+// reply would say the same thing twice. The RocketChat tool reports the
 // room id it posted to as "roomId".
 func AlreadyAnswered(res agentrun.Result, to *ReplyTo) bool {
 	if to == nil {

@@ -108,7 +108,7 @@ func job(agent string) wake.Job {
 		ReplyTo: &wake.ReplyTo{RoomID: "rFinanz", RoomName: "finanz-team"}}
 }
 
-// AG2: two wakes of one agent at once: the second waits for the first run
+// two wakes of one agent at once: the second waits for the first run
 // to end, then runs.
 func TestWorkerRunsOfOneAgentNeverOverlap(t *testing.T) {
 	var active, maxActive atomic.Int64
@@ -317,7 +317,7 @@ func TestWorkerReleasesLease(t *testing.T) {
 }
 
 // A holder that crashed never releases; its lease expires at its run's
-// deadline plus the slack (9 minutes here) and the agent runs again (nobody waits forever, AG2).
+// deadline plus the slack (9 minutes here) and the agent runs again (nobody waits forever).
 func TestWorkerCrashedHolderLeaseExpires(t *testing.T) {
 	clk := newClock(t0)
 	store := &memstore.Store{Now: clk.Now}
@@ -362,7 +362,7 @@ func TestWorkerCrashedHolderLeaseExpires(t *testing.T) {
 	}
 }
 
-// RC8: the final answer goes to ReplyTo unless the run already posted there.
+// the final answer goes to ReplyTo unless the run already posted there.
 func TestWorkerReply(t *testing.T) {
 	thread := job("hermes")
 	thread.ReplyTo.ThreadID = "tParent"
