@@ -68,15 +68,12 @@ func quote(s string) string {
 // args checks this call's arguments (shared/tools/toolargs).
 func (c *invocation) args() toolargs.Args { return toolargs.Args{Op: c.op, Action: c.call.Action} }
 
-// decodeArgs decodes the call's args strictly into dst (toolargs.Decode).
+// decodeArgs decodes the call's args strictly into dst and checks the
+// limits its tags declare (toolargs.Decode).
 func (c *invocation) decodeArgs(dst any) error { return c.args().Decode(c.call.Args, dst) }
 
 // text checks a required string argument (toolargs.Text).
-func (c *invocation) text(name string, v *string, max int) (string, error) {
-	return c.args().Text(name, v, max)
-}
+func (c *invocation) text(name string, v *string) (string, error) { return c.args().Text(name, v) }
 
-// optional checks an optional string argument (toolargs.Optional).
-func (c *invocation) optional(name string, v *string, max int) (string, error) {
-	return c.args().Optional(name, v, max)
-}
+// optional returns an optional string argument; nil is "".
+func (c *invocation) optional(v *string) string { return c.args().Optional(v) }

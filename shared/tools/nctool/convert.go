@@ -36,15 +36,12 @@ func (c *invocation) convert() sb.Envelope {
 	if (a.LocalPath == nil) == (a.Path == nil) {
 		return c.failMsg(sb.EINVALID, "give exactly one source: localPath (a workspace file) or path (a file in your Nextcloud folder)")
 	}
-	format, err := c.text("format", a.Format, 10)
+	format, err := c.text("format", a.Format)
 	if err != nil {
 		return c.bad(err)
 	}
 	format = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(format), "."))
-	target, err := c.optional("target", a.Target, maxRefLen)
-	if err != nil {
-		return c.bad(err)
-	}
+	target := c.optional(a.Target)
 	co := c.agent.Collabora
 	if co == nil {
 		return c.failMsg(sb.EFORBIDDEN, "convert is not available: this agent's Nextcloud block has no collaboraUrl; deliver Markdown or CSV instead (Nextcloud shows both), or ask the operator to set collaboraUrl")
@@ -54,7 +51,7 @@ func (c *invocation) convert() sb.Envelope {
 	var name, shown string
 	var input []byte
 	if a.LocalPath != nil {
-		ref, err := c.text("localPath", a.LocalPath, maxRefLen)
+		ref, err := c.text("localPath", a.LocalPath)
 		if err != nil {
 			return c.bad(err)
 		}

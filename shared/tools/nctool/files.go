@@ -108,7 +108,7 @@ func (c *invocation) upload() sb.Envelope {
 	if err := c.decodeArgs(&a); err != nil {
 		return c.bad(err)
 	}
-	ref, err := c.text("localPath", a.LocalPath, maxRefLen)
+	ref, err := c.text("localPath", a.LocalPath)
 	if err != nil {
 		return c.bad(err)
 	}
@@ -572,17 +572,14 @@ func (c *invocation) search() sb.Envelope {
 	if err := c.decodeArgs(&a); err != nil {
 		return c.bad(err)
 	}
-	q, err := c.text("query", a.Query, maxQueryLen)
+	q, err := c.text("query", a.Query)
 	if err != nil {
 		return c.bad(err)
 	}
 	if !strings.ContainsAny(q, "*?") {
 		q = "*" + q + "*" // a plain word finds names containing it
 	}
-	mt, err := c.optional("mime", a.Mime, 100)
-	if err != nil {
-		return c.bad(err)
-	}
+	mt := c.optional(a.Mime)
 	var after time.Time
 	if a.ModifiedAfter != nil {
 		if after, err = parseWhen(*a.ModifiedAfter); err != nil {

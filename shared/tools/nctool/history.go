@@ -81,7 +81,7 @@ func (c *invocation) restoreVersion() sb.Envelope {
 	if err != nil {
 		return c.bad(err)
 	}
-	id, err := c.text("versionId", a.VersionID, 32)
+	id, err := c.text("versionId", a.VersionID)
 	if err != nil {
 		return c.bad(err)
 	}
@@ -116,7 +116,7 @@ func (c *invocation) trash() sb.Envelope {
 	if err := c.decodeArgs(&a); err != nil {
 		return c.bad(err)
 	}
-	op, err := c.text("op", a.Op, 10)
+	op, err := c.text("op", a.Op)
 	if err != nil {
 		return c.bad(err)
 	}
@@ -127,7 +127,7 @@ func (c *invocation) trash() sb.Envelope {
 		}
 		return c.trashList()
 	case "restore":
-		id, err := c.text("id", a.ID, maxIDLen)
+		id, err := c.text("id", a.ID)
 		if err != nil {
 			return c.bad(err)
 		}

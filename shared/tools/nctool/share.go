@@ -47,24 +47,12 @@ func (c *invocation) share() sb.Envelope {
 	if a.ShareType != nil {
 		typ = nextcloud.ShareType(*a.ShareType)
 	}
-	with, err := c.optional("shareWith", a.ShareWith, maxWithLen)
-	if err != nil {
-		return c.bad(err)
-	}
+	with := c.optional(a.ShareWith)
 	with = strings.TrimSpace(with)
-	password, err := c.optional("password", a.Password, maxPassLen)
-	if err != nil {
-		return c.bad(err)
-	}
+	password := c.optional(a.Password)
 	generate := boolOr(a.GeneratePassword, false)
-	note, err := c.optional("note", a.Note, maxNoteLen)
-	if err != nil {
-		return c.bad(err)
-	}
-	file, err := c.optional("file", a.File, maxNameLen)
-	if err != nil {
-		return c.bad(err)
-	}
+	note := c.optional(a.Note)
+	file := c.optional(a.File)
 	perms := nextcloud.PermRead
 	if a.Permissions != nil {
 		switch *a.Permissions {
@@ -362,10 +350,10 @@ func (c *invocation) unshare() sb.Envelope {
 	var id, token string
 	var err error
 	if a.ShareID != nil {
-		id, err = c.text("shareId", a.ShareID, maxIDLen)
+		id, err = c.text("shareId", a.ShareID)
 		id = strings.TrimSpace(id)
 	} else {
-		token, err = c.text("token", a.Token, maxIDLen)
+		token, err = c.text("token", a.Token)
 		token = strings.TrimSpace(token)
 	}
 	if err != nil {

@@ -37,12 +37,6 @@ func dangerous(name string) bool {
 	return dangerousEndings[strings.ToLower(path.Ext(name))]
 }
 
-type downloadArgs struct {
-	FileID   *string `json:"fileId" required:"true"`
-	FileName *string `json:"fileName" required:"true"`
-	Target   *string `json:"target"`
-}
-
 // downloadFile is RC10: a file someone sent, into the workspace.
 func (c *invocation) downloadFile() sb.Envelope {
 	var a downloadArgs
@@ -59,7 +53,7 @@ func (c *invocation) downloadFile() sb.Envelope {
 	if a.FileName == nil {
 		return c.failMsg(sb.EINVALID, "missing argument \"fileName\"; give the file's name as shown next to it, e.g. report.csv")
 	}
-	raw, err := c.text("fileName", a.FileName, maxFileNameLen)
+	raw, err := c.text("fileName", a.FileName)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -73,9 +67,7 @@ func (c *invocation) downloadFile() sb.Envelope {
 	}
 	target := workspace.PrefixPersonal
 	if a.Target != nil && strings.TrimSpace(*a.Target) != "" {
-		if target, err = c.optional("target", a.Target, maxPathLen); err != nil {
-			return c.fail(err)
-		}
+		target = *a.Target
 	}
 	folder, err := c.folderRef(target)
 	if err != nil {

@@ -11,8 +11,6 @@ import (
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-type listRoomsArgs struct{}
-
 // listRooms answers the agent's rooms from one subscriptions.get, filtered
 // to allowedRooms.
 func (c *invocation) listRooms() sb.Envelope {
@@ -58,12 +56,6 @@ func (c *invocation) listRooms() sb.Envelope {
 	return sb.OK(data)
 }
 
-type readRoomArgs struct {
-	Room     *string `json:"room" required:"true"`
-	Count    *int    `json:"count"`
-	ThreadID *string `json:"threadId"`
-}
-
 // readRoom renders a room's newest messages, oldest first, like the wake
 // message, inside one untrusted frame. It never marks the room read.
 func (c *invocation) readRoom() sb.Envelope {
@@ -71,14 +63,11 @@ func (c *invocation) readRoom() sb.Envelope {
 	if err := c.decodeArgs(&a); err != nil {
 		return c.fail(err)
 	}
-	roomArg, err := c.text("room", a.Room, maxRoomLen)
+	roomArg, err := c.text("room", a.Room)
 	if err != nil {
 		return c.fail(err)
 	}
-	n, err := c.count(a.Count)
-	if err != nil {
-		return c.fail(err)
-	}
+	n := count(a.Count)
 	threadID, err := c.id("threadId", a.ThreadID, false)
 	if err != nil {
 		return c.fail(err)
@@ -136,16 +125,12 @@ func (c *invocation) readRoom() sb.Envelope {
 	return sb.OK(data)
 }
 
-type markReadArgs struct {
-	Room *string `json:"room" required:"true"`
-}
-
 func (c *invocation) markRead() sb.Envelope {
 	var a markReadArgs
 	if err := c.decodeArgs(&a); err != nil {
 		return c.fail(err)
 	}
-	roomArg, err := c.text("room", a.Room, maxRoomLen)
+	roomArg, err := c.text("room", a.Room)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -162,11 +147,6 @@ func (c *invocation) markRead() sb.Envelope {
 	return sb.OK(map[string]any{"roomId": r.ID, "room": r.display(), "markedRead": true})
 }
 
-type reactArgs struct {
-	MessageID *string `json:"messageId" required:"true"`
-	Emoji     *string `json:"emoji" required:"true"`
-}
-
 func (c *invocation) react() sb.Envelope {
 	var a reactArgs
 	if err := c.decodeArgs(&a); err != nil {
@@ -176,7 +156,7 @@ func (c *invocation) react() sb.Envelope {
 	if err != nil {
 		return c.fail(err)
 	}
-	emoji, err := c.text("emoji", a.Emoji, maxEmojiLen)
+	emoji, err := c.text("emoji", a.Emoji)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -198,30 +178,21 @@ func (c *invocation) react() sb.Envelope {
 	return sb.OK(map[string]any{"messageId": msgID, "emoji": ":" + name + ":"})
 }
 
-type searchArgs struct {
-	Room  *string `json:"room" required:"true"`
-	Query *string `json:"query" required:"true"`
-	Count *int    `json:"count"`
-}
-
 // search finds messages in a room (chat.search), newest first, framed.
 func (c *invocation) search() sb.Envelope {
 	var a searchArgs
 	if err := c.decodeArgs(&a); err != nil {
 		return c.fail(err)
 	}
-	roomArg, err := c.text("room", a.Room, maxRoomLen)
+	roomArg, err := c.text("room", a.Room)
 	if err != nil {
 		return c.fail(err)
 	}
-	query, err := c.text("query", a.Query, maxQueryLen)
+	query, err := c.text("query", a.Query)
 	if err != nil {
 		return c.fail(err)
 	}
-	n, err := c.count(a.Count)
-	if err != nil {
-		return c.fail(err)
-	}
+	n := count(a.Count)
 	if c.preflight {
 		return checked
 	}

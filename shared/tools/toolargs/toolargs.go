@@ -26,9 +26,10 @@ type Args struct {
 	Action string
 }
 
-// Decode decodes raw strictly into dst (a pointer to a struct whose json
-// tags name the arguments; a field tagged required:"true" is listed as
-// required in messages). Empty or null raw is {}.
+// Decode decodes raw strictly into dst (a pointer to a struct whose tags
+// declare the arguments, see Schema) and enforces the declared limits:
+// lengths, ranges and list sizes. Presence of required arguments is left to
+// the action, which knows the better hint. Empty or null raw is {}.
 func (a Args) Decode(raw json.RawMessage, dst any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
@@ -58,33 +59,92 @@ func (a Args) Decode(raw json.RawMessage, dst any) error {
 		}
 		return notObject
 	}
+	return a.limits(dst)
+}
+
+// limits checks every given argument against its declared limits.
+func (a Args) limits(dst any) error {
+	v := reflect.ValueOf(dst).Elem()
+	for _, f := range fields(v.Type()) {
+		fv := v.Field(f.index)
+		if fv.Kind() == reflect.Pointer {
+			if fv.IsNil() {
+				continue
+			}
+			fv = fv.Elem()
+		}
+		switch f.kind {
+		case "string":
+			s := fv.String()
+			if !utf8.ValidString(s) {
+				return sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q is not valid UTF-8", f.name))
+			}
+			if max, ok := f.limits["maxLength"]; ok {
+				if n := utf8.RuneCountInString(s); n > max {
+					return sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q has %d characters; at most %d are allowed, so shorten it", f.name, n, max))
+				}
+			}
+		case "integer":
+			n := int(fv.Int())
+			lo, hasLo := f.limits["minimum"]
+			hi, hasHi := f.limits["maximum"]
+			if (hasLo && n < lo) || (hasHi && n > hi) {
+				msg := fmt.Sprintf("argument %q is %d; give a number from %d to %d", f.name, n, lo, hi)
+				switch {
+				case !hasHi:
+					msg = fmt.Sprintf("argument %q is %d; give a number of at least %d", f.name, n, lo)
+				case !hasLo:
+					msg = fmt.Sprintf("argument %q is %d; give a number of at most %d", f.name, n, hi)
+				}
+				if f.hasDef {
+					msg += fmt.Sprintf(", or leave it out for %d", f.def)
+				}
+				return sb.E(a.Op, sb.EINVALID, msg)
+			}
+		case "array":
+			if max, ok := f.limits["maxItems"]; ok && fv.Len() > max {
+				return sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q has %d entries; at most %d are allowed", f.name, fv.Len(), max))
+			}
+		}
+	}
 	return nil
 }
 
-// Text checks a required string argument: present, not blank, valid UTF-8,
-// at most max characters. It returns the value as given.
-func (a Args) Text(name string, v *string, max int) (string, error) {
+// Limit returns the limit key (maxLength, maximum, default, …) that args
+// declares for argument name; tests use it to pin constants to the
+// declaration.
+func Limit(args any, name, key string) (int, bool) {
+	for _, f := range fields(reflect.TypeOf(args)) {
+		if f.name != name {
+			continue
+		}
+		if key == "default" {
+			return f.def, f.hasDef
+		}
+		n, ok := f.limits[key]
+		return n, ok
+	}
+	return 0, false
+}
+
+// Text checks a required string argument: present and not blank (Decode
+// already checked its length). It returns the value as given.
+func (a Args) Text(name string, v *string) (string, error) {
 	if v == nil {
 		return "", sb.E(a.Op, sb.EINVALID, fmt.Sprintf("missing argument %q; %s needs it", name, a.Action))
 	}
 	if strings.TrimSpace(*v) == "" {
 		return "", sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q is empty; give a value", name))
 	}
-	return a.Optional(name, v, max)
+	return *v, nil
 }
 
-// Optional checks an optional string argument; nil is "".
-func (a Args) Optional(name string, v *string, max int) (string, error) {
+// Optional returns an optional string argument; nil is "".
+func (a Args) Optional(v *string) string {
 	if v == nil {
-		return "", nil
+		return ""
 	}
-	if !utf8.ValidString(*v) {
-		return "", sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q is not valid UTF-8", name))
-	}
-	if n := utf8.RuneCountInString(*v); n > max {
-		return "", sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q has %d characters; at most %d are allowed, so shorten it", name, n, max))
-	}
-	return *v, nil
+	return *v
 }
 
 // List describes dst's arguments: required ones plain, optional ones with "?".
@@ -94,10 +154,9 @@ func List(dst any) string {
 		return "no arguments ({})"
 	}
 	var parts []string
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if f.Tag.Get("required") != "true" {
+	for _, f := range fields(t) {
+		name := f.name
+		if !f.required {
 			name += "?"
 		}
 		parts = append(parts, name)
@@ -141,10 +200,8 @@ func strictDecode(raw []byte, dst any, disallowUnknown bool) error {
 
 func fieldNames(dst any) map[string]bool {
 	out := map[string]bool{}
-	t := reflect.TypeOf(dst).Elem()
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		out[name] = true
+	for _, f := range fields(reflect.TypeOf(dst)) {
+		out[f.name] = true
 	}
 	return out
 }
