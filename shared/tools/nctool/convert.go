@@ -17,13 +17,6 @@ import (
 // PUT needs its size first. Reports are far smaller.
 const MaxConvertBytes = 64 << 20
 
-type convertArgs struct {
-	LocalPath *string `json:"localPath"`
-	Path      *string `json:"path"`
-	Format    *string `json:"format" required:"true"`
-	Target    *string `json:"target"`
-}
-
 // convert turns a workspace or Nextcloud file into another format through
 // Collabora (NC6). The result goes next to the source (same space, same
 // folder, new extension) or to target, in the same space as the source: a

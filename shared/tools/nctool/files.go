@@ -96,12 +96,6 @@ func contentTypeOf(name string) string {
 	return "application/octet-stream"
 }
 
-type uploadArgs struct {
-	LocalPath  *string `json:"localPath" required:"true"`
-	RemotePath *string `json:"remotePath"`
-	Overwrite  *bool   `json:"overwrite"`
-}
-
 // upload streams a workspace file to Nextcloud.
 func (c *invocation) upload() sb.Envelope {
 	var a uploadArgs
@@ -195,12 +189,6 @@ func uploadMessage(p string, notes []string) string {
 	return msg + ". Nextcloud.share makes a link or shares it with a user."
 }
 
-type downloadArgs struct {
-	Path      *string `json:"path" required:"true"`
-	LocalPath *string `json:"localPath"`
-	Overwrite *bool   `json:"overwrite"`
-}
-
 // download streams a Nextcloud file into the agent's workspace.
 func (c *invocation) download() sb.Envelope {
 	var a downloadArgs
@@ -274,12 +262,6 @@ func (c *invocation) download() sb.Envelope {
 	return sb.OK(data)
 }
 
-type listArgs struct {
-	Path  *string `json:"path"`
-	Depth *int    `json:"depth"`
-	Limit *int    `json:"limit"`
-}
-
 // list shows a folder: depth 0 the item, 1 its children (one PROPFIND),
 // deeper levels through one SEARCH scoped to the folder (PROPFIND with
 // Depth: infinity is usually disabled on Nextcloud).
@@ -296,13 +278,7 @@ func (c *invocation) list() sb.Envelope {
 	if a.Depth != nil {
 		depth = *a.Depth
 	}
-	if depth < 0 || depth > MaxListDepth {
-		return c.failMsg(sb.EINVALID, "depth must be 0 (the item), 1 (its children, the default) up to %d; for a whole tree use Nextcloud.search", MaxListDepth)
-	}
-	limit, err := c.limit(a.Limit, DefaultListLimit, MaxListLimit)
-	if err != nil {
-		return c.bad(err)
-	}
+	limit := intOr(a.Limit, DefaultListLimit)
 	if c.preflight {
 		return checked
 	}
@@ -363,19 +339,13 @@ func (c *invocation) list() sb.Envelope {
 	return sb.OK(data)
 }
 
-// limit checks an optional limit argument.
-func (c *invocation) limit(v *int, def, max int) (int, error) {
+// intOr is *v, or def when the argument was left out (decodeArgs checked
+// its range).
+func intOr(v *int, def int) int {
 	if v == nil {
-		return def, nil
+		return def
 	}
-	if *v < 1 || *v > max {
-		return 0, sb.E(c.op, sb.EINVALID, fmt.Sprintf("limit must be between 1 and %d (default %d)", max, def))
-	}
-	return *v, nil
-}
-
-type pathArgs struct {
-	Path *string `json:"path" required:"true"`
+	return *v
 }
 
 // stat describes one file or folder with the properties the web UI shows.
@@ -455,12 +425,6 @@ func (c *invocation) mkdir() sb.Envelope {
 		return c.fail("cannot create "+c.scope.show(p), err)
 	}
 	return sb.OK(map[string]any{"path": c.scope.show(p), "created": true, "message": "created the folder " + c.scope.show(p) + " (and any missing parents)"})
-}
-
-type moveArgs struct {
-	From      *string `json:"from" required:"true"`
-	To        *string `json:"to" required:"true"`
-	Overwrite *bool   `json:"overwrite"`
 }
 
 // move renames or moves a file or folder inside the root; a missing
@@ -557,14 +521,6 @@ func (c *invocation) delete() sb.Envelope {
 		"message": "deleted " + c.scope.show(p) + "; it is in the trash bin: Nextcloud.trash {op: list} shows it, {op: restore, id} brings it back"})
 }
 
-type searchArgs struct {
-	Query         *string `json:"query" required:"true"`
-	Mime          *string `json:"mime"`
-	ModifiedAfter *string `json:"modifiedAfter"`
-	Path          *string `json:"path"`
-	Limit         *int    `json:"limit"`
-}
-
 // search finds files by name glob (and MIME type, modification time) with
 // the server's index: one SEARCH, scoped to the agent's folder.
 func (c *invocation) search() sb.Envelope {
@@ -590,10 +546,7 @@ func (c *invocation) search() sb.Envelope {
 	if err != nil {
 		return c.bad(err)
 	}
-	limit, err := c.limit(a.Limit, DefaultSearchLimit, MaxSearchLimit)
-	if err != nil {
-		return c.bad(err)
-	}
+	limit := intOr(a.Limit, DefaultSearchLimit)
 	if c.preflight {
 		return checked
 	}
@@ -632,11 +585,6 @@ func parseWhen(s string) (time.Time, error) {
 	return time.Parse("2006-01-02", s)
 }
 
-type favoriteArgs struct {
-	Path     *string `json:"path" required:"true"`
-	Favorite *bool   `json:"favorite"`
-}
-
 // favorite marks or unmarks a file or folder as a favorite.
 func (c *invocation) favorite() sb.Envelope {
 	var a favoriteArgs
@@ -663,7 +611,7 @@ func (c *invocation) favorite() sb.Envelope {
 
 // quota reports the account's storage.
 func (c *invocation) quota() sb.Envelope {
-	if err := c.decodeArgs(&struct{}{}); err != nil {
+	if err := c.decodeArgs(&quotaArgs{}); err != nil {
 		return c.bad(err)
 	}
 	if c.preflight {

@@ -66,11 +66,6 @@ func (c *invocation) versions() sb.Envelope {
 	return sb.OK(data)
 }
 
-type restoreVersionArgs struct {
-	Path      *string `json:"path" required:"true"`
-	VersionID *string `json:"versionId" required:"true"`
-}
-
 // restoreVersion makes an earlier version the current content.
 func (c *invocation) restoreVersion() sb.Envelope {
 	var a restoreVersionArgs
@@ -101,12 +96,6 @@ func (c *invocation) restoreVersion() sb.Envelope {
 	}
 	return sb.OK(map[string]any{"path": c.scope.show(p), "versionId": id,
 		"message": fmt.Sprintf("restored version %s of %s; the content it replaced is kept as a version", id, c.scope.show(p))})
-}
-
-type trashArgs struct {
-	Op      *string `json:"op" required:"true"`
-	ID      *string `json:"id"`
-	Confirm *bool   `json:"confirm"`
 }
 
 // trash lists, restores or empties the trash bin — only the agent's part

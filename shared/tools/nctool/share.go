@@ -21,18 +21,6 @@ const (
 	GeneratedPasswordLen = 24
 )
 
-type shareArgs struct {
-	Path             *string `json:"path" required:"true"`
-	ShareType        *int    `json:"shareType"`
-	ShareWith        *string `json:"shareWith"`
-	Password         *string `json:"password"`
-	GeneratePassword *bool   `json:"generatePassword"`
-	ExpireDays       *int    `json:"expireDays"`
-	Permissions      *string `json:"permissions"`
-	Note             *string `json:"note"`
-	File             *string `json:"file"`
-}
-
 // share creates a user, group or public link share (NC3).
 func (c *invocation) share() sb.Envelope {
 	var a shareArgs
@@ -85,9 +73,6 @@ func (c *invocation) share() sb.Envelope {
 		}
 	default:
 		return c.failMsg(sb.EINVALID, "shareType must be 0 (a user, the default), 1 (a group) or 3 (a public link), not %d", typ)
-	}
-	if a.ExpireDays != nil && (*a.ExpireDays < 0 || *a.ExpireDays > MaxExpireDays) {
-		return c.failMsg(sb.EINVALID, "expireDays must be between 0 (no expiry) and %d", MaxExpireDays)
 	}
 	if file != "" {
 		if file != path.Base(file) || strings.ContainsAny(file, "/\\") || file == "." || file == ".." {
@@ -272,10 +257,6 @@ func newPassword() (string, error) {
 	return string(b), nil
 }
 
-type sharesArgs struct {
-	Path *string `json:"path"`
-}
-
 // shares lists the agent's shares (all of them, or those of one path) with
 // their lifecycle: who or what link, until when, how to revoke. One call.
 func (c *invocation) shares() sb.Envelope {
@@ -319,13 +300,6 @@ func (c *invocation) shares() sb.Envelope {
 		msg = "no shares"
 	}
 	return sb.OK(map[string]any{"count": len(out), "shares": out, "message": msg})
-}
-
-type unshareArgs struct {
-	ShareID *string `json:"shareId"`
-	Token   *string `json:"token"`
-	Path    *string `json:"path"`
-	Confirm *bool   `json:"confirm"`
 }
 
 // unshare revokes a share by id or token, or every share of a path (which
