@@ -18,7 +18,7 @@ import (
 const MaxConvertBytes = 64 << 20
 
 // convert turns a workspace or Nextcloud file into another format through
-// Collabora (NC6). The result goes next to the source (same space, same
+// Collabora. The result goes next to the source (same space, same
 // folder, new extension) or to target, in the same space as the source: a
 // workspace path for localPath, a Nextcloud path for path.
 func (c *invocation) convert() sb.Envelope {
@@ -200,7 +200,7 @@ func readCapped(r io.ReadCloser, what string) ([]byte, error) {
 }
 
 // fallbackSuggestion says what to deliver when Collabora will not convert
-// (seed §5.4: "Rückfallebene ist Markdown/CSV").
+// (Markdown and CSV are the fallback: Nextcloud shows both).
 func fallbackSuggestion(name string) string {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".csv", ".tsv":

@@ -36,10 +36,10 @@ type putOutcome struct {
 	requested string
 }
 
-// putRemote uploads to dst the way NC1/NC4 want it: one PUT when the folder
+// putRemote uploads to dst: one PUT when the folder
 // exists; on 409 (parent missing) it creates the folders and tries once
 // more; on 423 (the file is open in Collabora) below a reports folder it
-// saves once under a timestamped name (seed §5.6). It never loops.
+// saves once under a timestamped name. It never loops.
 func (c *invocation) putRemote(dst string, open source, contentType string) (putOutcome, error) {
 	out := putOutcome{path: dst, requested: dst}
 	attempt := func(p string) (nextcloud.PutResult, error) {
@@ -493,7 +493,7 @@ func (c *invocation) move() sb.Envelope {
 }
 
 // delete removes a file or folder (into the trash bin when the server has
-// one). Staging makes it wait for approval (ST1); the tool just deletes.
+// one). Staging makes it wait for approval; the tool just deletes.
 func (c *invocation) delete() sb.Envelope {
 	var a pathArgs
 	if err := c.decodeArgs(&a); err != nil {

@@ -21,7 +21,7 @@ const (
 	GeneratedPasswordLen = 24
 )
 
-// share creates a user, group or public link share (NC3).
+// share creates a user, group or public link share.
 func (c *invocation) share() sb.Envelope {
 	var a shareArgs
 	if err := c.decodeArgs(&a); err != nil {

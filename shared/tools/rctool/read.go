@@ -35,7 +35,7 @@ func (c *invocation) listRooms() sb.Envelope {
 		}
 		// Names are identifiers (Rocket.Chat restricts them to letters,
 		// digits, "-", "_" and "." by default); display names are free text
-		// and stay out of the answer (C7).
+		// and stay out of the answer.
 		rooms = append(rooms, map[string]any{
 			"id":       s.RoomID,
 			"name":     s.Name, // for a DM the counterpart's username, which the room argument takes
@@ -220,13 +220,13 @@ func (c *invocation) search() sb.Envelope {
 	return sb.OK(data)
 }
 
-// frame wraps rendered messages as untrusted text (C7); the source names
+// frame wraps rendered messages as untrusted text; the source names
 // the room like the wake message does.
 func frame(r room, text string) string {
 	return untrusted.Frame("rocketchat:"+r.display(), text)
 }
 
-// render is the wake message's format (RC7, shared/usecases/wake.FormatMessages):
+// render is the wake message's format (shared/usecases/wake.FormatMessages):
 //
 //	[HH:MM] @user (messageId: …): text
 //	    Datei: name (type, size) — fileId: …
@@ -270,7 +270,7 @@ func render(msgs []rocketchat.Message) string {
 }
 
 // systemLabel explains the system message types that appear in history
-// (seed §2.0: "uj" when a user joins).
+// ("uj" when a user joins).
 func systemLabel(t string) string {
 	labels := map[string]string{
 		"uj": "user joined", "ul": "user left", "au": "user added", "ru": "user removed",

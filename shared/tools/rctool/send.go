@@ -76,7 +76,7 @@ func (c *invocation) post(roomArg string, textArg, tmidArg *string, needThread b
 	return sb.OK(data)
 }
 
-// sendFile is RC9: a workspace file into a room in two steps.
+// sendFile sends a workspace file into a room in two steps.
 func (c *invocation) sendFile() sb.Envelope {
 	var a sendFileArgs
 	if err := c.decodeArgs(&a); err != nil {

@@ -12,7 +12,7 @@ import (
 // MaxNotifyChars bounds what an agent may send in one notice.
 const MaxNotifyChars = 4000
 
-// Tool is notify_user (CR2): an agent says what the human should know and
+// Tool is notify_user: an agent says what the human should know and
 // the router picks the channel. The agent never chooses the channel.
 type Tool struct{ r *Router }
 
