@@ -42,7 +42,7 @@ func configuredTools(t *testing.T) []sb.Tool {
 
 // TestArgumentsMatchSchemas: each action's own decoding, which Invoke runs
 // without the executor's schema check, takes exactly the arguments its
-// schema offers, requires the same ones, and refuses every value over a
+// schema offers, requires the same ones, and refuses every value beyond a
 // limit the schema declares. It fails when an action decodes into another
 // struct than the one its schema was derived from, or checks a limit of
 // its own.
@@ -86,6 +86,13 @@ func TestArgumentsMatchSchemas(t *testing.T) {
 					}
 					if n, ok := s["maxLength"].(int); ok {
 						over("maxLength", strings.Repeat("a", n+1), fmt.Sprintf("argument %q has %d characters", name, n+1))
+					}
+					if n, ok := s["minLength"].(int); ok {
+						msg := fmt.Sprintf("argument %q has %d characters; at least %d", name, n-1, n)
+						if n == 1 {
+							msg = fmt.Sprintf("argument %q is empty", name)
+						}
+						over("minLength", strings.Repeat("a", n-1), msg)
 					}
 					if n, ok := s["maximum"].(int); ok {
 						over("maximum", n+1, fmt.Sprintf("argument %q is %d", name, n+1))

@@ -338,7 +338,7 @@ func TestArgumentValidation(t *testing.T) {
 		{"send_message", `{"room":1,"text":"x"}`, `argument "room" must be a string`},
 		{"send_message", `{"room":"finanz-team","text":"x"} {}`, "one JSON object"},
 		{"send_message", `["x"]`, "one JSON object"},
-		{"send_message", `{"room":"","text":"x"}`, "the room is empty"},
+		{"send_message", `{"room":"","text":"x"}`, `argument "room" is empty`},
 		{"send_message", `{"room":"finanz-team","text":"x","tmid":"a/b"}`, "not a Rocket.Chat id"},
 		{"read_room", `{"room":"finanz-team","count":0}`, "from 1 to 100"},
 		{"read_room", `{"room":"finanz-team","count":101}`, "from 1 to 100"},

@@ -28,7 +28,8 @@ type Args struct {
 
 // Decode decodes raw strictly into dst (a pointer to a struct whose tags
 // declare the arguments, see Schema) and enforces the declared limits:
-// lengths, ranges and list sizes. Presence of required arguments is left to
+// lengths, ranges and list sizes (enum and pattern are left to the action,
+// which can say better what a valid value looks like). Presence of required arguments is left to
 // the action, which knows the better hint. Empty or null raw is {}.
 func (a Args) Decode(raw json.RawMessage, dst any) error {
 	raw = bytes.TrimSpace(raw)
@@ -78,6 +79,16 @@ func (a Args) limits(dst any) error {
 			s := fv.String()
 			if !utf8.ValidString(s) {
 				return sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q is not valid UTF-8", f.name))
+			}
+			if min, ok := f.limits["minLength"]; ok {
+				switch n := utf8.RuneCountInString(s); {
+				case n == 0 && f.required:
+					return sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q is empty; give a value", f.name))
+				case n == 0:
+					return sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q is empty; give a value or leave it out", f.name))
+				case n < min:
+					return sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q has %d characters; at least %d are needed", f.name, n, min))
+				}
 			}
 			if max, ok := f.limits["maxLength"]; ok {
 				if n := utf8.RuneCountInString(s); n > max {

@@ -56,6 +56,7 @@ func TestDecodeEnforcesDeclaredLimits(t *testing.T) {
 	}{
 		{"within every limit", `{"room":"ab","count":10,"id":"abc","tags":["a","b"]}`, ""},
 		{"length counts characters, not bytes", `{"room":"äöüßé"}`, ""},
+		{"empty required string", `{"room":""}`, `argument "room" is empty; give a value`},
 		{"string over maxLength", `{"room":"abcdef"}`, `argument "room" has 6 characters; at most 5 are allowed`},
 		{"integer over maximum names the default", `{"count":11}`, `argument "count" is 11; give a number from 1 to 10, or leave it out for 3`},
 		{"integer under minimum", `{"count":0}`, `argument "count" is 0; give a number from 1 to 10`},
