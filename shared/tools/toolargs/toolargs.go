@@ -1,6 +1,9 @@
-// Package toolargs decodes and checks tool arguments that came from a model
-// or a client: one JSON object, only the fields the action takes (exact
-// case), each of the right type; every problem is an EINVALID error that
+// Package toolargs is where a tool action's arguments are declared once: a
+// Go struct whose tags give names, required fields, limits and
+// descriptions. Schema derives the JSON Schema offered to models from it;
+// Decode reads arguments that came from a model or a client into it — one
+// JSON object, only the declared fields (exact case), each of the right
+// type and within its limits — and every problem is an EINVALID error that
 // names the argument and says what the action takes. The tools share it so
 // that every tool answers bad input the same way.
 package toolargs
