@@ -1,7 +1,7 @@
 // Package tools runs tool actions: it checks that the agent may use the tool,
 // validates the arguments against the action's JSON schema, asks the staging
-// policy, runs the tool, and writes one audit entry per call (C5), whatever
-// the outcome. Model-issued calls and POST /tools/invoke share this path.
+// policy, runs the tool, and writes one audit entry per call, whatever the
+// outcome. Model-issued calls and POST /tools/invoke share this path.
 package tools
 
 import (
@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -44,7 +45,8 @@ type Permits func(agentID, tool string) bool
 // Executor is the one path from a tool call to its audited outcome.
 type Executor struct {
 	tools   map[string]sb.Tool
-	schemas map[string]*jsonschema.Schema // "Tool.action"
+	specs   map[string]sb.ToolSpec
+	schemas map[string]*actionSchema // "Tool.action"
 	policy  *staging.Policy
 	audit   sb.AuditStore
 	scrub   Scrubber
@@ -76,12 +78,15 @@ type Options struct {
 	Now     func() time.Time
 }
 
-// New compiles every action schema once (cold start, never per call).
+// New reads every tool's spec once. An action's schema is compiled when
+// the action is first called, not here: a cold start pays only for the
+// actions it uses (compiling one checks it against the JSON Schema
+// metaschema, about 60 µs). CompileAll compiles them all at once.
 func New(o Options) (*Executor, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	x := &Executor{tools: map[string]sb.Tool{}, schemas: map[string]*jsonschema.Schema{},
+	x := &Executor{tools: map[string]sb.Tool{}, specs: map[string]sb.ToolSpec{}, schemas: map[string]*actionSchema{},
 		policy: o.Policy, audit: o.Audit, scrub: o.Scrub, permits: o.Permits, log: o.Log, now: o.Now}
 	for _, t := range o.Tools {
 		spec := t.Spec()
@@ -89,15 +94,42 @@ func New(o Options) (*Executor, error) {
 			return nil, fmt.Errorf("tools: %s registered twice", spec.Name)
 		}
 		x.tools[spec.Name] = t
+		x.specs[spec.Name] = spec
 		for _, a := range spec.Actions {
-			s, err := compile(spec.Name+"."+a.Name, a.Parameters)
-			if err != nil {
-				return nil, err
-			}
-			x.schemas[spec.Name+"."+a.Name] = s
+			x.schemas[spec.Name+"."+a.Name] = &actionSchema{name: spec.Name + "." + a.Name, params: a.Parameters}
 		}
 	}
 	return x, nil
+}
+
+// CompileAll compiles every action's schema now and returns the first
+// error; tests and tools that want to fail fast call it.
+func (x *Executor) CompileAll() error {
+	names := make([]string, 0, len(x.schemas))
+	for n := range x.schemas {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if _, err := x.schemas[n].get(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// actionSchema is one action's schema, compiled on first use.
+type actionSchema struct {
+	name   string
+	params map[string]any
+	once   sync.Once
+	schema *jsonschema.Schema
+	err    error
+}
+
+func (a *actionSchema) get() (*jsonschema.Schema, error) {
+	a.once.Do(func() { a.schema, a.err = compile(a.name, a.params) })
+	return a.schema, a.err
 }
 
 func compile(name string, params map[string]any) (*jsonschema.Schema, error) {
@@ -125,11 +157,11 @@ func compile(name string, params map[string]any) (*jsonschema.Schema, error) {
 // that agent may use.
 func (x *Executor) Specs(agentID string) []sb.ToolSpec {
 	var out []sb.ToolSpec
-	for name, t := range x.tools {
+	for name, spec := range x.specs {
 		if agentID != "" && !x.permits(agentID, name) {
 			continue
 		}
-		out = append(out, t.Spec())
+		out = append(out, spec)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -165,13 +197,13 @@ func (x *Executor) invoke(ctx context.Context, call sb.ToolCall, entry *sb.Audit
 	}
 	if _, ok := x.schemas[call.Tool+"."+call.Action]; !ok {
 		entry.Outcome = sb.OutcomeRejected
-		return sb.Fail(fmt.Sprintf("%s has no action %q; use one of: %s", call.Tool, call.Action, strings.Join(tool.Spec().ActionNames(), ", ")))
+		return sb.Fail(fmt.Sprintf("%s has no action %q; use one of: %s", call.Tool, call.Action, strings.Join(x.specs[call.Tool].ActionNames(), ", ")))
 	}
 	if !x.permits(call.AgentID, call.Tool) {
 		entry.Outcome = sb.OutcomeRejected
 		return sb.Fail(fmt.Sprintf("agent %q is not configured for %s; add a %s block under its tools in the config", call.AgentID, call.Tool, call.Tool))
 	}
-	if msg := x.validate(call); msg != "" {
+	if msg := x.validate(ctx, call); msg != "" {
 		entry.Outcome = sb.OutcomeRejected
 		return sb.Fail(msg)
 	}
@@ -245,7 +277,12 @@ func (x *Executor) preflight(ctx context.Context, p Preflighter, call sb.ToolCal
 	return p.Preflight(ctx, call)
 }
 
-func (x *Executor) validate(call sb.ToolCall) string {
+func (x *Executor) validate(ctx context.Context, call sb.ToolCall) string {
+	schema, err := x.schemas[call.Tool+"."+call.Action].get()
+	if err != nil {
+		x.log.ErrorContext(ctx, "tool schema does not compile", "err", err, "tool", call.Tool, "action", call.Action)
+		return fmt.Sprintf("args of %s.%s could not be checked; the operator can find details in the logs", call.Tool, call.Action)
+	}
 	args := call.Args
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = []byte("{}")
@@ -254,7 +291,7 @@ func (x *Executor) validate(call sb.ToolCall) string {
 	if err != nil {
 		return fmt.Sprintf("args of %s.%s are not valid JSON; send a JSON object", call.Tool, call.Action)
 	}
-	err = x.schemas[call.Tool+"."+call.Action].Validate(inst)
+	err = schema.Validate(inst)
 	if err == nil {
 		return ""
 	}

@@ -1,8 +1,10 @@
 package tools_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -474,32 +476,65 @@ func (b badTool) Spec() sb.ToolSpec                               { return b.spe
 func (b badTool) Invoke(context.Context, sb.ToolCall) sb.Envelope { return sb.OK(nil) }
 
 func TestNew(t *testing.T) {
+	bad := func(params map[string]any) []sb.Tool {
+		return []sb.Tool{badTool{sb.ToolSpec{Name: "Bad", Actions: []sb.ActionSpec{{Name: "go", Parameters: params}}}}}
+	}
 	tests := []struct {
-		name    string
-		tools   []sb.Tool
-		wantErr string
+		name        string
+		tools       []sb.Tool
+		wantErr     string // from New
+		wantCompile string // from CompileAll
 	}{
-		{"fakes compile", []sb.Tool{&echoTool{}, otherTool{}}, ""},
-		{"no tools", nil, ""},
-		{"registered twice", []sb.Tool{&echoTool{}, &echoTool{}}, "tools: Echo registered twice"},
-		{"schema that does not compile", []sb.Tool{badTool{sb.ToolSpec{Name: "Bad", Actions: []sb.ActionSpec{
-			{Name: "go", Parameters: map[string]any{"type": 5}}}}}}, "tools: schema of Bad.go"},
-		{"schema that cannot be marshalled", []sb.Tool{badTool{sb.ToolSpec{Name: "Bad", Actions: []sb.ActionSpec{
-			{Name: "go", Parameters: map[string]any{"default": func() {}}}}}}}, "tools: schema of Bad.go"},
-		{"bad regexp in schema", []sb.Tool{badTool{sb.ToolSpec{Name: "Bad", Actions: []sb.ActionSpec{
-			{Name: "go", Parameters: map[string]any{"type": "object", "properties": map[string]any{"p": map[string]any{"type": "string", "pattern": "("}}}}}}}}, "tools: schema of Bad.go"},
+		{"fakes compile", []sb.Tool{&echoTool{}, otherTool{}}, "", ""},
+		{"no tools", nil, "", ""},
+		{"registered twice", []sb.Tool{&echoTool{}, &echoTool{}}, "tools: Echo registered twice", ""},
+		{"schema that does not compile", bad(map[string]any{"type": 5}), "", "tools: schema of Bad.go"},
+		{"schema that cannot be marshalled", bad(map[string]any{"default": func() {}}), "", "tools: schema of Bad.go"},
+		{"bad regexp in schema", bad(map[string]any{"type": "object", "properties": map[string]any{"p": map[string]any{"type": "string", "pattern": "("}}}),
+			"", "tools: schema of Bad.go"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := tools.New(tools.Options{Tools: tt.tools, Policy: mustPolicy(t), Audit: newFixture(t).store,
+			x, err := tools.New(tools.Options{Tools: tt.tools, Policy: mustPolicy(t), Audit: newFixture(t).store,
 				Scrub: nilScrubber{}, Permits: func(string, string) bool { return true }, Log: discard()})
 			switch {
 			case tt.wantErr == "" && err != nil:
-				t.Errorf("New: %v, want no error", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Errorf("New error = %v, want one containing %q", err, tt.wantErr)
+				t.Fatalf("New: %v, want no error", err)
+			case tt.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("New error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			err = x.CompileAll()
+			switch {
+			case tt.wantCompile == "" && err != nil:
+				t.Errorf("CompileAll: %v, want no error", err)
+			case tt.wantCompile != "" && (err == nil || !strings.Contains(err.Error(), tt.wantCompile)):
+				t.Errorf("CompileAll error = %v, want one containing %q", err, tt.wantCompile)
 			}
 		})
+	}
+}
+
+// TestSchemaThatDoesNotCompileRejectsTheCall: schemas compile on first use;
+// one that cannot compile refuses its calls (never runs the tool unchecked)
+// and says where the details are, without the compiler's text.
+func TestSchemaThatDoesNotCompileRejectsTheCall(t *testing.T) {
+	f := newFixture(t)
+	logs := &bytes.Buffer{}
+	x, err := tools.New(tools.Options{Tools: []sb.Tool{badTool{sb.ToolSpec{Name: "Bad", Actions: []sb.ActionSpec{
+		{Name: "go", Parameters: map[string]any{"type": 5}}}}}}, Policy: mustPolicy(t), Audit: f.store,
+		Scrub: nilScrubber{}, Permits: func(string, string) bool { return true }, Log: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := x.Invoke(context.Background(), sb.ToolCall{AgentID: "alice", Tool: "Bad", Action: "go", Args: json.RawMessage(`{}`)})
+	if env.Status != "error" || !strings.Contains(env.Error, "args of Bad.go could not be checked") || strings.Contains(env.Error, "type") {
+		t.Errorf("envelope = %+v, want a rejection that hides the compiler's text", env)
+	}
+	if !strings.Contains(logs.String(), "tool schema does not compile") {
+		t.Errorf("logs = %s, want the compile error logged", logs)
 	}
 }
 

@@ -18,12 +18,7 @@ func Features() []string {
 	return append(nextcloud.Features(), FeatureCollabora)
 }
 
-type capabilitiesArgs struct {
-	Check []string `json:"check"`
-	Raw   *bool    `json:"raw"`
-}
-
-// capabilities is the deployment fit-check (NC5): one action reports what
+// capabilities is the deployment fit-check: one action reports what
 // the server offers and what this agent may do with it; check names
 // features and fails when one is missing.
 func (c *invocation) capabilities() sb.Envelope {

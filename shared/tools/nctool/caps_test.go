@@ -74,7 +74,7 @@ func TestCapabilitiesCheck(t *testing.T) {
 }
 
 // TestSpecMatchesActions keeps the spec, the action table and the external
-// interface (SPEC.md) in step, and checks that every schema compiles.
+// interface in step, and checks that every schema compiles.
 func TestSpecMatchesActions(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

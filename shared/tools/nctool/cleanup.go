@@ -16,7 +16,7 @@ import (
 // more old reports is finished by the following daily runs.
 const CleanupScanLimit = 5000
 
-// CleanupReport is what one Cleanup found and did (NC7).
+// CleanupReport is what one Cleanup found and did.
 type CleanupReport struct {
 	AgentID    string         `json:"agent"`
 	Folder     string         `json:"folder"` // absolute path of <rootPath>/reports

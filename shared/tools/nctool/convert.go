@@ -17,15 +17,8 @@ import (
 // PUT needs its size first. Reports are far smaller.
 const MaxConvertBytes = 64 << 20
 
-type convertArgs struct {
-	LocalPath *string `json:"localPath"`
-	Path      *string `json:"path"`
-	Format    *string `json:"format" required:"true"`
-	Target    *string `json:"target"`
-}
-
 // convert turns a workspace or Nextcloud file into another format through
-// Collabora (NC6). The result goes next to the source (same space, same
+// Collabora. The result goes next to the source (same space, same
 // folder, new extension) or to target, in the same space as the source: a
 // workspace path for localPath, a Nextcloud path for path.
 func (c *invocation) convert() sb.Envelope {
@@ -36,15 +29,12 @@ func (c *invocation) convert() sb.Envelope {
 	if (a.LocalPath == nil) == (a.Path == nil) {
 		return c.failMsg(sb.EINVALID, "give exactly one source: localPath (a workspace file) or path (a file in your Nextcloud folder)")
 	}
-	format, err := c.text("format", a.Format, 10)
+	format, err := c.text("format", a.Format)
 	if err != nil {
 		return c.bad(err)
 	}
 	format = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(format), "."))
-	target, err := c.optional("target", a.Target, maxRefLen)
-	if err != nil {
-		return c.bad(err)
-	}
+	target := c.optional(a.Target)
 	co := c.agent.Collabora
 	if co == nil {
 		return c.failMsg(sb.EFORBIDDEN, "convert is not available: this agent's Nextcloud block has no collaboraUrl; deliver Markdown or CSV instead (Nextcloud shows both), or ask the operator to set collaboraUrl")
@@ -54,7 +44,7 @@ func (c *invocation) convert() sb.Envelope {
 	var name, shown string
 	var input []byte
 	if a.LocalPath != nil {
-		ref, err := c.text("localPath", a.LocalPath, maxRefLen)
+		ref, err := c.text("localPath", a.LocalPath)
 		if err != nil {
 			return c.bad(err)
 		}
@@ -210,7 +200,7 @@ func readCapped(r io.ReadCloser, what string) ([]byte, error) {
 }
 
 // fallbackSuggestion says what to deliver when Collabora will not convert
-// (seed §5.4: "Rückfallebene ist Markdown/CSV").
+// (Markdown and CSV are the fallback: Nextcloud shows both).
 func fallbackSuggestion(name string) string {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".csv", ".tsv":

@@ -1,10 +1,10 @@
-// Package nctool is the Nextcloud tool agents use (NC1–NC7): upload,
+// Package nctool is the Nextcloud tool agents use: upload,
 // download, list, stat, mkdir, move, delete, search, versions,
 // restore_version, trash, favorite, quota, capabilities, convert, share,
 // shares and unshare, each acting through the agent's nextcloud.Client (usually one
-// service account for all agents, seed §5.2) inside the agent's rootPath.
+// service account for all agents) inside the agent's rootPath.
 //
-// Scoping (NC2). Every path argument is read relative to rootPath ("/" is
+// Scoping. Every path argument is read relative to rootPath ("/" is
 // its top) and resolved with path.Clean; anything that would climb out
 // (".." left after cleaning), control and direction characters, backslashes
 // and percent-escapes are refused before a request is made (FuzzScope checks
@@ -14,7 +14,7 @@
 // did not exist; the account-wide trash is never emptied while it holds
 // anything from outside the folder.
 //
-// Answers (C8, NC4). Every answer is an envelope that says what happened and
+// Answers. Every answer is an envelope that says what happened and
 // what to do next; when Nextcloud or Collabora caused an error it carries
 // http_status, endpoint (a path, no credentials) and for OCS ocs_status, and
 // a requested wait comes as retryAfterSeconds. The failures users hit get
@@ -26,17 +26,17 @@
 // trash empty and unshare by path — answer needs_confirmation with what would
 // be lost until called with confirm: true. Listings of names other people
 // may have written (list, search, versions, trash) come inside one
-// untrusted frame (C7).
+// untrusted frame.
 //
-// Shares (NC3). The default is a read-only share with one user. Link shares
+// Shares. The default is a read-only share with one user. Link shares
 // are refused unless allowPublicShares; staging sees them through Condition
-// ("public" → approve, "public_not_allowed" → deny, ST1). A link expires
+// ("public" → approve, "public_not_allowed" → deny). A link expires
 // after expireDays (default shareDefaultExpireDays, 14) counted from the UTC
 // date, clamped to the server's enforced maximum with a notice; when the
 // server enforces link passwords the tool generates one (crypto/rand) and
 // returns it once. The answer carries url, download_url, token, share_id,
 // expires, has_password, permissions and how to revoke.
 //
-// Cleanup (NC7) deletes files under <rootPath>/reports older than
+// Cleanup deletes files under <rootPath>/reports older than
 // ReportsMaxAgeDays (default 90) by mtime, or only lists them in a dry run.
 package nctool

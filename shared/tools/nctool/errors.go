@@ -12,7 +12,7 @@ import (
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// fail turns err into an error envelope (C8). what says what the tool was
+// fail turns err into an error envelope. what says what the tool was
 // doing ("cannot upload /reports/q3.md"); the rest is the caller-safe
 // message of the outermost *switchboard.Error, which says what happened and
 // what to do (internal errors get a generic text and are logged). When

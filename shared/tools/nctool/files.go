@@ -36,10 +36,10 @@ type putOutcome struct {
 	requested string
 }
 
-// putRemote uploads to dst the way NC1/NC4 want it: one PUT when the folder
+// putRemote uploads to dst: one PUT when the folder
 // exists; on 409 (parent missing) it creates the folders and tries once
 // more; on 423 (the file is open in Collabora) below a reports folder it
-// saves once under a timestamped name (seed §5.6). It never loops.
+// saves once under a timestamped name. It never loops.
 func (c *invocation) putRemote(dst string, open source, contentType string) (putOutcome, error) {
 	out := putOutcome{path: dst, requested: dst}
 	attempt := func(p string) (nextcloud.PutResult, error) {
@@ -96,19 +96,13 @@ func contentTypeOf(name string) string {
 	return "application/octet-stream"
 }
 
-type uploadArgs struct {
-	LocalPath  *string `json:"localPath" required:"true"`
-	RemotePath *string `json:"remotePath"`
-	Overwrite  *bool   `json:"overwrite"`
-}
-
 // upload streams a workspace file to Nextcloud.
 func (c *invocation) upload() sb.Envelope {
 	var a uploadArgs
 	if err := c.decodeArgs(&a); err != nil {
 		return c.bad(err)
 	}
-	ref, err := c.text("localPath", a.LocalPath, maxRefLen)
+	ref, err := c.text("localPath", a.LocalPath)
 	if err != nil {
 		return c.bad(err)
 	}
@@ -195,12 +189,6 @@ func uploadMessage(p string, notes []string) string {
 	return msg + ". Nextcloud.share makes a link or shares it with a user."
 }
 
-type downloadArgs struct {
-	Path      *string `json:"path" required:"true"`
-	LocalPath *string `json:"localPath"`
-	Overwrite *bool   `json:"overwrite"`
-}
-
 // download streams a Nextcloud file into the agent's workspace.
 func (c *invocation) download() sb.Envelope {
 	var a downloadArgs
@@ -274,12 +262,6 @@ func (c *invocation) download() sb.Envelope {
 	return sb.OK(data)
 }
 
-type listArgs struct {
-	Path  *string `json:"path"`
-	Depth *int    `json:"depth"`
-	Limit *int    `json:"limit"`
-}
-
 // list shows a folder: depth 0 the item, 1 its children (one PROPFIND),
 // deeper levels through one SEARCH scoped to the folder (PROPFIND with
 // Depth: infinity is usually disabled on Nextcloud).
@@ -296,13 +278,7 @@ func (c *invocation) list() sb.Envelope {
 	if a.Depth != nil {
 		depth = *a.Depth
 	}
-	if depth < 0 || depth > MaxListDepth {
-		return c.failMsg(sb.EINVALID, "depth must be 0 (the item), 1 (its children, the default) up to %d; for a whole tree use Nextcloud.search", MaxListDepth)
-	}
-	limit, err := c.limit(a.Limit, DefaultListLimit, MaxListLimit)
-	if err != nil {
-		return c.bad(err)
-	}
+	limit := intOr(a.Limit, DefaultListLimit)
 	if c.preflight {
 		return checked
 	}
@@ -363,19 +339,13 @@ func (c *invocation) list() sb.Envelope {
 	return sb.OK(data)
 }
 
-// limit checks an optional limit argument.
-func (c *invocation) limit(v *int, def, max int) (int, error) {
+// intOr is *v, or def when the argument was left out (decodeArgs checked
+// its range).
+func intOr(v *int, def int) int {
 	if v == nil {
-		return def, nil
+		return def
 	}
-	if *v < 1 || *v > max {
-		return 0, sb.E(c.op, sb.EINVALID, fmt.Sprintf("limit must be between 1 and %d (default %d)", max, def))
-	}
-	return *v, nil
-}
-
-type pathArgs struct {
-	Path *string `json:"path" required:"true"`
+	return *v
 }
 
 // stat describes one file or folder with the properties the web UI shows.
@@ -457,12 +427,6 @@ func (c *invocation) mkdir() sb.Envelope {
 	return sb.OK(map[string]any{"path": c.scope.show(p), "created": true, "message": "created the folder " + c.scope.show(p) + " (and any missing parents)"})
 }
 
-type moveArgs struct {
-	From      *string `json:"from" required:"true"`
-	To        *string `json:"to" required:"true"`
-	Overwrite *bool   `json:"overwrite"`
-}
-
 // move renames or moves a file or folder inside the root; a missing
 // destination folder is created.
 func (c *invocation) move() sb.Envelope {
@@ -529,7 +493,7 @@ func (c *invocation) move() sb.Envelope {
 }
 
 // delete removes a file or folder (into the trash bin when the server has
-// one). Staging makes it wait for approval (ST1); the tool just deletes.
+// one). Staging makes it wait for approval; the tool just deletes.
 func (c *invocation) delete() sb.Envelope {
 	var a pathArgs
 	if err := c.decodeArgs(&a); err != nil {
@@ -557,14 +521,6 @@ func (c *invocation) delete() sb.Envelope {
 		"message": "deleted " + c.scope.show(p) + "; it is in the trash bin: Nextcloud.trash {op: list} shows it, {op: restore, id} brings it back"})
 }
 
-type searchArgs struct {
-	Query         *string `json:"query" required:"true"`
-	Mime          *string `json:"mime"`
-	ModifiedAfter *string `json:"modifiedAfter"`
-	Path          *string `json:"path"`
-	Limit         *int    `json:"limit"`
-}
-
 // search finds files by name glob (and MIME type, modification time) with
 // the server's index: one SEARCH, scoped to the agent's folder.
 func (c *invocation) search() sb.Envelope {
@@ -572,17 +528,14 @@ func (c *invocation) search() sb.Envelope {
 	if err := c.decodeArgs(&a); err != nil {
 		return c.bad(err)
 	}
-	q, err := c.text("query", a.Query, maxQueryLen)
+	q, err := c.text("query", a.Query)
 	if err != nil {
 		return c.bad(err)
 	}
 	if !strings.ContainsAny(q, "*?") {
 		q = "*" + q + "*" // a plain word finds names containing it
 	}
-	mt, err := c.optional("mime", a.Mime, 100)
-	if err != nil {
-		return c.bad(err)
-	}
+	mt := c.optional(a.Mime)
 	var after time.Time
 	if a.ModifiedAfter != nil {
 		if after, err = parseWhen(*a.ModifiedAfter); err != nil {
@@ -593,10 +546,7 @@ func (c *invocation) search() sb.Envelope {
 	if err != nil {
 		return c.bad(err)
 	}
-	limit, err := c.limit(a.Limit, DefaultSearchLimit, MaxSearchLimit)
-	if err != nil {
-		return c.bad(err)
-	}
+	limit := intOr(a.Limit, DefaultSearchLimit)
 	if c.preflight {
 		return checked
 	}
@@ -635,11 +585,6 @@ func parseWhen(s string) (time.Time, error) {
 	return time.Parse("2006-01-02", s)
 }
 
-type favoriteArgs struct {
-	Path     *string `json:"path" required:"true"`
-	Favorite *bool   `json:"favorite"`
-}
-
 // favorite marks or unmarks a file or folder as a favorite.
 func (c *invocation) favorite() sb.Envelope {
 	var a favoriteArgs
@@ -666,7 +611,7 @@ func (c *invocation) favorite() sb.Envelope {
 
 // quota reports the account's storage.
 func (c *invocation) quota() sb.Envelope {
-	if err := c.decodeArgs(&struct{}{}); err != nil {
+	if err := c.decodeArgs(&quotaArgs{}); err != nil {
 		return c.bad(err)
 	}
 	if c.preflight {

@@ -66,11 +66,6 @@ func (c *invocation) versions() sb.Envelope {
 	return sb.OK(data)
 }
 
-type restoreVersionArgs struct {
-	Path      *string `json:"path" required:"true"`
-	VersionID *string `json:"versionId" required:"true"`
-}
-
 // restoreVersion makes an earlier version the current content.
 func (c *invocation) restoreVersion() sb.Envelope {
 	var a restoreVersionArgs
@@ -81,7 +76,7 @@ func (c *invocation) restoreVersion() sb.Envelope {
 	if err != nil {
 		return c.bad(err)
 	}
-	id, err := c.text("versionId", a.VersionID, 32)
+	id, err := c.text("versionId", a.VersionID)
 	if err != nil {
 		return c.bad(err)
 	}
@@ -103,12 +98,6 @@ func (c *invocation) restoreVersion() sb.Envelope {
 		"message": fmt.Sprintf("restored version %s of %s; the content it replaced is kept as a version", id, c.scope.show(p))})
 }
 
-type trashArgs struct {
-	Op      *string `json:"op" required:"true"`
-	ID      *string `json:"id"`
-	Confirm *bool   `json:"confirm"`
-}
-
 // trash lists, restores or empties the trash bin — only the agent's part
 // of it: the bin belongs to the account, which other agents may share.
 func (c *invocation) trash() sb.Envelope {
@@ -116,7 +105,7 @@ func (c *invocation) trash() sb.Envelope {
 	if err := c.decodeArgs(&a); err != nil {
 		return c.bad(err)
 	}
-	op, err := c.text("op", a.Op, 10)
+	op, err := c.text("op", a.Op)
 	if err != nil {
 		return c.bad(err)
 	}
@@ -127,7 +116,7 @@ func (c *invocation) trash() sb.Envelope {
 		}
 		return c.trashList()
 	case "restore":
-		id, err := c.text("id", a.ID, maxIDLen)
+		id, err := c.text("id", a.ID)
 		if err != nil {
 			return c.bad(err)
 		}

@@ -11,7 +11,7 @@ import (
 )
 
 // Listings (list, search, trash, versions) come back as one block of lines
-// inside an untrusted frame (C7): file names, version labels and trash
+// inside an untrusted frame: file names, version labels and trash
 // entries are text other people may have written (the reports folder is
 // shared with humans), and a name such as "IGNORE PREVIOUS INSTRUCTIONS.md"
 // must reach the model as data. Paths inside are Go-quoted, so a name can

@@ -18,7 +18,7 @@ const (
 	MaxSegmentBytes = 255
 )
 
-// scope is an agent's validated rootPath (NC2): every path argument resolves
+// scope is an agent's validated rootPath: every path argument resolves
 // inside it. "/" would be the whole account; it is allowed only when the
 // operator configures it so.
 type scope struct {
@@ -142,7 +142,7 @@ func checkChars(p string) string {
 }
 
 // underReports reports whether abs lies in a folder named "reports" below
-// the root (any depth, any case): the files a 423 may rename (NC4).
+// the root (any depth, any case): the files a 423 may rename.
 func (s scope) underReports(abs string) bool {
 	d, ok := s.display(abs)
 	if !ok {

@@ -131,7 +131,7 @@ func TestUnderReports(t *testing.T) {
 	}
 }
 
-// FuzzScope checks the NC2 property: whatever the argument, a resolved
+// FuzzScope checks the scoping property: whatever the argument, a resolved
 // path is the root or inside it, is clean, carries nothing a URL or WebDAV
 // server could read differently, survives the client's segment escaping
 // unchanged, and shows as a path that resolves back to itself.

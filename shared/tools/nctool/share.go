@@ -21,19 +21,7 @@ const (
 	GeneratedPasswordLen = 24
 )
 
-type shareArgs struct {
-	Path             *string `json:"path" required:"true"`
-	ShareType        *int    `json:"shareType"`
-	ShareWith        *string `json:"shareWith"`
-	Password         *string `json:"password"`
-	GeneratePassword *bool   `json:"generatePassword"`
-	ExpireDays       *int    `json:"expireDays"`
-	Permissions      *string `json:"permissions"`
-	Note             *string `json:"note"`
-	File             *string `json:"file"`
-}
-
-// share creates a user, group or public link share (NC3).
+// share creates a user, group or public link share.
 func (c *invocation) share() sb.Envelope {
 	var a shareArgs
 	if err := c.decodeArgs(&a); err != nil {
@@ -47,24 +35,12 @@ func (c *invocation) share() sb.Envelope {
 	if a.ShareType != nil {
 		typ = nextcloud.ShareType(*a.ShareType)
 	}
-	with, err := c.optional("shareWith", a.ShareWith, maxWithLen)
-	if err != nil {
-		return c.bad(err)
-	}
+	with := c.optional(a.ShareWith)
 	with = strings.TrimSpace(with)
-	password, err := c.optional("password", a.Password, maxPassLen)
-	if err != nil {
-		return c.bad(err)
-	}
+	password := c.optional(a.Password)
 	generate := boolOr(a.GeneratePassword, false)
-	note, err := c.optional("note", a.Note, maxNoteLen)
-	if err != nil {
-		return c.bad(err)
-	}
-	file, err := c.optional("file", a.File, maxNameLen)
-	if err != nil {
-		return c.bad(err)
-	}
+	note := c.optional(a.Note)
+	file := c.optional(a.File)
 	perms := nextcloud.PermRead
 	if a.Permissions != nil {
 		switch *a.Permissions {
@@ -97,9 +73,6 @@ func (c *invocation) share() sb.Envelope {
 		}
 	default:
 		return c.failMsg(sb.EINVALID, "shareType must be 0 (a user, the default), 1 (a group) or 3 (a public link), not %d", typ)
-	}
-	if a.ExpireDays != nil && (*a.ExpireDays < 0 || *a.ExpireDays > MaxExpireDays) {
-		return c.failMsg(sb.EINVALID, "expireDays must be between 0 (no expiry) and %d", MaxExpireDays)
 	}
 	if file != "" {
 		if file != path.Base(file) || strings.ContainsAny(file, "/\\") || file == "." || file == ".." {
@@ -284,10 +257,6 @@ func newPassword() (string, error) {
 	return string(b), nil
 }
 
-type sharesArgs struct {
-	Path *string `json:"path"`
-}
-
 // shares lists the agent's shares (all of them, or those of one path) with
 // their lifecycle: who or what link, until when, how to revoke. One call.
 func (c *invocation) shares() sb.Envelope {
@@ -333,13 +302,6 @@ func (c *invocation) shares() sb.Envelope {
 	return sb.OK(map[string]any{"count": len(out), "shares": out, "message": msg})
 }
 
-type unshareArgs struct {
-	ShareID *string `json:"shareId"`
-	Token   *string `json:"token"`
-	Path    *string `json:"path"`
-	Confirm *bool   `json:"confirm"`
-}
-
 // unshare revokes a share by id or token, or every share of a path (which
 // needs confirm: true). Only shares of paths inside the root are touched.
 func (c *invocation) unshare() sb.Envelope {
@@ -362,10 +324,10 @@ func (c *invocation) unshare() sb.Envelope {
 	var id, token string
 	var err error
 	if a.ShareID != nil {
-		id, err = c.text("shareId", a.ShareID, maxIDLen)
+		id, err = c.text("shareId", a.ShareID)
 		id = strings.TrimSpace(id)
 	} else {
-		token, err = c.text("token", a.Token, maxIDLen)
+		token, err = c.text("token", a.Token)
 		token = strings.TrimSpace(token)
 	}
 	if err != nil {

@@ -21,25 +21,25 @@ import (
 // ToolName is the name models and POST /tools/invoke use.
 const ToolName = "Nextcloud"
 
-// Defaults (C3, NC3, NC7).
+// Defaults.
 const (
 	DefaultShareExpireDays   = 14 // shareDefaultExpireDays when unset
-	DefaultReportsMaxAgeDays = 90 // seed §5.6: "Berichte älter als 90 Tage"
+	DefaultReportsMaxAgeDays = 90 // reports older than 90 days are cleaned up
 	// ReportsFolder is the folder below rootPath whose files Cleanup ages
 	// out and whose locked files upload saves under a timestamped name.
 	ReportsFolder = "reports"
 )
 
 // Agent is one agent's Nextcloud side: its client (usually the shared
-// service account, seed §5.2), an optional Collabora client, and the
+// service account), an optional Collabora client, and the
 // Nextcloud block of its configuration.
 type Agent struct {
 	Client    *nextcloud.Client
 	Collabora *collabora.Client // nil: no collaboraUrl, convert is unavailable
-	// RootPath is the agent's folder in the account (NC2); every path
+	// RootPath is the agent's folder in the account; every path
 	// argument resolves inside it. Empty refuses every action.
 	RootPath          string
-	AllowPublicShares bool // false (the default) refuses link shares (NC3)
+	AllowPublicShares bool // false (the default) refuses link shares
 	// ShareDefaultExpireDays is the expiry of link shares when the call
 	// names none: 0 means DefaultShareExpireDays, negative means no expiry.
 	ShareDefaultExpireDays int
@@ -191,7 +191,7 @@ func (t *Tool) Preflight(ctx context.Context, call sb.ToolCall) error {
 // checked is what an action answers in a preflight once its arguments pass.
 var checked = sb.Envelope{Status: "ok"}
 
-// Condition names the staging condition of call (ST1): for share,
+// Condition names the staging condition of call: for share,
 // "public" when it asks for a link share (shareType 3) and the agent may
 // create them, "public_not_allowed" when it may not; "" otherwise. Invoke
 // refuses disallowed link shares itself, so staging is never the only guard.

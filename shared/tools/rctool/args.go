@@ -10,15 +10,52 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tools/toolargs"
 )
 
-// Argument limits, in characters (JSON Schema maxLength counts code points).
-const (
-	maxRoomLen     = 256
-	maxTextLen     = 5000 // Message_MaxAllowedSize default (GT §1.6)
-	maxIDLen       = 64
-	maxPathLen     = 600 // prefix plus workspace.MaxPathBytes
-	maxFileNameLen = 255
-	maxQueryLen    = 500
-	maxEmojiLen    = 64
+// The arguments of every action, declared once: Spec derives the JSON
+// Schema offered to models from these tags and decodeArgs enforces the same
+// limits (see toolargs). Lengths count characters, as JSON Schema does. A
+// Rocket.Chat id is letters, digits, '-' and '_' (Meteor ids and 24-hex
+// upload ids); anything else could change which endpoint a path names.
+type (
+	sendMessageArgs struct {
+		Room *string `json:"room" schema:"minLength=1,maxLength=256"`
+		Text *string `json:"text" required:"true" schema:"minLength=1,maxLength=5000" doc:"the message text (Markdown), at most 5000 characters"` // Rocket.Chat's default Message_MaxAllowedSize
+		Tmid *string `json:"tmid" schema:"minLength=1,maxLength=64" pattern:"^[A-Za-z0-9_-]+$" doc:"thread to answer in: the messageId of the thread's first message"`
+	}
+	replyArgs struct {
+		Room *string `json:"room" required:"true" schema:"minLength=1,maxLength=256"`
+		Tmid *string `json:"tmid" required:"true" schema:"minLength=1,maxLength=64" pattern:"^[A-Za-z0-9_-]+$" doc:"the messageId of the thread's first message"`
+		Text *string `json:"text" required:"true" schema:"minLength=1,maxLength=5000" doc:"the message text (Markdown), at most 5000 characters"`
+	}
+	sendFileArgs struct {
+		Room        *string `json:"room" required:"true" schema:"minLength=1,maxLength=256"`
+		LocalPath   *string `json:"localPath" required:"true" schema:"minLength=1,maxLength=600" doc:"workspace path: personal:<path> (or no prefix) or shared:<path>; no .., no leading /"` // prefix plus workspace.MaxPathBytes
+		FileName    *string `json:"fileName" schema:"minLength=1,maxLength=255" doc:"name shown in the chat; default the file's own name"`
+		Description *string `json:"description" schema:"maxLength=5000" doc:"text shown with the file"`
+		Tmid        *string `json:"tmid" schema:"minLength=1,maxLength=64" pattern:"^[A-Za-z0-9_-]+$" doc:"thread to send the file into"`
+	}
+	listRoomsArgs struct{}
+	readRoomArgs  struct {
+		Room     *string `json:"room" required:"true" schema:"minLength=1,maxLength=256"`
+		Count    *int    `json:"count" schema:"minimum=1,maximum=100,default=20" doc:"how many messages, 1 to 100 (default 20)"`
+		ThreadID *string `json:"threadId" schema:"minLength=1,maxLength=64" pattern:"^[A-Za-z0-9_-]+$" doc:"show only this thread (the messageId of its first message)"`
+	}
+	markReadArgs struct {
+		Room *string `json:"room" required:"true" schema:"minLength=1,maxLength=256"`
+	}
+	downloadArgs struct {
+		FileID   *string `json:"fileId" required:"true" schema:"minLength=1,maxLength=64" pattern:"^[A-Za-z0-9_-]+$" doc:"the fileId shown next to the file"`
+		FileName *string `json:"fileName" required:"true" schema:"minLength=1,maxLength=255" doc:"the file's name as shown; only its last part is used"`
+		Target   *string `json:"target" schema:"maxLength=600" doc:"folder only: personal: (default) or shared:, optionally with a folder such as shared:reports/"`
+	}
+	reactArgs struct {
+		MessageID *string `json:"messageId" required:"true" schema:"minLength=1,maxLength=64" pattern:"^[A-Za-z0-9_-]+$" doc:"the message to react to"`
+		Emoji     *string `json:"emoji" required:"true" schema:"minLength=1,maxLength=64" pattern:"^:?[A-Za-z0-9_+-]+:?$" doc:"emoji name such as :+1:"`
+	}
+	searchArgs struct {
+		Room  *string `json:"room" required:"true" schema:"minLength=1,maxLength=256"`
+		Query *string `json:"query" required:"true" schema:"minLength=1,maxLength=500" doc:"text to look for"`
+		Count *int    `json:"count" schema:"minimum=1,maximum=100,default=20" doc:"how many messages, 1 to 100 (default 20)"`
+	}
 )
 
 // decodeLoose reads what it can (for Condition, which must not fail).
@@ -36,7 +73,7 @@ func (c *invocation) id(name string, v *string, required bool) (string, error) {
 	if v == nil && !required {
 		return "", nil
 	}
-	s, err := c.text(name, v, maxIDLen)
+	s, err := c.text(name, v)
 	if err != nil {
 		return "", err
 	}
@@ -50,29 +87,23 @@ func (c *invocation) id(name string, v *string, required bool) (string, error) {
 	return s, nil
 }
 
-// count checks an optional message count: 1 to MaxCount, default DefaultCount.
-func (c *invocation) count(v *int) (int, error) {
+// count is the message count; its range is checked by decodeArgs.
+func count(v *int) int {
 	if v == nil {
-		return DefaultCount, nil
+		return DefaultCount
 	}
-	if *v < 1 || *v > MaxCount {
-		return 0, sb.E(c.op, sb.EINVALID, fmt.Sprintf("argument \"count\" is %d; give a number from 1 to %d, or leave it out for %d", *v, MaxCount, DefaultCount))
-	}
-	return *v, nil
+	return *v
 }
 
 // args checks this call's arguments (shared/tools/toolargs).
 func (c *invocation) args() toolargs.Args { return toolargs.Args{Op: c.op, Action: c.call.Action} }
 
-// decodeArgs decodes the call's args strictly into dst (toolargs.Decode).
+// decodeArgs decodes the call's args strictly into dst and checks the
+// limits its tags declare (toolargs.Decode).
 func (c *invocation) decodeArgs(dst any) error { return c.args().Decode(c.call.Args, dst) }
 
 // text checks a required string argument (toolargs.Text).
-func (c *invocation) text(name string, v *string, max int) (string, error) {
-	return c.args().Text(name, v, max)
-}
+func (c *invocation) text(name string, v *string) (string, error) { return c.args().Text(name, v) }
 
-// optional checks an optional string argument (toolargs.Optional).
-func (c *invocation) optional(name string, v *string, max int) (string, error) {
-	return c.args().Optional(name, v, max)
-}
+// optional returns an optional string argument; nil is "".
+func (c *invocation) optional(v *string) string { return c.args().Optional(v) }

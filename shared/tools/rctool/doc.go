@@ -1,18 +1,18 @@
-// Package rctool is the RocketChat tool agents use (RC1–RC3, RC9, RC10):
+// Package rctool is the RocketChat tool agents use:
 // send_message, reply, send_file, list_rooms, read_room, mark_read,
 // download_file, react and search, each acting as the agent's own
 // Rocket.Chat user through shared/adapters/rocketchat.
 //
-// Rooms (RC2). A room argument is a room id, a channel or group name
+// Rooms. A room argument is a room id, a channel or group name
 // ("#name" asks for a channel or group only), the counterpart's username for
 // an existing direct message, or "@username", which also opens a new direct
 // message (im.create) when the agent sends something. Only the explicit "@"
 // opens a DM, so a mistyped channel name never silently becomes a direct
-// message (seed §2.9). Rooms are looked up in the agent's subscriptions
+// message. Rooms are looked up in the agent's subscriptions
 // (one subscriptions.get, cached for CacheTTL), then with rooms.info (public
 // channels the agent has not joined); anything else is "unknown room".
 //
-// allowedRooms (RC3) is checked by the tool itself for every action that
+// allowedRooms is checked by the tool itself for every action that
 // names a room — sending as well as reading — against the room's id and its
 // name (a DM's name is the counterpart's username); an empty list allows
 // every room. list_rooms shows only allowed rooms. The staging condition
@@ -23,11 +23,11 @@
 //
 // Files. send_file reads a workspace path (shared/tools/workspace.Resolve: every
 // refusal rule lives there) and uploads it in two steps (rooms.media, then
-// rooms.mediaConfirm; seed §2.8) after checking maxUploadMb against the
+// rooms.mediaConfirm) after checking maxUploadMb against the
 // stored size. download_file reduces the sender's name to a bare file name
 // (any "personal:"/"shared:" prefix is split off first and never chooses the
 // folder, then everything up to the last "/", "\" or ":" is dropped — the
-// NTFS alternate-stream lesson of seed §2.9), refuses executable endings
+// NTFS alternate-stream lesson), refuses executable endings
 // unless allowDangerousDownloads, never overwrites (a taken name becomes
 // "name (2).ext"), and checks maxDownloadMb on Content-Length and again while
 // streaming. The stream goes straight into the final, previously free key;
@@ -35,8 +35,8 @@
 // multipart upload) and the key is deleted as well, so no partial file is
 // ever left for the agent to mistake for a whole one.
 //
-// Text others wrote (C7). read_room and search render messages like the
-// wake message (RC7) — "[HH:MM] @user (messageId: …): text", then
+// Text others wrote. read_room and search render messages like the
+// wake message — "[HH:MM] @user (messageId: …): text", then
 // "Datei: name (type, size) — fileId: …" and "Link: url — title" lines —
 // inside one untrusted frame. Continuation lines of a multi-line message are
 // prefixed with "  | " so that a sender cannot forge a line that looks like
@@ -45,7 +45,7 @@
 // explain who is in a room; the wake path ignores them, the reader should not
 // be surprised by them. read_room never marks a room read.
 //
-// Errors (C8). Every answer is an envelope. A failed Rocket.Chat call keeps
+// Errors. Every answer is an envelope. A failed Rocket.Chat call keeps
 // the client's caller-safe message, which says what to do, and adds
 // http_status and endpoint (method and path, never a query, header or
 // token); a 429 says how long to wait and carries retryAfterSeconds. Internal

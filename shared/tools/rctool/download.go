@@ -16,7 +16,7 @@ import (
 )
 
 // dangerousEndings are file endings that run code when opened on a Windows,
-// macOS or Linux desktop, install software, or mount as a drive; RC10
+// macOS or Linux desktop, install software, or mount as a drive; download_file
 // refuses them unless allowDangerousDownloads. Compared case-insensitively
 // with the last ending of the cleaned name, so "x.pdf.exe" counts.
 var dangerousEndings = map[string]bool{}
@@ -37,13 +37,7 @@ func dangerous(name string) bool {
 	return dangerousEndings[strings.ToLower(path.Ext(name))]
 }
 
-type downloadArgs struct {
-	FileID   *string `json:"fileId" required:"true"`
-	FileName *string `json:"fileName" required:"true"`
-	Target   *string `json:"target"`
-}
-
-// downloadFile is RC10: a file someone sent, into the workspace.
+// downloadFile saves a file someone sent into the workspace.
 func (c *invocation) downloadFile() sb.Envelope {
 	var a downloadArgs
 	if err := c.decodeArgs(&a); err != nil {
@@ -59,7 +53,7 @@ func (c *invocation) downloadFile() sb.Envelope {
 	if a.FileName == nil {
 		return c.failMsg(sb.EINVALID, "missing argument \"fileName\"; give the file's name as shown next to it, e.g. report.csv")
 	}
-	raw, err := c.text("fileName", a.FileName, maxFileNameLen)
+	raw, err := c.text("fileName", a.FileName)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -73,9 +67,7 @@ func (c *invocation) downloadFile() sb.Envelope {
 	}
 	target := workspace.PrefixPersonal
 	if a.Target != nil && strings.TrimSpace(*a.Target) != "" {
-		if target, err = c.optional("target", a.Target, maxPathLen); err != nil {
-			return c.fail(err)
-		}
+		target = *a.Target
 	}
 	folder, err := c.folderRef(target)
 	if err != nil {
@@ -146,10 +138,10 @@ func (c *invocation) downloadFile() sb.Envelope {
 	return sb.OK(data)
 }
 
-// incomingName reduces a sender's file name to a bare name (RC10). A
+// incomingName reduces a sender's file name to a bare name. A
 // "personal:"/"shared:" prefix is split off first — it never picks the
 // folder, only target does — then everything up to the last "/", "\" or ":"
-// goes (a colon would start an NTFS alternate data stream, seed §2.9);
+// goes (a colon would start an NTFS alternate data stream);
 // control and bidi characters are dropped (they disguise endings), and so
 // are trailing dots and spaces, which Windows ignores ("x.exe." runs as
 // x.exe). "" when nothing is left.
@@ -177,7 +169,7 @@ func incomingName(raw string) string {
 	return s
 }
 
-// folderRef checks target, which names only a folder (RC10): "personal:",
+// folderRef checks target, which names only a folder: "personal:",
 // "shared:", "shared:reports", a bare folder (personal). It returns the
 // folder as a path prefix that a file name can follow.
 func (c *invocation) folderRef(target string) (string, error) {
@@ -253,7 +245,7 @@ func contentType(header, name string) string {
 var errTooLarge = errors.New("download larger than the limit")
 
 // limitedReader passes at most max bytes; the byte after them fails the
-// read with errTooLarge (RC10: the size is checked while streaming, since
+// read with errTooLarge (the size is checked while streaming, since
 // Content-Length may be missing). Any read error is kept and handed on
 // wrapped, never as io.ErrUnexpectedEOF, which a store reading with
 // io.ReadFull would take for a short but complete body.

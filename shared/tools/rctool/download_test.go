@@ -32,7 +32,8 @@ func (e *env) postFile(name, typ string, content []byte) rcfake.Message {
 	return m
 }
 
-// TestInboundFileSeedCases are the nine inbound-file cases of seed §2.9.
+// TestInboundFileSeedCases are nine inbound-file cases measured against a
+// real Rocket.Chat: names with paths, colons, executable endings, clashes.
 func TestInboundFileSeedCases(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -92,7 +93,7 @@ func TestInboundFileSeedCases(t *testing.T) {
 			{"../../agents/atlas/personal/stolen.csv", "personal:stolen.csv"},
 			{`..\..\windows\evil.csv`, "personal:evil.csv"},
 			{"/etc/cron.d/job.csv", "personal:job.csv"},
-			{"shared:kopie.csv", "personal:kopie.csv"}, // the prefix never picks the folder (seed §2.9)
+			{"shared:kopie.csv", "personal:kopie.csv"}, // the prefix never picks the folder
 			{`C:\Users\richard\bericht.csv`, "personal:bericht.csv"},
 			{"liste.csv:versteckt.txt", "personal:versteckt.txt"}, // no NTFS stream: the colon is a separator
 		} {

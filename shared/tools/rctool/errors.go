@@ -13,7 +13,7 @@ import (
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// fail turns err into an error envelope (C8). The message is the
+// fail turns err into an error envelope. The message is the
 // caller-safe one of the outermost *switchboard.Error (internal errors get a
 // generic text and are logged). When a Rocket.Chat call is in the chain, the
 // envelope also names its HTTP status and endpoint, and a rate limit adds
@@ -35,7 +35,7 @@ func (c *invocation) fail(err error) sb.Envelope {
 	if code == sb.ERATELIMITED {
 		wait := d.retryAfter
 		if wait <= 0 {
-			wait = time.Minute // Rocket.Chat's default window (GT §1.2)
+			wait = time.Minute // Rocket.Chat's default window
 			env.Error += "; wait about a minute before trying again"
 		}
 		env.Data["retryAfterSeconds"] = int(math.Ceil(wait.Seconds()))

@@ -16,7 +16,7 @@ func TestIncomingName(t *testing.T) {
 		{"  bericht q3.pdf  ", "bericht q3.pdf"},
 		{"../../etc/passwd", "passwd"},
 		{`..\..\Windows\System32\evil.dll`, "evil.dll"},
-		{"shared:kopie.csv", "kopie.csv"},                // the prefix is split off first (seed §2.9)
+		{"shared:kopie.csv", "kopie.csv"},                // the prefix is split off first
 		{"Personal:kopie.csv", "kopie.csv"},              // in any case
 		{"shared:../x/kopie.csv", "kopie.csv"},           //
 		{"kopie.csv:Zone.Identifier", "Zone.Identifier"}, // an NTFS stream name is no hiding place

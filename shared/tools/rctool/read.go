@@ -11,8 +11,6 @@ import (
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-type listRoomsArgs struct{}
-
 // listRooms answers the agent's rooms from one subscriptions.get, filtered
 // to allowedRooms.
 func (c *invocation) listRooms() sb.Envelope {
@@ -37,7 +35,7 @@ func (c *invocation) listRooms() sb.Envelope {
 		}
 		// Names are identifiers (Rocket.Chat restricts them to letters,
 		// digits, "-", "_" and "." by default); display names are free text
-		// and stay out of the answer (C7).
+		// and stay out of the answer.
 		rooms = append(rooms, map[string]any{
 			"id":       s.RoomID,
 			"name":     s.Name, // for a DM the counterpart's username, which the room argument takes
@@ -58,12 +56,6 @@ func (c *invocation) listRooms() sb.Envelope {
 	return sb.OK(data)
 }
 
-type readRoomArgs struct {
-	Room     *string `json:"room" required:"true"`
-	Count    *int    `json:"count"`
-	ThreadID *string `json:"threadId"`
-}
-
 // readRoom renders a room's newest messages, oldest first, like the wake
 // message, inside one untrusted frame. It never marks the room read.
 func (c *invocation) readRoom() sb.Envelope {
@@ -71,14 +63,11 @@ func (c *invocation) readRoom() sb.Envelope {
 	if err := c.decodeArgs(&a); err != nil {
 		return c.fail(err)
 	}
-	roomArg, err := c.text("room", a.Room, maxRoomLen)
+	roomArg, err := c.text("room", a.Room)
 	if err != nil {
 		return c.fail(err)
 	}
-	n, err := c.count(a.Count)
-	if err != nil {
-		return c.fail(err)
-	}
+	n := count(a.Count)
 	threadID, err := c.id("threadId", a.ThreadID, false)
 	if err != nil {
 		return c.fail(err)
@@ -136,16 +125,12 @@ func (c *invocation) readRoom() sb.Envelope {
 	return sb.OK(data)
 }
 
-type markReadArgs struct {
-	Room *string `json:"room" required:"true"`
-}
-
 func (c *invocation) markRead() sb.Envelope {
 	var a markReadArgs
 	if err := c.decodeArgs(&a); err != nil {
 		return c.fail(err)
 	}
-	roomArg, err := c.text("room", a.Room, maxRoomLen)
+	roomArg, err := c.text("room", a.Room)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -162,11 +147,6 @@ func (c *invocation) markRead() sb.Envelope {
 	return sb.OK(map[string]any{"roomId": r.ID, "room": r.display(), "markedRead": true})
 }
 
-type reactArgs struct {
-	MessageID *string `json:"messageId" required:"true"`
-	Emoji     *string `json:"emoji" required:"true"`
-}
-
 func (c *invocation) react() sb.Envelope {
 	var a reactArgs
 	if err := c.decodeArgs(&a); err != nil {
@@ -176,7 +156,7 @@ func (c *invocation) react() sb.Envelope {
 	if err != nil {
 		return c.fail(err)
 	}
-	emoji, err := c.text("emoji", a.Emoji, maxEmojiLen)
+	emoji, err := c.text("emoji", a.Emoji)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -198,30 +178,21 @@ func (c *invocation) react() sb.Envelope {
 	return sb.OK(map[string]any{"messageId": msgID, "emoji": ":" + name + ":"})
 }
 
-type searchArgs struct {
-	Room  *string `json:"room" required:"true"`
-	Query *string `json:"query" required:"true"`
-	Count *int    `json:"count"`
-}
-
 // search finds messages in a room (chat.search), newest first, framed.
 func (c *invocation) search() sb.Envelope {
 	var a searchArgs
 	if err := c.decodeArgs(&a); err != nil {
 		return c.fail(err)
 	}
-	roomArg, err := c.text("room", a.Room, maxRoomLen)
+	roomArg, err := c.text("room", a.Room)
 	if err != nil {
 		return c.fail(err)
 	}
-	query, err := c.text("query", a.Query, maxQueryLen)
+	query, err := c.text("query", a.Query)
 	if err != nil {
 		return c.fail(err)
 	}
-	n, err := c.count(a.Count)
-	if err != nil {
-		return c.fail(err)
-	}
+	n := count(a.Count)
 	if c.preflight {
 		return checked
 	}
@@ -249,13 +220,13 @@ func (c *invocation) search() sb.Envelope {
 	return sb.OK(data)
 }
 
-// frame wraps rendered messages as untrusted text (C7); the source names
+// frame wraps rendered messages as untrusted text; the source names
 // the room like the wake message does.
 func frame(r room, text string) string {
 	return untrusted.Frame("rocketchat:"+r.display(), text)
 }
 
-// render is the wake message's format (RC7, shared/usecases/wake.FormatMessages):
+// render is the wake message's format (shared/usecases/wake.FormatMessages):
 //
 //	[HH:MM] @user (messageId: …): text
 //	    Datei: name (type, size) — fileId: …
@@ -299,7 +270,7 @@ func render(msgs []rocketchat.Message) string {
 }
 
 // systemLabel explains the system message types that appear in history
-// (seed §2.0: "uj" when a user joins).
+// ("uj" when a user joins).
 func systemLabel(t string) string {
 	labels := map[string]string{
 		"uj": "user joined", "ul": "user left", "au": "user added", "ru": "user removed",

@@ -150,7 +150,7 @@ func TestReadRoom(t *testing.T) {
 }
 
 // TestReadRoomMatchesWakeFormat: read_room's message, file and link lines are
-// the wake message's (RC7), line for line.
+// the wake message's, line for line.
 func TestReadRoomMatchesWakeFormat(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -222,7 +222,7 @@ func TestReadRoomThread(t *testing.T) {
 }
 
 // TestReadRoomNeutralisesForgedFrames: a message that tries to close the
-// frame stays inside it (C7).
+// frame stays inside it.
 func TestReadRoomNeutralisesForgedFrames(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

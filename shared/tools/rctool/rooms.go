@@ -41,7 +41,7 @@ func typeName(t rocketchat.RoomType) string {
 	return string(t)
 }
 
-// resolve turns a room argument into a room (RC2): "@username" is the DM
+// resolve turns a room argument into a room: "@username" is the DM
 // with that user, opened with im.create when create is set and none exists;
 // "#name" a channel or group by name; anything else a room id, a channel or
 // group name, or the counterpart of an existing DM, in that order. The
@@ -190,7 +190,7 @@ func (t *Tool) forget(agentID string) {
 	t.mu.Unlock()
 }
 
-// allowed reports whether r may be used under list (RC3): empty allows all;
+// allowed reports whether r may be used under list: empty allows all;
 // an entry matches the room id exactly or its name (a DM's counterpart
 // username) case-insensitively; a leading # or @ in an entry is ignored.
 func allowed(list []string, r room) bool {
@@ -249,7 +249,7 @@ func (c *invocation) notAllowed(r room) error {
 		r.display(), strings.Join(c.agent.AllowedRooms, ", ")))
 }
 
-// unknownRoom is RC2's clear error; cause is the client's (400
+// unknownRoom is the clear error for a room the agent cannot see; cause is the client's (400
 // invalid-channel or error-room-not-found), which keeps http_status and
 // endpoint.
 func (c *invocation) unknownRoom(arg string, cause error) error {

@@ -17,12 +17,6 @@ import (
 
 const tsLayout = "2006-01-02T15:04:05.000Z07:00"
 
-type sendMessageArgs struct {
-	Room *string `json:"room"`
-	Text *string `json:"text" required:"true"`
-	Tmid *string `json:"tmid"`
-}
-
 func (c *invocation) sendMessage() sb.Envelope {
 	var a sendMessageArgs
 	if err := c.decodeArgs(&a); err != nil {
@@ -38,12 +32,6 @@ func (c *invocation) sendMessage() sb.Envelope {
 	return c.post(roomArg, a.Text, a.Tmid, false)
 }
 
-type replyArgs struct {
-	Room *string `json:"room" required:"true"`
-	Tmid *string `json:"tmid" required:"true"`
-	Text *string `json:"text" required:"true"`
-}
-
 func (c *invocation) reply() sb.Envelope {
 	var a replyArgs
 	if err := c.decodeArgs(&a); err != nil {
@@ -57,10 +45,7 @@ func (c *invocation) reply() sb.Envelope {
 
 // post is send_message and reply: check, resolve, allow, post.
 func (c *invocation) post(roomArg string, textArg, tmidArg *string, needThread bool) sb.Envelope {
-	if _, err := c.optional("room", &roomArg, maxRoomLen); err != nil {
-		return c.fail(err)
-	}
-	text, err := c.text("text", textArg, maxTextLen)
+	text, err := c.text("text", textArg)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -91,15 +76,7 @@ func (c *invocation) post(roomArg string, textArg, tmidArg *string, needThread b
 	return sb.OK(data)
 }
 
-type sendFileArgs struct {
-	Room        *string `json:"room" required:"true"`
-	LocalPath   *string `json:"localPath" required:"true"`
-	FileName    *string `json:"fileName"`
-	Description *string `json:"description"`
-	Tmid        *string `json:"tmid"`
-}
-
-// sendFile is RC9: a workspace file into a room in two steps.
+// sendFile sends a workspace file into a room in two steps.
 func (c *invocation) sendFile() sb.Envelope {
 	var a sendFileArgs
 	if err := c.decodeArgs(&a); err != nil {
@@ -111,18 +88,15 @@ func (c *invocation) sendFile() sb.Envelope {
 	if a.Room == nil {
 		return c.failMsg(sb.EINVALID, "missing argument \"room\"; send_file takes {room, localPath, fileName?, description?, tmid?}")
 	}
-	roomArg, err := c.text("room", a.Room, maxRoomLen)
+	roomArg, err := c.text("room", a.Room)
 	if err != nil {
 		return c.fail(err)
 	}
-	localPath, err := c.text("localPath", a.LocalPath, maxPathLen)
+	localPath, err := c.text("localPath", a.LocalPath)
 	if err != nil {
 		return c.fail(err)
 	}
-	description, err := c.optional("description", a.Description, maxTextLen)
-	if err != nil {
-		return c.fail(err)
-	}
+	description := c.optional(a.Description)
 	tmid, err := c.id("tmid", a.Tmid, false)
 	if err != nil {
 		return c.fail(err)
@@ -216,7 +190,7 @@ func (c *invocation) fileThere(key, ref string, limit int64, tooLarge func(int64
 
 // outgoingName checks the name a sent file gets in the chat: a bare name.
 func (c *invocation) outgoingName(v string) (string, error) {
-	name, err := c.text("fileName", &v, maxFileNameLen)
+	name, err := c.text("fileName", &v)
 	if err != nil {
 		return "", err
 	}

@@ -80,8 +80,8 @@ func TestSendMessageThreadAndReply(t *testing.T) {
 	e.fails("reply", jsonArgs(map[string]any{"room": "finanz-team", "tmid": "../x", "text": "x"}), "not a Rocket.Chat id")
 }
 
-// TestAtNameOpensDM: only an explicit "@name" opens a new DM (RC2, seed
-// §2.9); a plain name that is nobody's room is an unknown room.
+// TestAtNameOpensDM: only an explicit "@name" opens a new DM; a plain name
+// that is nobody's room is an unknown room.
 func TestAtNameOpensDM(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -146,7 +146,7 @@ func TestUnknownRoom(t *testing.T) {
 	}
 }
 
-// TestAllowedRooms: RC3, refused by the tool itself, for DMs by the
+// TestAllowedRooms: rooms outside allowedRooms are refused by the tool itself, for DMs by the
 // counterpart's username, for reading as well as sending.
 func TestAllowedRooms(t *testing.T) {
 	t.Parallel()
@@ -186,7 +186,7 @@ func TestAllowedRooms(t *testing.T) {
 	e.fails("send_message", `{"text":"default room outside the list"}`, "#vorstand is not in")
 }
 
-// TestCondition: the staging condition (ST1) for sends outside allowedRooms.
+// TestCondition: the staging condition for sends outside allowedRooms.
 func TestCondition(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -256,7 +256,7 @@ func TestRoomCache(t *testing.T) {
 }
 
 // TestRateLimited: a 429 from Rocket.Chat becomes an envelope that says when
-// to retry (RC13).
+// to retry.
 func TestRateLimited(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -338,7 +338,7 @@ func TestArgumentValidation(t *testing.T) {
 		{"send_message", `{"room":1,"text":"x"}`, `argument "room" must be a string`},
 		{"send_message", `{"room":"finanz-team","text":"x"} {}`, "one JSON object"},
 		{"send_message", `["x"]`, "one JSON object"},
-		{"send_message", `{"room":"","text":"x"}`, "the room is empty"},
+		{"send_message", `{"room":"","text":"x"}`, `argument "room" is empty`},
 		{"send_message", `{"room":"finanz-team","text":"x","tmid":"a/b"}`, "not a Rocket.Chat id"},
 		{"read_room", `{"room":"finanz-team","count":0}`, "from 1 to 100"},
 		{"read_room", `{"room":"finanz-team","count":101}`, "from 1 to 100"},

@@ -9,9 +9,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
 )
 
-// TestSendFileSeedCases are the eight send_file cases of seed §2.8, measured
-// there against a live Rocket.Chat 8.7, here against rcfake and the
-// in-process S3.
+// TestSendFileSeedCases are eight send_file cases first measured against a
+// live Rocket.Chat 8.7, here run against rcfake and the in-process S3.
 func TestSendFileSeedCases(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -99,7 +98,7 @@ func TestSendFileSeedCases(t *testing.T) {
 			}
 		})
 	}
-	// Both steps, once per sent file (seed §2.8: rooms.upload is gone).
+	// Both steps, once per sent file (rooms.upload is gone in Rocket.Chat 8).
 	if m, c, u := e.rc.Calls("rooms.media"), e.rc.Calls("rooms.mediaConfirm"), e.rc.Calls("rooms.upload"); m != 3 || c != 3 || u != 0 {
 		t.Errorf("rooms.media %d, rooms.mediaConfirm %d, rooms.upload %d; want 3, 3, 0", m, c, u)
 	}

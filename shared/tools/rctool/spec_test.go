@@ -74,8 +74,8 @@ func TestSpec(t *testing.T) {
 }
 
 // TestThroughExecutor runs the tool the way models and POST /tools/invoke
-// reach it: schema validation, the staging policy with the tool's condition
-// (ST1), then Invoke.
+// reach it: schema validation, the staging policy with the tool's
+// condition, then Invoke.
 func TestThroughExecutor(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -124,7 +124,7 @@ func TestThroughExecutor(t *testing.T) {
 	}
 	// Staging is never the only guard: under a policy that lets a send_file
 	// to a room outside the list be approved, the tool itself still
-	// refuses it (RC3).
+	// refuses it.
 	lax, err := staging.New(map[string]string{"RocketChat.send_file:other_room": "approve"})
 	if err != nil {
 		t.Fatal(err)

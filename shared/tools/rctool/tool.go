@@ -20,13 +20,13 @@ const ToolName = "RocketChat"
 
 // Defaults and bounds.
 const (
-	DefaultMaxUploadMB   = 25 // RocketChat.maxUploadMb when unset (seed §2.8)
-	DefaultMaxDownloadMB = 25 // RocketChat.maxDownloadMb when unset (seed §2.9)
+	DefaultMaxUploadMB   = 25 // RocketChat.maxUploadMb when unset
+	DefaultMaxDownloadMB = 25 // RocketChat.maxDownloadMb when unset
 	DefaultCount         = 20 // messages read_room and search return by default
 	MaxCount             = 100
 	// CacheTTL is how long an agent's subscriptions serve room lookups.
 	// Rocket.Chat limits every REST route to about 10 calls a minute per
-	// user (GT §1.2) and the poll job already spends one subscriptions.get a
+	// user and the poll job already spends one subscriptions.get a
 	// minute; a miss always asks the server again, so a new room is found at
 	// once.
 	CacheTTL = 30 * time.Second
@@ -43,7 +43,7 @@ type Agent struct {
 	// counterpart of a direct message apart from the agent.
 	Username string
 	// AllowedRooms lists room names, ids and (for DMs) counterpart usernames
-	// the agent may use; empty allows every room (RC3).
+	// the agent may use; empty allows every room.
 	AllowedRooms []string
 	// DefaultRoom is where send_message posts when no room is given.
 	DefaultRoom string
@@ -168,7 +168,7 @@ type invocation struct {
 	preflight bool
 }
 
-// Condition names the staging condition of call (ST1): "other_room" for
+// Condition names the staging condition of call: "other_room" for
 // send_message, reply and send_file to a room outside the agent's
 // allowedRooms, else "". It looks the room up in the agent's subscriptions
 // (cached) when the argument is not itself a list entry. When it cannot tell

@@ -1,5 +1,5 @@
 // Package staging decides, per tool action and condition, whether a call runs
-// at once (auto), waits for a human (approve) or is refused (deny) — ST1.
+// at once (auto), waits for a human (approve) or is refused (deny).
 package staging
 
 import (
@@ -10,7 +10,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// Defaults is the ST1 rule table. Keys are "Tool.action" or
+// Defaults is the built-in rule table. Keys are "Tool.action" or
 // "Tool.action:condition"; a tool names its condition through Conditioner.
 // Actions that appear nowhere fall back to approve (fail closed).
 var Defaults = map[string]switchboard.Decision{
@@ -92,7 +92,7 @@ func New(overrides map[string]string) (*Policy, error) {
 }
 
 // Decide returns the decision for call given its condition (may be "").
-// Router-originated notices bypass approval (ST1) but never a deny; a call
+// Router-originated notices bypass approval but never a deny; a call
 // the approvals flow executes after a human said yes is auto.
 func (p *Policy) Decide(call switchboard.ToolCall, condition string) switchboard.Decision {
 	d := p.lookup(call.Tool, call.Action, condition)

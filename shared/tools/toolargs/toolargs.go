@@ -1,6 +1,9 @@
-// Package toolargs decodes and checks tool arguments that came from a model
-// or a client: one JSON object, only the fields the action takes (exact
-// case), each of the right type; every problem is an EINVALID error that
+// Package toolargs is where a tool action's arguments are declared once: a
+// Go struct whose tags give names, required fields, limits and
+// descriptions. Schema derives the JSON Schema offered to models from it;
+// Decode reads arguments that came from a model or a client into it — one
+// JSON object, only the declared fields (exact case), each of the right
+// type and within its limits — and every problem is an EINVALID error that
 // names the argument and says what the action takes. The tools share it so
 // that every tool answers bad input the same way.
 package toolargs
@@ -26,9 +29,11 @@ type Args struct {
 	Action string
 }
 
-// Decode decodes raw strictly into dst (a pointer to a struct whose json
-// tags name the arguments; a field tagged required:"true" is listed as
-// required in messages). Empty or null raw is {}.
+// Decode decodes raw strictly into dst (a pointer to a struct whose tags
+// declare the arguments, see Schema) and enforces the declared limits:
+// lengths, ranges and list sizes (enum and pattern are left to the action,
+// which can say better what a valid value looks like). Presence of required arguments is left to
+// the action, which knows the better hint. Empty or null raw is {}.
 func (a Args) Decode(raw json.RawMessage, dst any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
@@ -58,33 +63,102 @@ func (a Args) Decode(raw json.RawMessage, dst any) error {
 		}
 		return notObject
 	}
+	return a.limits(dst)
+}
+
+// limits checks every given argument against its declared limits.
+func (a Args) limits(dst any) error {
+	v := reflect.ValueOf(dst).Elem()
+	for _, f := range fields(v.Type()) {
+		fv := v.Field(f.index)
+		if fv.Kind() == reflect.Pointer {
+			if fv.IsNil() {
+				continue
+			}
+			fv = fv.Elem()
+		}
+		switch f.kind {
+		case "string":
+			s := fv.String()
+			if !utf8.ValidString(s) {
+				return sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q is not valid UTF-8", f.name))
+			}
+			if min, ok := f.limits["minLength"]; ok {
+				switch n := utf8.RuneCountInString(s); {
+				case n == 0 && f.required:
+					return sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q is empty; give a value", f.name))
+				case n == 0:
+					return sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q is empty; give a value or leave it out", f.name))
+				case n < min:
+					return sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q has %d characters; at least %d are needed", f.name, n, min))
+				}
+			}
+			if max, ok := f.limits["maxLength"]; ok {
+				if n := utf8.RuneCountInString(s); n > max {
+					return sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q has %d characters; at most %d are allowed, so shorten it", f.name, n, max))
+				}
+			}
+		case "integer":
+			n := int(fv.Int())
+			lo, hasLo := f.limits["minimum"]
+			hi, hasHi := f.limits["maximum"]
+			if (hasLo && n < lo) || (hasHi && n > hi) {
+				msg := fmt.Sprintf("argument %q is %d; give a number from %d to %d", f.name, n, lo, hi)
+				switch {
+				case !hasHi:
+					msg = fmt.Sprintf("argument %q is %d; give a number of at least %d", f.name, n, lo)
+				case !hasLo:
+					msg = fmt.Sprintf("argument %q is %d; give a number of at most %d", f.name, n, hi)
+				}
+				if f.hasDef {
+					msg += fmt.Sprintf(", or leave it out for %d", f.def)
+				}
+				return sb.E(a.Op, sb.EINVALID, msg)
+			}
+		case "array":
+			if max, ok := f.limits["maxItems"]; ok && fv.Len() > max {
+				return sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q has %d entries; at most %d are allowed", f.name, fv.Len(), max))
+			}
+		}
+	}
 	return nil
 }
 
-// Text checks a required string argument: present, not blank, valid UTF-8,
-// at most max characters. It returns the value as given.
-func (a Args) Text(name string, v *string, max int) (string, error) {
+// Limit returns the limit key (maxLength, maximum, default, …) that args
+// declares for argument name; tests use it to pin constants to the
+// declaration.
+func Limit(args any, name, key string) (int, bool) {
+	for _, f := range fields(reflect.TypeOf(args)) {
+		if f.name != name {
+			continue
+		}
+		if key == "default" {
+			return f.def, f.hasDef
+		}
+		n, ok := f.limits[key]
+		return n, ok
+	}
+	return 0, false
+}
+
+// Text checks a required string argument: present and not blank (Decode
+// already checked its length). It returns the value as given.
+func (a Args) Text(name string, v *string) (string, error) {
 	if v == nil {
 		return "", sb.E(a.Op, sb.EINVALID, fmt.Sprintf("missing argument %q; %s needs it", name, a.Action))
 	}
 	if strings.TrimSpace(*v) == "" {
 		return "", sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q is empty; give a value", name))
 	}
-	return a.Optional(name, v, max)
+	return *v, nil
 }
 
-// Optional checks an optional string argument; nil is "".
-func (a Args) Optional(name string, v *string, max int) (string, error) {
+// Optional returns an optional string argument; nil is "".
+func (a Args) Optional(v *string) string {
 	if v == nil {
-		return "", nil
+		return ""
 	}
-	if !utf8.ValidString(*v) {
-		return "", sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q is not valid UTF-8", name))
-	}
-	if n := utf8.RuneCountInString(*v); n > max {
-		return "", sb.E(a.Op, sb.EINVALID, fmt.Sprintf("argument %q has %d characters; at most %d are allowed, so shorten it", name, n, max))
-	}
-	return *v, nil
+	return *v
 }
 
 // List describes dst's arguments: required ones plain, optional ones with "?".
@@ -94,10 +168,9 @@ func List(dst any) string {
 		return "no arguments ({})"
 	}
 	var parts []string
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if f.Tag.Get("required") != "true" {
+	for _, f := range fields(t) {
+		name := f.name
+		if !f.required {
 			name += "?"
 		}
 		parts = append(parts, name)
@@ -141,10 +214,8 @@ func strictDecode(raw []byte, dst any, disallowUnknown bool) error {
 
 func fieldNames(dst any) map[string]bool {
 	out := map[string]bool{}
-	t := reflect.TypeOf(dst).Elem()
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		out[name] = true
+	for _, f := range fields(reflect.TypeOf(dst)) {
+		out[f.name] = true
 	}
 	return out
 }

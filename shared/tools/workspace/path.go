@@ -1,7 +1,7 @@
 // Package workspace is the agents' file workspace in the bucket: it turns the
 // workspace paths agents write (personal:reports/q3.md, shared:x/y.csv, or a
 // bare path for personal) into bucket keys, refusing every path that could
-// leave the agent's view (RC9), and offers the Workspace tool (write, read,
+// leave the agent's view, and offers the Workspace tool (write, read,
 // list, delete) over any switchboard.BlobStore.
 //
 // Layout in the bucket:
@@ -71,7 +71,7 @@ func Resolve(agentID, ref string) (key string, err error) {
 // "shared:reports/" → shared/reports/, "" → the personal root. It applies the
 // rules of Resolve except that the path may be empty and may end in one "/".
 // Use it for listings and for download targets where only the folder is the
-// agent's choice (RC10).
+// agent's choice.
 func ResolvePrefix(agentID, ref string) (prefix string, err error) {
 	scope, p, err := parse(agentID, ref, true)
 	if err != nil {

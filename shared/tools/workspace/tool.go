@@ -3,14 +3,12 @@ package workspace
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"mime"
 	"path"
-	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -56,51 +54,45 @@ func NewTool(store sb.BlobStore, limits func(agentID string) (maxBytes int64, ok
 const pathDoc = "workspace path: personal:<path> for your own files (the prefix may be left out), " +
 	"shared:<path> for files every agent sees; folders separated by /, no .., no leading /, no colon after the prefix"
 
-// Spec describes the actions and their argument schemas.
+// The arguments of every action, declared once: Spec derives the JSON
+// Schema offered to models from these tags and decodeArgs enforces the same
+// limits (see toolargs). Paths are checked by Resolve.
+type (
+	writeArgs struct {
+		Path    *string `json:"path" required:"true" schema:"minLength=1"`
+		Content *string `json:"content" required:"true" doc:"the whole file content as text (UTF-8)"`
+	}
+	readArgs struct {
+		Path     *string `json:"path" required:"true" schema:"minLength=1"`
+		MaxBytes *int64  `json:"maxBytes" schema:"minimum=1,maximum=1048576,default=65536" doc:"read at most this many bytes (default 65536, at most 1048576)"`
+	}
+	listArgs struct {
+		Prefix *string `json:"prefix" doc:"folder to list, such as personal:, shared: or shared:reports/; a bare folder name is personal"`
+	}
+	deleteArgs struct {
+		Path *string `json:"path" required:"true" schema:"minLength=1"`
+	}
+)
+
+// vocab holds the path description the actions share.
+var vocab = toolargs.Vocab{Docs: map[string]string{"path": pathDoc}}
+
+// Spec describes the actions; each action's schema comes from its argument
+// struct.
 func (t *Tool) Spec() sb.ToolSpec {
-	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
-	pathArg := map[string]any{"type": "string", "minLength": 1, "description": pathDoc}
-	object := func(props map[string]any, required ...string) map[string]any {
-		if required == nil {
-			required = []string{}
-		}
-		return map[string]any{"type": "object", "properties": props, "required": required, "additionalProperties": false}
+	action := func(name, desc string, args any) sb.ActionSpec {
+		return sb.ActionSpec{Name: name, Description: desc, Parameters: toolargs.Schema(args, vocab)}
 	}
 	return sb.ToolSpec{
 		Name:        ToolName,
 		Description: "Your file workspace: write text files, read them back, list and delete them. Files here can be sent to chat or uploaded to Nextcloud by their path.",
 		Actions: []sb.ActionSpec{
-			{
-				Name:        "write",
-				Description: "Write a text file, replacing it if it exists. Folders are created as needed. Answers the path and size.",
-				Parameters: object(map[string]any{
-					"path":    pathArg,
-					"content": str("the whole file content as text (UTF-8)"),
-				}, "path", "content"),
-			},
-			{
-				Name:        "read",
-				Description: "Read a text file. Answers content, size, modified and truncated (true when the file is longer than maxBytes). Binary files are refused: send or upload them by path instead.",
-				Parameters: object(map[string]any{
-					"path": pathArg,
-					"maxBytes": map[string]any{
-						"type": "integer", "minimum": 1, "maximum": MaxReadBytes, "default": DefaultReadBytes,
-						"description": fmt.Sprintf("read at most this many bytes (default %d, at most %d)", DefaultReadBytes, MaxReadBytes),
-					},
-				}, "path"),
-			},
-			{
-				Name:        "list",
-				Description: fmt.Sprintf("List files with path, size and modified time, sorted by path, at most %d per scope. Without prefix it lists personal: and shared:.", ListLimit),
-				Parameters: object(map[string]any{
-					"prefix": str("folder to list, such as personal:, shared: or shared:reports/; a bare folder name is personal"),
-				}),
-			},
-			{
-				Name:        "delete",
-				Description: "Delete one file.",
-				Parameters:  object(map[string]any{"path": pathArg}, "path"),
-			},
+			action("write", "Write a text file, replacing it if it exists. Folders are created as needed. Answers the path and size.", writeArgs{}),
+			action("read", "Read a text file. Answers content, size, modified and truncated (true when the file is longer than maxBytes). "+
+				"Binary files are refused: send or upload them by path instead.", readArgs{}),
+			action("list", fmt.Sprintf("List files with path, size and modified time, sorted by path, at most %d per scope. "+
+				"Without prefix it lists personal: and shared:.", ListLimit), listArgs{}),
+			action("delete", "Delete one file.", deleteArgs{}),
 		},
 	}
 }
@@ -173,14 +165,9 @@ type invocation struct {
 	preflight bool
 }
 
-type writeArgs struct {
-	Path    *string `json:"path"`
-	Content *string `json:"content"`
-}
-
 func (c *invocation) write(maxBytes int64) sb.Envelope {
 	var a writeArgs
-	if err := decodeArgs(c.call, &a, "path", "content"); err != nil {
+	if err := decodeArgs(c.call, &a); err != nil {
 		return sb.FailErr(err)
 	}
 	if a.Path == nil {
@@ -208,14 +195,9 @@ func (c *invocation) write(maxBytes int64) sb.Envelope {
 	return sb.OK(map[string]any{"path": ref, "size": size})
 }
 
-type readArgs struct {
-	Path     *string `json:"path"`
-	MaxBytes *int64  `json:"maxBytes"`
-}
-
 func (c *invocation) read() sb.Envelope {
 	var a readArgs
-	if err := decodeArgs(c.call, &a, "path", "maxBytes"); err != nil {
+	if err := decodeArgs(c.call, &a); err != nil {
 		return sb.FailErr(err)
 	}
 	if a.Path == nil {
@@ -223,11 +205,7 @@ func (c *invocation) read() sb.Envelope {
 	}
 	limit := int64(DefaultReadBytes)
 	if a.MaxBytes != nil {
-		if *a.MaxBytes < 1 || *a.MaxBytes > MaxReadBytes {
-			return sb.FailErr(sb.E("workspace.read", sb.EINVALID, fmt.Sprintf(
-				"argument \"maxBytes\" is %d; give a number from 1 to %d, or leave it out for %d", *a.MaxBytes, MaxReadBytes, DefaultReadBytes)))
-		}
-		limit = *a.MaxBytes
+		limit = *a.MaxBytes // decodeArgs checked the range
 	}
 	key, ref, err := c.resolve(*a.Path)
 	if err != nil {
@@ -269,13 +247,9 @@ func (c *invocation) read() sb.Envelope {
 	return sb.OK(data)
 }
 
-type listArgs struct {
-	Prefix *string `json:"prefix"`
-}
-
 func (c *invocation) list() sb.Envelope {
 	var a listArgs
-	if err := decodeArgs(c.call, &a, "prefix"); err != nil {
+	if err := decodeArgs(c.call, &a); err != nil {
 		return sb.FailErr(err)
 	}
 	refs := []string{PrefixPersonal, PrefixShared}
@@ -328,13 +302,9 @@ func (c *invocation) list() sb.Envelope {
 	return sb.OK(data)
 }
 
-type deleteArgs struct {
-	Path *string `json:"path"`
-}
-
 func (c *invocation) delete() sb.Envelope {
 	var a deleteArgs
-	if err := decodeArgs(c.call, &a, "path"); err != nil {
+	if err := decodeArgs(c.call, &a); err != nil {
 		return sb.FailErr(err)
 	}
 	if a.Path == nil {
@@ -432,61 +402,12 @@ func argList(action string) string {
 	return "path"
 }
 
-// decodeArgs decodes the call's args strictly into dst: one JSON object,
-// only the named keys (exact case), each of the right type. Errors are
+// decodeArgs decodes the call's args strictly into dst and checks the
+// limits its tags declare (toolargs.Decode): one JSON object, only the
+// declared arguments (exact case), each of the right type. Errors are
 // EINVALID and name the argument.
-func decodeArgs(call sb.ToolCall, dst any, allowed ...string) error {
-	op := "workspace." + call.Action
-	raw := bytes.TrimSpace(call.Args)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		raw = []byte("{}")
-	}
-	notObject := sb.E(op, sb.EINVALID, fmt.Sprintf(
-		"the arguments must be one JSON object such as {\"path\":\"personal:notes/todo.md\"}; %s takes %s", call.Action, argList(call.Action)))
-	var keys map[string]json.RawMessage
-	if err := strictDecode(raw, &keys, false); err != nil || keys == nil {
-		return notObject
-	}
-	for k := range keys {
-		if !contains(allowed, k) {
-			return sb.E(op, sb.EINVALID, fmt.Sprintf("unknown argument %s; %s takes %s", quote(k), call.Action, argList(call.Action)))
-		}
-	}
-	if err := strictDecode(raw, dst, true); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			want := "a string"
-			if k := te.Type.Kind(); k >= reflect.Int && k <= reflect.Uint64 {
-				want = "a whole number"
-			}
-			return sb.E(op, sb.EINVALID, fmt.Sprintf("argument %q must be %s, not a JSON %s", te.Field, want, te.Value))
-		}
-		return notObject
-	}
-	return nil
-}
-
-func strictDecode(raw []byte, dst any, disallowUnknown bool) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if disallowUnknown {
-		dec.DisallowUnknownFields()
-	}
-	if err := dec.Decode(dst); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("trailing data after the arguments object")
-	}
-	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+func decodeArgs(call sb.ToolCall, dst any) error {
+	return toolargs.Args{Op: "workspace." + call.Action, Action: call.Action}.Decode(call.Args, dst)
 }
 
 // asText returns b as text when it is UTF-8 without NUL bytes. A read cut

@@ -328,7 +328,7 @@ func TestArgumentErrors(t *testing.T) {
 	}{
 		{"write", `{"path":"a.md"}`, []string{`missing argument "content"`, "path and content"}},
 		{"write", `{"content":"x"}`, []string{`missing argument "path"`}},
-		{"write", `{"path":"a.md","content":"x","append":true}`, []string{`unknown argument "append"`, "write takes path and content"}},
+		{"write", `{"path":"a.md","content":"x","append":true}`, []string{`unknown argument "append"`, "write takes {path, content}"}},
 		{"write", `{"Path":"a.md","content":"x"}`, []string{`unknown argument "Path"`}},
 		{"write", `{"path":7,"content":"x"}`, []string{`argument "path" must be a string`}},
 		{"write", `{"path":"a.md","content":{"x":1}}`, []string{`argument "content" must be a string`}},
@@ -342,7 +342,7 @@ func TestArgumentErrors(t *testing.T) {
 		{"read", `{"path":`, []string{"one JSON object"}},
 		{"list", `{"prefix":"../"}`, []string{"contains .."}},
 		{"list", `{"prefix":"private:"}`, []string{`unknown prefix "private:"`}},
-		{"list", `{"path":"x"}`, []string{`unknown argument "path"`, "list takes nothing, or a prefix"}},
+		{"list", `{"path":"x"}`, []string{`unknown argument "path"`, "list takes {prefix?}"}},
 		{"delete", `{"path":"../../agents/atlas/personal/secret.md"}`, []string{"contains .."}},
 		{"delete", `{"path":"/etc/passwd"}`, []string{"is absolute"}},
 		{"read", `{"path":"shared:%2e%2e/agents/atlas/personal/x"}`, []string{"percent-escape"}},

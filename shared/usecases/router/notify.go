@@ -1,13 +1,12 @@
 package router
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/tools/toolargs"
 )
 
 // MaxNotifyChars bounds what an agent may send in one notice.
@@ -22,6 +21,12 @@ func NewTool(r *Router) *Tool { return &Tool{r: r} }
 
 var _ sb.Tool = (*Tool)(nil)
 
+// sendArgs declares the arguments of send once: the schema offered to
+// models comes from these tags and Invoke enforces the same limits.
+type sendArgs struct {
+	Message *string `json:"message" required:"true" schema:"minLength=1,maxLength=4000" doc:"what the human should know, in plain words"`
+}
+
 // Spec implements switchboard.Tool.
 func (t *Tool) Spec() sb.ToolSpec {
 	return sb.ToolSpec{
@@ -31,31 +36,23 @@ func (t *Tool) Spec() sb.ToolSpec {
 		Actions: []sb.ActionSpec{{
 			Name:        "send",
 			Description: "Deliver one message to the human. Answers the channel that delivered it.",
-			Parameters: map[string]any{
-				"type":                 "object",
-				"additionalProperties": false,
-				"required":             []string{"message"},
-				"properties": map[string]any{
-					"message": map[string]any{"type": "string", "minLength": 1, "maxLength": MaxNotifyChars,
-						"description": "what the human should know, in plain words"},
-				},
-			},
+			Parameters:  toolargs.Schema(sendArgs{}, toolargs.Vocab{}),
 		}},
 	}
 }
 
 // Invoke implements switchboard.Tool.
 func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
-	var args struct {
-		Message string `json:"message"`
+	const needs = `notify_user needs {"message": "…"} with the text for the human`
+	var args sendArgs
+	if err := (toolargs.Args{Op: "notify_user.send", Action: "send"}).Decode(call.Args, &args); err != nil {
+		return sb.Fail(needs + "; " + sb.ErrorMessage(err))
 	}
-	dec := json.NewDecoder(bytes.NewReader(call.Args))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&args); err != nil || strings.TrimSpace(args.Message) == "" {
-		return sb.Fail(`notify_user needs {"message": "…"} with the text for the human`)
+	if args.Message == nil || strings.TrimSpace(*args.Message) == "" {
+		return sb.Fail(needs)
 	}
 	kind := KindAgent
-	d, err := t.r.Deliver(ctx, Notice{Kind: kind, AgentID: call.AgentID, Text: args.Message, Run: call.Run})
+	d, err := t.r.Deliver(ctx, Notice{Kind: kind, AgentID: call.AgentID, Text: *args.Message, Run: call.Run})
 	if err != nil {
 		env := sb.FailErr(err)
 		env.Data["failures"] = d.Failures

@@ -107,6 +107,7 @@ func TestToolRefusesBadArgs(t *testing.T) {
 		{"message not a string", `{"message":42}`},
 		{"unknown field", `{"message":"hi","channel":"Telegram"}`},
 		{"array", `["hi"]`},
+		{"one over the maximum", `{"message":"` + strings.Repeat("a", router.MaxNotifyChars+1) + `"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
