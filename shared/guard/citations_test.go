@@ -32,7 +32,6 @@ var (
 var citationTODO = []string{
 	"shared/app",
 	"shared/handlers",
-	"shared/tools",
 	"cmd/switchboard",
 }
 

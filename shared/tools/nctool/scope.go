@@ -49,7 +49,7 @@ func newScope(rootPath string) (scope, error) {
 // argument is read relative to the root whether or not it starts with "/"
 // ("/" and "" are the root itself; "reports/q3.md" and "/reports/q3.md" are
 // the same file). It refuses, with EINVALID and a message that says what to
-// write instead: invalid UTF-8; control characters (NUL, newline, DEL, C1),
+// write instead: invalid UTF-8; control characters (NUL, newline, DEL, U+0080–U+009F),
 // line separators and bidirectional overrides; backslashes; percent-escapes
 // (nothing is decoded here, and the client escapes every segment, so "%2F"
 // would be a literal name to Nextcloud but a separator to anything that

@@ -38,7 +38,7 @@ func TestResolve(t *testing.T) {
 		{name: "NUL", arg: "a\x00b", wantErr: "control character"},
 		{name: "newline", arg: "a\nb", wantErr: "control character"},
 		{name: "DEL", arg: "a\x7fb", wantErr: "control character"},
-		{name: "C1", arg: "a\u0085b", wantErr: "control character"},
+		{name: "U+0085", arg: "a\u0085b", wantErr: "control character"},
 		{name: "line separator", arg: "a\u2028b", wantErr: "control character"},
 		{name: "bidi override", arg: "report\u202Efdp.exe", wantErr: "direction character"},
 		{name: "backslash", arg: `..\Atlas`, wantErr: "backslash"},

@@ -47,7 +47,7 @@ var agentSlug = regexp.MustCompile(`^[a-z0-9-]+$`)
 //
 // It returns EINVALID, with a message that says what is wrong and what to do,
 // for: an agentID that is not a slug [a-z0-9-] of at most 64 bytes; an empty
-// path; invalid UTF-8; control characters (NUL, newline, tab, DEL, C1), line
+// path; invalid UTF-8; control characters (NUL, newline, tab, DEL, U+0080–U+009F), line
 // separators and bidirectional-override characters (they disguise file
 // endings in chat); a colon anywhere after the prefix, so an unknown prefix
 // such as "Personal:" or "C:" is refused rather than taken as a name; a

@@ -58,7 +58,7 @@ func TestResolve(t *testing.T) {
 		{name: "newline", agent: "hermes", ref: "a\nb", wantErr: "U+000A"},
 		{name: "tab", agent: "hermes", ref: "a\tb", wantErr: "U+0009"},
 		{name: "DEL", agent: "hermes", ref: "a\x7fb", wantErr: "U+007F"},
-		{name: "C1 control", agent: "hermes", ref: "a\u0085b", wantErr: "U+0085"},
+		{name: "U+0085 control", agent: "hermes", ref: "a\u0085b", wantErr: "U+0085"},
 		{name: "line separator", agent: "hermes", ref: "a\u2028b", wantErr: "U+2028"},
 		{name: "bidi override", agent: "hermes", ref: "report\u202Efdp.exe", wantErr: "U+202E"},
 		{name: "leading space", agent: "hermes", ref: " a.md", wantErr: "starts or ends with a space"},
