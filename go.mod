@@ -2,6 +2,8 @@ module github.com/switchboard-dev/switchboard
 
 go 1.26.8
 
+require golang.org/x/net v0.62.0
+
 require (
 	github.com/aws/aws-lambda-go v1.55.1 // indirect
 	github.com/aws/aws-sdk-go-v2 v1.48.0 // indirect
@@ -24,6 +26,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/lambda v1.116.0 // indirect
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.10 // indirect
 	github.com/aws/aws-sdk-go-v2/service/secretsmanager v1.50.12 // indirect
+	github.com/aws/aws-sdk-go-v2/service/sfn v1.41.2 // indirect
 	github.com/aws/aws-sdk-go-v2/service/signin v1.13.1 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sso v1.39.5 // indirect
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.44.5 // indirect
@@ -35,7 +38,6 @@ require (
 	go.etcd.io/bbolt v1.3.12 // indirect
 	go.shabbyrobe.org/gocovmerge v0.0.0-20230507111327-fa4f82cfbf4d // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
-	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/tools v0.51.0 // indirect
