@@ -408,7 +408,7 @@ func (w *samWriter) function(f Function, asyncConfig bool) {
 		w.line(5, "%s: !Ref %s", FunctionEnvVar(target), LogicalID(target, "Function"))
 	}
 	for _, m := range startedBy(f.Name) {
-		w.line(5, "%s: !Ref %s", StateMachineEnvVar(m.Name), LogicalID(m.Name, "StateMachine"))
+		w.line(5, "%s: !Sub %s", StateMachineEnvVar(m.Name), quote(StateMachineARNSub(m.Name)))
 	}
 	w.line(3, "Policies:")
 	for _, id := range f.Tables {

@@ -50,6 +50,19 @@ func StateMachineEnvVar(name string) string {
 	return "SWITCHBOARD_SM_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
 
+// StateMachineNameSub is a machine's physical name as a CloudFormation
+// Fn::Sub string, and StateMachineARNSub its ARN built from that name. The
+// functions that start a machine get the ARN this way, not by Ref: a
+// function may also be one the machine invokes, and a Ref both ways would
+// be a dependency cycle CloudFormation rejects. (Names are at most 80
+// characters: keep stack names short.)
+func StateMachineNameSub(name string) string { return "${AWS::StackName}-" + name }
+
+// StateMachineARNSub: see StateMachineNameSub.
+func StateMachineARNSub(name string) string {
+	return "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:" + StateMachineNameSub(name)
+}
+
 // StateMachineActions are granted to the functions that start a machine.
 var StateMachineActions = []string{"states:StartExecution", "states:StartSyncExecution"}
 
@@ -110,6 +123,7 @@ func (w *samWriter) stateMachine(m StateMachine) {
 	w.line(1, "%s:", id)
 	w.line(2, "Type: AWS::Serverless::StateMachine")
 	w.line(2, "Properties:")
+	w.line(3, "Name: !Sub %s", quote(StateMachineNameSub(m.Name)))
 	w.line(3, "Type: %s", m.Type)
 	w.line(3, "DefinitionUri: %s", m.Definition)
 	if len(m.Substitutions) > 0 {
@@ -163,6 +177,6 @@ func (w *samWriter) startGrant(fn string) {
 			w.line(8, "- %s", a)
 		}
 		w.line(7, "Resource:")
-		w.line(8, "- !Ref %s", LogicalID(m.Name, "StateMachine"))
+		w.line(8, "- !Sub %s", quote(StateMachineARNSub(m.Name)))
 	}
 }

@@ -74,6 +74,7 @@ func TestSAMStateMachine(t *testing.T) {
 	for _, want := range []string{
 		"Type: AWS::Serverless::StateMachine",
 		"Type: EXPRESS",
+		`Name: !Sub "${AWS::StackName}-ask-agent"`,
 		"DefinitionUri: infra/statemachines/ask-agent.asl.json",
 		"AskGuardFunctionArn: !GetAtt ToolsFunction.Arn",
 		"AskRunFunctionArn: !GetAtt AgentWorkerFunction.Arn",
@@ -92,7 +93,8 @@ func TestSAMStateMachine(t *testing.T) {
 		t.Errorf("no failed-executions alarm on the machine:\n%s", res["AskAgentExecutionsFailed"])
 	}
 	worker := res["AgentWorkerFunction"]
-	for _, want := range []string{"SWITCHBOARD_SM_ASK_AGENT: !Ref AskAgentStateMachine", "- states:StartSyncExecution", "- !Ref AskAgentStateMachine"} {
+	arn := `!Sub "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:${AWS::StackName}-ask-agent"`
+	for _, want := range []string{"SWITCHBOARD_SM_ASK_AGENT: " + arn, "- states:StartSyncExecution", "- " + arn} {
 		if !strings.Contains(worker, want) {
 			t.Errorf("AgentWorkerFunction lacks %q:\n%s", want, worker)
 		}
