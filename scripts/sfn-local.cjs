@@ -127,23 +127,37 @@ async function invokeLambda(fn, payload) {
   const name = parts.length >= 7 ? parts[6] : String(fn); // function ARN -> name
   let res;
   try {
-    res = await fetch(`${LAMBDA}/2015-03-31/functions/${encodeURIComponent(name)}/invocations`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(payload ?? null),
-    });
+    res = await post(`${LAMBDA}/2015-03-31/functions/${encodeURIComponent(name)}/invocations`, JSON.stringify(payload ?? null));
   } catch (e) {
-    throw new StatesError('Lambda.SdkClientException', `invoke ${name}: ${e.cause?.message ?? e.message}`);
+    throw new StatesError('Lambda.SdkClientException', `invoke ${name}: ${e.message}`);
   }
-  const text = await res.text();
-  if (res.headers.get('x-amz-function-error')) {
+  const text = res.body;
+  if (res.headers['x-amz-function-error']) {
     let body = {};
     try { body = JSON.parse(text); } catch { /* keep {} */ }
     throw new StatesError(body.errorType || 'Lambda.Unknown', text);
   }
-  if (!res.ok) {
-    throw new StatesError(`Lambda.${res.headers.get('x-amzn-errortype') || 'ServiceException'}`, text);
+  if (res.status < 200 || res.status > 299) {
+    throw new StatesError(`Lambda.${res.headers['x-amzn-errortype'] || 'ServiceException'}`, text);
   }
   checkSize(`the result of ${name}`, text);
   return text ? JSON.parse(text) : null;
+}
+
+// post sends one request on a fresh connection. (A pooled keep-alive
+// connection that the Go server has just closed would fail the call
+// spuriously as Lambda.SdkClientException; loopback connections are cheap.)
+function post(url, body) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 // findToken returns the minted, unclaimed token of exec that the Task's

@@ -159,6 +159,7 @@ func question(from, to string, path ...string) askInput {
 }
 
 func TestAskAgentDelivered(t *testing.T) {
+	t.Parallel() // each test has its own runtime
 	w := &askWorld{}
 	env := sfntest.Start(t, w.handlers(), askMachine())
 	t.Logf("runtime listened after %v", env.Runtime.Started)
@@ -187,6 +188,7 @@ func TestAskAgentDelivered(t *testing.T) {
 // A refusal is a DeniedError returned by a Go handler; Catch matches it by
 // its type name and the asking agent is told why, at once, in a row too.
 func TestAskAgentDenied(t *testing.T) {
+	t.Parallel() // each test has its own runtime
 	w := &askWorld{}
 	env := sfntest.Start(t, w.handlers(), askMachine())
 	tests := []struct {
@@ -216,6 +218,7 @@ func TestAskAgentDenied(t *testing.T) {
 }
 
 func TestAskAgentTimeout(t *testing.T) {
+	t.Parallel() // each test has its own runtime
 	w := &askWorld{}
 	env := sfntest.Start(t, w.handlers(), askMachine())
 	in := question("alice", "silent")
@@ -231,6 +234,7 @@ func TestAskAgentTimeout(t *testing.T) {
 }
 
 func TestAskAgentTargetFailure(t *testing.T) {
+	t.Parallel() // each test has its own runtime
 	w := &askWorld{}
 	env := sfntest.Start(t, w.handlers(), askMachine())
 	got := ask(t, env, question("alice", "broken"))
@@ -249,6 +253,7 @@ func TestAskAgentTargetFailure(t *testing.T) {
 // Retry on TransientError waits IntervalSeconds × BackoffRate^n (scaled by
 // sfntest.TimeScale) and gives up after MaxAttempts.
 func TestAskAgentRetriesTransientErrors(t *testing.T) {
+	t.Parallel() // each test has its own runtime
 	w := &askWorld{recordFails: 2}
 	env := sfntest.Start(t, w.handlers(), askMachine())
 	got := ask(t, env, question("alice", "bob"))
@@ -345,6 +350,7 @@ func waitDone(t *testing.T, c *sfnapi.Client, arn string) *sfnapi.DescribeExecut
 }
 
 func TestTaskTokenSuccessResumes(t *testing.T) {
+	t.Parallel() // each test has its own runtime
 	w := &approvalWorld{tokens: make(chan string, 1)}
 	env := sfntest.Start(t, w.handlers(), approvalMachine())
 	ctx := context.Background()
@@ -372,6 +378,7 @@ func TestTaskTokenSuccessResumes(t *testing.T) {
 }
 
 func TestTaskTokenFailureIsCaught(t *testing.T) {
+	t.Parallel() // each test has its own runtime
 	w := &approvalWorld{tokens: make(chan string, 1)}
 	env := sfntest.Start(t, w.handlers(), approvalMachine())
 	arn := startApproval(t, env, `{"path":"report.pdf","approvalTimeoutSeconds":30}`)
@@ -391,6 +398,7 @@ func TestTaskTokenFailureIsCaught(t *testing.T) {
 }
 
 func TestTaskTokenTimesOut(t *testing.T) {
+	t.Parallel() // each test has its own runtime
 	w := &approvalWorld{tokens: make(chan string, 1)}
 	env := sfntest.Start(t, w.handlers(), approvalMachine())
 	arn := startApproval(t, env, `{"path":"report.pdf","approvalTimeoutSeconds":1}`)
@@ -409,6 +417,7 @@ func TestTaskTokenTimesOut(t *testing.T) {
 // The local API refuses what AWS refuses, so code that works locally does
 // not fail in AWS for it.
 func TestRefusesWhatAWSRefuses(t *testing.T) {
+	t.Parallel() // each test has its own runtime
 	w := &approvalWorld{tokens: make(chan string, 1)}
 	env := sfntest.Start(t, w.handlers(), approvalMachine(), askMachine())
 	ctx := context.Background()
@@ -473,4 +482,43 @@ func BenchmarkAskAgentExecution(b *testing.B) {
 		ask(b, env, question("alice", "bob"))
 	}
 	b.ReportMetric(float64(env.Runtime.Started.Milliseconds()), "ms-runtime-start")
+}
+
+// Concurrent Map iterations each wait with their own token; answering them
+// in reverse order must resume each its own iteration.
+func TestTaskTokensInMapIterations(t *testing.T) {
+	t.Parallel() // each test has its own runtime
+	type asked struct{ token, url string }
+	requests := make(chan asked, 3)
+	env := sfntest.Start(t, lambdalocal.Invoker{
+		"approval": lambda.NewHandler(func(ctx context.Context, in struct{ Token, URL string }) error {
+			requests <- asked{in.Token, in.URL}
+			return nil
+		}),
+	}, sfnlocal.Machine{
+		Name: "map", Type: types.StateMachineTypeStandard, File: "testdata/map-approval.asl.json",
+		Substitutions: map[string]string{"ApprovalFunctionArn": sfnlocal.FunctionARN("approval")},
+	})
+	ctx := context.Background()
+	out, err := env.Client.StartExecution(ctx, &sfnapi.StartExecutionInput{
+		StateMachineArn: aws.String(env.ARN(t, "map")), Input: aws.String(`{"items":["a","b","c"]}`),
+	})
+	if err != nil {
+		t.Fatalf("StartExecution: %v", err)
+	}
+	var all []asked
+	for range 3 {
+		all = append(all, <-requests)
+	}
+	for i := len(all) - 1; i >= 0; i-- {
+		if _, err := env.Client.SendTaskSuccess(ctx, &sfnapi.SendTaskSuccessInput{
+			TaskToken: aws.String(all[i].token), Output: aws.String(`"ok-` + all[i].url + `"`),
+		}); err != nil {
+			t.Fatalf("SendTaskSuccess: %v", err)
+		}
+	}
+	d := waitDone(t, env.Client, aws.ToString(out.ExecutionArn))
+	if got := aws.ToString(d.Output); got != `["ok-a","ok-b","ok-c"]` {
+		t.Fatalf("output %s, want each item's own answer in order", got)
+	}
 }
