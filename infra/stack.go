@@ -74,7 +74,8 @@ func CheckAssets(assetDir string) error {
 // invokes (their names in FunctionEnvVar), Bedrock access for functions that
 // run agents, the secrets in deploy.Secrets (kept on stack deletion) and
 // read access to the switchboard/ secrets for all, async invoke
-// settings, function URLs, schedules and error alarms. It panics (CDK's own
+// settings, function URLs, schedules, error alarms and the state machines
+// (newStateMachine). It panics (CDK's own
 // convention for construction errors) when a function asset is missing, the
 // secret prefix is invalid or the catalogue is inconsistent; main calls
 // CheckAssets and deploy.CheckSecretPrefix first to exit with the message
@@ -219,6 +220,10 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 			target.GrantInvoke(fn)
 			fn.AddEnvironment(jsii.String(deploy.FunctionEnvVar(name)), target.FunctionName(), nil)
 		}
+	}
+
+	for _, m := range deploy.StateMachines {
+		newStateMachine(stack, m, functions)
 	}
 
 	for _, j := range deploy.Jobs {

@@ -252,6 +252,12 @@ func TestFunctions(t *testing.T) {
 			for _, target := range f.Invokes {
 				want[deploy.FunctionEnvVar(target)] = map[string]any{"Ref": idOf(t, js, "AWS::Lambda::Function", deploy.LogicalID(target, "Function"))}
 			}
+			// Starters carry the ARNs of their state machines.
+			for _, m := range deploy.StateMachines {
+				if slices.Contains(m.StartedBy, f.Name) {
+					want[deploy.StateMachineEnvVar(m.Name)] = map[string]any{"Fn::Sub": deploy.StateMachineARNSub(m.Name)}
+				}
+			}
 			if !reflect.DeepEqual(vars, want) {
 				t.Errorf("%s env = %v, want %v", id, vars, want)
 			}
@@ -335,7 +341,8 @@ func TestGrants(t *testing.T) {
 					t.Errorf("policy %s grants %s", id, action)
 				}
 			}
-			if slices.Contains(asList(s["Resource"]), any("*")) {
+			// Step Functions log delivery has no resource ARN; AWS wants "*".
+			if slices.Contains(asList(s["Resource"]), any("*")) && !onlyLogDelivery(s["Action"]) {
 				t.Errorf("policy %s grants %v on every resource", id, s["Action"])
 			}
 		}
@@ -628,7 +635,7 @@ func asList(v any) []any {
 
 func TestAlarms(t *testing.T) {
 	tpl, js := synth(t)
-	countIs(t, tpl, "AWS::CloudWatch::Alarm", len(deploy.Functions))
+	countIs(t, tpl, "AWS::CloudWatch::Alarm", len(deploy.Functions)+len(deploy.StateMachines))
 	for _, f := range deploy.Functions {
 		fnID, _ := byConstruct(t, js, "AWS::Lambda::Function", deploy.LogicalID(f.Name, "Function"))
 		check(t, f.Name+" errors alarm", func() {
@@ -746,12 +753,13 @@ func TestSecrets(t *testing.T) {
 
 // miniApp synthesizes a stack of one catalogue function (cheap) with props,
 // returning its template; it panics like NewSwitchboardStack.
-func miniApp(t *testing.T, props SwitchboardStackProps) map[string]any {
+func miniApp(t *testing.T, props SwitchboardStackProps, machines ...deploy.StateMachine) map[string]any {
 	t.Helper()
-	savedFns, savedJobs := deploy.Functions, deploy.Jobs
+	savedFns, savedJobs, savedMachines := deploy.Functions, deploy.Jobs, deploy.StateMachines
 	deploy.Functions = []deploy.Function{{Name: "a", MemoryMB: 128, TimeoutSeconds: 3}}
 	deploy.Jobs = nil
-	t.Cleanup(func() { deploy.Functions, deploy.Jobs = savedFns, savedJobs })
+	deploy.StateMachines = machines
+	t.Cleanup(func() { deploy.Functions, deploy.Jobs, deploy.StateMachines = savedFns, savedJobs, savedMachines })
 	props.AssetDir = t.TempDir()
 	if err := os.MkdirAll(filepath.Join(props.AssetDir, "a"), 0o755); err != nil {
 		t.Fatal(err)
@@ -907,9 +915,10 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 			cdkInvokes = append(cdkInvokes, withoutHashes(map[string]any{"Ref": target}))
 		}
 		same(id+" invoke grants", sortedJSON(samInvokes), sortedJSON(cdkInvokes))
-		same(id+" secrets and model grants", grantPairs(t, samStatements), append(
+		same(id+" secrets, model and state machine grants", grantPairs(t, samStatements), slices.Concat(
 			grantPairs(t, withActionPrefix(t, cdkStatements, "bedrock:")),
-			grantPairs(t, withActionPrefix(t, cdkStatements, "secretsmanager:"))...))
+			grantPairs(t, withActionPrefix(t, cdkStatements, "secretsmanager:")),
+			grantPairs(t, withActionPrefix(t, cdkStatements, "states:"))))
 
 		var cdkAsync map[string]any
 		for _, cfg := range resources(js, "AWS::Lambda::EventInvokeConfig") {

@@ -229,6 +229,9 @@ func SAMTemplate() []byte {
 	for _, f := range Functions {
 		w.alarm(f)
 	}
+	for _, m := range StateMachines {
+		w.stateMachine(m)
+	}
 	w.outputs()
 	return []byte(w.String())
 }
@@ -404,6 +407,9 @@ func (w *samWriter) function(f Function, asyncConfig bool) {
 	for _, target := range f.Invokes {
 		w.line(5, "%s: !Ref %s", FunctionEnvVar(target), LogicalID(target, "Function"))
 	}
+	for _, m := range startedBy(f.Name) {
+		w.line(5, "%s: !Sub %s", StateMachineEnvVar(m.Name), quote(StateMachineARNSub(m.Name)))
+	}
 	w.line(3, "Policies:")
 	for _, id := range f.Tables {
 		w.line(4, "- DynamoDBCrudPolicy:")
@@ -423,6 +429,7 @@ func (w *samWriter) function(f Function, asyncConfig bool) {
 	if f.RunsAgents {
 		w.statement(ModelActions, ModelResource, InferenceProfileResource)
 	}
+	w.startGrant(f.Name)
 	if f.URLAuth != "" {
 		w.line(3, "FunctionUrlConfig:")
 		w.line(4, "AuthType: %s", f.URLAuth)

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+)
+
+// TestStateMachine deploys the real ask-agent file with its placeholders
+// filled by the one function of a mini catalogue (the ask_agent functions
+// do not exist yet) and checks what the stack makes of it.
+func TestStateMachine(t *testing.T) {
+	machine := deploy.StateMachine{
+		Name: "ask-agent", Definition: deploy.StateMachineDir + "/ask-agent.asl.json", Type: "EXPRESS", LogLevel: "ERROR",
+		Substitutions: []deploy.Substitution{
+			{Key: "AskGuardFunctionArn", Function: "a"},
+			{Key: "AgentMessageFunctionArn", Function: "a"},
+			{Key: "AskRunFunctionArn", Function: "a"},
+		},
+		StartedBy: []string{"a"},
+	}
+	js := miniApp(t, SwitchboardStackProps{}, machine)
+
+	_, sm := byConstruct(t, js, "AWS::StepFunctions::StateMachine", "AskAgentStateMachine")
+	p := props(sm)
+	fnID := idOf(t, js, "AWS::Lambda::Function", "AFunction")
+	if name, _ := json.Marshal(p["StateMachineName"]); string(name) != `{"Fn::Sub":"${AWS::StackName}-ask-agent"}` {
+		t.Errorf("StateMachineName %s, want the stack name and ask-agent (the starters build the ARN from it)", name)
+	}
+	if p["StateMachineType"] != "EXPRESS" {
+		t.Errorf("StateMachineType %v, want EXPRESS", p["StateMachineType"])
+	}
+	if _, ok := p["DefinitionS3Location"]; !ok {
+		t.Errorf("definition not deployed from the file (no DefinitionS3Location): %v", keys(p))
+	}
+	subs, _ := p["DefinitionSubstitutions"].(map[string]any)
+	wantArn := map[string]any{"Fn::GetAtt": []any{fnID, "Arn"}}
+	for _, key := range []string{"AskGuardFunctionArn", "AgentMessageFunctionArn", "AskRunFunctionArn"} {
+		if got, _ := json.Marshal(subs[key]); string(got) != mustJSON(wantArn) {
+			t.Errorf("substitution %s = %s, want the function's ARN %s", key, got, mustJSON(wantArn))
+		}
+	}
+	logging, _ := p["LoggingConfiguration"].(map[string]any)
+	if logging["Level"] != "ERROR" || logging["IncludeExecutionData"] != false || logging["Destinations"] == nil {
+		t.Errorf("LoggingConfiguration %v, want level ERROR to a log group without execution data", logging)
+	}
+
+	// The machine may invoke its function; the function may start the machine.
+	roleRef := props(sm)["RoleArn"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
+	var smActions, fnActions []string
+	for _, pol := range resources(js, "AWS::IAM::Policy") {
+		pp := props(pol)
+		roles, _ := json.Marshal(pp["Roles"])
+		doc, _ := json.Marshal(pp["PolicyDocument"])
+		if strings.Contains(string(roles), roleRef) && strings.Contains(string(doc), "lambda:InvokeFunction") {
+			smActions = append(smActions, "lambda:InvokeFunction")
+			if !strings.Contains(string(doc), fnID) {
+				t.Errorf("the machine's invoke grant is not on the function: %s", doc)
+			}
+		}
+		if strings.Contains(string(doc), "stateMachine:${AWS::StackName}-ask-agent") {
+			for _, a := range []string{"states:StartExecution", "states:StartSyncExecution"} {
+				if strings.Contains(string(doc), a) {
+					fnActions = append(fnActions, a)
+				}
+			}
+		}
+	}
+	if len(smActions) == 0 {
+		t.Error("the machine's role has no lambda:InvokeFunction grant")
+	}
+	slices.Sort(fnActions)
+	if !slices.Equal(slices.Compact(fnActions), []string{"states:StartExecution", "states:StartSyncExecution"}) {
+		t.Errorf("start grants on the machine: %v", fnActions)
+	}
+	_, fn := byConstruct(t, js, "AWS::Lambda::Function", "AFunction")
+	env, _ := json.Marshal(props(fn)["Environment"])
+	if !strings.Contains(string(env), `"`+deploy.StateMachineEnvVar("ask-agent")+`":{"Fn::Sub":"`+deploy.StateMachineARNSub("ask-agent")+`"}`) {
+		t.Errorf("function environment %s lacks %s = the machine's ARN", env, deploy.StateMachineEnvVar("ask-agent"))
+	}
+
+	var alarm bool
+	for _, a := range resources(js, "AWS::CloudWatch::Alarm") {
+		if props(a)["MetricName"] == "ExecutionsFailed" && props(a)["Namespace"] == "AWS/States" {
+			alarm = true
+		}
+	}
+	if !alarm {
+		t.Error("no alarm on failed executions")
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// onlyLogDelivery says whether a statement's actions are all Step Functions
+// log-delivery actions (deploy.StateMachineLogActions).
+func onlyLogDelivery(actions any) bool {
+	for _, a := range asList(actions) {
+		if !slices.Contains(deploy.StateMachineLogActions, a.(string)) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,182 @@
+package deploy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// StateMachine is a Step Functions state machine: one ASL file that the CDK
+// app (DefinitionBody from the file), template.yaml (DefinitionUri) and the
+// local runtime (sfnlocal) all use as it is. Its ${Key} placeholders are
+// filled with the ARNs of catalogue functions, as DefinitionSubstitutions.
+type StateMachine struct {
+	Name string // "ask-agent"
+	// Definition is the ASL file, relative to the repository root.
+	Definition string
+	Type       string // "EXPRESS" or "STANDARD"
+	// Substitutions name, per placeholder, the catalogue function whose
+	// ARN replaces it; the machine may invoke exactly these.
+	Substitutions []Substitution
+	// StartedBy lists the functions that may start the machine; each gets
+	// the start grant and the machine's ARN in StateMachineEnvVar(Name).
+	StartedBy []string
+	// LogLevel of the execution log (ALL, ERROR, FATAL). Execution data
+	// (inputs and outputs) is never logged: it holds message contents,
+	// which the tables keep scrubbed.
+	LogLevel string
+}
+
+// Substitution fills one ${Key} of a definition with a function's ARN.
+type Substitution struct {
+	Key      string // "AskGuardFunctionArn"
+	Function string // catalogue function name
+}
+
+// StateMachineDir holds every ASL file, relative to the repository root.
+const StateMachineDir = "infra/statemachines"
+
+// StateMachineLogRetentionDays keeps execution logs for a month.
+const StateMachineLogRetentionDays = 30
+
+// StateMachines is every deployed state machine. The ask_agent machine
+// (StateMachineDir/ask-agent.asl.json, Express, placeholders
+// AskGuardFunctionArn, AgentMessageFunctionArn, AskRunFunctionArn) joins
+// this list together with the functions that fill its placeholders.
+var StateMachines []StateMachine
+
+// StateMachineEnvVar names the env var that carries a machine's ARN to the
+// functions that start it: ask-agent → SWITCHBOARD_SM_ASK_AGENT.
+func StateMachineEnvVar(name string) string {
+	return "SWITCHBOARD_SM_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// StateMachineNameSub is a machine's physical name as a CloudFormation
+// Fn::Sub string, and StateMachineARNSub its ARN built from that name. The
+// functions that start a machine get the ARN this way, not by Ref: a
+// function may also be one the machine invokes, and a Ref both ways would
+// be a dependency cycle CloudFormation rejects. (Names are at most 80
+// characters: keep stack names short.)
+func StateMachineNameSub(name string) string { return "${AWS::StackName}-" + name }
+
+// StateMachineARNSub: see StateMachineNameSub.
+func StateMachineARNSub(name string) string {
+	return "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:" + StateMachineNameSub(name)
+}
+
+// StateMachineActions are granted to the functions that start a machine.
+var StateMachineActions = []string{"states:StartExecution", "states:StartSyncExecution"}
+
+// StateMachineLogActions let Step Functions deliver execution logs; AWS
+// requires them on "*" (log deliveries have no resource ARN).
+var StateMachineLogActions = []string{
+	"logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
+	"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
+}
+
+// CheckStateMachine reports what is wrong with a catalogue entry.
+func CheckStateMachine(m StateMachine) error {
+	if m.Type != "EXPRESS" && m.Type != "STANDARD" {
+		return fmt.Errorf("state machine %s: type %q in shared/platform/deploy, want EXPRESS or STANDARD", m.Name, m.Type)
+	}
+	switch m.LogLevel {
+	case "ALL", "ERROR", "FATAL":
+	default:
+		return fmt.Errorf("state machine %s: log level %q in shared/platform/deploy, want ALL, ERROR or FATAL", m.Name, m.LogLevel)
+	}
+	for _, s := range m.Substitutions {
+		if _, ok := FunctionByName(s.Function); !ok {
+			return fmt.Errorf("state machine %s: ${%s} names unknown function %q in shared/platform/deploy", m.Name, s.Key, s.Function)
+		}
+	}
+	for _, fn := range m.StartedBy {
+		if _, ok := FunctionByName(fn); !ok {
+			return fmt.Errorf("state machine %s is started by unknown function %q in shared/platform/deploy", m.Name, fn)
+		}
+	}
+	return nil
+}
+
+// startedBy lists the machines a function may start.
+func startedBy(fn string) []StateMachine {
+	var out []StateMachine
+	for _, m := range StateMachines {
+		for _, s := range m.StartedBy {
+			if s == fn {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// stateMachine writes the AWS::Serverless::StateMachine of m with its log
+// group and its failed-executions alarm.
+func (w *samWriter) stateMachine(m StateMachine) {
+	if err := CheckStateMachine(m); err != nil {
+		panic(err.Error())
+	}
+	id := LogicalID(m.Name, "StateMachine")
+	w.line(1, "%sLogs:", id)
+	w.line(2, "Type: AWS::Logs::LogGroup")
+	w.line(2, "Properties:")
+	w.line(3, "RetentionInDays: %d", StateMachineLogRetentionDays)
+	w.line(1, "%s:", id)
+	w.line(2, "Type: AWS::Serverless::StateMachine")
+	w.line(2, "Properties:")
+	w.line(3, "Name: !Sub %s", quote(StateMachineNameSub(m.Name)))
+	w.line(3, "Type: %s", m.Type)
+	w.line(3, "DefinitionUri: %s", m.Definition)
+	if len(m.Substitutions) > 0 {
+		w.line(3, "DefinitionSubstitutions:")
+		for _, s := range m.Substitutions {
+			w.line(4, "%s: !GetAtt %s.Arn", s.Key, LogicalID(s.Function, "Function"))
+		}
+	}
+	w.line(3, "Logging:")
+	w.line(4, "Level: %s", m.LogLevel)
+	w.line(4, "IncludeExecutionData: false")
+	w.line(4, "Destinations:")
+	w.line(5, "- CloudWatchLogsLogGroup:")
+	w.line(7, "LogGroupArn: !GetAtt %sLogs.Arn", id)
+	w.line(3, "Policies:")
+	for _, s := range m.Substitutions {
+		w.line(4, "- LambdaInvokePolicy:")
+		w.line(6, "FunctionName: !Ref %s", LogicalID(s.Function, "Function"))
+	}
+	w.line(4, "- Statement:")
+	w.line(6, "- Effect: Allow")
+	w.line(7, "Action:")
+	for _, a := range StateMachineLogActions {
+		w.line(8, "- %s", a)
+	}
+	w.line(7, "Resource: \"*\"")
+	w.line(1, "%s:", LogicalID(m.Name, "ExecutionsFailed"))
+	w.line(2, "Type: AWS::CloudWatch::Alarm")
+	w.line(2, "Properties:")
+	w.line(3, "AlarmDescription: %s", quote("failed executions of the "+m.Name+" state machine"))
+	w.line(3, "Namespace: AWS/States")
+	w.line(3, "MetricName: ExecutionsFailed")
+	w.line(3, "Dimensions:")
+	w.line(4, "- Name: StateMachineArn")
+	w.line(5, "Value: !Ref %s", id)
+	w.line(3, "Statistic: Sum")
+	w.line(3, "Period: 300")
+	w.line(3, "EvaluationPeriods: 1")
+	w.line(3, "Threshold: 1")
+	w.line(3, "ComparisonOperator: GreaterThanOrEqualToThreshold")
+	w.line(3, "TreatMissingData: notBreaching")
+}
+
+// startGrant writes, inside a function's inline policy, the statement that
+// lets it start the machines it is listed for.
+func (w *samWriter) startGrant(fn string) {
+	for _, m := range startedBy(fn) {
+		w.line(6, "- Effect: Allow")
+		w.line(7, "Action:")
+		for _, a := range StateMachineActions {
+			w.line(8, "- %s", a)
+		}
+		w.line(7, "Resource:")
+		w.line(8, "- !Sub %s", quote(StateMachineARNSub(m.Name)))
+	}
+}

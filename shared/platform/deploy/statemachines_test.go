@@ -1,0 +1,129 @@
+package deploy
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// askAgentForTest is the ask_agent machine with its placeholders filled by
+// functions that exist today, to render it before its own functions do.
+func askAgentForTest() StateMachine {
+	return StateMachine{
+		Name: "ask-agent", Definition: StateMachineDir + "/ask-agent.asl.json", Type: "EXPRESS", LogLevel: "ERROR",
+		Substitutions: []Substitution{
+			{Key: "AskGuardFunctionArn", Function: "tools"},
+			{Key: "AgentMessageFunctionArn", Function: "tools"},
+			{Key: "AskRunFunctionArn", Function: "agent-worker"},
+		},
+		StartedBy: []string{"agent-worker"},
+	}
+}
+
+func withStateMachines(t *testing.T, ms ...StateMachine) {
+	saved := StateMachines
+	StateMachines = ms
+	t.Cleanup(func() { StateMachines = saved })
+}
+
+var placeholderRE = regexp.MustCompile(`\$\{([A-Za-z0-9_]+)\}`)
+
+// placeholders lists the ${Key}s of an ASL file, sorted and once each.
+func placeholders(t *testing.T, file string) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../../" + file)
+	if err != nil {
+		t.Fatalf("state machine definition: %v", err)
+	}
+	var keys []string
+	for _, m := range placeholderRE.FindAllStringSubmatch(string(b), -1) {
+		keys = append(keys, m[1])
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// Every placeholder of a definition gets a function and every substitution
+// is used, for the catalogued machines and the ask_agent one waiting to join.
+func TestStateMachineSubstitutionsMatchTheFile(t *testing.T) {
+	for _, m := range append(slices.Clone(StateMachines), askAgentForTest()) {
+		var keys []string
+		for _, s := range m.Substitutions {
+			keys = append(keys, s.Key)
+		}
+		slices.Sort(keys)
+		if got := placeholders(t, m.Definition); !slices.Equal(got, keys) {
+			t.Errorf("%s: %s has placeholders %v, the catalogue substitutes %v", m.Name, m.Definition, got, keys)
+		}
+		if !strings.HasPrefix(m.Definition, StateMachineDir+"/") || !strings.HasSuffix(m.Definition, ".asl.json") {
+			t.Errorf("%s: definition %s, want %s/*.asl.json (make test validates those)", m.Name, m.Definition, StateMachineDir)
+		}
+		if err := CheckStateMachine(m); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestSAMStateMachine(t *testing.T) {
+	withStateMachines(t, askAgentForTest())
+	tpl := string(SAMTemplate())
+	res := samResources(t, tpl)
+	sm := res["AskAgentStateMachine"]
+	for _, want := range []string{
+		"Type: AWS::Serverless::StateMachine",
+		"Type: EXPRESS",
+		`Name: !Sub "${AWS::StackName}-ask-agent"`,
+		"DefinitionUri: infra/statemachines/ask-agent.asl.json",
+		"AskGuardFunctionArn: !GetAtt ToolsFunction.Arn",
+		"AskRunFunctionArn: !GetAtt AgentWorkerFunction.Arn",
+		"Level: ERROR",
+		"IncludeExecutionData: false",
+		"LogGroupArn: !GetAtt AskAgentStateMachineLogs.Arn",
+		"FunctionName: !Ref ToolsFunction",
+		"FunctionName: !Ref AgentWorkerFunction",
+		"- logs:CreateLogDelivery",
+	} {
+		if !strings.Contains(sm, want) {
+			t.Errorf("AskAgentStateMachine lacks %q:\n%s", want, sm)
+		}
+	}
+	if !strings.Contains(res["AskAgentExecutionsFailed"], "Value: !Ref AskAgentStateMachine") {
+		t.Errorf("no failed-executions alarm on the machine:\n%s", res["AskAgentExecutionsFailed"])
+	}
+	worker := res["AgentWorkerFunction"]
+	arn := `!Sub "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:${AWS::StackName}-ask-agent"`
+	for _, want := range []string{"SWITCHBOARD_SM_ASK_AGENT: " + arn, "- states:StartSyncExecution", "- " + arn} {
+		if !strings.Contains(worker, want) {
+			t.Errorf("AgentWorkerFunction lacks %q:\n%s", want, worker)
+		}
+	}
+	if strings.Contains(res["ToolsFunction"], "states:Start") {
+		t.Errorf("tools may start the machine but is not listed in StartedBy:\n%s", res["ToolsFunction"])
+	}
+}
+
+func TestCheckStateMachine(t *testing.T) {
+	tests := []struct {
+		name    string
+		edit    func(*StateMachine)
+		wantErr string
+	}{
+		{"valid", func(*StateMachine) {}, ""},
+		{"type", func(m *StateMachine) { m.Type = "express" }, `type "express"`},
+		{"log level", func(m *StateMachine) { m.LogLevel = "" }, `log level ""`},
+		{"unknown function", func(m *StateMachine) { m.Substitutions[0].Function = "nope" }, `${AskGuardFunctionArn} names unknown function "nope"`},
+		{"unknown starter", func(m *StateMachine) { m.StartedBy = []string{"nope"} }, `started by unknown function "nope"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := askAgentForTest()
+			tt.edit(&m)
+			err := CheckStateMachine(m)
+			if (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("got %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
