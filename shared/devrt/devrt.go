@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	"github.com/switchboard-dev/switchboard/shared/app"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
@@ -119,7 +120,7 @@ func Prepare(ctx context.Context, o Options) (*Env, error) {
 // running `switchboard dev` already serves there, its server is reused (CLI
 // verbs beside make dev), with no stop of its own.
 func startS3(o Options) (string, func(), error) {
-	endpoint, stop, err := s3blob.StartFakeAt(o.S3Addr, o.DataDir)
+	endpoint, stop, err := s3fake.StartFakeAt(o.S3Addr, o.DataDir)
 	if err == nil {
 		return endpoint, stop, nil
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	"github.com/switchboard-dev/switchboard/shared/app"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
@@ -271,7 +272,7 @@ func newAppOn(t *testing.T, config, ddbEndpoint string) *app.App {
 	t.Helper()
 	ctx := context.Background()
 	tables := dynamotest.FreshTables(t, dynamotest.Client(t))
-	s3URL, stopS3, err := s3blob.StartFake("")
+	s3URL, stopS3, err := s3fake.StartFake("")
 	if err != nil {
 		t.Fatal(err)
 	}
