@@ -86,4 +86,3 @@ func StartFakeAt(addr, dir string) (endpoint string, stop func(), err error) {
 	}
 	return "http://" + ln.Addr().String(), stop, nil
 }
-
