@@ -15,8 +15,10 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/collabora"
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
+	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools"
@@ -37,6 +39,8 @@ const EnvPublicBaseURL = "SWITCHBOARD_PUBLIC_BASE_URL"
 // Actions is the core plus everything that acts.
 type Actions struct {
 	*core.Core
+	Telegram   *telegram.Client // nil without a bot token
+	Router     *router.Router
 	Bucket     string
 	Blobs      *s3blob.Store
 	Tools      *tools.Executor
@@ -58,6 +62,12 @@ func New(c *core.Core) (*Actions, error) {
 	if err != nil {
 		return nil, fmt.Errorf("app: config %s: instance.staging: %w", c.Config.File, err)
 	}
+	if t := c.Config.Instance.Telegram; t.BotToken != "" {
+		if a.Telegram, err = telegram.New(t.APIBaseURL, t.BotToken, c.HTTP, telegram.WithScrubber(c.Scrubber)); err != nil {
+			return nil, fmt.Errorf("app: config %s: instance.telegram: %w", c.Config.File, err)
+		}
+	}
+	a.setupRouter()
 	if err := a.setupNextcloud(); err != nil {
 		return nil, err
 	}
@@ -66,7 +76,7 @@ func New(c *core.Core) (*Actions, error) {
 			workspace.NewTool(a.Blobs, a.workspaceLimit),
 			rctool.New(a.rocketChatAgent, a.Blobs),
 			a.ncTool,
-			router.NewTool(c.Router),
+			router.NewTool(a.Router),
 		},
 		Policy:  policy,
 		Audit:   c.Store,
@@ -195,4 +205,33 @@ func (a *Actions) heartbeat(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("%d tables and bucket %s answer", len(deploy.Tables), a.Bucket), nil
+}
+
+// setupRouter builds the channel router from instance.channels.
+func (a *Actions) setupRouter() {
+	var channels []router.Channel
+	for _, name := range a.Config.Instance.Channels {
+		switch name {
+		case swcfg.ChannelRocketChat:
+			channels = append(channels, &router.RocketChatChannel{
+				Human:   a.Config.Instance.Human.RocketChatUsername,
+				Clients: a.RocketChatClient,
+				Default: a.FirstRocketChatAgent(),
+			})
+		case swcfg.ChannelTelegram:
+			if ch := a.TelegramChannel(); ch != nil {
+				channels = append(channels, ch)
+			}
+		}
+	}
+	a.Router = router.New(channels, a.Store, a.Log)
+}
+
+// TelegramChannel is nil when no bot token or chat is configured.
+func (a *Actions) TelegramChannel() router.Channel {
+	t := a.Config.Instance.Telegram
+	if a.Telegram == nil || t.ChatID == "" {
+		return nil
+	}
+	return &router.TelegramChannel{Client: a.Telegram, ChatID: t.ChatID, Names: a.AgentName}
 }

@@ -1,6 +1,7 @@
 // Package core is what every function builds first: the config, the
-// logger and scrubber, the AWS config, the DynamoDB store, and the light
-// clients (Rocket.Chat, Telegram) with the router and the wake receiver.
+// logger and scrubber, the AWS config, the DynamoDB store, the agents'
+// Rocket.Chat clients and wake rules, the dispatcher and the webhook
+// receiver.
 // It links no model provider, no Nextcloud, no S3 and no tool executor, so
 // that the webhook receivers stay small; the heavier layers (actions,
 // agents) build on it. Internal: only the builders under shared/app use it.
@@ -23,12 +24,10 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/lambdainvoke"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
-	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
 	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
@@ -69,10 +68,8 @@ type Core struct {
 	HTTP     *http.Client
 	Getenv   func(string) string
 
-	Telegram *telegram.Client // nil without a bot token
-	RC       map[string]*RCAgent
-	Router   *router.Router
-	Wakes    *sb.WakeClaims
+	RC    map[string]*RCAgent
+	Wakes *sb.WakeClaims
 
 	// Run timing (see the constants above).
 	Wait, Run, Slack, ClaimFor time.Duration
@@ -111,12 +108,6 @@ func New(ctx context.Context, getenv func(string) string) (*Core, error) {
 	if err := c.setupRocketChat(); err != nil {
 		return nil, err
 	}
-	if t := c.Config.Instance.Telegram; t.BotToken != "" {
-		if c.Telegram, err = telegram.New(t.APIBaseURL, t.BotToken, c.HTTP, telegram.WithScrubber(c.Scrubber)); err != nil {
-			return nil, fmt.Errorf("app: config %s: instance.telegram: %w", c.Config.File, err)
-		}
-	}
-	c.setupRouter()
 	if fn := getenv(deploy.FunctionEnvVar("agent-worker")); fn != "" {
 		c.Dispatcher = &lambdainvoke.Dispatcher{Client: lambda.NewFromConfig(awsCfg), Function: fn}
 	}
@@ -215,35 +206,6 @@ func (c *Core) Receiver() *wake.Receiver {
 	r := wake.NewReceiver(c.Config.Instance.RocketChat.WebhookTokens, hookAgents, c.Wakes, c.Dispatcher, c.Log)
 	r.ClaimFor = c.ClaimFor
 	return r
-}
-
-// setupRouter builds the channel router from instance.channels.
-func (c *Core) setupRouter() {
-	var channels []router.Channel
-	for _, name := range c.Config.Instance.Channels {
-		switch name {
-		case swcfg.ChannelRocketChat:
-			channels = append(channels, &router.RocketChatChannel{
-				Human:   c.Config.Instance.Human.RocketChatUsername,
-				Clients: c.RocketChatClient,
-				Default: c.FirstRocketChatAgent(),
-			})
-		case swcfg.ChannelTelegram:
-			if ch := c.TelegramChannel(); ch != nil {
-				channels = append(channels, ch)
-			}
-		}
-	}
-	c.Router = router.New(channels, c.Store, c.Log)
-}
-
-// TelegramChannel is nil when no bot token or chat is configured.
-func (c *Core) TelegramChannel() router.Channel {
-	t := c.Config.Instance.Telegram
-	if c.Telegram == nil || t.ChatID == "" {
-		return nil
-	}
-	return &router.TelegramChannel{Client: c.Telegram, ChatID: t.ChatID, Names: c.AgentName}
 }
 
 // AgentName is the agent's display name, or its id.
