@@ -18,7 +18,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
@@ -109,7 +108,7 @@ func New(ctx context.Context, getenv func(string) string) (*Core, error) {
 		return nil, err
 	}
 	if fn := getenv(deploy.FunctionEnvVar("agent-worker")); fn != "" {
-		c.Dispatcher = &lambdainvoke.Dispatcher{Client: lambda.NewFromConfig(awsCfg), Function: fn}
+		c.Dispatcher = lambdainvoke.New(awsCfg, fn, getenv)
 	}
 	return c, nil
 }
