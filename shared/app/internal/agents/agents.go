@@ -58,6 +58,7 @@ func New(a *actions.Actions) (*Agents, error) {
 			return nil, err
 		}
 	}
+	replier := a.Replier()
 	preparer := &wake.Preparer{Counters: a.Store, Claims: a.Store, Wakes: a.Wakes, Log: a.Log, Loc: time.UTC, Now: time.Now}
 	g.Worker = &wake.Worker{
 		Leases:  a.Store,
@@ -75,9 +76,9 @@ func New(a *actions.Actions) (*Agents, error) {
 			return preparer.Prepare(ctx, job, rc.Client, rc.Rules, rc.MaxWakes)
 		},
 		Run:        g.runJob,
-		Reply:      a.Reply,
-		Fallback:   a.ReplyByRouter,
-		Attach:     a.ReplyAsFile,
+		Reply:      replier.Reply,
+		Fallback:   replier.Fallback,
+		Attach:     replier.Attach,
 		MaxMessage: a.Config.Instance.RocketChat.MaxMessageLength,
 		MaxParts:   a.Config.Instance.RocketChat.MaxReplyParts,
 	}
