@@ -25,20 +25,6 @@ const (
 	pageReason = 1000
 )
 
-// statusOfKind is the only place an outcome becomes an HTTP status.
-var statusOfKind = map[OutcomeKind]int{
-	KindReady:          http.StatusOK,
-	KindExecuted:       http.StatusOK,
-	KindFailed:         http.StatusOK, // the decision worked; the page says the action failed
-	KindDenied:         http.StatusOK,
-	KindAlreadyDecided: http.StatusConflict,
-	KindInvalidToken:   http.StatusForbidden,
-	KindNotApprover:    http.StatusForbidden,
-	KindExpired:        http.StatusGone,
-	KindUnknown:        http.StatusNotFound,
-	KindMalformed:      http.StatusBadRequest,
-}
-
 // Handler serves the approval links:
 //
 //	GET  /approvals/{id}?decision=approve|deny&token=…  confirmation page; changes nothing
@@ -80,7 +66,7 @@ func (h *handler) show(w http.ResponseWriter, r *http.Request) {
 	if len(p.Choices) == 1 && p.Choices[0].Decision == Deny {
 		v.Note = "This is the Deny link. To approve instead, open the Approve link of the same message."
 	}
-	writePage(w, statusOfKind[p.Kind], v)
+	writePage(w, httpapi.ApprovalStatus(string(p.Kind)), v)
 }
 
 func (h *handler) post(w http.ResponseWriter, r *http.Request) {
@@ -96,7 +82,7 @@ func (h *handler) post(w http.ResponseWriter, r *http.Request) {
 		h.failed(w, r, err)
 		return
 	}
-	writePage(w, statusOfKind[o.Kind], h.view(o))
+	writePage(w, httpapi.ApprovalStatus(string(o.Kind)), h.view(o))
 }
 
 // failed answers a store failure: the status from the one error table,

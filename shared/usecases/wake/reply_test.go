@@ -30,7 +30,7 @@ func (i *invoker) Invoke(_ context.Context, c sb.ToolCall) sb.Envelope {
 // uploader records uploads and fails with err.
 type uploader struct {
 	name, room, tmid, caption, body string
-	err                              error
+	err                             error
 }
 
 func (u *uploader) UploadFile(_ context.Context, rid, name, _ string, r io.Reader, _ int64, description, tmid string) (rocketchat.Message, error) {
