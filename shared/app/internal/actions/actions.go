@@ -30,6 +30,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 // EnvPublicBaseURL stands in for an empty instance.publicBaseUrl; the dev
@@ -49,6 +50,7 @@ type Actions struct {
 
 	nc     map[string]nctool.Agent
 	ncTool *nctool.Tool
+	poller *wake.Poller // one per process: it remembers Rocket.Chat rate limits between ticks
 }
 
 // New builds the actions layer on c. c.Dispatcher must be set.
@@ -91,6 +93,8 @@ func New(c *core.Core) (*Actions, error) {
 		return nil, err
 	}
 	a.setupTelegramInbound()
+	a.poller = &wake.Poller{KV: c.Store.KV(), Counters: c.Store, Claims: c.Store, Wakes: c.Wakes, ClaimFor: c.ClaimFor,
+		Dispatch: c.Dispatcher, Log: c.Log, Loc: time.UTC, Now: time.Now}
 	return a, nil
 }
 

@@ -22,9 +22,7 @@ func (a *Actions) pollRocketChat(ctx context.Context) (string, error) {
 		agents = append(agents, wake.PollAgent{ID: ag.ID, Rules: rc.Rules, Chat: rc.Client,
 			MaxMessages: rc.MaxMsgs, Lookback: rc.Lookback, MaxWakesPerHour: rc.MaxWakes})
 	}
-	p := &wake.Poller{KV: a.Store.KV(), Counters: a.Store, Claims: a.Store, Wakes: a.Wakes, ClaimFor: a.ClaimFor,
-		Dispatch: a.Dispatcher, Log: a.Log, Loc: time.UTC, Now: time.Now}
-	st, err := p.Tick(ctx, agents)
+	st, err := a.poller.Tick(ctx, agents)
 	return fmt.Sprintf("%d agents, %d rooms with news, %d messages, %d wakes, %d throttled, %d rate-limited",
 		st.Agents, st.Rooms, st.Messages, st.Wakes, st.Throttled, st.RateLimited), err
 }
