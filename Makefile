@@ -55,7 +55,12 @@ build: ## build one arm64 zip per function into build/ and print the sizes
 	  cp $(CONFIG) build/functions/$$fn/config.yaml && \
 	  (cd build/functions/$$fn && rm -f ../../$$fn.zip && zip -q -X ../../$$fn.zip bootstrap config.yaml) || exit 1; \
 	done
-	@echo "function zips (config: $(CONFIG)):"; for fn in $(FUNCTIONS); do printf '  %-10s %s bytes\n' $$fn $$(stat -c %s build/$$fn.zip); done
+	@echo "function zips (config: $(CONFIG); budget 5 MiB, the receivers 4 MiB):"; for fn in $(FUNCTIONS); do \
+	  zip=$$(stat -c %s build/$$fn.zip); bin=$$(stat -c %s build/functions/$$fn/bootstrap); \
+	  budget=5242880; case $$fn in rocketchat-webhook|telegram-webhook|approvals) budget=4194304;; esac; \
+	  over=; [ $$zip -le $$budget ] || over="  OVER BUDGET"; \
+	  printf '  %-20s zip %8s bytes (%s MiB)  bootstrap %9s bytes%s\n' $$fn $$zip $$(awk "BEGIN{printf \"%.2f\", $$zip/1048576}") $$bin "$$over"; \
+	done
 
 synth: node_modules/.installed build ## synthesize the CDK app offline into infra/cdk.out
 	cd infra && ../node_modules/.bin/cdk synth -q

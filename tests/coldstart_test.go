@@ -1,79 +1,184 @@
 package tests
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
-	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 )
 
-// BenchmarkColdStart measures one function binary from exec to "ready": the
-// moment it asks the Lambda Runtime API for its first invocation (config
-// loaded, secrets resolved, AWS clients and services built). It runs the
-// binary built as for Lambda (-tags lambda.norpc -trimpath -ldflags "-s -w"),
-// for the host architecture, against a fake Runtime API on loopback.
+// coldConfig enables every tool and a real model provider, so that a
+// function that builds clients, tool schemas or models at start pays for
+// them here. Every URL is a closed loopback port: nothing may be called
+// before the first invocation.
+const coldConfig = `instance:
+  name: coldstart
+  toolApiToken: cold-tool-token
+  channels: [RocketChat, Telegram]
+  human: {rocketchatUsername: richard}
+  model: {provider: openai, baseUrl: "http://127.0.0.1:9/v1", model: gpt-4o, apiKey: cold-model-key-0001}
+  rocketchat:
+    baseUrl: http://127.0.0.1:9
+    webhookTokens: [cold-webhook-token]
+  telegram:
+    apiBaseUrl: http://127.0.0.1:9
+    botToken: "123456:cold-bot-token"
+    chatId: "42"
+    allowedChatIds: ["42"]
+    webhookSecret: cold-tg-secret
+  approvals: {signingKey: cold-approval-signing-key-0001, ttlHours: 24, approverTelegramIds: ["7"]}
+  publicBaseUrl: http://127.0.0.1:9
+  staging: {Workspace.delete: approve}
+agents:
+  - id: hermes
+    name: Hermes
+    systemPrompt: You are Hermes.
+    dailyBudgetUsd: 5
+    tools:
+      Workspace: {}
+      RocketChat:
+        baseUrl: http://127.0.0.1:9
+        userId: hermes-id
+        authToken: hermes-token
+        username: agent-hermes
+        allowedRooms: [finanz-team]
+      Nextcloud:
+        baseUrl: http://127.0.0.1:9
+        username: switchboard
+        appPassword: cold-nc-pass-0001
+        rootPath: /Switchboard/Hermes
+        collaboraUrl: http://127.0.0.1:9
+  - id: atlas
+    name: Atlas
+    systemPrompt: You are Atlas.
+    tools:
+      Workspace: {}
+      RocketChat:
+        baseUrl: http://127.0.0.1:9
+        userId: atlas-id
+        authToken: atlas-token
+        username: agent-atlas
+`
+
+// coldFunctions are measured against coldRef; the receivers have the
+// tighter budget (they answer a webhook within seconds).
+var coldFunctions = []string{"rocketchat-webhook", "telegram-webhook", "approvals", "tools", "jobs", "agent-worker"}
+
+const coldRef = "reference"
+
+// BenchmarkColdStart measures every function binary from exec to "ready":
+// the moment it asks the Lambda Runtime API for its first invocation
+// (config loaded, secrets resolved, AWS clients and services built). Beside
+// them, in the same run and interleaved so that a busy machine slows all
+// alike, it measures a reference Lambda (testdata/coldref: aws-lambda-go,
+// the AWS config and a DynamoDB client) and reports each function's p50
+// and p90 and its p50 as a multiple of the reference's. Every binary is
+// built as for Lambda (-tags lambda.norpc -trimpath -ldflags "-s -w") for
+// the host architecture, and runs against a fake Runtime API on loopback.
+// Rounds: at least 40 (COLDSTART_RUNS to change).
 func BenchmarkColdStart(b *testing.B) {
-	for _, fn := range []string{"tools", "jobs"} {
-		b.Run(fn, func(b *testing.B) {
-			bin := filepath.Join(b.TempDir(), "bootstrap")
-			build := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", bin, "../functions/"+fn)
-			if out, err := build.CombinedOutput(); err != nil {
-				b.Fatalf("build: %v\n%s", err, out)
+	dir := b.TempDir()
+	bins := map[string]string{}
+	for _, fn := range append([]string{coldRef}, coldFunctions...) {
+		src := "../functions/" + fn
+		if fn == coldRef {
+			src = "./testdata/coldref"
+		}
+		bins[fn] = filepath.Join(dir, fn)
+		build := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", bins[fn], src)
+		if out, err := build.CombinedOutput(); err != nil {
+			b.Fatalf("build %s: %v\n%s", fn, err, out)
+		}
+	}
+	config := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(config, []byte(coldConfig), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	ready := make(chan time.Time, 1)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/invocation/next") {
+			select {
+			case ready <- time.Now():
+			default:
 			}
-			s3, stop, err := s3blob.StartFake("")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer stop()
-			ready := make(chan time.Time, 1)
-			api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if strings.HasSuffix(r.URL.Path, "/invocation/next") {
-					select {
-					case ready <- time.Now():
-					default:
-					}
-					<-r.Context().Done() // hold the long poll until the process is killed
-				}
-			}))
-			defer api.Close()
-			// Lambda sets no AWS_CA_BUNDLE; a machine that does would make
-			// every config load parse the whole bundle.
-			var base []string
-			for _, kv := range os.Environ() {
-				if !strings.HasPrefix(kv, "AWS_CA_BUNDLE=") {
-					base = append(base, kv)
-				}
-			}
-			env := append(base,
-				"AWS_LAMBDA_RUNTIME_API="+strings.TrimPrefix(api.URL, "http://"),
-				"AWS_ENDPOINT_URL_DYNAMODB="+dynamotest.Endpoint(b),
-				"AWS_ENDPOINT_URL_S3="+s3,
-				"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1",
-				"SWITCHBOARD_CONFIG=../switchboard.example.yaml", "SWITCHBOARD_BUCKET=bench")
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				cmd := exec.Command(bin)
-				cmd.Env = env
-				start := time.Now()
-				if err := cmd.Start(); err != nil {
-					b.Fatal(err)
-				}
-				select {
-				case at := <-ready:
-					b.ReportMetric(float64(at.Sub(start).Microseconds())/1000, "ms-to-ready")
-				case <-time.After(10 * time.Second):
-					b.Fatal("no call to the Runtime API within 10 s")
-				}
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-			}
-		})
+			<-r.Context().Done() // hold the long poll until the process is killed
+		}
+	}))
+	defer api.Close()
+	// Lambda sets no AWS_CA_BUNDLE; a machine that does would make every
+	// config load parse the whole bundle.
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "SWITCHBOARD_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env,
+		"AWS_LAMBDA_RUNTIME_API="+strings.TrimPrefix(api.URL, "http://"),
+		"AWS_ENDPOINT_URL=http://127.0.0.1:9",
+		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1",
+		"SWITCHBOARD_CONFIG="+config, "SWITCHBOARD_BUCKET=bench",
+		"SWITCHBOARD_FN_AGENT_WORKER=agent-worker")
+
+	start := func(name string) time.Duration {
+		cmd := exec.Command(bins[name])
+		cmd.Env = env
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		t0 := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case at := <-ready:
+			_ = cmd.Process.Kill()
+			<-exited
+			return at.Sub(t0)
+		case err := <-exited:
+			b.Fatalf("%s exited before asking for an invocation: %v\n%s", name, err, stderr.String())
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			b.Fatalf("%s: no call to the Runtime API within 10 s\n%s", name, stderr.String())
+		}
+		return 0
+	}
+
+	rounds := 40
+	if s := os.Getenv("COLDSTART_RUNS"); s != "" {
+		fmt.Sscan(s, &rounds)
+	}
+	rounds = max(rounds, b.N)
+	names := append([]string{coldRef}, coldFunctions...)
+	got := map[string][]time.Duration{}
+	b.ResetTimer()
+	for i := 0; i < rounds; i++ {
+		for _, name := range names {
+			got[name] = append(got[name], start(name))
+		}
+	}
+	b.StopTimer()
+	pct := func(d []time.Duration, p int) float64 {
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return float64(s[(len(s)-1)*p/100].Microseconds()) / 1000
+	}
+	ref := pct(got[coldRef], 50)
+	b.Logf("%-20s %8s %8s %6s  (%d runs each, interleaved)", "binary", "p50 ms", "p90 ms", "×ref", rounds)
+	for _, name := range names {
+		p50, p90 := pct(got[name], 50), pct(got[name], 90)
+		b.Logf("%-20s %8.1f %8.1f %6.2f", name, p50, p90, p50/ref)
+		b.ReportMetric(p50, name+"-p50-ms")
+		b.ReportMetric(p90, name+"-p90-ms")
+		if name != coldRef {
+			b.ReportMetric(p50/ref, name+"-x-ref")
+		}
 	}
 }

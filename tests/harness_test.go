@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
-	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 )
 
 var binary string
@@ -89,7 +89,7 @@ func startDev(t testing.TB, extraEnv ...string) *devServer {
 func startDevConfig(t testing.TB, config string, extraEnv ...string) *devServer {
 	t.Helper()
 	endpoint := dynamotest.Endpoint(t)
-	s3, stopS3, err := s3blob.StartFake("")
+	s3, stopS3, err := s3fake.StartFake("")
 	if err != nil {
 		t.Fatal(err)
 	}

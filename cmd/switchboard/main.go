@@ -14,13 +14,14 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"sort"
 	"syscall"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/switchboard-dev/switchboard/shared/app"
 	"github.com/switchboard-dev/switchboard/shared/devrt"
-	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
 )
 
@@ -89,7 +90,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		defer closeEnv()
-		r, err := a.Jobs.Run(ctx, fs.Arg(0), "cli")
+		r, err := a.Jobs().Run(ctx, fs.Arg(0), "cli")
 		if r.Job == "" { // unknown job: nothing ran
 			return err
 		}
@@ -173,9 +174,13 @@ func localApp(ctx context.Context, config string) (*app.App, func(), error) {
 // invoke runs the function's handler through lambda.NewHandler(…).Invoke,
 // the decode path the Lambda runtime uses.
 func invoke(ctx context.Context, fn, eventFile, config string, out io.Writer) error {
-	newHandler, err := handlers.Lookup(fn)
-	if err != nil {
-		return usageError(err.Error())
+	if _, ok := deploy.FunctionByName(fn); !ok {
+		names := make([]string, 0, len(deploy.Functions))
+		for _, f := range deploy.Functions {
+			names = append(names, f.Name)
+		}
+		sort.Strings(names)
+		return usageError(fmt.Sprintf("no function %q; functions are %v", fn, names))
 	}
 	payload, err := os.ReadFile(eventFile)
 	if err != nil {
@@ -186,7 +191,11 @@ func invoke(ctx context.Context, fn, eventFile, config string, out io.Writer) er
 		return err
 	}
 	defer closeEnv()
-	resp, err := lambda.NewHandler(newHandler(a)).Invoke(ctx, payload)
+	h, err := a.Handler(fn)
+	if err != nil {
+		return err
+	}
+	resp, err := lambda.NewHandler(h).Invoke(ctx, payload)
 	if err != nil {
 		return fmt.Errorf("invoke %s: %w", fn, err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
-	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -27,7 +27,7 @@ func localEnv(t *testing.T) *dynamo.Store {
 	t.Helper()
 	client := dynamotest.Client(t)
 	tables := dynamotest.FreshTables(t, client)
-	s3URL, stopS3, err := s3blob.StartFake("")
+	s3URL, stopS3, err := s3fake.StartFake("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,5 @@
-// Command agent-worker is the agent-worker Lambda (see shared/platform/deploy): env → app → handler → lambda.Start.
+// Command agent-worker is the agent-worker Lambda (see shared/platform/deploy): env → builder → lambda.Start.
+// The builder (shared/app/run) links only what this function uses.
 package main
 
 import (
@@ -8,15 +9,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/switchboard-dev/switchboard/shared/app"
-	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/app/run"
 )
 
 func main() {
-	a, err := app.New(context.Background(), os.Getenv)
+	h, err := run.AgentWorker(context.Background(), os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agent-worker:", err)
 		os.Exit(1)
 	}
-	lambda.Start(handlers.AgentWorker(a))
+	lambda.Start(h)
 }

@@ -1,4 +1,5 @@
-// Command approvals is the approvals Lambda (see shared/platform/deploy): env → app → handler → lambda.Start.
+// Command approvals is the approvals Lambda (see shared/platform/deploy): env → builder → lambda.Start.
+// The builder (shared/app/act) links only what this function uses.
 package main
 
 import (
@@ -8,15 +9,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/switchboard-dev/switchboard/shared/app"
-	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/app/act"
 )
 
 func main() {
-	a, err := app.New(context.Background(), os.Getenv)
+	h, err := act.Approvals(context.Background(), os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "approvals:", err)
 		os.Exit(1)
 	}
-	lambda.Start(handlers.Approvals(a))
+	lambda.Start(h)
 }

@@ -1,4 +1,5 @@
-// Command jobs is the jobs Lambda (see shared/platform/deploy): env → app → handler → lambda.Start.
+// Command jobs is the jobs Lambda (see shared/platform/deploy): env → builder → lambda.Start.
+// The builder (shared/app/act) links only what this function uses.
 package main
 
 import (
@@ -8,15 +9,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/switchboard-dev/switchboard/shared/app"
-	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/app/act"
 )
 
 func main() {
-	a, err := app.New(context.Background(), os.Getenv)
+	h, err := act.Jobs(context.Background(), os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jobs:", err)
 		os.Exit(1)
 	}
-	lambda.Start(handlers.Jobs(a))
+	lambda.Start(h)
 }

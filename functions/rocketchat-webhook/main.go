@@ -1,4 +1,5 @@
-// Command rocketchat-webhook is the rocketchat-webhook Lambda (see shared/platform/deploy): env → app → handler → lambda.Start.
+// Command rocketchat-webhook is the rocketchat-webhook Lambda (see shared/platform/deploy): env → builder → lambda.Start.
+// The builder (shared/app/receive) links only what this function uses.
 package main
 
 import (
@@ -8,15 +9,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/switchboard-dev/switchboard/shared/app"
-	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/app/receive"
 )
 
 func main() {
-	a, err := app.New(context.Background(), os.Getenv)
+	h, err := receive.RocketChatWebhook(context.Background(), os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rocketchat-webhook:", err)
 		os.Exit(1)
 	}
-	lambda.Start(handlers.RocketChatWebhook(a))
+	lambda.Start(h)
 }

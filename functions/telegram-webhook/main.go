@@ -1,4 +1,5 @@
-// Command telegram-webhook is the telegram-webhook Lambda (see shared/platform/deploy): env → app → handler → lambda.Start.
+// Command telegram-webhook is the telegram-webhook Lambda (see shared/platform/deploy): env → builder → lambda.Start.
+// The builder (shared/app/act) links only what this function uses.
 package main
 
 import (
@@ -8,15 +9,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/switchboard-dev/switchboard/shared/app"
-	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/app/act"
 )
 
 func main() {
-	a, err := app.New(context.Background(), os.Getenv)
+	h, err := act.TelegramWebhook(context.Background(), os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "telegram-webhook:", err)
 		os.Exit(1)
 	}
-	lambda.Start(handlers.TelegramWebhook(a))
+	lambda.Start(h)
 }

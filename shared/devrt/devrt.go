@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	"github.com/switchboard-dev/switchboard/shared/app"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
@@ -119,7 +120,7 @@ func Prepare(ctx context.Context, o Options) (*Env, error) {
 // running `switchboard dev` already serves there, its server is reused (CLI
 // verbs beside make dev), with no stop of its own.
 func startS3(o Options) (string, func(), error) {
-	endpoint, stop, err := s3blob.StartFakeAt(o.S3Addr, o.DataDir)
+	endpoint, stop, err := s3fake.StartFakeAt(o.S3Addr, o.DataDir)
 	if err == nil {
 		return endpoint, stop, nil
 	}
@@ -161,14 +162,18 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: Handler(a, env), ReadHeaderTimeout: 10 * time.Second}
-	if a.Config.Instance.Dev.Scheduler {
-		if err := a.Jobs.Schedule(ctx); err != nil {
+	h, err := Handler(a, env)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	if a.Config().Instance.Dev.Scheduler {
+		if err := a.Jobs().Schedule(ctx); err != nil {
 			return err
 		}
 	}
-	a.Log.Info("switchboard dev ready", "addr", "http://"+ln.Addr().String(), "config", a.Config.File,
-		"dynamodb", env.DynamoDB, "s3", env.S3, "scheduler", a.Config.Instance.Dev.Scheduler)
+	a.Log().Info("switchboard dev ready", "addr", "http://"+ln.Addr().String(), "config", a.Config().File,
+		"dynamodb", env.DynamoDB, "s3", env.S3, "scheduler", a.Config().Instance.Dev.Scheduler)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
@@ -185,6 +190,6 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 		return err
 	}
 	a.Close(sctx) // let queued agent runs finish, up to the deadline
-	a.Log.Info("switchboard dev stopped")
+	a.Log().Info("switchboard dev stopped")
 	return nil
 }

@@ -18,7 +18,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/app/act"
+	"github.com/switchboard-dev/switchboard/shared/app/receive"
+	"github.com/switchboard-dev/switchboard/shared/app/run"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
 
@@ -295,9 +297,19 @@ func TestOnePackageDocComment(t *testing.T) {
 
 func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
 
+// builders is the lean builder each function's main.go must call.
+var builders = map[string]any{
+	"rocketchat-webhook": receive.RocketChatWebhook,
+	"tools":              act.Tools,
+	"approvals":          act.Approvals,
+	"telegram-webhook":   act.TelegramWebhook,
+	"jobs":               act.Jobs,
+	"agent-worker":       run.AgentWorker,
+}
+
 // TestFunctionsMatchCatalogue: functions/<name> exists exactly for the
-// functions of the deploy catalogue, each has a handler, and its main.go
-// starts that very handler.
+// functions of the deploy catalogue, each has a builder, and its main.go
+// calls that very builder.
 func TestFunctionsMatchCatalogue(t *testing.T) {
 	r := loadRepo(t)
 	entries, err := os.ReadDir(filepath.Join(r.root, "functions"))
@@ -319,9 +331,9 @@ func TestFunctionsMatchCatalogue(t *testing.T) {
 		if !dirs[f.Name] {
 			t.Errorf("catalogue function %q has no functions/%s/main.go", f.Name, f.Name)
 		}
-		h, ok := handlers.ByName[f.Name]
+		h, ok := builders[f.Name]
 		if !ok {
-			t.Errorf("catalogue function %q has no handler in handlers.ByName", f.Name)
+			t.Errorf("catalogue function %q has no builder", f.Name)
 			continue
 		}
 		p, ok := r.pkgs[r.module+"/functions/"+f.Name]
@@ -333,18 +345,19 @@ func TestFunctionsMatchCatalogue(t *testing.T) {
 		}
 		want := funcName(h)
 		if got := startedHandlers(t, r.root, p); !reflect.DeepEqual(got, []string{want}) {
-			t.Errorf("functions/%s/main.go uses handlers %v, want exactly handlers.%s (handlers.ByName[%q])", f.Name, got, want, f.Name)
+			t.Errorf("functions/%s/main.go calls builders %v, want exactly %s", f.Name, got, want)
 		}
 	}
 }
 
-// funcName is the bare name of a package-level function value.
+// funcName is pkg.Func of a package-level function value.
 func funcName(fn any) string {
 	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
-	return full[strings.LastIndex(full, ".")+1:]
+	return path.Base(full)
 }
 
-// startedHandlers lists the handlers.X selectors a function's files use.
+// startedHandlers lists the builder calls (receive.X, act.X, run.X) a
+// function's files use.
 func startedHandlers(t *testing.T, root string, p *pkg) []string {
 	t.Helper()
 	fset := token.NewFileSet()
@@ -356,8 +369,8 @@ func startedHandlers(t *testing.T, root string, p *pkg) []string {
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			if sel, ok := n.(*ast.SelectorExpr); ok {
-				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "handlers" {
-					set[sel.Sel.Name] = true
+				if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "receive" || id.Name == "act" || id.Name == "run") {
+					set[id.Name+"."+sel.Sel.Name] = true
 				}
 			}
 			return true

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,8 +23,11 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	"github.com/switchboard-dev/switchboard/shared/app"
-	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/app/act"
+	"github.com/switchboard-dev/switchboard/shared/app/receive"
+	"github.com/switchboard-dev/switchboard/shared/app/run"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
@@ -271,7 +275,7 @@ func newAppOn(t *testing.T, config, ddbEndpoint string) *app.App {
 	t.Helper()
 	ctx := context.Background()
 	tables := dynamotest.FreshTables(t, dynamotest.Client(t))
-	s3URL, stopS3, err := s3blob.StartFake("")
+	s3URL, stopS3, err := s3fake.StartFake("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,19 +319,42 @@ func newAppOn(t *testing.T, config, ddbEndpoint string) *app.App {
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
 	}
+	envOf.Store(a, getenv)
+	t.Cleanup(func() { envOf.Delete(a) })
 	return a
 }
 
-// invoke runs raw through the production decode path.
+// envOf remembers the environment each test App was built from, so that
+// invoke can build the function's own handler from the same one.
+var envOf sync.Map // *app.App → func(string) string
+
+// builders are what functions/<name>/main.go call: each Lambda's own,
+// lean composition.
+var builders = map[string]func(context.Context, func(string) string) (any, error){
+	"rocketchat-webhook": receive.RocketChatWebhook,
+	"tools":              act.Tools,
+	"approvals":          act.Approvals,
+	"telegram-webhook":   act.TelegramWebhook,
+	"jobs":               act.Jobs,
+	"agent-worker":       run.AgentWorker,
+}
+
+// invoke runs raw through the production decode path of function fn, as
+// its main.go builds it (the lean builder) on a's environment.
 func invoke(t *testing.T, a *app.App, fn string, raw []byte) ([]byte, error) {
 	t.Helper()
-	newHandler, ok := handlers.ByName[fn]
+	build, ok := builders[fn]
 	if !ok {
-		t.Fatalf("no handler for function %q in handlers.ByName", fn)
+		t.Fatalf("no builder for function %q", fn)
+	}
+	getenv, _ := envOf.Load(a)
+	h, err := build(context.Background(), getenv.(func(string) string))
+	if err != nil {
+		t.Fatalf("build %s: %v", fn, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return lambda.NewHandler(newHandler(a)).Invoke(ctx, raw)
+	return lambda.NewHandler(h).Invoke(ctx, raw)
 }
 
 // streamed is a function-URL streaming response: a JSON prelude, 8 NUL
@@ -385,7 +412,7 @@ func TestEventsRunThroughHandler(t *testing.T) {
 				if run.Outcome != "ok" || run.Job != want.Job || run.Trigger != "schedule" {
 					t.Errorf("job run = %+v, want job %q, outcome ok, trigger schedule", run, want.Job)
 				}
-				last, err := a.Store.LastRuns(context.Background())
+				last, err := a.Store().LastRuns(context.Background())
 				if err != nil || len(last) != 1 || last[0].Job != want.Job || last[0].Outcome != "ok" {
 					t.Errorf("LastRuns = %+v, %v; want the one run recorded", last, err)
 				}
@@ -457,7 +484,7 @@ func checkURLResponse(t *testing.T, a *app.App, ev sampleEvent, s streamed) {
 	var call struct{ Action string }
 	_ = json.Unmarshal([]byte(req.Body), &call)
 	if call.Action == "write" {
-		blobs, err := a.Blobs.List(context.Background(), "", 10)
+		blobs, err := a.Blobs().List(context.Background(), "", 10)
 		if err != nil || len(blobs) != 1 {
 			t.Errorf("bucket holds %v (%v) after a write, want one object", blobs, err)
 		}
@@ -509,7 +536,7 @@ func TestURLEventsWithoutIAMAreRefused(t *testing.T) {
 				!strings.Contains(fmt.Sprint(env["error"]), "AWS_IAM") {
 				t.Errorf("body = %s, want an error envelope naming AWS_IAM", s.Body)
 			}
-			if blobs, err := a.Blobs.List(context.Background(), "", 10); err != nil || len(blobs) != 0 {
+			if blobs, err := a.Blobs().List(context.Background(), "", 10); err != nil || len(blobs) != 0 {
 				t.Errorf("bucket holds %v (%v) after a refused call, want nothing", blobs, err)
 			}
 		})
@@ -529,22 +556,27 @@ func TestJobsUnknownJobFails(t *testing.T) {
 	}
 }
 
-// TestByNameMatchesCatalogue: every catalogued function has a handler and
-// Lookup names the functions when asked for an unknown one.
-func TestByNameMatchesCatalogue(t *testing.T) {
+// TestEveryFunctionHasABuilder: every catalogued function has its lean
+// builder and a handler on the full App (`switchboard invoke`), and the App
+// names the functions when asked for an unknown one.
+func TestEveryFunctionHasABuilder(t *testing.T) {
+	a := newApp(t)
 	for _, f := range deploy.Functions {
-		if _, err := handlers.Lookup(f.Name); err != nil {
-			t.Errorf("Lookup(%q): %v", f.Name, err)
+		if _, ok := builders[f.Name]; !ok {
+			t.Errorf("function %q has no builder", f.Name)
+		}
+		if _, err := a.Handler(f.Name); err != nil {
+			t.Errorf("Handler(%q): %v", f.Name, err)
 		}
 	}
-	for name := range handlers.ByName {
+	for name := range builders {
 		if _, ok := deploy.FunctionByName(name); !ok {
-			t.Errorf("handlers.ByName has %q, which the deploy catalogue lacks", name)
+			t.Errorf("builder %q names no function in the deploy catalogue", name)
 		}
 	}
-	_, err := handlers.Lookup("nope")
+	_, err := a.Handler("nope")
 	if err == nil || !strings.Contains(err.Error(), "jobs") || !strings.Contains(err.Error(), "tools") {
-		t.Errorf(`Lookup("nope") = %v, want an error listing the functions`, err)
+		t.Errorf(`Handler("nope") = %v, want an error listing the functions`, err)
 	}
 }
 

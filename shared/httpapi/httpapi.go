@@ -26,7 +26,9 @@ import (
 // MaxBody caps every request body.
 const MaxBody = 1 << 20
 
-// statusOf is the only place domain error codes become HTTP status.
+// statusOf is the one table that turns outcomes into HTTP status: the
+// domain's error codes (every JSON endpoint), and the outcomes of an
+// approval link (the approval page, keyed "approval." + the outcome kind).
 var statusOf = map[string]int{
 	sb.EINVALID:      http.StatusBadRequest,
 	sb.ENOTFOUND:     http.StatusNotFound,
@@ -36,11 +38,31 @@ var statusOf = map[string]int{
 	sb.ERATELIMITED:  http.StatusTooManyRequests,
 	sb.EUNAVAILABLE:  http.StatusServiceUnavailable,
 	sb.EINTERNAL:     http.StatusInternalServerError,
+
+	"approval.ready":           http.StatusOK,
+	"approval.executed":        http.StatusOK,
+	"approval.failed":          http.StatusOK, // the decision worked; the page says the action failed
+	"approval.denied":          http.StatusOK,
+	"approval.already_decided": http.StatusConflict,
+	"approval.invalid_token":   http.StatusForbidden,
+	"approval.not_approver":    http.StatusForbidden,
+	"approval.expired":         http.StatusGone,
+	"approval.unknown":         http.StatusNotFound,
+	"approval.malformed":       http.StatusBadRequest,
 }
 
 // Status maps an error to its HTTP status.
 func Status(err error) int {
 	if s, ok := statusOf[sb.ErrorCode(err)]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// ApprovalStatus maps the outcome kind of an approval link (approvals.
+// OutcomeKind) to the status of its page; 500 for a kind the table lacks.
+func ApprovalStatus(kind string) int {
+	if s, ok := statusOf["approval."+kind]; ok {
 		return s
 	}
 	return http.StatusInternalServerError

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -43,7 +44,7 @@ func localEnv(t *testing.T, endpoint string) {
 // newStore starts a fresh fake (memory, or bolt under dir) with the bucket.
 func newStore(t *testing.T, dir string) (*s3blob.Store, *s3.Client) {
 	t.Helper()
-	endpoint, stop, err := s3blob.StartFake(dir)
+	endpoint, stop, err := s3fake.StartFake(dir)
 	if err != nil {
 		t.Fatalf("StartFake: %v", err)
 	}
@@ -131,7 +132,7 @@ func TestPutGetListDelete(t *testing.T) {
 
 func TestBoltPersistsAcrossRestart(t *testing.T) {
 	dir := t.TempDir()
-	endpoint, stop, err := s3blob.StartFake(dir)
+	endpoint, stop, err := s3fake.StartFake(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestBoltPersistsAcrossRestart(t *testing.T) {
 	}
 
 	// The file is locked while the first server runs.
-	if _, _, err := s3blob.StartFake(dir); err == nil {
+	if _, _, err := s3fake.StartFake(dir); err == nil {
 		t.Error("second StartFake on a dir in use: want an error")
 	}
 	stop()

@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
@@ -115,7 +116,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // so tests can run in parallel.
 func newBlobStore(t *testing.T) *s3blob.Store {
 	t.Helper()
-	endpoint, stop, err := s3blob.StartFake("")
+	endpoint, stop, err := s3fake.StartFake("")
 	if err != nil {
 		t.Fatalf("StartFake: %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
 )
@@ -98,7 +99,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // parallel.
 func newBlobStore(t *testing.T) *s3blob.Store {
 	t.Helper()
-	endpoint, stop, err := s3blob.StartFake("")
+	endpoint, stop, err := s3fake.StartFake("")
 	if err != nil {
 		t.Fatalf("StartFake: %v", err)
 	}

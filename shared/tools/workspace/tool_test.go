@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
 )
@@ -37,7 +38,7 @@ func limits(agentID string) (int64, bool) {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	endpoint, stop, err := s3blob.StartFake("")
+	endpoint, stop, err := s3fake.StartFake("")
 	if err != nil {
 		t.Fatalf("StartFake: %v", err)
 	}

@@ -1,53 +1,21 @@
-package app
+package actions
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/collabora"
-	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
 	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
 )
 
-// setupNextcloud builds a client (and a Collabora client when collaboraUrl
-// is set) per agent with a Nextcloud block.
-func (a *App) setupNextcloud(hc *http.Client) error {
-	a.nc = map[string]nctool.Agent{}
-	for _, ag := range a.Config.Agents {
-		t := ag.Tools.Nextcloud
-		if t == nil {
-			continue
-		}
-		c, err := nextcloud.New(t.BaseURL, t.Username, t.AppPassword, hc, nextcloud.WithScrubber(a.Scrubber))
-		if err != nil {
-			return fmt.Errorf("app: agent %s: Nextcloud: %w", ag.ID, err)
-		}
-		na := nctool.Agent{Client: c, RootPath: t.RootPath, AllowPublicShares: t.AllowPublicShares,
-			ShareDefaultExpireDays: t.ShareDefaultExpireDays, ReportsMaxAgeDays: t.ReportsMaxAgeDays,
-			AgentName: a.agentName(ag.ID), BaseURL: t.BaseURL}
-		if t.CollaboraURL != "" {
-			// Conversions take up to Collabora's own 100 s limit.
-			if na.Collabora, err = collabora.New(t.CollaboraURL, &http.Client{Timeout: collabora.DefaultTimeout}); err != nil {
-				return fmt.Errorf("app: agent %s: Nextcloud.collaboraUrl: %w", ag.ID, err)
-			}
-		}
-		a.nc[ag.ID] = na
-	}
-	a.ncTool = nctool.New(func(id string) (nctool.Agent, bool) { na, ok := a.nc[id]; return na, ok }, a.Blobs, time.Now)
-	a.ncTool.SetLogger(a.Log)
-	return nil
-}
-
 // cleanupNextcloud is the nextcloud-cleanup job (NC7): old reports in every
 // agent's reports folder are deleted; with jobs.DryRun(ctx) only listed.
 // Every deletion is audited like a tool call.
-func (a *App) cleanupNextcloud(ctx context.Context) (string, error) {
+func (a *Actions) cleanupNextcloud(ctx context.Context) (string, error) {
 	dry := jobs.IsDryRun(ctx)
 	var deleted, old int
 	var errs []error
@@ -72,7 +40,7 @@ func (a *App) cleanupNextcloud(ctx context.Context) (string, error) {
 
 // auditCleanup writes one audit entry per cleanup run and agent: what was
 // old, what was deleted, what failed.
-func (a *App) auditCleanup(ctx context.Context, agentID string, rep nctool.CleanupReport, err error) {
+func (a *Actions) auditCleanup(ctx context.Context, agentID string, rep nctool.CleanupReport, err error) {
 	args, _ := json.Marshal(map[string]any{"folder": rep.Folder, "dryRun": rep.DryRun, "cutoff": rep.Cutoff,
 		"old": len(rep.Old), "deleted": rep.Deleted, "freedBytes": rep.FreedBytes, "errors": len(rep.Errors)})
 	now := time.Now()

@@ -1,10 +1,9 @@
-package app
+package actions
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
@@ -15,18 +14,14 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
 )
 
-// EnvPublicBaseURL stands in for an empty instance.publicBaseUrl; the dev
-// runtime sets it to its own listener so that approval links work locally.
-const EnvPublicBaseURL = "SWITCHBOARD_PUBLIC_BASE_URL"
-
 // setupApprovals connects the approvals flow (ST2, ST3) when a signing key
 // and a public base URL are configured; without them approve answers
 // pending_approval and keeps nothing (logged once at start).
-func (a *App) setupApprovals() error {
+func (a *Actions) setupApprovals() error {
 	cfg := a.Config.Instance
 	base := cfg.PublicBaseURL
 	if base == "" {
-		base = a.getenv(EnvPublicBaseURL)
+		base = a.Getenv(EnvPublicBaseURL)
 	}
 	if cfg.Approvals.SigningKey == "" || base == "" {
 		a.Log.Warn("approvals are not set up: set instance.approvals.signingKey and instance.publicBaseUrl; risky actions only answer pending_approval")
@@ -54,20 +49,9 @@ func (a *App) setupApprovals() error {
 	return nil
 }
 
-// ApprovalsHandler serves GET/POST /approvals/{id}; without approvals set
-// up it answers 404 with a page that says so.
-func (a *App) ApprovalsHandler() http.Handler {
-	if a.Approvals == nil {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			http.Error(w, "approvals are not set up on this instance", http.StatusNotFound)
-		})
-	}
-	return approvals.Handler(a.Approvals)
-}
-
 // expireApprovals is the approvals-expire job: pending approvals past their
 // expiry are closed and their agents told; stuck ones are reported.
-func (a *App) expireApprovals(ctx context.Context) (string, error) {
+func (a *Actions) expireApprovals(ctx context.Context) (string, error) {
 	if a.Approvals == nil {
 		return "approvals are not set up", nil
 	}
@@ -79,25 +63,20 @@ func (a *App) expireApprovals(ctx context.Context) (string, error) {
 // Telegram first (inline buttons and both links), then the other channels
 // in their order (the links as text); it edits the Telegram message with
 // the outcome.
-type approvalNotifier struct{ app *App }
+type approvalNotifier struct{ app *Actions }
 
 // router is the app's router with Telegram tried first: an approval
 // request belongs where it has buttons, and still reaches the human over
 // Rocket.Chat when Telegram cannot take it.
 func (n *approvalNotifier) router() *router.Router {
-	if ch := n.app.telegramChannel(); ch != nil {
+	if ch := n.app.TelegramChannel(); ch != nil {
 		return n.app.Router.Prefer(ch)
 	}
 	return n.app.Router
 }
 
 func (n *approvalNotifier) describe(ap approvals.Approval) string {
-	args := n.app.Scrubber.String(string(ap.Args))
-	if r := []rune(args); len(r) > 600 {
-		args = string(r[:600]) + "…"
-	}
-	return fmt.Sprintf("%s wants to run %s.%s\nwith %s\nWhy: %s\nExpires: %s UTC",
-		n.app.agentName(ap.AgentID), ap.Tool, ap.Action, args, ap.Reason, ap.ExpiresAt.UTC().Format("2006-01-02 15:04"))
+	return approvals.Describe(ap, n.app.AgentName(ap.AgentID), n.app.Scrubber.String)
 }
 
 // RequestApproval implements approvals.Notifier. The links carry tokens:
@@ -132,10 +111,10 @@ func (n *approvalNotifier) RequestApproval(ctx context.Context, r approvals.Requ
 // with the outcome would go into a chat that is refusing messages right
 // now, and would arrive away from the request it belongs to.
 func (n *approvalNotifier) Decided(ctx context.Context, ap approvals.Approval) error {
-	text := n.describe(ap) + "\n\nOutcome: " + outcomeLine(ap)
+	text := n.describe(ap) + "\n\nOutcome: " + approvals.OutcomeLine(ap)
 	var ref router.TelegramRef
-	if n.app.telegram != nil && len(ap.Notice) > 0 && json.Unmarshal(ap.Notice, &ref) == nil && ref.MessageID != 0 {
-		err := n.app.telegram.EditMessageText(ctx, ref.ChatID, ref.MessageID, text, nil)
+	if n.app.Telegram != nil && len(ap.Notice) > 0 && json.Unmarshal(ap.Notice, &ref) == nil && ref.MessageID != 0 {
+		err := n.app.Telegram.EditMessageText(ctx, ref.ChatID, ref.MessageID, text, nil)
 		switch sb.ErrorCode(err) {
 		case "", sb.ECONFLICT: // ECONFLICT, "message is not modified": it already shows it
 			return nil
@@ -146,26 +125,8 @@ func (n *approvalNotifier) Decided(ctx context.Context, ap approvals.Approval) e
 	return err
 }
 
-func outcomeLine(ap approvals.Approval) string {
-	who := ap.DecidedBy
-	if who == "" {
-		who = "nobody"
-	}
-	switch ap.Status {
-	case approvals.StatusExecuted:
-		return "approved by " + who + " and done"
-	case approvals.StatusFailed:
-		return "approved by " + who + ", but the action failed: " + ap.Result.Error
-	case approvals.StatusDenied:
-		return "denied by " + who
-	case approvals.StatusExpired:
-		return "expired without a decision"
-	}
-	return string(ap.Status)
-}
-
 // setupTelegramInbound builds the webhook receiver and the slow poller (CR3).
-func (a *App) setupTelegramInbound() {
+func (a *Actions) setupTelegramInbound() {
 	t := a.Config.Instance.Telegram
 	ids := make([]string, 0, len(a.Config.Agents))
 	for _, ag := range a.Config.Agents {
@@ -183,10 +144,10 @@ func (a *App) setupTelegramInbound() {
 			return out.Message, err
 		},
 		Answer: func(ctx context.Context, id, text string) error {
-			if a.telegram == nil {
+			if a.Telegram == nil {
 				return nil
 			}
-			return a.telegram.AnswerCallbackQuery(ctx, id, text, false)
+			return a.Telegram.AnswerCallbackQuery(ctx, id, text, false)
 		},
 		Dispatch: a.Dispatcher,
 		Claims:   a.Store,
@@ -195,23 +156,10 @@ func (a *App) setupTelegramInbound() {
 }
 
 // pollTelegram is the telegram-poll job.
-func (a *App) pollTelegram(ctx context.Context) (string, error) {
-	if a.telegram == nil {
+func (a *Actions) pollTelegram(ctx context.Context) (string, error) {
+	if a.Telegram == nil {
 		return "no Telegram bot configured", nil
 	}
-	p := &tginbound.Poller{Client: a.telegram, KV: a.Store.KV(), In: a.TelegramIn}
+	p := &tginbound.Poller{Client: a.Telegram, KV: a.Store.KV(), In: a.TelegramIn}
 	return p.Tick(ctx)
-}
-
-// replyContext lets a staged approval remember where its follow-up run
-// should answer.
-func replyContext(ctx context.Context, to any) context.Context {
-	if to == nil {
-		return ctx
-	}
-	raw, err := json.Marshal(map[string]any{"replyTo": to})
-	if err != nil {
-		return ctx
-	}
-	return approvals.WithContext(ctx, raw)
 }

@@ -1,0 +1,241 @@
+// Package actions builds the layer that acts on the world for the agents:
+// the workspace bucket, the tool executor with every tool, the approvals
+// service and the Telegram inbound that decides approvals, and the
+// scheduled jobs. It links no model provider: the tools, approvals,
+// telegram-webhook and jobs functions stop here. Internal: only the
+// builders under shared/app use it.
+package actions
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/collabora"
+	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
+	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/tools"
+	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
+	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
+	"github.com/switchboard-dev/switchboard/shared/tools/staging"
+	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
+	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
+	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
+	"github.com/switchboard-dev/switchboard/shared/usecases/router"
+	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
+)
+
+// EnvPublicBaseURL stands in for an empty instance.publicBaseUrl; the dev
+// runtime sets it to its own listener so that approval links work locally.
+const EnvPublicBaseURL = "SWITCHBOARD_PUBLIC_BASE_URL"
+
+// Actions is the core plus everything that acts.
+type Actions struct {
+	*core.Core
+	Telegram   *telegram.Client // nil without a bot token
+	Router     *router.Router
+	Bucket     string
+	Blobs      *s3blob.Store
+	Tools      *tools.Executor
+	Approvals  *approvals.Service // nil when approvals are not set up
+	TelegramIn *tginbound.Inbound
+
+	nc     map[string]nctool.Agent
+	ncTool *nctool.Tool
+	poller *wake.Poller // one per process: it remembers Rocket.Chat rate limits between ticks
+}
+
+// New builds the actions layer on c. c.Dispatcher must be set.
+func New(c *core.Core) (*Actions, error) {
+	a := &Actions{Core: c, Bucket: c.Getenv(deploy.EnvBucket)}
+	if a.Bucket == "" {
+		return nil, fmt.Errorf("app: %s is not set; it names the workspace bucket (cdk deploy sets it; switchboard dev uses switchboard-dev)", deploy.EnvBucket)
+	}
+	a.Blobs = s3blob.New(s3blob.NewClientFromConfig(c.AWS), a.Bucket)
+	policy, err := staging.New(c.Config.Instance.Staging)
+	if err != nil {
+		return nil, fmt.Errorf("app: config %s: instance.staging: %w", c.Config.File, err)
+	}
+	if t := c.Config.Instance.Telegram; t.BotToken != "" {
+		if a.Telegram, err = telegram.New(t.APIBaseURL, t.BotToken, c.HTTP, telegram.WithScrubber(c.Scrubber)); err != nil {
+			return nil, fmt.Errorf("app: config %s: instance.telegram: %w", c.Config.File, err)
+		}
+	}
+	a.setupRouter()
+	if err := a.setupNextcloud(); err != nil {
+		return nil, err
+	}
+	a.Tools, err = tools.New(tools.Options{
+		Tools: []sb.Tool{
+			workspace.NewTool(a.Blobs, a.workspaceLimit),
+			rctool.New(a.rocketChatAgent, a.Blobs),
+			a.ncTool,
+			router.NewTool(a.Router),
+		},
+		Policy:  policy,
+		Audit:   c.Store,
+		Scrub:   c.Scrubber,
+		Permits: a.permits,
+		Log:     c.Log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := a.setupApprovals(); err != nil {
+		return nil, err
+	}
+	a.setupTelegramInbound()
+	a.poller = &wake.Poller{KV: c.Store.KV(), Counters: c.Store, Claims: c.Store, Wakes: c.Wakes, ClaimFor: c.ClaimFor,
+		Dispatch: c.Dispatcher, Log: c.Log, Loc: time.UTC, Now: time.Now}
+	return a, nil
+}
+
+// ToolsHandler serves GET /tools and POST /tools/invoke without auth; the
+// caller wraps it (IAM in AWS, bearer token locally). Its answers are the
+// calling agent's data under the tool contract (a share's token and
+// generated password included), so the response scrubber lets them through
+// (httpapi.Verbatim); the executor has scrubbed error texts and audit.
+func (a *Actions) ToolsHandler() http.Handler {
+	mux := http.NewServeMux()
+	httpapi.ToolRoutes(mux, a.Tools, a.AgentExists, a.Log)
+	return httpapi.Verbatim(mux)
+}
+
+// ApprovalsHandler serves GET/POST /approvals/{id}; without approvals set
+// up it answers 404 with a page that says so.
+func (a *Actions) ApprovalsHandler() http.Handler {
+	if a.Approvals == nil {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "approvals are not set up on this instance", http.StatusNotFound)
+		})
+	}
+	return approvals.Handler(a.Approvals)
+}
+
+func (a *Actions) permits(agentID, tool string) bool {
+	c, ok := a.Config.Agent(agentID)
+	if !ok {
+		return false
+	}
+	switch tool {
+	case "Workspace":
+		return c.Tools.Workspace != nil
+	case "RocketChat":
+		return c.Tools.RocketChat != nil
+	case "Nextcloud":
+		return c.Tools.Nextcloud != nil
+	case "notify_user":
+		return true // every agent may tell the human something
+	}
+	return false
+}
+
+func (a *Actions) workspaceLimit(agentID string) (int64, bool) {
+	c, ok := a.Config.Agent(agentID)
+	if !ok || c.Tools.Workspace == nil {
+		return 0, false
+	}
+	return int64(c.Tools.Workspace.MaxFileMB) << 20, true
+}
+
+// rocketChatAgent gives the RocketChat tool an agent's client and limits.
+func (a *Actions) rocketChatAgent(agentID string) (rctool.Agent, bool) {
+	rc, ok := a.RC[agentID]
+	c, _ := a.Config.Agent(agentID)
+	if !ok || c == nil || c.Tools.RocketChat == nil {
+		return rctool.Agent{}, false
+	}
+	t := c.Tools.RocketChat
+	return rctool.Agent{Client: rc.Client, Username: t.Username, AllowedRooms: t.AllowedRooms,
+		DefaultRoom: t.DefaultRoom, MaxUploadMB: t.MaxUploadMB, MaxDownloadMB: t.MaxDownloadMB,
+		AllowDangerousDownloads: t.AllowDangerousDownloads}, true
+}
+
+// setupNextcloud builds a client (and a Collabora client when collaboraUrl
+// is set) per agent with a Nextcloud block.
+func (a *Actions) setupNextcloud() error {
+	a.nc = map[string]nctool.Agent{}
+	for _, ag := range a.Config.Agents {
+		t := ag.Tools.Nextcloud
+		if t == nil {
+			continue
+		}
+		c, err := nextcloud.New(t.BaseURL, t.Username, t.AppPassword, a.HTTP, nextcloud.WithScrubber(a.Scrubber))
+		if err != nil {
+			return fmt.Errorf("app: agent %s: Nextcloud: %w", ag.ID, err)
+		}
+		na := nctool.Agent{Client: c, RootPath: t.RootPath, AllowPublicShares: t.AllowPublicShares,
+			ShareDefaultExpireDays: t.ShareDefaultExpireDays, ReportsMaxAgeDays: t.ReportsMaxAgeDays,
+			AgentName: a.AgentName(ag.ID), BaseURL: t.BaseURL}
+		if t.CollaboraURL != "" {
+			// Conversions take up to Collabora's own 100 s limit.
+			if na.Collabora, err = collabora.New(t.CollaboraURL, &http.Client{Timeout: collabora.DefaultTimeout}); err != nil {
+				return fmt.Errorf("app: agent %s: Nextcloud.collaboraUrl: %w", ag.ID, err)
+			}
+		}
+		a.nc[ag.ID] = na
+	}
+	a.ncTool = nctool.New(func(id string) (nctool.Agent, bool) { na, ok := a.nc[id]; return na, ok }, a.Blobs, time.Now)
+	a.ncTool.SetLogger(a.Log)
+	return nil
+}
+
+// Jobs is the runner of every scheduled job.
+func (a *Actions) Jobs() (*jobs.Runner, error) {
+	return jobs.New(map[string]jobs.Func{
+		"heartbeat":         a.heartbeat,
+		"rocketchat-poll":   a.pollRocketChat,
+		"rocketchat-health": a.healthCheck,
+		"nextcloud-cleanup": a.cleanupNextcloud,
+		"approvals-expire":  a.expireApprovals,
+		"telegram-poll":     a.pollTelegram,
+	}, a.Store, a.Log)
+}
+
+// heartbeat checks that every table and the bucket answer.
+func (a *Actions) heartbeat(ctx context.Context) (string, error) {
+	if err := a.Ping(ctx); err != nil {
+		return "", err
+	}
+	if _, err := a.Blobs.List(ctx, "", 1); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d tables and bucket %s answer", len(deploy.Tables), a.Bucket), nil
+}
+
+// setupRouter builds the channel router from instance.channels.
+func (a *Actions) setupRouter() {
+	var channels []router.Channel
+	for _, name := range a.Config.Instance.Channels {
+		switch name {
+		case swcfg.ChannelRocketChat:
+			channels = append(channels, &router.RocketChatChannel{
+				Human:   a.Config.Instance.Human.RocketChatUsername,
+				Clients: a.RocketChatClient,
+				Default: a.FirstRocketChatAgent(),
+			})
+		case swcfg.ChannelTelegram:
+			if ch := a.TelegramChannel(); ch != nil {
+				channels = append(channels, ch)
+			}
+		}
+	}
+	a.Router = router.New(channels, a.Store, a.Log)
+}
+
+// TelegramChannel is nil when no bot token or chat is configured.
+func (a *Actions) TelegramChannel() router.Channel {
+	t := a.Config.Instance.Telegram
+	if a.Telegram == nil || t.ChatID == "" {
+		return nil
+	}
+	return &router.TelegramChannel{Client: a.Telegram, ChatID: t.ChatID, Names: a.AgentName}
+}

@@ -1,0 +1,241 @@
+// Package core is what every function builds first: the config, the
+// logger and scrubber, the AWS config, the DynamoDB store, the agents'
+// Rocket.Chat clients and wake rules, the dispatcher and the webhook
+// receiver.
+// It links no model provider, no Nextcloud, no S3 and no tool executor, so
+// that the webhook receivers stay small; the heavier layers (actions,
+// agents) build on it. Internal: only the builders under shared/app use it.
+package core
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/adapters/lambdainvoke"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
+	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
+)
+
+// DefaultConfigFile is used when SWITCHBOARD_CONFIG is unset.
+const DefaultConfigFile = "switchboard.yaml"
+
+// httpTimeout bounds every call to a third-party server.
+const httpTimeout = 30 * time.Second
+
+// Timing of agent runs. The agent-worker Lambda has 600 s: a wait for a busy
+// agent plus one run and its reply fit in it. A run's lease ends at its
+// deadline plus runSlack, and its wake claim soon after, so a crashed run's
+// agent and message are free again within minutes. SWITCHBOARD_RUN_TIMEOUT
+// and SWITCHBOARD_AGENT_WAIT override the first two (tests use seconds).
+const (
+	waitForAgent = 2 * time.Minute
+	runTimeout   = 7 * time.Minute
+	runSlack     = 15 * time.Second
+)
+
+// RCAgent is one agent's Rocket.Chat side.
+type RCAgent struct {
+	Client   *rocketchat.Client
+	Rules    wake.Rules
+	MaxWakes int
+	MaxMsgs  int
+	Lookback time.Duration
+}
+
+// Core holds what every function builds once per cold start.
+type Core struct {
+	Config   *swcfg.Config
+	Log      *slog.Logger
+	Scrubber *scrub.Scrubber
+	AWS      aws.Config
+	Dynamo   *dynamodb.Client
+	Store    *dynamo.Store
+	HTTP     *http.Client
+	Getenv   func(string) string
+
+	RC    map[string]*RCAgent
+	Wakes *sb.WakeClaims
+
+	// Run timing (see the constants above).
+	Wait, Run, Slack, ClaimFor time.Duration
+
+	// Dispatcher queues wakes: the agent-worker Lambda in AWS; the caller
+	// sets it (the dev runtime's in-process pool) when that is not named.
+	Dispatcher wake.Dispatcher
+}
+
+// New reads the config and builds the core. getenv is os.Getenv in
+// production; tests pass their own.
+func New(ctx context.Context, getenv func(string) string) (*Core, error) {
+	c := &Core{Getenv: getenv, HTTP: &http.Client{Timeout: httpTimeout}}
+	awsCfg, err := dynamo.LoadAWSConfig(ctx) // once per cold start; every client is built from it
+	if err != nil {
+		return nil, fmt.Errorf("app: %w", err)
+	}
+	c.AWS = awsCfg
+	path := getenv(deploy.EnvConfig)
+	if path == "" {
+		path = DefaultConfigFile
+	}
+	resolver := swcfg.Chain{SecretsManager: swcfg.NewAWSResolver(secretsmanager.NewFromConfig(awsCfg))}
+	if c.Config, err = swcfg.Load(ctx, path, resolver); err != nil {
+		return nil, err
+	}
+	c.Scrubber = scrub.New(c.Config.Secrets())
+	c.Log = slog.New(scrub.NewHandler(slog.NewJSONHandler(os.Stderr, nil), c.Scrubber)).
+		With("instance", c.Config.Instance.Name)
+
+	c.Dynamo = dynamo.NewClientFromConfig(ctx, awsCfg)
+	c.Store = dynamo.New(c.Dynamo, getenv)
+	if days := c.Config.Instance.AuditRetentionDays; days > 0 {
+		c.Store.AuditRetention = time.Duration(days) * 24 * time.Hour
+	}
+	if err := c.setupRocketChat(); err != nil {
+		return nil, err
+	}
+	if fn := getenv(deploy.FunctionEnvVar("agent-worker")); fn != "" {
+		c.Dispatcher = lambdainvoke.New(awsCfg, fn, getenv)
+	}
+	return c, nil
+}
+
+// NoDispatcher stands in for the dispatcher in a function that the deploy
+// catalogue does not let invoke the agent-worker: a wake there is a wiring
+// mistake, said as such.
+type NoDispatcher struct{ Function string }
+
+// Dispatch implements wake.Dispatcher.
+func (d NoDispatcher) Dispatch(context.Context, wake.Job) error {
+	return sb.E("app.dispatch", sb.EUNAVAILABLE, fmt.Sprintf(
+		"%s cannot wake agents: %s is not set (the deploy catalogue lists agent-worker in its Invokes)",
+		d.Function, deploy.FunctionEnvVar("agent-worker")))
+}
+
+// wakeTiming reads the run timing, with the defaults above.
+func (c *Core) wakeTiming() (wait, run time.Duration, err error) {
+	wait, run = waitForAgent, runTimeout
+	for _, v := range []struct {
+		env string
+		dst *time.Duration
+	}{{"SWITCHBOARD_AGENT_WAIT", &wait}, {"SWITCHBOARD_RUN_TIMEOUT", &run}} {
+		if s := c.Getenv(v.env); s != "" {
+			d, perr := time.ParseDuration(s)
+			if perr != nil || d <= 0 {
+				return 0, 0, fmt.Errorf("app: %s=%q is not a positive duration (e.g. 7m, 30s)", v.env, s)
+			}
+			*v.dst = d
+		}
+	}
+	return wait, run, nil
+}
+
+// RetryDelays are the local pool's waits before each retry of a failed
+// wake: Lambda's by default, SWITCHBOARD_WAKE_RETRY_DELAYS (comma-separated
+// durations, "" entries not allowed, "none" for no retries) otherwise.
+func (c *Core) RetryDelays() ([]time.Duration, error) {
+	s := c.Getenv("SWITCHBOARD_WAKE_RETRY_DELAYS")
+	switch s {
+	case "":
+		return wake.LambdaRetryDelays, nil
+	case "none":
+		return nil, nil
+	}
+	var out []time.Duration
+	for _, part := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("app: SWITCHBOARD_WAKE_RETRY_DELAYS=%q: want durations like 1m,2m", s)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// setupRocketChat builds a client per agent with a RocketChat block and the
+// wake claims and timing shared by the receiver, the poller and the worker.
+func (c *Core) setupRocketChat() error {
+	c.RC = map[string]*RCAgent{}
+	for _, ag := range c.Config.Agents {
+		t := ag.Tools.RocketChat
+		if t == nil {
+			continue
+		}
+		cl, err := rocketchat.New(t.BaseURL, t.UserID, t.AuthToken, c.HTTP, rocketchat.WithScrubber(c.Scrubber))
+		if err != nil {
+			return fmt.Errorf("app: agent %s: RocketChat: %w", ag.ID, err)
+		}
+		rules := wake.Rules{Username: t.Username, UserID: t.UserID, AgentUsernames: t.AgentUsernames,
+			AllowedRooms: t.AllowedRooms, RespondToAllRooms: t.RespondToAllRooms, MentionOnly: t.MentionOnly}
+		c.RC[ag.ID] = &RCAgent{Client: cl, Rules: rules, MaxWakes: t.MaxWakesPerRoomPerHour,
+			MaxMsgs: t.MaxMessagesPerRoom, Lookback: time.Duration(t.InitialLookbackMinutes) * time.Minute}
+	}
+	var err error
+	if c.Wait, c.Run, err = c.wakeTiming(); err != nil {
+		return err
+	}
+	c.Slack = min(runSlack, c.Run/4) // short runs (tests) get a short slack
+	c.ClaimFor = wake.ClaimWindow(c.Wait, c.Run, c.Slack)
+	c.Wakes = &sb.WakeClaims{KV: c.Store.KV(), Keep: wake.ClaimTTL}
+	return nil
+}
+
+// Receiver is the Rocket.Chat outgoing-webhook receiver.
+func (c *Core) Receiver() *wake.Receiver {
+	var hookAgents []wake.WebhookAgent
+	for _, ag := range c.Config.Agents {
+		if t := ag.Tools.RocketChat; t != nil {
+			hookAgents = append(hookAgents, wake.WebhookAgent{ID: ag.ID, UserID: t.UserID, Username: t.Username,
+				AgentUsernames: t.AgentUsernames, RespondToAllRooms: t.RespondToAllRooms, MentionOnly: t.MentionOnly})
+		}
+	}
+	r := wake.NewReceiver(c.Config.Instance.RocketChat.WebhookTokens, hookAgents, c.Wakes, c.Dispatcher, c.Log)
+	r.ClaimFor = c.ClaimFor
+	return r
+}
+
+// AgentName is the agent's display name, or its id.
+func (c *Core) AgentName(id string) string {
+	if a, ok := c.Config.Agent(id); ok && a.Name != "" {
+		return a.Name
+	}
+	return id
+}
+
+// AgentExists says whether the config has the agent.
+func (c *Core) AgentExists(id string) bool { _, ok := c.Config.Agent(id); return ok }
+
+// RocketChatClient is the agent's Rocket.Chat client.
+func (c *Core) RocketChatClient(agentID string) (*rocketchat.Client, bool) {
+	rc, ok := c.RC[agentID]
+	if !ok {
+		return nil, false
+	}
+	return rc.Client, true
+}
+
+// FirstRocketChatAgent is the first agent with a RocketChat block, or "".
+func (c *Core) FirstRocketChatAgent() string {
+	for _, ag := range c.Config.Agents {
+		if ag.Tools.RocketChat != nil {
+			return ag.ID
+		}
+	}
+	return ""
+}
+
+// Ping checks that every table answers.
+func (c *Core) Ping(ctx context.Context) error { return dynamo.Ping(ctx, c.Dynamo, c.Getenv) }

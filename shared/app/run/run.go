@@ -1,0 +1,32 @@
+// Package run builds the agent-worker function: the actions layer plus
+// the per-agent models, the run engine and the wake worker.
+package run
+
+import (
+	"context"
+
+	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/agents"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
+	"github.com/switchboard-dev/switchboard/shared/handlers"
+)
+
+// AgentWorker runs one wake job per asynchronous invocation.
+func AgentWorker(ctx context.Context, getenv func(string) string) (any, error) {
+	c, err := core.New(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	if c.Dispatcher == nil {
+		c.Dispatcher = core.NoDispatcher{Function: "agent-worker"}
+	}
+	a, err := actions.New(c)
+	if err != nil {
+		return nil, err
+	}
+	g, err := agents.New(a)
+	if err != nil {
+		return nil, err
+	}
+	return handlers.AgentWorker(g.Worker), nil
+}

@@ -1,0 +1,72 @@
+package guard_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+)
+
+// Packages no Lambda may link: servers and fakes for dev mode and tests.
+var devOnly = []string{
+	"github.com/johannesboyne/gofakes3", // in-process S3 (s3blob/s3fake)
+	"go.etcd.io/bbolt",                  // its file backend
+	"gopkg.in/mgo.v2",                   // its bson
+	"shared/adapters/s3blob/s3fake",
+	"shared/adapters/dynamo/dynamotest",
+	"shared/adapters/memstore",
+	"shared/adapters/storetest",
+	"shared/adapters/rocketchat/rcfake",
+	"shared/adapters/nextcloud/ncfake",
+	"shared/adapters/telegram/tgfake",
+	"shared/adapters/collabora/cofake",
+	"shared/devrt",
+	"/shared/app\n", // the all-in-one App of dev mode and the CLI
+	"testing",
+}
+
+// notFor lists what a function does not use and so must not link.
+var notFor = map[string][]string{
+	// The Rocket.Chat receiver checks a token, claims the message and
+	// invokes the worker: no tools, models, files or Telegram.
+	"rocketchat-webhook": {
+		"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai",
+		"shared/adapters/nextcloud", "shared/adapters/collabora", "shared/adapters/s3blob",
+		"service/s3", "santhosh-tekuri/jsonschema", "shared/tools",
+	},
+	// Approving runs the staged tool call (Nextcloud and S3 included), but
+	// no model runs here.
+	"telegram-webhook": {"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai"},
+	"approvals":        {"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai"},
+	"tools":            {"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai"},
+	"jobs":             {"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai"},
+}
+
+// TestLambdasLinkOnlyWhatTheyUse lists each function's dependencies as the
+// Lambda build sees them (go list -deps, linux/arm64, lambda.norpc) and
+// fails on a dev- or test-only package, or on one the function does not use.
+func TestLambdasLinkOnlyWhatTheyUse(t *testing.T) {
+	r := loadRepo(t)
+	for _, f := range deploy.Functions {
+		t.Run(f.Name, func(t *testing.T) {
+			cmd := exec.Command("go", "list", "-tags", "lambda.norpc", "-deps", "./functions/"+f.Name)
+			cmd.Dir = r.root
+			cmd.Env = append(cmd.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("go list: %v", err)
+			}
+			deps := strings.Split(strings.TrimSpace(string(out)), "\n")
+			t.Logf("%d packages", len(deps))
+			for _, d := range deps {
+				line := d + "\n" // a "\n" suffix in a pattern matches the whole path's end
+				for _, bad := range append(append([]string{}, devOnly...), notFor[f.Name]...) {
+					if strings.Contains(line, bad) {
+						t.Errorf("%s links %s (matches %q)", f.Name, d, strings.TrimSpace(bad))
+					}
+				}
+			}
+		})
+	}
+}

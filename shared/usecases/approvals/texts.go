@@ -1,0 +1,39 @@
+package approvals
+
+import (
+	"fmt"
+)
+
+// Describe is the text of an approval request as the human sees it: who
+// wants what, with which arguments (scrubbed and cut at 600 characters so
+// that a long file content does not bury the question), why, and until when.
+func Describe(ap Approval, agentName string, scrub func(string) string) string {
+	args := string(ap.Args)
+	if scrub != nil {
+		args = scrub(args)
+	}
+	if r := []rune(args); len(r) > 600 {
+		args = string(r[:600]) + "…"
+	}
+	return fmt.Sprintf("%s wants to run %s.%s\nwith %s\nWhy: %s\nExpires: %s UTC",
+		agentName, ap.Tool, ap.Action, args, ap.Reason, ap.ExpiresAt.UTC().Format("2006-01-02 15:04"))
+}
+
+// OutcomeLine says in one line how an approval ended and who decided.
+func OutcomeLine(ap Approval) string {
+	who := ap.DecidedBy
+	if who == "" {
+		who = "nobody"
+	}
+	switch ap.Status {
+	case StatusExecuted:
+		return "approved by " + who + " and done"
+	case StatusFailed:
+		return "approved by " + who + ", but the action failed: " + ap.Result.Error
+	case StatusDenied:
+		return "denied by " + who
+	case StatusExpired:
+		return "expired without a decision"
+	}
+	return string(ap.Status)
+}

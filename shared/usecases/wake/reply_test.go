@@ -1,0 +1,169 @@
+package wake_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
+)
+
+// invoker records tool calls and answers env.
+type invoker struct {
+	calls []sb.ToolCall
+	env   sb.Envelope
+}
+
+func (i *invoker) Invoke(_ context.Context, c sb.ToolCall) sb.Envelope {
+	i.calls = append(i.calls, c)
+	return i.env
+}
+
+// uploader records uploads and fails with err.
+type uploader struct {
+	name, room, tmid, caption, body string
+	err                             error
+}
+
+func (u *uploader) UploadFile(_ context.Context, rid, name, _ string, r io.Reader, _ int64, description, tmid string) (rocketchat.Message, error) {
+	b, _ := io.ReadAll(r)
+	u.room, u.name, u.caption, u.tmid, u.body = rid, name, description, tmid, string(b)
+	return rocketchat.Message{}, u.err
+}
+
+func newReplier(inv *invoker, up *uploader, store *memstore.Store, told *[]string) *wake.Replier {
+	return &wake.Replier{
+		Tools:   inv,
+		Files:   func(id string) (wake.FileUploader, bool) { return up, id == "hermes" },
+		BaseURL: func(string) string { return "https://chat.example.org/" },
+		Notify: func(_ context.Context, agentID, text string) error {
+			*told = append(*told, agentID+": "+text)
+			return nil
+		},
+		Audit: store,
+		Scrub: func(s string) string { return strings.ReplaceAll(s, "s3cret", "[redacted]") },
+		Log:   slog.New(slog.DiscardHandler),
+	}
+}
+
+func TestReplierReplyPostsThroughTheRocketChatTool(t *testing.T) {
+	tests := []struct {
+		name       string
+		to         wake.ReplyTo
+		env        sb.Envelope
+		wantAction string
+		wantTmid   string
+		wantCode   string
+	}{
+		{name: "room", to: wake.ReplyTo{RoomID: "r1"}, env: sb.Envelope{Status: "ok"}, wantAction: "send_message"},
+		{name: "thread", to: wake.ReplyTo{RoomID: "r1", ThreadID: "m9"}, env: sb.Envelope{Status: "ok"}, wantAction: "reply", wantTmid: "m9"},
+		{name: "rate limited", to: wake.ReplyTo{RoomID: "r1"}, env: sb.Envelope{Status: "error", HTTPStatus: 429, Error: "slow down"}, wantAction: "send_message", wantCode: sb.ERATELIMITED},
+		{name: "refused", to: wake.ReplyTo{RoomID: "r1"}, env: sb.Envelope{Status: "error", HTTPStatus: 403, Error: "not in room"}, wantAction: "send_message", wantCode: sb.EINVALID},
+		{name: "server error", to: wake.ReplyTo{RoomID: "r1"}, env: sb.Envelope{Status: "error", HTTPStatus: 502, Error: "bad gateway"}, wantAction: "send_message", wantCode: sb.EUNAVAILABLE},
+		{name: "staged", to: wake.ReplyTo{RoomID: "r1"}, env: sb.Envelope{Status: "pending_approval"}, wantAction: "send_message", wantCode: sb.ECONFLICT},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inv := &invoker{env: tt.env}
+			var told []string
+			r := newReplier(inv, &uploader{}, memstore.New(), &told)
+			run := sb.NewRun("hermes", nil, time.Now())
+			to := tt.to
+			err := r.Reply(context.Background(), wake.Job{AgentID: "hermes", ReplyTo: &to}, run, "the answer")
+			if got := sb.ErrorCode(err); got != tt.wantCode {
+				t.Fatalf("Reply = %v (code %q), want code %q", err, got, tt.wantCode)
+			}
+			if len(inv.calls) != 1 {
+				t.Fatalf("tool calls = %d, want 1", len(inv.calls))
+			}
+			c := inv.calls[0]
+			var args map[string]string
+			_ = json.Unmarshal(c.Args, &args)
+			if c.Tool != "RocketChat" || c.Action != tt.wantAction || c.Origin != sb.OriginRouter || c.Run.RunID != run.RunID ||
+				args["room"] != "r1" || args["text"] != "the answer" || args["tmid"] != tt.wantTmid {
+				t.Errorf("call = %+v args %v, want RocketChat.%s from the router in the run, tmid %q", c, args, tt.wantAction, tt.wantTmid)
+			}
+		})
+	}
+}
+
+func TestReplierReplyGoesBackToTelegram(t *testing.T) {
+	inv := &invoker{}
+	var told []string
+	r := newReplier(inv, &uploader{}, memstore.New(), &told)
+	job := wake.Job{AgentID: "hermes", ReplyTo: &wake.ReplyTo{TelegramChatID: "42"}}
+	if err := r.Reply(context.Background(), job, sb.RunContext{}, "hi"); sb.ErrorCode(err) != sb.EINVALID {
+		t.Errorf("Reply without a bot = %v, want EINVALID naming the missing bot token", err)
+	}
+	var sent []string
+	r.Telegram = func(_ context.Context, agentID, chatID, text string) error {
+		sent = append(sent, agentID+"@"+chatID+": "+text)
+		return nil
+	}
+	if err := r.Reply(context.Background(), job, sb.RunContext{}, "hi"); err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != 1 || sent[0] != "hermes@42: hi" || len(inv.calls) != 0 {
+		t.Errorf("sent %q, tool calls %d; want one Telegram message and no Rocket.Chat post", sent, len(inv.calls))
+	}
+}
+
+func TestReplierAttachUploadsScrubbedAndAudits(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		up := &uploader{}
+		if fail {
+			up.err = errors.New("upload refused")
+		}
+		store := memstore.New()
+		var told []string
+		r := newReplier(&invoker{}, up, store, &told)
+		run := sb.NewRun("hermes", nil, time.Now())
+		job := wake.Job{AgentID: "hermes", ReplyTo: &wake.ReplyTo{RoomID: "r1", ThreadID: "m1"}}
+		err := r.Attach(context.Background(), job, run, "long s3cret answer", "first paragraph")
+		if (err != nil) != fail {
+			t.Fatalf("Attach = %v, want failure %v", err, fail)
+		}
+		if up.name != "answer-"+run.RunID+".md" || up.room != "r1" || up.tmid != "m1" || up.caption != "first paragraph" || up.body != "long [redacted] answer" {
+			t.Errorf("upload = %+v, want the scrubbed answer as answer-<run>.md in the thread with the caption", up)
+		}
+		entries, _ := store.ByRoot(context.Background(), run.RootRunID)
+		want := sb.OutcomeOK
+		if fail {
+			want = sb.OutcomeError
+		}
+		if len(entries) != 1 || entries[0].Action != "send_file" || entries[0].Outcome != want {
+			t.Errorf("audit = %+v, want one send_file entry with outcome %s", entries, want)
+		}
+	}
+}
+
+func TestReplierFallbackLinksTheRoom(t *testing.T) {
+	tests := []struct {
+		to   wake.ReplyTo
+		want string
+	}{
+		{wake.ReplyTo{RoomID: "r1", RoomName: "finanz-team", RoomType: "c"}, "finanz-team (https://chat.example.org/channel/finanz-team)"},
+		{wake.ReplyTo{RoomID: "r2", RoomName: "vorstand", RoomType: "p", ThreadID: "m 1"}, "vorstand (https://chat.example.org/group/vorstand?msg=m+1)"},
+		{wake.ReplyTo{RoomID: "dm1", RoomType: "d"}, "dm1 (https://chat.example.org/direct/dm1)"},
+	}
+	for _, tt := range tests {
+		var told []string
+		r := newReplier(&invoker{}, &uploader{}, memstore.New(), &told)
+		to := tt.to
+		if err := r.Fallback(context.Background(), wake.Job{AgentID: "hermes", ReplyTo: &to}, "the answer"); err != nil {
+			t.Fatal(err)
+		}
+		want := "hermes: This answer could not be posted in " + tt.want + ":\n\nthe answer"
+		if len(told) != 1 || told[0] != want {
+			t.Errorf("told %q, want %q", told, want)
+		}
+	}
+}
