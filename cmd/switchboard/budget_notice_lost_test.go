@@ -4,7 +4,7 @@ package main
 // ("budget#<agent>#<day>") is taken BEFORE the notice is delivered, and a
 // failed Router.Deliver is only logged. When no channel can reach the human
 // at that moment, the claim is spent and the human is never told that the
-// agent stopped (AG3: "the router tells the human"). Fix: on a Deliver
+// agent stopped (the router must tell the human). Fix: on a Deliver
 // error, give the claim back (a.Store.Unclaim(ctx, key), which exists for
 // this purpose in shared/adapters/dynamo/state.go:147) so the next wake retries.
 //

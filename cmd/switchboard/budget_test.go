@@ -13,7 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
 )
 
-// The daily budget (AG3) lives in an unexported function of shared/app
+// The daily budget lives in an unexported function of shared/app
 // (overBudget); it is tested here through the public surface that reaches
 // it: `switchboard invoke --fn agent-worker`, the production decode path of
 // the worker Lambda, on dynalite, with the router's Telegram channel on a

@@ -19,7 +19,7 @@ import (
 // what is missing.
 var errMissing = errors.New("missing capabilities")
 
-// capabilities prints what the agent's Nextcloud offers (NC5): version,
+// capabilities prints what the agent's Nextcloud offers: version,
 // sharing knobs, chunking, versioning, trash and quota. It needs only the
 // config (no DynamoDB, no S3). With check, it names every missing feature and
 // fails.

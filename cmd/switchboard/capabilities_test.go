@@ -100,7 +100,7 @@ func TestCapabilitiesPrints(t *testing.T) {
 			if len(tt.want) == 7 && len(lines) != 7 {
 				t.Errorf("%d lines, want 7 (no check requested):\n%s", len(lines), out)
 			}
-			// NC5: one capabilities call (plus the quota PROPFIND).
+			// one capabilities call (plus the quota PROPFIND).
 			if n := nc.Calls("GET capabilities"); n != 1 {
 				t.Errorf("%d capabilities calls, want 1", n)
 			}

@@ -37,7 +37,7 @@ commands:
   capabilities [--agent ID] [--check a,b] [--config F]
                          what the agent's Nextcloud offers; --check exits 1 naming what is missing
   provision-agent --username U --email E [--name N] [--store print|secretsmanager] [--config F]
-                         create an agent's Rocket.Chat user (roles bot+user) and token (RC11)
+                         create an agent's Rocket.Chat user (roles bot+user) and token
   version                print the version
 `
 

@@ -18,7 +18,7 @@ import (
 )
 
 // provisionAgent creates an agent's Rocket.Chat user with the instance's
-// admin token (RC11): roles bot + user, a personal access token stored in
+// admin token: roles bot + user, a personal access token stored in
 // Secrets Manager (--store secretsmanager) or printed once. It stops before
 // creating anything when e-mail 2FA auto opt-in would lock the user out.
 func provisionAgent(ctx context.Context, configPath, username, name, email, store string, out io.Writer) error {

@@ -4,7 +4,7 @@ package main
 // with rocketchat.New(base, "", "", a.http), but rocketchat.New refuses an
 // empty userId/authToken (EINVALID "RocketChat.userId is empty", client.go:71).
 // So whenever a Rocket.Chat server is configured, every run of
-// rocketchat-health fails before asking /api/info: RC12 never notices an
+// rocketchat-health fails before asking /api/info: the health check never notices an
 // outage. Fix: give the rocketchat package an identity-less probe (e.g.
 // rocketchat.Info(ctx, baseURL, hc) or NewAnonymous for /api/info), or use an
 // agent's client for the same base URL.
@@ -21,7 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
 )
 
-// RC12 end to end: the CLI runs the health job against a fake Rocket.Chat
+// The health check end to end: the CLI runs the health job against a fake Rocket.Chat
 // that is down; after three runs one notice reaches Telegram, then nothing,
 // then one "back".
 func TestRunJobRocketChatHealthEndToEnd(t *testing.T) {

@@ -35,7 +35,7 @@ import (
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
 
-// eventsDir is the catalogue of sample payloads (INF4), relative to this
+// eventsDir is the catalogue of sample payloads, relative to this
 // package.
 const eventsDir = "../../events"
 
@@ -84,7 +84,7 @@ func loadEvents(t *testing.T) []sampleEvent {
 }
 
 // TestEventsCoverCatalogue: every sample event belongs to a catalogued
-// function, and every catalogued function has a sample (INF4).
+// function, and every catalogued function has a sample.
 func TestEventsCoverCatalogue(t *testing.T) {
 	count := map[string]int{}
 	for _, ev := range loadEvents(t) {
@@ -472,7 +472,7 @@ func checkURLResponse(t *testing.T, a *app.App, ev sampleEvent, s streamed) {
 	}
 	if req.RawPath == "/hooks/rocketchat" {
 		// Rocket.Chat counts a non-empty JSON body without text as delivered
-		// and posts nothing (api-ground-truth §1.1).
+		// and posts nothing.
 		if body["success"] != true || body["text"] != nil {
 			t.Errorf("webhook answer = %s, want {\"success\":true} and no text", s.Body)
 		}
@@ -582,7 +582,7 @@ func TestEveryFunctionHasABuilder(t *testing.T) {
 
 // TestAgentWorkerEventRepliesInRocketChat replays the agent-worker samples
 // with an agent whose Rocket.Chat is a fake: the run happens and its answer
-// is posted into the room the wake names (RC8).
+// is posted into the room the wake names.
 func TestAgentWorkerEventRepliesInRocketChat(t *testing.T) {
 	for _, ev := range loadEvents(t) {
 		if ev.fn != "agent-worker" {

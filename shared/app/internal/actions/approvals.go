@@ -14,7 +14,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
 )
 
-// setupApprovals connects the approvals flow (ST2, ST3) when a signing key
+// setupApprovals connects the approvals flow when a signing key
 // and a public base URL are configured; without them approve answers
 // pending_approval and keeps nothing (logged once at start).
 func (a *Actions) setupApprovals() error {
@@ -125,7 +125,7 @@ func (n *approvalNotifier) Decided(ctx context.Context, ap approvals.Approval) e
 	return err
 }
 
-// setupTelegramInbound builds the webhook receiver and the slow poller (CR3).
+// setupTelegramInbound builds the webhook receiver and the slow poller.
 func (a *Actions) setupTelegramInbound() {
 	t := a.Config.Instance.Telegram
 	ids := make([]string, 0, len(a.Config.Agents))

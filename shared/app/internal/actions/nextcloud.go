@@ -12,7 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
 )
 
-// cleanupNextcloud is the nextcloud-cleanup job (NC7): old reports in every
+// cleanupNextcloud is the nextcloud-cleanup job: old reports in every
 // agent's reports folder are deleted; with jobs.DryRun(ctx) only listed.
 // Every deletion is audited like a tool call.
 func (a *Actions) cleanupNextcloud(ctx context.Context) (string, error) {
