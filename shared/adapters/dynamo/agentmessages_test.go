@@ -1,15 +1,22 @@
 package dynamo_test
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/adapters/storetest"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -45,4 +52,101 @@ func TestAgentMessages(t *testing.T) {
 		_, m := newMessages(t)
 		return m
 	})
+}
+
+// scanAll reads every item of the agentmessages table (a test may scan).
+func scanAll(t *testing.T, c *dynamodb.Client, table string) []map[string]types.AttributeValue {
+	t.Helper()
+	var items []map[string]types.AttributeValue
+	p := dynamodb.NewScanPaginator(c, &dynamodb.ScanInput{TableName: &table})
+	for p.HasMorePages() {
+		out, err := p.NextPage(t.Context())
+		if err != nil {
+			t.Fatalf("scan %s: %v", table, err)
+		}
+		items = append(items, out.Items...)
+	}
+	return items
+}
+
+// TestAgentMessageRetentionStampsEveryRow: with a retention every row of a
+// message (the message and each of its search rows) carries expiresAt =
+// OccurredAt + retention; with 0 none does.
+func TestAgentMessageRetentionStampsEveryRow(t *testing.T) {
+	at := time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		retention time.Duration
+		want      string // expiresAt, "" = absent
+	}{
+		{"30 days", 30 * 24 * time.Hour, strconv.FormatInt(at.Add(30*24*time.Hour).Unix(), 10)},
+		{"forever", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dynamotest.Client(t)
+			getenv := dynamotest.FreshTables(t, c)
+			s := dynamo.New(c, getenv)
+			s.AgentMessageRetention = tc.retention
+			m := switchboard.AgentMessage{
+				ID: "m1", From: "alice", To: "bob", Channel: switchboard.ChannelAsk,
+				Direction: switchboard.DirectionRequest, Content: "where is the quarterly report draft",
+				RunID: "r1", RootRunID: "r1", Status: switchboard.MessageTimeout, OccurredAt: at,
+			}
+			if err := s.AgentMessages(nil).Record(t.Context(), m); err != nil {
+				t.Fatal(err)
+			}
+			table, _ := deploy.TableByID("agentmessages")
+			items := scanAll(t, c, deploy.TableName(table, getenv))
+			if want := 1 + len(switchboard.SearchTerms(m.Content, 0)); len(items) != want {
+				t.Fatalf("%d rows, want %d (message + one per word)", len(items), want)
+			}
+			for _, it := range items {
+				got := ""
+				if v, ok := it["expiresAt"].(*types.AttributeValueMemberN); ok {
+					got = v.Value
+				}
+				if got != tc.want {
+					t.Errorf("row %v: expiresAt %q, want %q", it["pk"], got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestAgentMessageRecordCost: one message is one PutItem plus one
+// BatchWriteItem per 25 distinct words, and a page of the pair view is one
+// Query.
+func TestAgentMessageRecordCost(t *testing.T) {
+	s, msgs := newMessages(t)
+	words := make([]string, 60)
+	for i := range words {
+		words[i] = fmt.Sprintf("word%02d", i)
+	}
+	m := switchboard.AgentMessage{
+		ID: "m1", From: "alice", To: "bob", Channel: switchboard.ChannelTask,
+		Direction: switchboard.DirectionRequest, Content: strings.Join(words, " "),
+		RunID: "r1", RootRunID: "r1", Status: switchboard.MessageDelivered, OccurredAt: time.Now(),
+	}
+	if err := msgs.Record(t.Context(), m); err != nil {
+		t.Fatal(err)
+	}
+	st := s.Stats().Ops
+	if got := st["agentMessages.record"].Calls; got != 1 {
+		t.Errorf("PutItem calls %d, want 1", got)
+	}
+	if got := st["agentMessages.index"].Calls; got != 3 {
+		t.Errorf("BatchWriteItem calls for 60 words %d, want 3", got)
+	}
+	if _, err := msgs.Pair(t.Context(), "bob", "alice", switchboard.MessageQuery{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Stats().Ops["agentMessages.pair"].Calls; got != 1 {
+		t.Errorf("pair view Query calls %d, want 1", got)
+	}
+	if _, err := msgs.Agent(t.Context(), "bob", switchboard.MessageQuery{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Stats().Ops["agentMessages.agent"].Calls; got != 2 {
+		t.Errorf("agent view Query calls %d, want 2 (byFrom, byTo)", got)
+	}
 }
