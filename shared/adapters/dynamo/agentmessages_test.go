@@ -150,3 +150,64 @@ func TestAgentMessageRecordCost(t *testing.T) {
 		t.Errorf("agent view Query calls %d, want 2 (byFrom, byTo)", got)
 	}
 }
+
+// TestAgentMessagesSearchAcrossPages runs the contract with search rows read
+// two per page, so that words span pages and both ways of intersecting run:
+// reading every word to the end, and looking up candidates of a rare word
+// in a common one.
+func TestAgentMessagesSearchAcrossPages(t *testing.T) {
+	dynamo.SetSearchFirstPage(t, 2)
+	storetest.RunAgentMessages(t, func(t *testing.T) switchboard.AgentMessageStore {
+		_, m := newMessages(t)
+		return m
+	})
+}
+
+// TestAgentMessagesSearchLooksUpRareWordCandidates: with two search rows
+// per first page, a rare word (one row) ends within it and "beta" (five
+// rows) does not. The rare word's candidate is then looked up in beta when
+// it lies beyond beta's first page, and dropped without a lookup when it
+// lies inside that page; beta is never read to the end.
+func TestAgentMessagesSearchLooksUpRareWordCandidates(t *testing.T) {
+	dynamo.SetSearchFirstPage(t, 2)
+	s, msgs := newMessages(t)
+	at := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	for i, content := range []string{"rone beta", "rtwo", "beta", "beta", "beta", "rthree", "beta"} {
+		m := switchboard.AgentMessage{
+			ID: fmt.Sprintf("m%d", i), From: "alice", To: "bob", Channel: switchboard.ChannelAsk,
+			Direction: switchboard.DirectionRequest, Content: content, RunID: "r", RootRunID: "r",
+			Status: switchboard.MessageDelivered, OccurredAt: at.Add(time.Duration(i) * time.Minute),
+		}
+		if err := msgs.Record(t.Context(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		text, want string
+		calls      int64
+	}{
+		{"rone beta", "m0", 4}, // two first pages, one lookup, one message fetch
+		{"rtwo beta", "", 3},   // two first pages, one lookup (not found)
+		{"rthree beta", "", 2}, // two first pages: m5 is within beta's, and beta lacks it
+	} {
+		before := s.Stats().Ops["agentMessages.search"].Calls
+		p, err := msgs.Search(t.Context(), switchboard.MessageSearch{Text: tc.text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(p.Messages); got != tc.want {
+			t.Errorf("search %q: [%s], want [%s]", tc.text, got, tc.want)
+		}
+		if got := s.Stats().Ops["agentMessages.search"].Calls - before; got != tc.calls {
+			t.Errorf("search %q: %d calls, want %d", tc.text, got, tc.calls)
+		}
+	}
+}
+
+func ids(ms []switchboard.AgentMessage) string {
+	var s []string
+	for _, m := range ms {
+		s = append(s, m.ID)
+	}
+	return strings.Join(s, ",")
+}
