@@ -214,15 +214,20 @@ type MessageSearch struct {
 	MessageQuery
 }
 
-// AgentMessageStore keeps every agent-to-agent message. Only the core
-// writes to it (never a tool: an agent must not be able to colour its own
-// record). Listings are index reads, never a scan of all messages.
-type AgentMessageStore interface {
+// AgentMessageLog records agent-to-agent messages. Only the core holds one
+// (never a tool: an agent must not be able to colour its own record); tools
+// that read messages get an AgentMessageReader.
+type AgentMessageLog interface {
 	// Record stores m (PairKey is derived from From and To). EINVALID when
 	// m fails Validate; ECONFLICT when a message with m's ID at m's time in
 	// m's pair exists already (a retried write never doubles a message);
 	// EUNAVAILABLE when the store is temporarily unreachable.
 	Record(ctx context.Context, m AgentMessage) error
+}
+
+// AgentMessageReader lists and searches recorded messages. Listings are
+// index reads, never a scan of all messages.
+type AgentMessageReader interface {
 	// Pair lists the conversation of a and b (either direction). EINVALID
 	// for an empty agent id or a bad query or cursor. An unknown pair is an
 	// empty page, not an error.
@@ -239,10 +244,16 @@ type AgentMessageStore interface {
 	Search(ctx context.Context, s MessageSearch) (MessagePage, error)
 }
 
+// AgentMessageStore is both halves; adapters implement it.
+type AgentMessageStore interface {
+	AgentMessageLog
+	AgentMessageReader
+}
+
 // ScrubbingMessages is the core's way to record: it scrubs Content (and
-// nothing else: ids and names are not secrets) before the store sees it.
+// nothing else: ids and names are not secrets) before the log sees it.
 type ScrubbingMessages struct {
-	AgentMessageStore
+	Log   AgentMessageLog
 	Scrub func(string) string
 }
 
@@ -251,7 +262,7 @@ func (s ScrubbingMessages) Record(ctx context.Context, m AgentMessage) error {
 	if s.Scrub != nil {
 		m.Content = s.Scrub(m.Content)
 	}
-	return s.AgentMessageStore.Record(ctx, m)
+	return s.Log.Record(ctx, m)
 }
 
 // Search term limits: words shorter than MinTermLength or longer than

@@ -154,7 +154,8 @@ var Functions = []Function{
 	{
 		Name: "jobs", Description: "runs a scheduled job named in the event ({\"job\":…})",
 		MemoryMB: 256, TimeoutSeconds: 120,
-		Tables: []string{"audit", "receipts", "state"}, Bucket: true,
+		// agentmessages: the heartbeat describes every table.
+		Tables: []string{"audit", "receipts", "state", "agentmessages"}, Bucket: true,
 		Invokes: []string{"agent-worker"},
 	},
 	{
