@@ -290,7 +290,10 @@ func RunAgentMessages(t *testing.T, newStore func(t *testing.T) switchboard.Agen
 				_, err := s.Agent(ctx, "alice", switchboard.MessageQuery{Since: base, Until: base})
 				return err
 			}},
-			{"forged cursor", func() error { _, err := s.Agent(ctx, "alice", switchboard.MessageQuery{Cursor: "bm90LWEtY3Vyc29y"}); return err }},
+			{"forged cursor", func() error {
+				_, err := s.Agent(ctx, "alice", switchboard.MessageQuery{Cursor: "bm90LWEtY3Vyc29y"})
+				return err
+			}},
 			{"garbage cursor", func() error { _, err := s.Chain(ctx, "root1", switchboard.MessageQuery{Cursor: "!!"}); return err }},
 			{"stop words only", func() error {
 				_, err := s.Search(ctx, switchboard.MessageSearch{Text: "the and a"})
