@@ -164,6 +164,29 @@ func TestTables(t *testing.T) {
 	}
 }
 
+// TestAgentMessagesTable pins the agent message table's design with
+// literal names (TestTables only follows the catalogue): the pair partition,
+// the three index reads (sender, recipient, run chain) and TTL on expiresAt.
+func TestAgentMessagesTable(t *testing.T) {
+	_, js := synth(t)
+	_, res := byConstruct(t, js, "AWS::DynamoDB::Table", deploy.LogicalID("agentmessages", "Table"))
+	p := props(res)
+	if got := normalize(p["TimeToLiveSpecification"]); !reflect.DeepEqual(got, normalize(map[string]any{"AttributeName": "expiresAt", "Enabled": true})) {
+		t.Errorf("TTL = %v, want expiresAt", got)
+	}
+	idx := map[string]any{}
+	for _, g := range p["GlobalSecondaryIndexes"].([]any) {
+		g := g.(map[string]any)
+		idx[g["IndexName"].(string)] = normalize(g["KeySchema"])
+	}
+	for name, hash := range map[string]string{"byFrom": "fromAgent", "byTo": "toAgent", "byRoot": "rootRunId"} {
+		want := normalize(keySchema(deploy.KeyAttr{Name: hash, Type: "S"}, deploy.KeyAttr{Name: "sk", Type: "S"}))
+		if !reflect.DeepEqual(idx[name], want) {
+			t.Errorf("index %s = %v, want %v", name, idx[name], want)
+		}
+	}
+}
+
 func keySchema(pk, sk deploy.KeyAttr) []any {
 	ks := []any{map[string]any{"AttributeName": pk.Name, "KeyType": "HASH"}}
 	if sk.Name != "" {

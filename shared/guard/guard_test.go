@@ -437,3 +437,31 @@ func TestMakeHelpListsTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsCannotRecordAgentMessages: only the core records agent messages;
+// a tool may read them (AgentMessageReader) but never holds the writing
+// half, so an agent cannot colour its own record.
+func TestToolsCannotRecordAgentMessages(t *testing.T) {
+	r := loadRepo(t)
+	for ip, p := range r.pkgs {
+		if !strings.HasPrefix(ip, r.module+"/shared/tools") {
+			continue
+		}
+		for _, name := range p.fileNames {
+			file := filepath.Join(r.root, p.dir, name)
+			f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0) // loadRepo parsed imports only
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok {
+					switch sel.Sel.Name {
+					case "AgentMessageLog", "AgentMessageStore", "ScrubbingMessages":
+						t.Errorf("%s/%s uses %s: tools may only read agent messages (AgentMessageReader)", p.dir, name, sel.Sel.Name)
+					}
+				}
+				return true
+			})
+		}
+	}
+}

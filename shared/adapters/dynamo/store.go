@@ -32,12 +32,16 @@ type Store struct {
 	AuditRetention time.Duration
 	// ReceiptRetention does the same for receipts, from StartedAt.
 	ReceiptRetention time.Duration
+	// AgentMessageRetention does the same for every row of an agent
+	// message (the message and its search rows), from OccurredAt.
+	AgentMessageRetention time.Duration
 	// Now is the clock every expiry (markers, counters, KV values, leases)
 	// is compared with; nil = time.Now.
 	Now func() time.Time
 
 	c                      *dynamodb.Client
 	audit, receipts, state string
+	agentMessages          string
 
 	mu    sync.Mutex
 	stats Stats
@@ -50,6 +54,8 @@ func New(c *dynamodb.Client, getenv func(string) string) *Store {
 		audit:    tableName("audit", getenv),
 		receipts: tableName("receipts", getenv),
 		state:    tableName("state", getenv),
+
+		agentMessages: tableName("agentmessages", getenv),
 	}
 }
 

@@ -48,3 +48,7 @@ func TestWakeClaims(t *testing.T) {
 		return (&memstore.Store{Now: now}).KV()
 	})
 }
+
+func TestAgentMessages(t *testing.T) {
+	storetest.RunAgentMessages(t, func(*testing.T) switchboard.AgentMessageStore { return &memstore.AgentMessages{} })
+}

@@ -47,10 +47,16 @@ var (
 	pk        = KeyAttr{"pk", "S"}
 	sk        = KeyAttr{"sk", "S"}
 	rootRunID = KeyAttr{"rootRunId", "S"}
+	fromAgent = KeyAttr{"fromAgent", "S"}
+	toAgent   = KeyAttr{"toAgent", "S"}
 )
 
 // Index names used by the stores.
-const IndexByRoot = "byRoot"
+const (
+	IndexByRoot = "byRoot"
+	IndexByFrom = "byFrom" // agent messages by sender, sorted by time
+	IndexByTo   = "byTo"   // agent messages by recipient, sorted by time
+)
 
 // Tables is every table Switchboard uses.
 var Tables = []Table{
@@ -70,6 +76,17 @@ var Tables = []Table{
 		ID: "state", EnvVar: "SWITCHBOARD_TABLE_STATE",
 		Doc: "small state rows: job runs, dedupe markers, poll markers, counters, leases",
 		PK:  pk, SK: sk, TTLAttr: "expiresAt",
+	},
+	{
+		ID: "agentmessages", EnvVar: "SWITCHBOARD_TABLE_AGENTMESSAGES",
+		Doc: "agent-to-agent messages (AC1): pk pair#a|b, sk time#id; byFrom/byTo list one agent's partners, " +
+			"byRoot a chain; search rows pk tok#word, sk of their message (AC2)",
+		PK: pk, SK: sk, TTLAttr: "expiresAt",
+		Indexes: []Index{
+			{Name: IndexByRoot, PK: rootRunID, SK: sk},
+			{Name: IndexByFrom, PK: fromAgent, SK: sk},
+			{Name: IndexByTo, PK: toAgent, SK: sk},
+		},
 	},
 }
 
@@ -137,7 +154,8 @@ var Functions = []Function{
 	{
 		Name: "jobs", Description: "runs a scheduled job named in the event ({\"job\":…})",
 		MemoryMB: 256, TimeoutSeconds: 120,
-		Tables: []string{"audit", "receipts", "state"}, Bucket: true,
+		// agentmessages: the heartbeat describes every table.
+		Tables: []string{"audit", "receipts", "state", "agentmessages"}, Bucket: true,
 		Invokes: []string{"agent-worker"},
 	},
 	{

@@ -1,0 +1,764 @@
+package dynamo
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+	"github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+var _ switchboard.AgentMessageStore = (*AgentMessages)(nil)
+
+// Layout of the agentmessages table (one table, two kinds of rows):
+//
+//	message  pk pair#<a|b>   sk <time>#<id>   fromAgent, toAgent, rootRunId (keys of
+//	                                          byFrom, byTo, byRoot) and the fields
+//	search   pk tok#<word>   sk = its message's sk   mpk (the message's pk), pair, ch
+//
+// A message is one PutItem; DynamoDB keeps the three indexes. Search rows
+// carry none of the index key attributes, so they stay out of the indexes.
+const (
+	pairPrefix  = "pair#"
+	tokenPrefix = "tok#"
+	// InlineContent is the largest content kept in the item (bytes); longer
+	// content goes to the blob store and the item keeps a pointer, so an
+	// item stays under DynamoDB's 400 KB limit.
+	InlineContent = 350 << 10
+	// blobPrefix is where long content lives in the bucket, outside every
+	// key a workspace path can resolve to (agents/…, shared/…).
+	blobPrefix = "agentmessages/"
+	// maxExamined bounds the rows one listing call reads when a channel
+	// filter skips rows: the page then ends early with a cursor, so no call
+	// reads a whole partition.
+	maxExamined = 5000
+	// maxTokenRows bounds the search rows one search reads per word.
+	maxTokenRows = 200_000
+)
+
+// firstPage is how many search rows of each word a search reads before it
+// knows which words are rare (about 16 RCU). A variable so that tests can
+// make every word span many pages.
+var firstPage int32 = 1000
+
+// maxLookups is the most candidates a search looks up in a word's rows
+// (BatchGetItem, 0.5 RCU each) before it reads that word's next page
+// instead (about 12 RCU for 1,000 rows).
+const maxLookups = 25
+
+// AgentMessages is the domain's AgentMessageStore on the agentmessages
+// table, a view of its Store (same client, Stats and retention). Get it
+// from Store.AgentMessages.
+type AgentMessages struct {
+	s     *Store
+	blobs switchboard.BlobStore
+}
+
+// AgentMessages returns the message store; blobs holds content longer than
+// InlineContent (nil: such content is refused with EINTERNAL).
+func (s *Store) AgentMessages(blobs switchboard.BlobStore) *AgentMessages {
+	return &AgentMessages{s: s, blobs: blobs}
+}
+
+// messageItem is one message row.
+type messageItem struct {
+	PK           string `dynamodbav:"pk"`
+	SK           string `dynamodbav:"sk"`
+	FromAgent    string `dynamodbav:"fromAgent"`
+	ToAgent      string `dynamodbav:"toAgent"`
+	RootRunID    string `dynamodbav:"rootRunId"`
+	ID           string `dynamodbav:"id"`
+	PairKey      string `dynamodbav:"pairKey"`
+	Channel      string `dynamodbav:"channel"`
+	Direction    string `dynamodbav:"direction"`
+	Content      string `dynamodbav:"content,omitempty"`
+	ContentRef   string `dynamodbav:"contentRef,omitempty"` // blob key when content is not inline
+	ContentBytes int    `dynamodbav:"contentBytes"`
+	RunID        string `dynamodbav:"runId"`
+	ParentRunID  string `dynamodbav:"parentRunId,omitempty"`
+	TaskID       string `dynamodbav:"taskId,omitempty"`
+	Status       string `dynamodbav:"status"`
+	OccurredAt   string `dynamodbav:"occurredAt"`
+	ExpiresAt    int64  `dynamodbav:"expiresAt,omitempty"`
+}
+
+// tokenItem is one search row: word → message.
+type tokenItem struct {
+	PK        string `dynamodbav:"pk"`
+	SK        string `dynamodbav:"sk"`
+	MPK       string `dynamodbav:"mpk"`
+	Pair      string `dynamodbav:"pair"`
+	Channel   string `dynamodbav:"ch"`
+	ExpiresAt int64  `dynamodbav:"expiresAt,omitempty"`
+}
+
+// messageKey: partition per pair, sorted by time; the id makes it unique.
+func messageKey(m switchboard.AgentMessage) (pk, sk string) {
+	return pairPrefix + switchboard.PairKey(m.From, m.To), timeKey(m.OccurredAt) + keySep + m.ID
+}
+
+// blobKey is deterministic, so a retried Record rewrites the same object.
+func blobKey(pk, sk string) string {
+	sum := sha256.Sum256([]byte(pk + "\x00" + sk))
+	return blobPrefix + hex.EncodeToString(sum[:])
+}
+
+// Record writes the search rows (idempotent puts, 25 per BatchWriteItem),
+// then the message with attribute_not_exists(pk), so a retried Record after
+// a failure in between completes the message and a repeated one is
+// ECONFLICT. Content over InlineContent goes to the blob store first.
+func (a *AgentMessages) Record(ctx context.Context, m switchboard.AgentMessage) error {
+	const op = "agentMessages.record"
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	s := a.s
+	pk, sk := messageKey(m)
+	exp := expiresAt(m.OccurredAt, s.AgentMessageRetention)
+	it := messageItem{
+		PK: pk, SK: sk,
+		FromAgent: m.From, ToAgent: m.To, RootRunID: m.RootRunID,
+		ID: m.ID, PairKey: switchboard.PairKey(m.From, m.To),
+		Channel: string(m.Channel), Direction: string(m.Direction),
+		Content: m.Content, ContentBytes: len(m.Content),
+		RunID: m.RunID, ParentRunID: m.ParentRunID, TaskID: m.TaskID,
+		Status: string(m.Status), OccurredAt: timeKey(m.OccurredAt), ExpiresAt: exp,
+	}
+	if len(m.Content) > InlineContent {
+		if a.blobs == nil {
+			return switchboard.E(op, switchboard.EINTERNAL, "no blob store for long agent message content; the operator must configure the bucket")
+		}
+		it.ContentRef, it.Content = blobKey(pk, sk), ""
+		if err := a.blobs.Put(ctx, it.ContentRef, strings.NewReader(m.Content), int64(len(m.Content)), "text/plain; charset=utf-8"); err != nil {
+			return fmt.Errorf("agent message %s content: %w", m.ID, err)
+		}
+	}
+	var rows []map[string]types.AttributeValue
+	for _, w := range switchboard.SearchTerms(m.Content, switchboard.MaxTermsPerMessage) {
+		av, err := attributevalue.MarshalMap(tokenItem{
+			PK: tokenPrefix + w, SK: sk, MPK: pk, Pair: it.PairKey, Channel: it.Channel, ExpiresAt: exp})
+		if err != nil {
+			return switchboard.Wrap(op, switchboard.EINTERNAL, "search row could not be encoded", err)
+		}
+		rows = append(rows, av)
+	}
+	if err := s.batchPut(ctx, "agentMessages.index", s.agentMessages, rows); err != nil {
+		return err
+	}
+	item, err := attributevalue.MarshalMap(it)
+	if err != nil {
+		return switchboard.Wrap(op, switchboard.EINTERNAL, "agent message could not be encoded", err)
+	}
+	return s.put(ctx, op, s.agentMessages, item, condition{expr: "attribute_not_exists(pk)"})
+}
+
+// Pair queries the pair's partition of the table itself.
+func (a *AgentMessages) Pair(ctx context.Context, x, y string, q switchboard.MessageQuery) (switchboard.MessagePage, error) {
+	if x == "" || y == "" {
+		return switchboard.MessagePage{}, switchboard.E("agentMessages.pair", switchboard.EINVALID, "a pair needs two agent ids")
+	}
+	return a.list(ctx, "agentMessages.pair", q, "", attrPK, pairPrefix+switchboard.PairKey(x, y))
+}
+
+// Agent merges two index queries, byFrom and byTo, in sort-key order.
+func (a *AgentMessages) Agent(ctx context.Context, agentID string, q switchboard.MessageQuery) (switchboard.MessagePage, error) {
+	if agentID == "" {
+		return switchboard.MessagePage{}, switchboard.E("agentMessages.agent", switchboard.EINVALID, "an agent id is needed")
+	}
+	return a.list(ctx, "agentMessages.agent", q,
+		deploy.IndexByFrom, "fromAgent", agentID,
+		deploy.IndexByTo, "toAgent", agentID)
+}
+
+// Chain queries the byRoot index.
+func (a *AgentMessages) Chain(ctx context.Context, rootRunID string, q switchboard.MessageQuery) (switchboard.MessagePage, error) {
+	if rootRunID == "" {
+		return switchboard.MessagePage{}, switchboard.E("agentMessages.chain", switchboard.EINVALID, "a root run id is needed")
+	}
+	return a.list(ctx, "agentMessages.chain", q, deploy.IndexByRoot, "rootRunId", rootRunID)
+}
+
+// bounds is the sort-key range of q after cursor: lo and hi are inclusive
+// string bounds ("" = open). Until is exclusive because a bare time sorts
+// before every "time#id" of that instant; the cursor row itself is inside
+// the range and skipped by the caller.
+func bounds(q switchboard.MessageQuery, cursor string) (lo, hi string) {
+	if !q.Since.IsZero() {
+		lo = timeKey(q.Since)
+	}
+	if !q.Until.IsZero() {
+		hi = timeKey(q.Until)
+	}
+	if cursor != "" {
+		if q.OldestFirst && cursor > lo {
+			lo = cursor
+		}
+		if !q.OldestFirst && (hi == "" || cursor < hi) {
+			hi = cursor
+		}
+	}
+	return lo, hi
+}
+
+// keyQuery builds a Query on one partition (of the table or an index)
+// within the sort-key range.
+func keyQuery(table, index, pkName, pkValue string, lo, hi string, oldestFirst bool, pageSize int32) *dynamodb.QueryInput {
+	expr := "#p = :p"
+	vals := map[string]types.AttributeValue{":p": strAV(pkValue)}
+	names := map[string]string{"#p": pkName}
+	switch {
+	case lo != "" && hi != "":
+		expr += " AND #s BETWEEN :lo AND :hi"
+	case lo != "":
+		expr += " AND #s >= :lo"
+	case hi != "":
+		expr += " AND #s <= :hi"
+	}
+	if lo != "" {
+		vals[":lo"] = strAV(lo)
+	}
+	if hi != "" {
+		vals[":hi"] = strAV(hi)
+	}
+	if lo != "" || hi != "" {
+		names["#s"] = attrSK
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 &table,
+		KeyConditionExpression:    &expr,
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: vals,
+		ScanIndexForward:          aws.Bool(oldestFirst),
+		Limit:                     aws.Int32(pageSize),
+		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+	}
+	if index != "" {
+		in.IndexName = &index
+	}
+	return in
+}
+
+// encodeCursor and decodeCursor make a sort key opaque to callers.
+func encodeCursor(sk string) string { return base64.RawURLEncoding.EncodeToString([]byte(sk)) }
+
+func decodeCursor(op, c string) (string, error) {
+	if c == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil && len(b) > len(timeLayout) && b[len(timeLayout)] == keySep[0] {
+		if _, perr := time.Parse(timeLayout, string(b[:len(timeLayout)])); perr == nil {
+			return string(b), nil
+		}
+	}
+	return "", switchboard.E(op, switchboard.EINVALID, "cursor is not one this store handed out; start again without it")
+}
+
+// stream reads one Query page by page.
+type stream struct {
+	s    *Store
+	op   string
+	in   *dynamodb.QueryInput
+	buf  []map[string]types.AttributeValue
+	done bool
+}
+
+// head is the next item, fetching a page when needed; nil when exhausted.
+func (st *stream) head(ctx context.Context) (map[string]types.AttributeValue, error) {
+	for len(st.buf) == 0 && !st.done {
+		out, err := st.s.c.Query(ctx, st.in)
+		st.s.record(st.op, reads, queryCapacity(out), err)
+		if err != nil {
+			return nil, mapErr(st.op, *st.in.TableName, err)
+		}
+		st.buf = out.Items
+		st.in.ExclusiveStartKey = out.LastEvaluatedKey
+		st.done = len(out.LastEvaluatedKey) == 0
+	}
+	if len(st.buf) == 0 {
+		return nil, nil
+	}
+	return st.buf[0], nil
+}
+
+func skOf(item map[string]types.AttributeValue) string {
+	if v, ok := item[attrSK].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+// list reads one page from one or more (index, key attribute, value)
+// partitions, merged in sort-key order; a row in two of them (a message to
+// oneself) counts once.
+func (a *AgentMessages) list(ctx context.Context, op string, q switchboard.MessageQuery, parts ...string) (switchboard.MessagePage, error) {
+	if err := q.Check(); err != nil {
+		return switchboard.MessagePage{}, err
+	}
+	cursor, err := decodeCursor(op, q.Cursor)
+	if err != nil {
+		return switchboard.MessagePage{}, err
+	}
+	limit := q.PageSize()
+	lo, hi := bounds(q, cursor)
+	var streams []*stream
+	for i := 0; i+3 <= len(parts); i += 3 {
+		streams = append(streams, &stream{s: a.s, op: op,
+			in: keyQuery(a.s.agentMessages, parts[i], parts[i+1], parts[i+2], lo, hi, q.OldestFirst, int32(limit+1))})
+	}
+	before := func(x, y string) bool { // x comes first in the page's order
+		if q.OldestFirst {
+			return x < y
+		}
+		return x > y
+	}
+	// next pops the first row over all streams, skipping the cursor row and
+	// a duplicate of last; nil when all are exhausted.
+	next := func(last string, pop bool) (map[string]types.AttributeValue, error) {
+		for {
+			var best *stream
+			var bestSK string
+			for _, st := range streams {
+				h, err := st.head(ctx)
+				if err != nil {
+					return nil, err
+				}
+				if h != nil && (best == nil || before(skOf(h), bestSK)) {
+					best, bestSK = st, skOf(h)
+				}
+			}
+			if best == nil {
+				return nil, nil
+			}
+			if bestSK == cursor || bestSK == last {
+				best.buf = best.buf[1:]
+				continue
+			}
+			h := best.buf[0]
+			if pop {
+				best.buf = best.buf[1:]
+			}
+			return h, nil
+		}
+	}
+	var (
+		page     switchboard.MessagePage
+		items    []messageItem
+		last     string
+		examined int
+	)
+	page.Messages = []switchboard.AgentMessage{}
+	for len(items) < limit {
+		h, err := next(last, true)
+		if err != nil {
+			return switchboard.MessagePage{}, err
+		}
+		if h == nil {
+			return a.finish(ctx, op, page, items, "")
+		}
+		last = skOf(h)
+		var it messageItem
+		if err := attributevalue.UnmarshalMap(h, &it); err != nil {
+			return switchboard.MessagePage{}, switchboard.Wrap(op, switchboard.EINTERNAL,
+				"a stored agent message could not be read; the operator can find details in the logs", err)
+		}
+		if q.Wants(switchboard.Channel(it.Channel)) {
+			items = append(items, it)
+		}
+		if examined++; examined >= maxExamined && len(items) < limit {
+			return a.finish(ctx, op, page, items, last)
+		}
+	}
+	h, err := next(last, false)
+	if err != nil {
+		return switchboard.MessagePage{}, err
+	}
+	if h == nil {
+		last = ""
+	}
+	return a.finish(ctx, op, page, items, last)
+}
+
+// finish converts items (fetching long content) and sets the cursor.
+func (a *AgentMessages) finish(ctx context.Context, op string, page switchboard.MessagePage, items []messageItem, cursorSK string) (switchboard.MessagePage, error) {
+	for _, it := range items {
+		m, err := a.fromItem(ctx, op, it)
+		if err != nil {
+			return switchboard.MessagePage{}, err
+		}
+		page.Messages = append(page.Messages, m)
+	}
+	if cursorSK != "" {
+		page.NextCursor = encodeCursor(cursorSK)
+	}
+	return page, nil
+}
+
+// fromItem converts a row, reading content from the blob store when the
+// row holds a pointer.
+func (a *AgentMessages) fromItem(ctx context.Context, op string, it messageItem) (switchboard.AgentMessage, error) {
+	at, err := time.Parse(timeLayout, it.OccurredAt)
+	if err != nil {
+		return switchboard.AgentMessage{}, switchboard.Wrap(op, switchboard.EINTERNAL,
+			"a stored agent message could not be read; the operator can find details in the logs",
+			fmt.Errorf("agent message %s/%s: occurredAt: %w", it.PK, it.SK, err))
+	}
+	content := it.Content
+	if it.ContentRef != "" {
+		if a.blobs == nil {
+			return switchboard.AgentMessage{}, switchboard.E(op, switchboard.EINTERNAL,
+				"no blob store for long agent message content; the operator must configure the bucket")
+		}
+		r, _, err := a.blobs.Get(ctx, it.ContentRef)
+		if err != nil {
+			return switchboard.AgentMessage{}, fmt.Errorf("agent message %s content: %w", it.ID, err)
+		}
+		var b bytes.Buffer
+		_, err = io.Copy(&b, r)
+		r.Close()
+		if err != nil {
+			return switchboard.AgentMessage{}, switchboard.Wrap(op, switchboard.EUNAVAILABLE,
+				"long message content could not be read; try again in a moment", err)
+		}
+		content = b.String()
+	}
+	return switchboard.AgentMessage{
+		ID: it.ID, PairKey: it.PairKey, From: it.FromAgent, To: it.ToAgent,
+		Channel: switchboard.Channel(it.Channel), Direction: switchboard.Direction(it.Direction),
+		Content: content, RunID: it.RunID, ParentRunID: it.ParentRunID, RootRunID: it.RootRunID,
+		TaskID: it.TaskID, Status: switchboard.MessageStatus(it.Status), OccurredAt: at,
+	}, nil
+}
+
+// Search reads the search rows of each word within the time range and
+// intersects them by message key, applying scope and channels from the rows
+// themselves, then fetches only the page's messages with BatchGetItem.
+//
+// Which word is rare is not known in advance, so every word's first page
+// (firstPage rows) is read; when some words end within it, their
+// intersection is the candidate set, and each remaining word only has its
+// candidates looked up (BatchGetItem, 0.5 RCU per row) instead of its whole
+// range read (~30 rows per 0.5 RCU). A word that is in most messages then
+// costs one page, not its whole partition.
+func (a *AgentMessages) Search(ctx context.Context, sq switchboard.MessageSearch) (switchboard.MessagePage, error) {
+	const op = "agentMessages.search"
+	terms, err := switchboard.QueryTerms(sq.Text)
+	if err != nil {
+		return switchboard.MessagePage{}, err
+	}
+	if err := sq.CheckScope(); err != nil {
+		return switchboard.MessagePage{}, err
+	}
+	cursor, err := decodeCursor(op, sq.Cursor)
+	if err != nil {
+		return switchboard.MessagePage{}, err
+	}
+	lo, hi := bounds(sq.MessageQuery, cursor)
+	ps := make([]*posting, len(terms))
+	for i, w := range terms {
+		in := keyQuery(a.s.agentMessages, "", attrPK, tokenPrefix+w, lo, hi, sq.OldestFirst, firstPage)
+		in.ProjectionExpression = aws.String("#s, mpk, pair, ch")
+		in.ExpressionAttributeNames["#s"] = attrSK
+		ps[i] = &posting{word: w, st: &stream{s: a.s, op: op, in: in}, rows: map[string]string{}}
+		if err := ps[i].readPage(ctx, op, sq, cursor); err != nil {
+			return switchboard.MessagePage{}, err
+		}
+	}
+	if len(ps) == 1 {
+		// One word: its rows come in page order, so the page needs only
+		// the first Limit of them (one more tells that more follow).
+		p := ps[0]
+		for !p.st.done && len(p.rows) <= sq.PageSize() {
+			if err := p.readPage(ctx, op, sq, cursor); err != nil {
+				return switchboard.MessagePage{}, err
+			}
+		}
+		p.st.done = true
+	}
+	var hits map[string]string // sk → message pk
+	var open []*posting
+	for _, p := range ps {
+		if !p.st.done {
+			open = append(open, p)
+			continue
+		}
+		hits = intersect(hits, p.rows)
+	}
+	if hits == nil { // no word ended within its first page: read them all
+		for _, p := range ps {
+			p.st.in.Limit = nil
+			for !p.st.done {
+				if err := p.readPage(ctx, op, sq, cursor); err != nil {
+					return switchboard.MessagePage{}, err
+				}
+				if len(p.rows) > maxTokenRows {
+					return switchboard.MessagePage{}, switchboard.E(op, switchboard.EINVALID,
+						"the words are too common in this time range; add a rarer word or narrow the time range")
+				}
+			}
+			hits = intersect(hits, p.rows)
+		}
+		open = nil
+	}
+	for _, p := range open {
+		var check []string
+		for len(hits) > 0 {
+			check = check[:0]
+			for sk := range hits {
+				switch {
+				case p.rows[sk] != "":
+				case !p.st.done && (sq.OldestFirst && sk > p.last || !sq.OldestFirst && sk < p.last):
+					check = append(check, sk) // beyond the rows read so far
+				default:
+					delete(hits, sk) // within the rows read, and not there
+				}
+			}
+			// A lookup costs about as much as 40 rows read: look the
+			// candidates up when they are few, else read on.
+			if len(check) <= maxLookups || p.st.done {
+				break
+			}
+			if err := p.readPage(ctx, op, sq, cursor); err != nil {
+				return switchboard.MessagePage{}, err
+			}
+		}
+		if len(hits) == 0 {
+			break
+		}
+		found, err := a.s.tokensExist(ctx, op, a.s.agentMessages, tokenPrefix+p.word, check)
+		if err != nil {
+			return switchboard.MessagePage{}, err
+		}
+		for _, sk := range check {
+			if !found[sk] {
+				delete(hits, sk)
+			}
+		}
+	}
+	sks := make([]string, 0, len(hits))
+	for sk := range hits {
+		sks = append(sks, sk)
+	}
+	slices.Sort(sks)
+	if !sq.OldestFirst {
+		slices.Reverse(sks)
+	}
+	page := switchboard.MessagePage{Messages: []switchboard.AgentMessage{}}
+	limit := sq.PageSize()
+	for len(sks) > 0 && len(page.Messages) < limit {
+		n := min(limit-len(page.Messages), len(sks), 100)
+		batch := sks[:n]
+		sks = sks[n:]
+		keys := make([]map[string]types.AttributeValue, len(batch))
+		for i, sk := range batch {
+			keys[i] = itemKey(hits[sk], sk)
+		}
+		items := map[string]messageItem{}
+		err := a.s.batchGet(ctx, op, a.s.agentMessages, types.KeysAndAttributes{Keys: keys},
+			func(av map[string]types.AttributeValue) error {
+				var it messageItem
+				if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+					return err
+				}
+				items[it.SK] = it
+				return nil
+			})
+		if err != nil {
+			return switchboard.MessagePage{}, err
+		}
+		for _, sk := range batch {
+			it, ok := items[sk]
+			if !ok {
+				continue // search rows whose message write never happened
+			}
+			m, err := a.fromItem(ctx, op, it)
+			if err != nil {
+				return switchboard.MessagePage{}, err
+			}
+			page.Messages = append(page.Messages, m)
+			if len(page.Messages) == limit && len(sks) > 0 {
+				page.NextCursor = encodeCursor(sk)
+			}
+		}
+	}
+	return page, nil
+}
+
+// posting is one word's search rows read so far, filtered to the search's
+// scope and channels: sk → message pk; last is the last sk read.
+type posting struct {
+	word string
+	st   *stream
+	rows map[string]string
+	last string
+}
+
+// readPage reads the stream's next page into rows.
+func (p *posting) readPage(ctx context.Context, op string, sq switchboard.MessageSearch, cursor string) error {
+	h, err := p.st.head(ctx)
+	if err != nil || h == nil {
+		return err
+	}
+	for _, h := range p.st.buf {
+		var t tokenItem
+		if err := attributevalue.UnmarshalMap(h, &t); err != nil {
+			return switchboard.Wrap(op, switchboard.EINTERNAL,
+				"a stored search row could not be read; the operator can find details in the logs", err)
+		}
+		p.last = t.SK
+		if t.SK != cursor && sq.InScope(t.Pair) && sq.Wants(switchboard.Channel(t.Channel)) {
+			p.rows[t.SK] = t.MPK
+		}
+	}
+	p.st.buf = nil
+	return nil
+}
+
+// intersect keeps the keys of hits that are in rows; nil hits means "all".
+func intersect(hits, rows map[string]string) map[string]string {
+	if hits == nil {
+		return maps.Clone(rows)
+	}
+	for sk := range hits {
+		if _, ok := rows[sk]; !ok {
+			delete(hits, sk)
+		}
+	}
+	return hits
+}
+
+// tokensExist looks up the search rows (pk, sk) for sks, 100 per
+// BatchGetItem, and reports which exist.
+func (s *Store) tokensExist(ctx context.Context, op, table, pk string, sks []string) (map[string]bool, error) {
+	found := map[string]bool{}
+	for len(sks) > 0 {
+		n := min(len(sks), 100)
+		keys := make([]map[string]types.AttributeValue, n)
+		for i, sk := range sks[:n] {
+			keys[i] = itemKey(pk, sk)
+		}
+		sks = sks[n:]
+		err := s.batchGet(ctx, op, table, types.KeysAndAttributes{Keys: keys,
+			ProjectionExpression: aws.String("#s"), ExpressionAttributeNames: map[string]string{"#s": attrSK}},
+			func(av map[string]types.AttributeValue) error {
+				found[skOf(av)] = true
+				return nil
+			})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return found, nil
+}
+
+// batchRetries bounds the rounds for unprocessed batch items (throttling).
+const batchRetries = 8
+
+// batchPut writes items with BatchWriteItem, 25 per call, retrying the
+// unprocessed ones with a short backoff.
+func (s *Store) batchPut(ctx context.Context, op, table string, items []map[string]types.AttributeValue) error {
+	for len(items) > 0 {
+		n := min(len(items), 25)
+		reqs := make([]types.WriteRequest, n)
+		for i, it := range items[:n] {
+			reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}
+		}
+		items = items[n:]
+		pending := map[string][]types.WriteRequest{table: reqs}
+		for try := 0; len(pending[table]) > 0; try++ {
+			if try == batchRetries {
+				return switchboard.E(op, switchboard.EUNAVAILABLE, "the database is busy; try again in a moment")
+			}
+			if try > 0 {
+				if err := sleep(ctx, time.Duration(25<<try)*time.Millisecond); err != nil {
+					return mapErr(op, table, err)
+				}
+			}
+			out, err := s.c.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
+				RequestItems: pending, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
+			var cc *types.ConsumedCapacity
+			if out != nil {
+				cc = sumCapacity(out.ConsumedCapacity)
+				pending = out.UnprocessedItems
+			}
+			s.record(op, writes, cc, err)
+			if err != nil {
+				return mapErr(op, table, err)
+			}
+		}
+	}
+	return nil
+}
+
+// batchGet reads the keys of ka (at most 100) with BatchGetItem, handing
+// each found item to each; missing items are skipped.
+func (s *Store) batchGet(ctx context.Context, op, table string, ka types.KeysAndAttributes,
+	each func(map[string]types.AttributeValue) error) error {
+	pending := map[string]types.KeysAndAttributes{table: ka}
+	for try := 0; len(pending[table].Keys) > 0; try++ {
+		if try == batchRetries {
+			return switchboard.E(op, switchboard.EUNAVAILABLE, "the database is busy; try again in a moment")
+		}
+		if try > 0 {
+			if err := sleep(ctx, time.Duration(25<<try)*time.Millisecond); err != nil {
+				return mapErr(op, table, err)
+			}
+		}
+		out, err := s.c.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
+			RequestItems: pending, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
+		var cc *types.ConsumedCapacity
+		if out != nil {
+			cc = sumCapacity(out.ConsumedCapacity)
+		}
+		s.record(op, reads, cc, err)
+		if err != nil {
+			return mapErr(op, table, err)
+		}
+		for _, av := range out.Responses[table] {
+			if err := each(av); err != nil {
+				return switchboard.Wrap(op, switchboard.EINTERNAL,
+					"a stored item could not be read; the operator can find details in the logs", err)
+			}
+		}
+		pending = out.UnprocessedKeys
+	}
+	return nil
+}
+
+// sumCapacity folds a batch's per-table capacities into one.
+func sumCapacity(ccs []types.ConsumedCapacity) *types.ConsumedCapacity {
+	if len(ccs) == 0 {
+		return nil
+	}
+	var total float64
+	for _, c := range ccs {
+		total += deref(c.CapacityUnits)
+	}
+	return &types.ConsumedCapacity{CapacityUnits: &total}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

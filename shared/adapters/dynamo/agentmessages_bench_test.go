@@ -1,0 +1,180 @@
+package dynamo_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// EnvBenchMessages sets how many messages BenchmarkAgentMessages loads;
+// make test runs every benchmark once, so the default stays small. The
+// 100,000-message measurement:
+//
+//	SWITCHBOARD_BENCH_MESSAGES=100000 go test -run '^$' -bench AgentMessages -benchtime 20x -timeout 2h ./shared/adapters/dynamo/
+const EnvBenchMessages = "SWITCHBOARD_BENCH_MESSAGES"
+
+// benchCorpus makes n messages, deterministically: ten agents, half of all
+// messages between alice and bob (the "newest 200 of 50,000" pair view), the
+// rest between random pairs; chains of four; 8 to 24 words each from a
+// Zipf-distributed vocabulary of 5,000 words, plus planted words of known
+// frequency: "invoice" in ~1%, "quarterly" in ~2%, "zebrafish" in 10 messages.
+func benchCorpus(n int, start time.Time) []switchboard.AgentMessage {
+	r := rand.New(rand.NewPCG(1, 2))
+	agents := []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy"}
+	syll := []string{"ka", "lo", "mi", "nu", "pe", "ra", "si", "to", "va", "ze", "bri", "dor", "fen", "gul", "hax"}
+	vocab := make([]string, 5000)
+	for i := range vocab {
+		var b strings.Builder
+		for j, k := 0, i; j < 3 || k > 0; j++ {
+			b.WriteString(syll[k%len(syll)])
+			k /= len(syll)
+		}
+		vocab[i] = b.String() + strconv.Itoa(i%7)
+	}
+	zipf := rand.NewZipf(r, 1.1, 1, uint64(len(vocab)-1))
+	channels := []switchboard.Channel{switchboard.ChannelAsk, switchboard.ChannelTask, switchboard.ChannelTaskComment, switchboard.ChannelTaskResult}
+	msgs := make([]switchboard.AgentMessage, n)
+	root := ""
+	for i := range msgs {
+		from, to := "alice", "bob"
+		if i%2 == 1 {
+			from, to = agents[r.IntN(len(agents))], agents[r.IntN(len(agents))]
+		}
+		if r.IntN(2) == 0 {
+			from, to = to, from
+		}
+		words := make([]string, 8+r.IntN(17))
+		for j := range words {
+			words[j] = vocab[zipf.Uint64()]
+		}
+		switch {
+		case i%(n/10+1) == 7:
+			words = append(words, "zebrafish")
+		case r.IntN(100) == 0:
+			words = append(words, "invoice")
+		}
+		if r.IntN(50) == 0 {
+			words = append(words, "quarterly")
+		}
+		if i%4 == 0 {
+			root = fmt.Sprintf("root-%06d", i)
+		}
+		msgs[i] = switchboard.AgentMessage{
+			ID: fmt.Sprintf("m%06d", i), From: from, To: to,
+			Channel: channels[r.IntN(len(channels))], Direction: []switchboard.Direction{switchboard.DirectionRequest, switchboard.DirectionResponse}[i%2],
+			Content: strings.Join(words, " "), RunID: fmt.Sprintf("run-%06d", i), RootRunID: root,
+			Status: switchboard.MessageDelivered, OccurredAt: start.Add(time.Duration(i) * time.Second),
+		}
+	}
+	return msgs
+}
+
+// BenchmarkAgentMessages loads the corpus through Record (8 writers), then
+// measures the pair view, the agent view, the chain view and searches.
+func BenchmarkAgentMessages(b *testing.B) {
+	n := 2000
+	if v := os.Getenv(EnvBenchMessages); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 100 {
+			b.Fatalf("%s=%q: want a number >= 100", EnvBenchMessages, v)
+		}
+	}
+	s, msgs := newMessages(b)
+	corpus := benchCorpus(n, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	began := time.Now()
+	var wg sync.WaitGroup
+	work := make(chan switchboard.AgentMessage)
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for m := range work {
+				if err := msgs.Record(b.Context(), m); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for _, m := range corpus {
+		work <- m
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		b.Fatalf("load: %v", err)
+	default:
+	}
+	st := s.Stats()
+	load := st.Total
+	b.Logf("loaded %d messages in %v (%.0f msg/s): %d calls (%d PutItem, %d BatchWriteItem), %.0f WCU reported by dynalite (%.2f per message)",
+		n, time.Since(began).Round(time.Millisecond), float64(n)/time.Since(began).Seconds(),
+		load.Calls, st.Ops["agentMessages.record"].Calls, st.Ops["agentMessages.index"].Calls,
+		load.WriteUnits, load.WriteUnits/float64(n))
+
+	measure := func(name, op string, f func() (int, error), min int) {
+		b.Run(name, func(b *testing.B) {
+			before := s.Stats().Ops[op]
+			k := 0
+			for b.Loop() {
+				got, err := f()
+				if err != nil || got < min {
+					b.Fatalf("%s: %d messages, %v; want at least %d", name, got, err, min)
+				}
+				k++
+			}
+			reportCapacity(b, k, before, s.Stats().Ops[op])
+		})
+	}
+	ctx := b.Context()
+	count := func(p switchboard.MessagePage, err error) (int, error) { return len(p.Messages), err }
+	measure("pair/newest200", "agentMessages.pair", func() (int, error) {
+		return count(msgs.Pair(ctx, "alice", "bob", switchboard.MessageQuery{}))
+	}, 200)
+	measure("agent/newest200", "agentMessages.agent", func() (int, error) {
+		return count(msgs.Agent(ctx, "carol", switchboard.MessageQuery{}))
+	}, 10)
+	measure("chain", "agentMessages.chain", func() (int, error) {
+		return count(msgs.Chain(ctx, "root-000100", switchboard.MessageQuery{OldestFirst: true}))
+	}, 4)
+	for _, tc := range []struct {
+		name, text, agent string
+		min               int
+	}{
+		{"search/rare", "zebrafish", "", 5},
+		{"search/1pct", "invoice", "", 1},
+		{"search/1pct+2pct", "invoice quarterly", "", 0},
+		{"search/common+rare", commonWord(corpus) + " zebrafish", "", 1},
+		{"search/common", commonWord(corpus), "", 1},
+		{"search/1pct-agent", "invoice", "carol", 0},
+	} {
+		measure(tc.name, "agentMessages.search", func() (int, error) {
+			return count(msgs.Search(ctx, switchboard.MessageSearch{Text: tc.text, Agent: tc.agent}))
+		}, tc.min)
+	}
+}
+
+// commonWord is the word in the most messages of the corpus.
+func commonWord(corpus []switchboard.AgentMessage) string {
+	seen := map[string]int{}
+	best := ""
+	for _, m := range corpus {
+		for _, w := range switchboard.SearchTerms(m.Content, 0) {
+			if seen[w]++; seen[w] > seen[best] {
+				best = w
+			}
+		}
+	}
+	return best
+}

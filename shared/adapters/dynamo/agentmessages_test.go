@@ -1,0 +1,213 @@
+package dynamo_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/adapters/storetest"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+	"github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// testBlobs is the in-process S3 server with one bucket, for long content.
+func testBlobs(t testing.TB) *s3blob.Store {
+	t.Helper()
+	endpoint, stop, err := s3blob.StartFake("")
+	if err != nil {
+		t.Fatalf("StartFake: %v", err)
+	}
+	t.Cleanup(stop)
+	c := s3blob.NewClientFromConfig(aws.Config{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+		BaseEndpoint: aws.String(endpoint),
+	})
+	if err := s3blob.EnsureBucket(t.Context(), c, "messages"); err != nil {
+		t.Fatalf("EnsureBucket: %v", err)
+	}
+	return s3blob.New(c, "messages")
+}
+
+// newMessages is an AgentMessages on fresh tables and a fresh bucket.
+func newMessages(t testing.TB) (*dynamo.Store, *dynamo.AgentMessages) {
+	t.Helper()
+	c := dynamotest.Client(t)
+	s := dynamo.New(c, dynamotest.FreshTables(t, c))
+	return s, s.AgentMessages(testBlobs(t))
+}
+
+func TestAgentMessages(t *testing.T) {
+	storetest.RunAgentMessages(t, func(t *testing.T) switchboard.AgentMessageStore {
+		_, m := newMessages(t)
+		return m
+	})
+}
+
+// scanAll reads every item of the agentmessages table (a test may scan).
+func scanAll(t *testing.T, c *dynamodb.Client, table string) []map[string]types.AttributeValue {
+	t.Helper()
+	var items []map[string]types.AttributeValue
+	p := dynamodb.NewScanPaginator(c, &dynamodb.ScanInput{TableName: &table})
+	for p.HasMorePages() {
+		out, err := p.NextPage(t.Context())
+		if err != nil {
+			t.Fatalf("scan %s: %v", table, err)
+		}
+		items = append(items, out.Items...)
+	}
+	return items
+}
+
+// TestAgentMessageRetentionStampsEveryRow: with a retention every row of a
+// message (the message and each of its search rows) carries expiresAt =
+// OccurredAt + retention; with 0 none does.
+func TestAgentMessageRetentionStampsEveryRow(t *testing.T) {
+	at := time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		retention time.Duration
+		want      string // expiresAt, "" = absent
+	}{
+		{"30 days", 30 * 24 * time.Hour, strconv.FormatInt(at.Add(30*24*time.Hour).Unix(), 10)},
+		{"forever", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dynamotest.Client(t)
+			getenv := dynamotest.FreshTables(t, c)
+			s := dynamo.New(c, getenv)
+			s.AgentMessageRetention = tc.retention
+			m := switchboard.AgentMessage{
+				ID: "m1", From: "alice", To: "bob", Channel: switchboard.ChannelAsk,
+				Direction: switchboard.DirectionRequest, Content: "where is the quarterly report draft",
+				RunID: "r1", RootRunID: "r1", Status: switchboard.MessageTimeout, OccurredAt: at,
+			}
+			if err := s.AgentMessages(nil).Record(t.Context(), m); err != nil {
+				t.Fatal(err)
+			}
+			table, _ := deploy.TableByID("agentmessages")
+			items := scanAll(t, c, deploy.TableName(table, getenv))
+			if want := 1 + len(switchboard.SearchTerms(m.Content, 0)); len(items) != want {
+				t.Fatalf("%d rows, want %d (message + one per word)", len(items), want)
+			}
+			for _, it := range items {
+				got := ""
+				if v, ok := it["expiresAt"].(*types.AttributeValueMemberN); ok {
+					got = v.Value
+				}
+				if got != tc.want {
+					t.Errorf("row %v: expiresAt %q, want %q", it["pk"], got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestAgentMessageRecordCost: one message is one PutItem plus one
+// BatchWriteItem per 25 distinct words, and a page of the pair view is one
+// Query.
+func TestAgentMessageRecordCost(t *testing.T) {
+	s, msgs := newMessages(t)
+	words := make([]string, 60)
+	for i := range words {
+		words[i] = fmt.Sprintf("word%02d", i)
+	}
+	m := switchboard.AgentMessage{
+		ID: "m1", From: "alice", To: "bob", Channel: switchboard.ChannelTask,
+		Direction: switchboard.DirectionRequest, Content: strings.Join(words, " "),
+		RunID: "r1", RootRunID: "r1", Status: switchboard.MessageDelivered, OccurredAt: time.Now(),
+	}
+	if err := msgs.Record(t.Context(), m); err != nil {
+		t.Fatal(err)
+	}
+	st := s.Stats().Ops
+	if got := st["agentMessages.record"].Calls; got != 1 {
+		t.Errorf("PutItem calls %d, want 1", got)
+	}
+	if got := st["agentMessages.index"].Calls; got != 3 {
+		t.Errorf("BatchWriteItem calls for 60 words %d, want 3", got)
+	}
+	if _, err := msgs.Pair(t.Context(), "bob", "alice", switchboard.MessageQuery{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Stats().Ops["agentMessages.pair"].Calls; got != 1 {
+		t.Errorf("pair view Query calls %d, want 1", got)
+	}
+	if _, err := msgs.Agent(t.Context(), "bob", switchboard.MessageQuery{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Stats().Ops["agentMessages.agent"].Calls; got != 2 {
+		t.Errorf("agent view Query calls %d, want 2 (byFrom, byTo)", got)
+	}
+}
+
+// TestAgentMessagesSearchAcrossPages runs the contract with search rows read
+// two per page, so that words span pages and both ways of intersecting run:
+// reading every word to the end, and looking up candidates of a rare word
+// in a common one.
+func TestAgentMessagesSearchAcrossPages(t *testing.T) {
+	dynamo.SetSearchFirstPage(t, 2)
+	storetest.RunAgentMessages(t, func(t *testing.T) switchboard.AgentMessageStore {
+		_, m := newMessages(t)
+		return m
+	})
+}
+
+// TestAgentMessagesSearchLooksUpRareWordCandidates: with two search rows
+// per first page, a rare word (one row) ends within it and "beta" (five
+// rows) does not. The rare word's candidate is then looked up in beta when
+// it lies beyond beta's first page, and dropped without a lookup when it
+// lies inside that page; beta is never read to the end.
+func TestAgentMessagesSearchLooksUpRareWordCandidates(t *testing.T) {
+	dynamo.SetSearchFirstPage(t, 2)
+	s, msgs := newMessages(t)
+	at := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	for i, content := range []string{"rone beta", "rtwo", "beta", "beta", "beta", "rthree", "beta"} {
+		m := switchboard.AgentMessage{
+			ID: fmt.Sprintf("m%d", i), From: "alice", To: "bob", Channel: switchboard.ChannelAsk,
+			Direction: switchboard.DirectionRequest, Content: content, RunID: "r", RootRunID: "r",
+			Status: switchboard.MessageDelivered, OccurredAt: at.Add(time.Duration(i) * time.Minute),
+		}
+		if err := msgs.Record(t.Context(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		text, want string
+		calls      int64
+	}{
+		{"rone beta", "m0", 4}, // two first pages, one lookup, one message fetch
+		{"rtwo beta", "", 3},   // two first pages, one lookup (not found)
+		{"rthree beta", "", 2}, // two first pages: m5 is within beta's, and beta lacks it
+	} {
+		before := s.Stats().Ops["agentMessages.search"].Calls
+		p, err := msgs.Search(t.Context(), switchboard.MessageSearch{Text: tc.text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(p.Messages); got != tc.want {
+			t.Errorf("search %q: [%s], want [%s]", tc.text, got, tc.want)
+		}
+		if got := s.Stats().Ops["agentMessages.search"].Calls - before; got != tc.calls {
+			t.Errorf("search %q: %d calls, want %d", tc.text, got, tc.calls)
+		}
+	}
+}
+
+func ids(ms []switchboard.AgentMessage) string {
+	var s []string
+	for _, m := range ms {
+		s = append(s, m.ID)
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,11 @@
+package dynamo
+
+import "testing"
+
+// SetSearchFirstPage makes Search read n search rows per word before it
+// decides which words are rare, until t ends.
+func SetSearchFirstPage(t testing.TB, n int32) {
+	old := firstPage
+	firstPage = n
+	t.Cleanup(func() { firstPage = old })
+}
