@@ -127,11 +127,11 @@ func isFake(dir string) bool {
 }
 
 // fakeImporters may import fakes from non-test files: the local sandbox
-// that stands in for the real servers. Today none does; a sandbox that
-// needs one adds itself here. Lambda binaries never may
+// that stands in for the real servers; a sandbox that needs one adds
+// itself here with its reason. Lambda binaries never may
 // (TestFunctionsLinkNoFakes).
 var fakeImporters = map[string]string{
-	// "shared/devrt": "the dev sandbox serves a fake in place of <server>",
+	"shared/devrt": "the local runtime serves the in-process S3 (s3fake) when no S3 endpoint is set",
 }
 
 // TestFakesStayInTests: no product package imports a fake or a test

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/storetest"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -23,7 +24,7 @@ import (
 // testBlobs is the in-process S3 server with one bucket, for long content.
 func testBlobs(t testing.TB) *s3blob.Store {
 	t.Helper()
-	endpoint, stop, err := s3blob.StartFake("")
+	endpoint, stop, err := s3fake.StartFake("")
 	if err != nil {
 		t.Fatalf("StartFake: %v", err)
 	}

@@ -79,8 +79,8 @@ var Tables = []Table{
 	},
 	{
 		ID: "agentmessages", EnvVar: "SWITCHBOARD_TABLE_AGENTMESSAGES",
-		Doc: "agent-to-agent messages (AC1): pk pair#a|b, sk time#id; byFrom/byTo list one agent's partners, " +
-			"byRoot a chain; search rows pk tok#word, sk of their message (AC2)",
+		Doc: "agent-to-agent messages: pk pair#a|b, sk time#id; byFrom/byTo list one agent's partners, " +
+			"byRoot a chain; search rows pk tok#word, sk of their message",
 		PK: pk, SK: sk, TTLAttr: "expiresAt",
 		Indexes: []Index{
 			{Name: IndexByRoot, PK: rootRunID, SK: sk},
