@@ -24,6 +24,11 @@ var devOnly = []string{
 	"shared/devrt",
 	"/shared/app\n", // the all-in-one App of dev mode and the CLI
 	"testing",
+	// The JSON Schema library: tests prove with it that every generated
+	// schema is valid JSON Schema and that the executor's own check agrees
+	// with it; its package init compiles the drafts' meta-schemas, which
+	// cost several milliseconds at every cold start.
+	"santhosh-tekuri/jsonschema",
 }
 
 // notFor lists what a function does not use and so must not link.
@@ -33,7 +38,7 @@ var notFor = map[string][]string{
 	"rocketchat-webhook": {
 		"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai",
 		"shared/adapters/nextcloud", "shared/adapters/collabora", "shared/adapters/s3blob",
-		"service/s3", "santhosh-tekuri/jsonschema", "shared/tools",
+		"service/s3", "shared/tools",
 	},
 	// Approving runs the staged tool call (Nextcloud and S3 included), but
 	// no model runs here.

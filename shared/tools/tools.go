@@ -1,11 +1,10 @@
 // Package tools runs tool actions: it checks that the agent may use the tool,
-// validates the arguments against the action's JSON schema, asks the staging
+// checks the arguments against the action's declared schema, asks the staging
 // policy, runs the tool, and writes one audit entry per call, whatever the
 // outcome. Model-issued calls and POST /tools/invoke share this path.
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,8 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -78,10 +75,9 @@ type Options struct {
 	Now     func() time.Time
 }
 
-// New reads every tool's spec once. An action's schema is compiled when
-// the action is first called, not here: a cold start pays only for the
-// actions it uses (compiling one checks it against the JSON Schema
-// metaschema, about 60 µs). CompileAll compiles them all at once.
+// New reads every tool's spec once. An action's schema is compiled into
+// its argument check when the action is first called, not here: a cold
+// start pays only for the actions it uses. CompileAll compiles them all.
 func New(o Options) (*Executor, error) {
 	if o.Now == nil {
 		o.Now = time.Now
@@ -123,34 +119,13 @@ type actionSchema struct {
 	name   string
 	params map[string]any
 	once   sync.Once
-	schema *jsonschema.Schema
+	schema *node
 	err    error
 }
 
-func (a *actionSchema) get() (*jsonschema.Schema, error) {
+func (a *actionSchema) get() (*node, error) {
 	a.once.Do(func() { a.schema, a.err = compile(a.name, a.params) })
 	return a.schema, a.err
-}
-
-func compile(name string, params map[string]any) (*jsonschema.Schema, error) {
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return nil, fmt.Errorf("tools: schema of %s: %w", name, err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("tools: schema of %s: %w", name, err)
-	}
-	c := jsonschema.NewCompiler()
-	url := "mem:///" + name + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("tools: schema of %s: %w", name, err)
-	}
-	s, err := c.Compile(url)
-	if err != nil {
-		return nil, fmt.Errorf("tools: schema of %s: %w", name, err)
-	}
-	return s, nil
 }
 
 // Specs lists the tools, sorted by name. With agentID set, only the tools
@@ -283,44 +258,16 @@ func (x *Executor) validate(ctx context.Context, call sb.ToolCall) string {
 		x.log.ErrorContext(ctx, "tool schema does not compile", "err", err, "tool", call.Tool, "action", call.Action)
 		return fmt.Sprintf("args of %s.%s could not be checked; the operator can find details in the logs", call.Tool, call.Action)
 	}
-	args := call.Args
-	if len(bytes.TrimSpace(args)) == 0 {
-		args = []byte("{}")
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	if err != nil {
+	args, ok := parseArgs(call.Args)
+	if !ok {
 		return fmt.Sprintf("args of %s.%s are not valid JSON; send a JSON object", call.Tool, call.Action)
 	}
-	err = schema.Validate(inst)
-	if err == nil {
+	var problems []string
+	schema.check(args, "", &problems)
+	if len(problems) == 0 {
 		return ""
 	}
-	ve, ok := err.(*jsonschema.ValidationError)
-	if !ok {
-		return fmt.Sprintf("args of %s.%s could not be checked", call.Tool, call.Action)
-	}
-	var problems []string
-	collect(ve.BasicOutput(), &problems)
-	if len(problems) == 0 {
-		problems = []string{"they do not match the schema"}
-	}
 	return fmt.Sprintf("args of %s.%s are wrong: %s; see GET /tools for the schema", call.Tool, call.Action, strings.Join(problems, "; "))
-}
-
-func collect(u *jsonschema.OutputUnit, out *[]string) {
-	if u == nil {
-		return
-	}
-	if u.Error != nil && len(u.Errors) == 0 {
-		loc := u.InstanceLocation
-		if loc == "" {
-			loc = "/"
-		}
-		*out = append(*out, fmt.Sprintf("at %s: %s", loc, u.Error.String()))
-	}
-	for i := range u.Errors {
-		collect(&u.Errors[i], out)
-	}
 }
 
 func (x *Executor) auditArgs(raw json.RawMessage) string {

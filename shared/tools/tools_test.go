@@ -490,6 +490,8 @@ func TestNew(t *testing.T) {
 		{"registered twice", []sb.Tool{&echoTool{}, &echoTool{}}, "tools: Echo registered twice", ""},
 		{"schema that does not compile", bad(map[string]any{"type": 5}), "", "tools: schema of Bad.go"},
 		{"schema that cannot be marshalled", bad(map[string]any{"default": func() {}}), "", "tools: schema of Bad.go"},
+		{"keyword the argument check does not implement", bad(map[string]any{"type": "object", "properties": map[string]any{"p": map[string]any{"type": "string", "format": "email"}}}),
+			"", `keyword "format" is not supported`},
 		{"bad regexp in schema", bad(map[string]any{"type": "object", "properties": map[string]any{"p": map[string]any{"type": "string", "pattern": "("}}}),
 			"", "tools: schema of Bad.go"},
 	}

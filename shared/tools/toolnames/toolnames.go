@@ -14,7 +14,6 @@ package toolnames
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -24,7 +23,22 @@ const Separator = "__"
 // MaxLen is the longest function name both APIs accept.
 const MaxLen = 64
 
-var valid = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+// valid tells whether name is 1–64 characters of a-z, A-Z, 0-9, _ and -.
+// A loop, not a regular expression: {1,64} compiles into 64 copies of the
+// character class at every cold start.
+func valid(name string) bool {
+	if len(name) < 1 || len(name) > MaxLen {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // FunctionName is the name under which the action of tool is offered to a
 // model. Check tells whether the providers' APIs accept it.
@@ -50,7 +64,7 @@ func Check(tool, action string) error {
 	switch {
 	case tool == "" || action == "":
 		return fmt.Errorf("tool %q action %q: tool and action names must not be empty", tool, action)
-	case !valid.MatchString(name):
+	case !valid(name):
 		if len(name) > MaxLen {
 			return fmt.Errorf("function name %q is %d characters; models accept at most %d (shorten the tool or action name)", name, len(name), MaxLen)
 		}
@@ -83,7 +97,7 @@ func CallName(tool, action string) string {
 	if action != "" {
 		name = FunctionName(tool, action)
 	}
-	if valid.MatchString(name) {
+	if valid(name) {
 		return name
 	}
 	b := []byte(name)
