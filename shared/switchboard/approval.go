@@ -61,14 +61,14 @@ type Approval struct {
 	// OriginOperator for POST /tools/invoke); the action runs with it.
 	Origin string `json:"origin,omitempty"`
 	Reason string `json:"reason,omitempty"`
-	// Context is opaque JSON the caller attached; a "replyTo" member routes
-	// the follow-up run's answer.
-	Context   json.RawMessage `json:"context,omitempty"`
-	CreatedAt time.Time       `json:"createdAt"`
-	ExpiresAt time.Time       `json:"expiresAt"` // whole seconds; links die with it
-	Status    ApprovalStatus  `json:"status"`
-	DecidedBy string          `json:"decidedBy,omitempty"` // "link", "telegram:<user id>", "expiry"
-	DecidedAt time.Time       `json:"decidedAt,omitzero"`
+	// ReplyTo is where the asking run was woken from; the follow-up run
+	// answers there (nil: the follow-up answers nowhere but the audit).
+	ReplyTo   *ReplyTo       `json:"replyTo,omitempty"`
+	CreatedAt time.Time      `json:"createdAt"`
+	ExpiresAt time.Time      `json:"expiresAt"` // whole seconds; links die with it
+	Status    ApprovalStatus `json:"status"`
+	DecidedBy string         `json:"decidedBy,omitempty"` // "link", "telegram:<user id>", "expiry"
+	DecidedAt time.Time      `json:"decidedAt,omitzero"`
 	// Result is the action's envelope (executed or failed).
 	Result Envelope `json:"result,omitzero"`
 	// ExecRun is the run context the action ran (and was audited) under: a
@@ -156,8 +156,6 @@ func CheckNewApproval(a Approval) error {
 		return E(op, EINVALID, "an approval needs the hex SHA-256 of its args")
 	case !json.Valid(a.Args):
 		return E(op, EINVALID, "an approval's args must be valid JSON")
-	case len(a.Context) > 0 && !json.Valid(a.Context):
-		return E(op, EINVALID, "an approval's context must be valid JSON")
 	case a.CreatedAt.IsZero() || a.ExpiresAt.IsZero():
 		return E(op, EINVALID, "an approval needs a creation and an expiry time")
 	}
@@ -182,7 +180,7 @@ func CheckApprovalTransition(id string, from, to ApprovalStatus) error {
 func ApplyApprovalPatch(cur Approval, to ApprovalStatus, patch func(*Approval)) Approval {
 	next := cur
 	next.Args = bytes.Clone(cur.Args)
-	next.Context = bytes.Clone(cur.Context)
+	next.ReplyTo = cur.ReplyTo.Clone()
 	next.Notice = bytes.Clone(cur.Notice)
 	if patch != nil {
 		patch(&next)

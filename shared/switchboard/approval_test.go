@@ -70,7 +70,6 @@ func TestCheckNewApproval(t *testing.T) {
 		{"upper-case hash", func(a *sb.Approval) { a.ArgsHash = strings.Repeat("0A", 32) }},
 		{"short hash", func(a *sb.Approval) { a.ArgsHash = "0a" }},
 		{"bad args", func(a *sb.Approval) { a.Args = json.RawMessage(`{`) }},
-		{"bad context", func(a *sb.Approval) { a.Context = json.RawMessage(`[`) }},
 		{"no expiry", func(a *sb.Approval) { a.ExpiresAt = time.Time{} }},
 	}
 	for _, tt := range tests {

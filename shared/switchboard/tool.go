@@ -19,6 +19,11 @@ type ToolCall struct {
 	// system itself generates (they bypass approval), "operator" for
 	// calls through the tool API.
 	Origin string `json:"-"`
+	// ReplyTo is where the run that made the call answers (nil for runs
+	// nobody woke from a chat, and for calls from outside a run). Stamped
+	// by the engine like Run; a staged approval keeps it for the
+	// follow-up run.
+	ReplyTo *ReplyTo `json:"-"`
 	// Approved is set only by the approvals flow when it executes a staged
 	// action after a human said yes; ApprovalID and ApprovedBy then name the
 	// approval and who decided, for the audit.

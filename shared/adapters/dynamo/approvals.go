@@ -54,20 +54,24 @@ type Approvals struct{ s *Store }
 func (s *Store) Approvals() *Approvals { return &Approvals{s: s} }
 
 // approvalItem is one approval. Times are timeKey strings (nanoseconds,
-// UTC); Args, Context, Result and Notice are JSON text. ExpiresAt is the TTL
+// UTC); Args, Result and Notice are JSON text, ReplyTo a map. ExpiresAt is the TTL
 // attribute (approval expiry + approvalRetention).
 type approvalItem struct {
-	PK        string   `dynamodbav:"pk"`
-	SK        string   `dynamodbav:"sk"`
-	ID        string   `dynamodbav:"id"`
-	AgentID   string   `dynamodbav:"agentId"`
-	Tool      string   `dynamodbav:"tool"`
-	Action    string   `dynamodbav:"action"`
-	Args      string   `dynamodbav:"args"`
-	ArgsHash  string   `dynamodbav:"argsHash"`
-	Run       runItem  `dynamodbav:"run"`
-	Origin    string   `dynamodbav:"origin,omitempty"`
-	Reason    string   `dynamodbav:"reason,omitempty"`
+	PK       string       `dynamodbav:"pk"`
+	SK       string       `dynamodbav:"sk"`
+	ID       string       `dynamodbav:"id"`
+	AgentID  string       `dynamodbav:"agentId"`
+	Tool     string       `dynamodbav:"tool"`
+	Action   string       `dynamodbav:"action"`
+	Args     string       `dynamodbav:"args"`
+	ArgsHash string       `dynamodbav:"argsHash"`
+	Run      runItem      `dynamodbav:"run"`
+	Origin   string       `dynamodbav:"origin,omitempty"`
+	Reason   string       `dynamodbav:"reason,omitempty"`
+	ReplyTo  *replyToItem `dynamodbav:"replyTo,omitempty"`
+	// Context is how approvals stored before ReplyTo was typed kept it:
+	// JSON {"replyTo":{…}}. Only read (an approval lives at most its TTL
+	// plus the retention).
 	Context   string   `dynamodbav:"context,omitempty"`
 	CreatedAt string   `dynamodbav:"createdAt"`
 	Expires   string   `dynamodbav:"expires"`
@@ -85,6 +89,41 @@ type runItem struct {
 	ParentRunID string `dynamodbav:"parentRunId,omitempty"`
 	RootRunID   string `dynamodbav:"rootRunId,omitempty"`
 	AgentID     string `dynamodbav:"agentId,omitempty"`
+}
+
+// replyToItem is an approval's reply destination; empty fields are left out.
+type replyToItem struct {
+	TelegramChatID string `dynamodbav:"telegramChatId,omitempty"`
+	RoomID         string `dynamodbav:"roomId,omitempty"`
+	RoomName       string `dynamodbav:"roomName,omitempty"`
+	RoomType       string `dynamodbav:"roomType,omitempty"`
+	ThreadID       string `dynamodbav:"threadId,omitempty"`
+}
+
+func toReplyToItem(r *switchboard.ReplyTo) *replyToItem {
+	if r == nil || *r == (switchboard.ReplyTo{}) {
+		return nil
+	}
+	return &replyToItem{TelegramChatID: r.TelegramChatID, RoomID: r.RoomID, RoomName: r.RoomName, RoomType: r.RoomType, ThreadID: r.ThreadID}
+}
+
+func (r *replyToItem) replyTo() *switchboard.ReplyTo {
+	if r == nil || *r == (replyToItem{}) {
+		return nil
+	}
+	return &switchboard.ReplyTo{TelegramChatID: r.TelegramChatID, RoomID: r.RoomID, RoomName: r.RoomName, RoomType: r.RoomType, ThreadID: r.ThreadID}
+}
+
+// legacyReplyTo reads the reply destination of an approval stored with the
+// old opaque context; nil when it names none or is not JSON.
+func legacyReplyTo(raw string) *switchboard.ReplyTo {
+	var c struct {
+		ReplyTo *switchboard.ReplyTo `json:"replyTo"`
+	}
+	if json.Unmarshal([]byte(raw), &c) != nil || c.ReplyTo == nil || *c.ReplyTo == (switchboard.ReplyTo{}) {
+		return nil
+	}
+	return c.ReplyTo
 }
 
 // openItem is one entry of the open-approvals index.
@@ -108,7 +147,7 @@ func toApprovalItem(a switchboard.Approval) (map[string]types.AttributeValue, er
 	it := approvalItem{
 		PK: pk, SK: sk, ID: a.ID, AgentID: a.AgentID, Tool: a.Tool, Action: a.Action,
 		Args: string(a.Args), ArgsHash: a.ArgsHash, Run: toRunItem(a.Run), Origin: a.Origin,
-		Reason: a.Reason, Context: string(a.Context),
+		Reason: a.Reason, ReplyTo: toReplyToItem(a.ReplyTo),
 		CreatedAt: timeKey(a.CreatedAt), Expires: timeKey(a.ExpiresAt), Status: string(a.Status),
 		DecidedBy: a.DecidedBy, Notice: string(a.Notice),
 		ExpiresAt: a.ExpiresAt.Add(approvalRetention).Unix(),
@@ -140,8 +179,9 @@ func fromApprovalItem(av map[string]types.AttributeValue) (switchboard.Approval,
 		Args: json.RawMessage(it.Args), ArgsHash: it.ArgsHash, Run: it.Run.run(), Origin: it.Origin,
 		Reason: it.Reason, Status: switchboard.ApprovalStatus(it.Status), DecidedBy: it.DecidedBy,
 	}
-	if it.Context != "" {
-		a.Context = json.RawMessage(it.Context)
+	a.ReplyTo = it.ReplyTo.replyTo()
+	if a.ReplyTo == nil && it.Context != "" {
+		a.ReplyTo = legacyReplyTo(it.Context)
 	}
 	if it.Notice != "" {
 		a.Notice = json.RawMessage(it.Notice)

@@ -138,3 +138,53 @@ func TestListOpenRemovesStrayIndexItems(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// The reply destination is a map of typed attributes; an approval stored
+// before that, with the opaque JSON context, still routes its follow-up
+// (through its decision too).
+func TestApprovalReplyToIsTypedAndOldContextIsRead(t *testing.T) {
+	s, raw := newRawState(t)
+	ctx := t.Context()
+	at := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	a := storetest.SampleApproval("typed", at, time.Hour)
+	if err := s.Approvals().Create(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	item := raw.item(t, "approval#typed", "-")
+	to, ok := item["replyTo"].(*types.AttributeValueMemberM)
+	if !ok {
+		t.Fatalf("replyTo is %T, want a map", item["replyTo"])
+	}
+	if th, _ := to.Value["threadId"].(*types.AttributeValueMemberS); th == nil || th.Value != a.ReplyTo.ThreadID {
+		t.Errorf("replyTo.threadId = %v, want %q", to.Value["threadId"], a.ReplyTo.ThreadID)
+	}
+	if _, ok := item["context"]; ok {
+		t.Error("a new approval still writes the old context attribute")
+	}
+
+	// An old row: context JSON, no replyTo.
+	old := storetest.SampleApproval("legacy", at, time.Hour)
+	old.ReplyTo = nil
+	if err := s.Approvals().Create(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	_, err := raw.c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &raw.table,
+		Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: "approval#legacy"}, "sk": &types.AttributeValueMemberS{Value: "-"}},
+		UpdateExpression:         aws.String("SET #c = :c"),
+		ExpressionAttributeNames: map[string]string{"#c": "context"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":c": &types.AttributeValueMemberS{Value: `{"replyTo":{"roomId":"rFinanz","roomName":"finanz-team","threadId":"th1"}}`}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := switchboard.ReplyTo{RoomID: "rFinanz", RoomName: "finanz-team", ThreadID: "th1"}
+	got, err := s.Approvals().Get(ctx, "legacy")
+	if err != nil || got.ReplyTo == nil || *got.ReplyTo != want {
+		t.Fatalf("old row: ReplyTo %+v (err %v), want %+v", got.ReplyTo, err, want)
+	}
+	got, err = s.Approvals().Transition(ctx, "legacy", switchboard.ApprovalPending, switchboard.ApprovalApproved, nil)
+	if err != nil || got.ReplyTo == nil || *got.ReplyTo != want {
+		t.Fatalf("old row after a decision: ReplyTo %+v (err %v), want %+v", got.ReplyTo, err, want)
+	}
+}

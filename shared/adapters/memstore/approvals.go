@@ -32,10 +32,10 @@ func NewApprovals() *Approvals { return &Approvals{} }
 // like a DynamoDB round trip.
 func stored(a switchboard.Approval) switchboard.Approval {
 	a.Args = bytes.Clone(a.Args)
-	a.Context = bytes.Clone(a.Context)
 	a.Notice = bytes.Clone(a.Notice)
-	if len(a.Context) == 0 {
-		a.Context = nil
+	a.ReplyTo = a.ReplyTo.Clone()
+	if a.ReplyTo != nil && *a.ReplyTo == (switchboard.ReplyTo{}) {
+		a.ReplyTo = nil
 	}
 	if len(a.Notice) == 0 {
 		a.Notice = nil

@@ -24,7 +24,7 @@ func SampleApproval(id string, created time.Time, ttl time.Duration) sb.Approval
 		Args: args, ArgsHash: hash,
 		Run:    sb.RunContext{RunID: "run-" + id, ParentRunID: "parent-" + id, RootRunID: "root-" + id, AgentID: "hermes"},
 		Origin: sb.OriginAgent, Reason: "the report is outdated",
-		Context:   json.RawMessage(`{"replyTo":{"roomId":"r1"}}`),
+		ReplyTo:   &sb.ReplyTo{RoomID: "r1", RoomName: "finanz-team", RoomType: "p", ThreadID: "th1"},
 		CreatedAt: created, ExpiresAt: created.Add(ttl).Truncate(time.Second),
 		Status: sb.ApprovalPending,
 	}
@@ -61,6 +61,30 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) sb.ApprovalStore
 		sameApproval(t, "Get after Create", got, utcApproval(a))
 	})
 
+	// The reply destination is typed: every field comes back as it went
+	// in, whichever channel, through decisions too; none is none.
+	t.Run("ReplyToRoundTrip", func(t *testing.T) {
+		s, ctx := newStore(t), t.Context()
+		for id, to := range map[string]*sb.ReplyTo{
+			"rc-thread": {RoomID: "r1", RoomName: "finanz-team", RoomType: "p", ThreadID: "th1"},
+			"rc-room":   {RoomID: "r2", RoomName: "general", RoomType: "c"},
+			"telegram":  {TelegramChatID: "-100123456789"},
+			"none":      nil,
+		} {
+			a := SampleApproval(id, base, time.Hour)
+			a.ReplyTo = to
+			noErr(t, "Create "+id, s.Create(ctx, a))
+			got, err := s.Get(ctx, id)
+			noErr(t, "Get "+id, err)
+			sameApproval(t, "Get "+id, got, utcApproval(a))
+			got, err = s.Transition(ctx, id, sb.ApprovalPending, sb.ApprovalDenied, func(x *sb.Approval) { x.DecidedBy = "link" })
+			noErr(t, "Transition "+id, err)
+			if !reflect.DeepEqual(got.ReplyTo, to) {
+				t.Errorf("%s: ReplyTo after a decision = %+v, want %+v", id, got.ReplyTo, to)
+			}
+		}
+	})
+
 	t.Run("CreateTwiceConflicts", func(t *testing.T) {
 		s, ctx := newStore(t), t.Context()
 		a := SampleApproval("dup", base, time.Hour)
@@ -83,14 +107,13 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) sb.ApprovalStore
 	t.Run("CreateInvalid", func(t *testing.T) {
 		s, ctx := newStore(t), t.Context()
 		for name, mod := range map[string]func(*sb.Approval){
-			"id with a slash":  func(a *sb.Approval) { a.ID = "a/b" },
-			"id too long":      func(a *sb.Approval) { a.ID = "abcdefghijklmnopqrstuvw" },
-			"no agent":         func(a *sb.Approval) { a.AgentID = "" },
-			"not pending":      func(a *sb.Approval) { a.Status = sb.ApprovalApproved },
-			"no hash":          func(a *sb.Approval) { a.ArgsHash = "" },
-			"args not JSON":    func(a *sb.Approval) { a.Args = json.RawMessage(`{`) },
-			"context not JSON": func(a *sb.Approval) { a.Context = json.RawMessage(`nope`) },
-			"no expiry":        func(a *sb.Approval) { a.ExpiresAt = time.Time{} },
+			"id with a slash": func(a *sb.Approval) { a.ID = "a/b" },
+			"id too long":     func(a *sb.Approval) { a.ID = "abcdefghijklmnopqrstuvw" },
+			"no agent":        func(a *sb.Approval) { a.AgentID = "" },
+			"not pending":     func(a *sb.Approval) { a.Status = sb.ApprovalApproved },
+			"no hash":         func(a *sb.Approval) { a.ArgsHash = "" },
+			"args not JSON":   func(a *sb.Approval) { a.Args = json.RawMessage(`{`) },
+			"no expiry":       func(a *sb.Approval) { a.ExpiresAt = time.Time{} },
 		} {
 			a := SampleApproval("bad", base, time.Hour)
 			mod(&a)

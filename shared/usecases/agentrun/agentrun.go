@@ -114,10 +114,28 @@ type Call struct {
 // is not executed; the loop guard ends the run instead.
 const loopLimit = 3
 
+// Start is what one run begins with.
+type Start struct {
+	// Wake is the first user message, already framed as untrusted where it
+	// carries others' text.
+	Wake string
+	// Parent is nil for a run a human or schedule started.
+	Parent *sb.RunContext
+	// ReplyTo is where a run woken from a chat answers; every tool call of
+	// the run carries it (a staged approval keeps it for the follow-up).
+	ReplyTo *sb.ReplyTo
+}
+
 // Run executes one run of agent on wake (already framed as untrusted where it
 // carries others' text). parent is nil for a run a human or schedule started.
 // The receipt is written even when the model fails.
 func (e *Engine) Run(ctx context.Context, agent Agent, wake string, parent *sb.RunContext) (Result, error) {
+	return e.Start(ctx, agent, Start{Wake: wake, Parent: parent})
+}
+
+// Start executes one run of agent as st says; see Run.
+func (e *Engine) Start(ctx context.Context, agent Agent, st Start) (Result, error) {
+	wake, parent := st.Wake, st.Parent
 	now := e.now()
 	res := Result{Run: sb.NewRun(agent.ID, parent, now)}
 	rec := sb.Receipt{Run: res.Run, AgentID: agent.ID, Provider: agent.Provider, Model: agent.ModelName, StartedAt: now.UTC()}
@@ -161,7 +179,7 @@ loop:
 				break loop
 			}
 			env := e.Tools.Invoke(ctx, sb.ToolCall{AgentID: agent.ID, Tool: tc.Tool, Action: tc.Action,
-				Args: tc.Args, Run: res.Run, Origin: sb.OriginAgent})
+				Args: tc.Args, Run: res.Run, Origin: sb.OriginAgent, ReplyTo: st.ReplyTo.Clone()})
 			args := tc.Args
 			if !json.Valid(args) {
 				args = nil // a model's broken JSON must not break the result's own encoding

@@ -486,3 +486,36 @@ func TestPricingCost(t *testing.T) {
 		})
 	}
 }
+
+// Every tool call of a run woken from a chat carries where the run
+// answers (a staged approval keeps it); a run nobody woke carries none.
+func TestStartStampsReplyTo(t *testing.T) {
+	to := &sb.ReplyTo{RoomID: "rFinanz", RoomName: "finanz-team", RoomType: "p", ThreadID: "th1"}
+	inv := &recInvoker{}
+	e, _ := newEngine(inv, memstore.New())
+	m := &stepModel{steps: []step{
+		calls(10, 5, call("c1", "Workspace", "write", `{"path":"a.md"}`), call("c2", "RocketChat", "send_file", `{"path":"a.md"}`)),
+		answer("done", 10, 5),
+	}}
+	if _, err := e.Start(context.Background(), agent(m), agentrun.Start{Wake: "hi", ReplyTo: to}); err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.calls) != 2 {
+		t.Fatalf("%d tool calls, want 2", len(inv.calls))
+	}
+	for _, c := range inv.calls {
+		if c.ReplyTo == nil || *c.ReplyTo != *to {
+			t.Errorf("%s.%s ReplyTo = %+v, want %+v", c.Tool, c.Action, c.ReplyTo, to)
+		}
+	}
+
+	inv = &recInvoker{}
+	e, _ = newEngine(inv, memstore.New())
+	m = &stepModel{steps: []step{calls(10, 5, call("c1", "Workspace", "write", `{"path":"a.md"}`)), answer("done", 10, 5)}}
+	if _, err := e.Run(context.Background(), agent(m), "hi", nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.calls) != 1 || inv.calls[0].ReplyTo != nil {
+		t.Errorf("a run nobody woke: calls %+v, want one without ReplyTo", inv.calls)
+	}
+}

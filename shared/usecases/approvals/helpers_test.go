@@ -220,8 +220,9 @@ func deleteCall() sb.ToolCall {
 // stage stages deleteCall and returns the stored approval and its links.
 func (e *env) stage(t *testing.T) (approvals.Approval, approvals.Request) {
 	t.Helper()
-	ctx := approvals.WithContext(t.Context(), json.RawMessage(`{"replyTo":{"roomId":"rFinanz","threadId":"th1"}}`))
-	envl, err := e.svc.Stage(ctx, deleteCall(), "the Q1 report is outdated")
+	call := deleteCall()
+	call.ReplyTo = &sb.ReplyTo{RoomID: "rFinanz", RoomName: "finanz-team", ThreadID: "th1"}
+	envl, err := e.svc.Stage(t.Context(), call, "the Q1 report is outdated")
 	if err != nil {
 		t.Fatalf("Stage: %v", err)
 	}

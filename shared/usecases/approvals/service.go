@@ -25,10 +25,9 @@ const (
 	// action: Lambda stops every invocation after at most 15 minutes.
 	DefaultStuckAfter = 20 * time.Minute
 
-	maxArgs    = 64 << 10 // staged args; an approval item stays far below DynamoDB's 400 KB
-	maxReason  = 2000
-	maxContext = 4 << 10
-	maxResult  = 32 << 10 // stored envelope JSON; larger results keep status and a preview
+	maxArgs   = 64 << 10 // staged args; an approval item stays far below DynamoDB's 400 KB
+	maxReason = 2000
+	maxResult = 32 << 10 // stored envelope JSON; larger results keep status and a preview
 	// JobSource is wake.Job.Source of follow-up runs.
 	JobSource = "approval"
 	// DecidedByLink is Approval.DecidedBy for a decision through a link.
@@ -120,16 +119,6 @@ func New(o Options) (*Service, error) {
 	return s, nil
 }
 
-type contextKey struct{}
-
-// WithContext attaches opaque JSON to ctx; Stage stores it as the
-// approval's Context (at most 4 KB, else it is dropped with a warning). A
-// "replyTo" member in wake.ReplyTo's shape makes the follow-up run answer
-// there: WithContext(ctx, json.RawMessage(`{"replyTo":{"roomId":"…"}}`)).
-func WithContext(ctx context.Context, raw json.RawMessage) context.Context {
-	return context.WithValue(ctx, contextKey{}, raw)
-}
-
 // Link is the URL that shows the confirmation page for decision d. The
 // token in it is a credential: hand it to the Notifier only.
 func (s *Service) Link(a Approval, d Decision) string {
@@ -171,7 +160,7 @@ func (s *Service) Stage(ctx context.Context, call sb.ToolCall, reason string) (s
 		ID: NewID(), AgentID: call.AgentID, Tool: call.Tool, Action: call.Action,
 		Args: append(json.RawMessage(nil), args...), ArgsHash: hash,
 		Run: call.Run, Origin: call.Origin, Reason: scrub.Cap(reason, maxReason),
-		Context:   s.stagedContext(ctx, call),
+		ReplyTo:   call.ReplyTo.Clone(),
 		CreatedAt: now, ExpiresAt: now.Add(s.ttl).Truncate(time.Second),
 		Status: StatusPending,
 	}
@@ -199,20 +188,6 @@ func (s *Service) Stage(ctx context.Context, call sb.ToolCall, reason string) (s
 	return sb.Envelope{Status: sb.OutcomePending, Data: map[string]any{
 		"approval_id": a.ID, "expires": expires, "human_notified": nerr == nil, "message": msg,
 	}}, nil
-}
-
-// stagedContext is the caller's WithContext JSON, if it is usable.
-func (s *Service) stagedContext(ctx context.Context, call sb.ToolCall) json.RawMessage {
-	raw, _ := ctx.Value(contextKey{}).(json.RawMessage)
-	if len(raw) == 0 {
-		return nil
-	}
-	if len(raw) > maxContext || !json.Valid(raw) {
-		s.log.WarnContext(ctx, "approval context dropped: not JSON or over 4 KB",
-			"agent", call.AgentID, "tool", call.Tool, "action", call.Action, "runId", call.Run.RunID)
-		return nil
-	}
-	return append(json.RawMessage(nil), raw...)
 }
 
 // recordNotice stores the Notifier's reference. A human may have decided
@@ -592,18 +567,13 @@ func informedText(a Approval, informed bool) string {
 	return " " + a.AgentID + " could not be told right now; the outcome is recorded."
 }
 
-// replyTo reads the follow-up's answer route from the approval's Context.
+// replyTo is where the follow-up run answers: where the asking run was
+// woken from, if anywhere.
 func replyTo(a Approval) *wake.ReplyTo {
-	if len(a.Context) == 0 {
+	if !a.ReplyTo.Routable() {
 		return nil
 	}
-	var c struct {
-		ReplyTo *wake.ReplyTo `json:"replyTo"`
-	}
-	if json.Unmarshal(a.Context, &c) != nil || c.ReplyTo == nil || c.ReplyTo.RoomID == "" {
-		return nil
-	}
-	return c.ReplyTo
+	return a.ReplyTo.Clone()
 }
 
 // ExpireDue closes what nobody will finish (the approvals-expire job):

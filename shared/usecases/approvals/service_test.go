@@ -3,6 +3,7 @@ package approvals_test
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -32,9 +33,9 @@ func TestNewChecksOptions(t *testing.T) {
 
 func TestStage(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e *env) {
-		ctx := approvals.WithContext(t.Context(), json.RawMessage(`{"replyTo":{"roomId":"rFinanz"}}`))
 		call := deleteCall()
-		envl, err := e.svc.Stage(ctx, call, "the Q1 report is outdated")
+		call.ReplyTo = &sb.ReplyTo{RoomID: "rFinanz", RoomType: "p"}
+		envl, err := e.svc.Stage(t.Context(), call, "the Q1 report is outdated")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +62,7 @@ func TestStage(t *testing.T) {
 		if string(a.Args) != string(call.Args) || a.ArgsHash != wantHash || a.Run != requestingRun || a.AgentID != "hermes" ||
 			a.Reason != "the Q1 report is outdated" || a.Status != approvals.StatusPending || a.Origin != sb.OriginAgent ||
 			!a.CreatedAt.Equal(e.clock.Now()) || !a.ExpiresAt.Equal(time.Date(2026, 3, 15, 9, 26, 53, 0, time.UTC)) ||
-			string(a.Context) != `{"replyTo":{"roomId":"rFinanz"}}` || string(a.Notice) != `{"chatId":"123456789","messageId":4711}` {
+			a.ReplyTo == nil || *a.ReplyTo != (sb.ReplyTo{RoomID: "rFinanz", RoomType: "p"}) || string(a.Notice) != `{"chatId":"123456789","messageId":4711}` {
 			j, _ := json.Marshal(a)
 			t.Fatalf("stored approval %s", j)
 		}
@@ -451,6 +452,49 @@ func TestStuckApprovedIsClosedNotRerun(t *testing.T) {
 			t.Fatalf("jobs %+v", j)
 		}
 	})
+}
+
+// The follow-up run answers where the asking run was woken from, whatever
+// the channel and whatever the decision; a run nobody woke from a chat
+// gets a follow-up that answers nowhere.
+func TestFollowUpAnswersWhereTheRunWasWoken(t *testing.T) {
+	tests := []struct {
+		name    string
+		replyTo *sb.ReplyTo
+		want    *sb.ReplyTo
+	}{
+		{"rocket.chat thread", &sb.ReplyTo{RoomID: "rFinanz", RoomName: "finanz-team", RoomType: "p", ThreadID: "th1"},
+			&sb.ReplyTo{RoomID: "rFinanz", RoomName: "finanz-team", RoomType: "p", ThreadID: "th1"}},
+		{"telegram chat", &sb.ReplyTo{TelegramChatID: "-100123"}, &sb.ReplyTo{TelegramChatID: "-100123"}},
+		{"not woken from a chat", nil, nil},
+		{"nowhere to answer", &sb.ReplyTo{RoomName: "finanz-team"}, nil},
+	}
+	for _, tt := range tests {
+		for _, d := range []approvals.Decision{approvals.Approve, approvals.Deny} {
+			t.Run(tt.name+"/"+string(d), func(t *testing.T) {
+				eachBackend(t, func(t *testing.T, e *env) {
+					call := deleteCall()
+					call.ReplyTo = tt.replyTo.Clone()
+					envl, err := e.svc.Stage(t.Context(), call, "")
+					if err != nil {
+						t.Fatal(err)
+					}
+					id := envl.Data["approval_id"].(string)
+					a, _ := e.store.Get(t.Context(), id)
+					if o, err := e.svc.DecideByLink(t.Context(), id, string(d), e.signer.Token(id, string(d), a.ArgsHash, a.ExpiresAt)); err != nil || !o.AgentInformed {
+						t.Fatalf("outcome %+v, %v", o, err)
+					}
+					jobs := e.waker.Jobs()
+					if len(jobs) != 1 {
+						t.Fatalf("%d follow-up jobs, want 1", len(jobs))
+					}
+					if got := jobs[0].ReplyTo; !reflect.DeepEqual(got, tt.want) {
+						t.Errorf("follow-up ReplyTo = %+v, want %+v", got, tt.want)
+					}
+				})
+			})
+		}
+	}
 }
 
 func TestOperatorCallsWakeNoAgent(t *testing.T) {

@@ -46,16 +46,9 @@ type Pending struct {
 	Edited bool `json:"edited,omitempty"`
 }
 
-// ReplyTo is where the run's final answer goes.
-type ReplyTo struct {
-	// TelegramChatID, when set, sends the answer to that Telegram chat
-	// instead of Rocket.Chat (a message that came in over Telegram).
-	TelegramChatID string `json:"telegramChatId,omitempty"`
-	RoomID         string `json:"roomId,omitempty"`
-	RoomName       string `json:"roomName,omitempty"`
-	RoomType       string `json:"roomType,omitempty"` // c, p or d: for links to the room
-	ThreadID       string `json:"threadId,omitempty"`
-}
+// ReplyTo is where the run's final answer goes (the domain's type: approvals
+// keep it for the follow-up run).
+type ReplyTo = sb.ReplyTo
 
 // Dispatcher hands a job to a worker and returns at once. It returns
 // EUNAVAILABLE when the job could not be queued (the caller answers 503 or

@@ -7,7 +7,6 @@ package agents
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -21,7 +20,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
-	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
@@ -113,10 +111,7 @@ func (g *Agents) runJob(ctx context.Context, job wake.Job) (agentrun.Result, err
 		return agentrun.Result{Outcome: wake.OutcomeBudget}, err
 	}
 	// The worker gave ctx the run's deadline.
-	if job.ReplyTo != nil {
-		ctx = replyContext(ctx, job.ReplyTo)
-	}
-	return g.Engine.Run(ctx, ag, job.Text, job.Parent)
+	return g.Engine.Start(ctx, ag, agentrun.Start{Wake: job.Text, Parent: job.Parent, ReplyTo: job.ReplyTo})
 }
 
 func (g *Agents) agent(id string) (agentrun.Agent, error) {
@@ -164,13 +159,3 @@ func (g *Agents) model(m swcfg.Model, c *swcfg.Agent) (agentrun.Model, error) {
 // modelHTTP allows slow model answers (local models can take minutes); the
 // run's own timeout bounds the whole run.
 var modelHTTP = &http.Client{Timeout: 5 * time.Minute}
-
-// replyContext lets a staged approval remember where its follow-up run
-// should answer.
-func replyContext(ctx context.Context, to *wake.ReplyTo) context.Context {
-	raw, err := json.Marshal(map[string]any{"replyTo": to})
-	if err != nil {
-		return ctx
-	}
-	return approvals.WithContext(ctx, raw)
-}
