@@ -1,6 +1,6 @@
 // Package wake turns chat traffic into agent runs: the wake rules, the
-// wake message, the Rocket.Chat webhook receiver and poll job
-// , and the worker that runs one woken agent at a time and sends
+// wake message, the Rocket.Chat webhook receiver and poll job, and the
+// worker that runs one woken agent at a time and sends
 // its final answer back to where the conversation happened.
 package wake
 
