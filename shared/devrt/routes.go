@@ -2,6 +2,7 @@ package devrt
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"runtime"
 	"runtime/debug"
@@ -61,6 +62,7 @@ func Handler(a *app.App, env *Env) (http.Handler, error) {
 			httpapi.WriteError(w, r, a.Log(), err)
 			return
 		}
+		w.Header().Set(httpapi.HeaderRunID, res.Run.RunID)
 		httpapi.WriteJSON(w, http.StatusOK, res)
 	})
 	mux.HandleFunc("GET /dev/chains/{root}", func(w http.ResponseWriter, r *http.Request) {
@@ -85,7 +87,40 @@ func Handler(a *app.App, env *Env) (http.Handler, error) {
 		}
 		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"jobs": a.Jobs().Names(), "lastRuns": runs})
 	})
-	return httpapi.Serve(mux, a.Log(), a.Scrubber()), nil
+	return logRequests(httpapi.Serve(mux, a.Log(), a.Scrubber()), a.Log()), nil
+}
+
+// logRequests writes one log line per request of the dev listener: method,
+// path, status, duration (and the run id when the answer names one).
+func logRequests(h http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		attrs := []any{"method", r.Method, "path", r.URL.Path, "status", rec.status,
+			"durationMs", float64(time.Since(start).Microseconds()) / 1000}
+		if id := rec.Header().Get(httpapi.HeaderRunID); id != "" {
+			attrs = append(attrs, "runId", id)
+		}
+		log.InfoContext(r.Context(), "request", attrs...)
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Flush keeps streaming answers streaming.
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 type component struct {

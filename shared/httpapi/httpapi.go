@@ -205,3 +205,7 @@ func RequireIAM(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// HeaderRunID names the agent run an answer belongs to (set by routes that
+// start a run), for request logs and callers that want to follow the chain.
+const HeaderRunID = "X-Switchboard-Run-Id"
