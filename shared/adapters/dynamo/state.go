@@ -95,18 +95,8 @@ func (s *Store) LastRuns(ctx context.Context) ([]switchboard.JobRun, error) {
 		},
 	}
 	runs := []switchboard.JobRun{}
-	err := s.query(ctx, op, in, func(av map[string]types.AttributeValue) error {
-		var it jobItem
-		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-			return err
-		}
-		r, err := fromJobItem(it)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, r)
-		return nil
-	})
+	err := queryItems(ctx, s, op, in, fromJobItem,
+		func(r switchboard.JobRun) { runs = append(runs, r) })
 	if err != nil {
 		return nil, err
 	}
