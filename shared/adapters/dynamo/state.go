@@ -110,7 +110,7 @@ func (s *Store) LastRuns(ctx context.Context) ([]switchboard.JobRun, error) {
 // an empty key or one longer than 1,024 bytes.
 func (s *Store) Claim(ctx context.Context, key string, expires time.Time) (bool, error) {
 	const op = "markers.claim"
-	if err := checkKey(op, "marker", key); err != nil {
+	if err := switchboard.CheckStateKey(op, "marker", key); err != nil {
 		return false, err
 	}
 	now := s.now()
@@ -136,7 +136,7 @@ func (s *Store) Claim(ctx context.Context, key string, expires time.Time) (bool,
 // duplicate. Unclaiming a missing key is fine.
 func (s *Store) Unclaim(ctx context.Context, key string) error {
 	const op = "markers.unclaim"
-	if err := checkKey(op, "marker", key); err != nil {
+	if err := switchboard.CheckStateKey(op, "marker", key); err != nil {
 		return err
 	}
 	return s.del(ctx, op, s.state, itemKey(markerKey(key)), condition{})
