@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/platform/retryafter"
-	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -79,13 +78,7 @@ func (c *Client) readServerError(body []byte) serverError {
 	if text == "" {
 		text = env.messageText() // pre-8.0 401 and Restivus bodies
 	}
-	text = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, text)
-	se.reason = scrub.Cap(c.scrubber.String(strings.TrimSpace(text)), maxServerText)
+	se.reason = c.scrubber.ServerText(text, maxServerText)
 	return se
 }
 

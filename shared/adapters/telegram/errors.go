@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/platform/retryafter"
-	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -138,14 +137,7 @@ func (c *Client) failure(cl call, resp *http.Response, env *envelope, err error)
 // reason is Telegram's description made safe to pass on: control
 // characters out, the token masked, capped.
 func (c *Client) reason(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-	s = strings.ReplaceAll(s, c.token, "<redacted>")
-	return scrub.Cap(c.scrubber.String(strings.TrimSpace(s)), maxServerText)
+	return c.scrubber.ServerText(strings.ReplaceAll(s, c.token, "<redacted>"), maxServerText)
 }
 
 // retryAfter is the wait after a 429: parameters.retry_after (seconds),
