@@ -100,6 +100,16 @@ func (c *invocation) remote(name string, v *string) (string, error) {
 	return c.scope.resolve(name, *v)
 }
 
+// pathArg decodes the arguments of an action that takes one required path
+// and resolves it.
+func (c *invocation) pathArg() (string, error) {
+	var a pathArgs
+	if err := c.decodeArgs(&a); err != nil {
+		return "", err
+	}
+	return c.remote("path", a.Path)
+}
+
 // remoteOr resolves an optional Nextcloud path argument; nil is the root.
 func (c *invocation) remoteOr(name string, v *string) (string, error) {
 	if v == nil {
