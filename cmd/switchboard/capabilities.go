@@ -19,18 +19,25 @@ import (
 // what is missing.
 var errMissing = errors.New("missing capabilities")
 
+// loadConfig loads the file --config names, else $SWITCHBOARD_CONFIG's,
+// else switchboard.example.yaml (secrets from the environment), for the
+// commands that need only the config.
+func loadConfig(ctx context.Context, path string) (*swcfg.Config, error) {
+	if path == "" {
+		path = os.Getenv(deploy.EnvConfig)
+	}
+	if path == "" {
+		path = "switchboard.example.yaml"
+	}
+	return swcfg.Load(ctx, path, nil)
+}
+
 // capabilities prints what the agent's Nextcloud offers: version,
 // sharing knobs, chunking, versioning, trash and quota. It needs only the
 // config (no DynamoDB, no S3). With check, it names every missing feature and
 // fails.
 func capabilities(ctx context.Context, configPath, agentID, check string, out io.Writer) error {
-	if configPath == "" {
-		configPath = os.Getenv(deploy.EnvConfig)
-	}
-	if configPath == "" {
-		configPath = "switchboard.example.yaml"
-	}
-	cfg, err := swcfg.Load(ctx, configPath, nil)
+	cfg, err := loadConfig(ctx, configPath)
 	if err != nil {
 		return err
 	}

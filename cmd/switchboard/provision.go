@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"time"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
-	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
-	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/usecases/provision"
 )
 
@@ -25,13 +22,7 @@ func provisionAgent(ctx context.Context, configPath, username, name, email, stor
 	if username == "" || email == "" {
 		return usageError("provision-agent needs --username and --email")
 	}
-	if configPath == "" {
-		configPath = os.Getenv(deploy.EnvConfig)
-	}
-	if configPath == "" {
-		configPath = "switchboard.example.yaml"
-	}
-	cfg, err := swcfg.Load(ctx, configPath, nil)
+	cfg, err := loadConfig(ctx, configPath)
 	if err != nil {
 		return err
 	}

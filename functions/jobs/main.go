@@ -1,22 +1,10 @@
-// Command jobs is the jobs Lambda (see shared/platform/deploy): env → builder → lambda.Start.
+// Command jobs is the jobs Lambda (see shared/platform/deploy): env → builder → lambdamain.Start.
 // The builder (shared/app/act) links only what this function uses.
 package main
 
 import (
-	"context"
-	"fmt"
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/switchboard-dev/switchboard/shared/app/act"
+	"github.com/switchboard-dev/switchboard/shared/platform/lambdamain"
 )
 
-func main() {
-	h, err := act.Jobs(context.Background(), os.Getenv)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "jobs:", err)
-		os.Exit(1)
-	}
-	lambda.Start(h)
-}
+func main() { lambdamain.Start("jobs", act.Jobs) }

@@ -219,3 +219,46 @@ func (w *WakeClaims) Release(ctx context.Context, key, owner string) error {
 	})
 	return err
 }
+
+// The state stores take marker, counter, KV and lease keys and lease
+// holders of 1 to MaxStateKey bytes and KV values of 1 to MaxStateValue
+// bytes: state is small (a KV write costs a few WCU at most), and a key with
+// its store's prefix stays well under DynamoDB's 2,048-byte partition-key
+// limit. Every store checks with the
+// functions below, so that they refuse the same calls with the same words.
+const (
+	MaxStateKey   = 1024
+	MaxStateValue = 64 << 10
+)
+
+// CheckStateKey is EINVALID for an empty key or one longer than
+// MaxStateKey; kind names the key in the message ("marker", "counter",
+// "KV", "lease").
+func CheckStateKey(op, kind, key string) error {
+	if key == "" || len(key) > MaxStateKey {
+		return E(op, EINVALID, "a "+kind+" key must be 1 to 1024 bytes long")
+	}
+	return nil
+}
+
+// CheckKVValue checks a KV key and the value to store under it.
+func CheckKVValue(op, key, value string) error {
+	if err := CheckStateKey(op, "KV", key); err != nil {
+		return err
+	}
+	if value == "" || len(value) > MaxStateValue {
+		return E(op, EINVALID, "a value must be 1 to 65536 bytes long")
+	}
+	return nil
+}
+
+// CheckLease checks a lease key and its holder.
+func CheckLease(op, key, holder string) error {
+	if err := CheckStateKey(op, "lease", key); err != nil {
+		return err
+	}
+	if holder == "" || len(holder) > MaxStateKey {
+		return E(op, EINVALID, "a lease holder must be 1 to 1024 bytes long")
+	}
+	return nil
+}

@@ -28,11 +28,11 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/retryafter"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -268,11 +268,11 @@ func (c *Client) statusError(op string, resp *http.Response, prefix, format, fil
 		return sb.Wrap(op, sb.EUNAUTHORIZED, "the server at collaboraUrl asks for credentials (HTTP 401); Collabora's convert-to needs none, so check collaboraUrl or the proxy in front of it", cause)
 	case status == http.StatusTooManyRequests:
 		e := sb.Wrap(op, sb.ERATELIMITED, "Collabora (or its proxy) is rate limiting conversions (HTTP 429); try again later", cause)
-		e.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		e.RetryAfter = retryafter.Parse(resp.Header.Get("Retry-After"), time.Now())
 		return e
 	case status == http.StatusRequestTimeout || status >= 500:
 		e := sb.Wrap(op, sb.EUNAVAILABLE, fmt.Sprintf("Collabora failed (HTTP %d); try again later, or deliver Markdown or CSV instead", status), cause)
-		e.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		e.RetryAfter = retryafter.Parse(resp.Header.Get("Retry-After"), time.Now())
 		return e
 	default:
 		return sb.Wrap(op, sb.EINTERNAL, fmt.Sprintf("Collabora gave an unexpected answer (HTTP %d)", status), cause)
@@ -308,22 +308,6 @@ func resultName(h http.Header, input, format string) string {
 func discard(resp *http.Response) {
 	_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
 	_ = resp.Body.Close()
-}
-
-// retryAfter reads Retry-After as delay-seconds or an HTTP date; 0 when
-// absent, unreadable or past. Capped at a day.
-func retryAfter(h string, now time.Time) time.Duration {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseInt(h, 10, 64); err == nil {
-		return time.Duration(min(max(secs, 0), int64(24*time.Hour/time.Second))) * time.Second
-	}
-	if t, err := http.ParseTime(h); err == nil && t.After(now) {
-		return min(t.Sub(now), 24*time.Hour)
-	}
-	return 0
 }
 
 // redact shows a URL without user info, for messages about a bad one.

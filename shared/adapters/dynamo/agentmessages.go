@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/clock"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -684,7 +685,7 @@ func (s *Store) batchPut(ctx context.Context, op, table string, items []map[stri
 				return switchboard.E(op, switchboard.EUNAVAILABLE, "the database is busy; try again in a moment")
 			}
 			if try > 0 {
-				if err := sleep(ctx, time.Duration(25<<try)*time.Millisecond); err != nil {
+				if err := clock.Sleep(ctx, time.Duration(25<<try)*time.Millisecond); err != nil {
 					return mapErr(op, table, err)
 				}
 			}
@@ -714,7 +715,7 @@ func (s *Store) batchGet(ctx context.Context, op, table string, ka types.KeysAnd
 			return switchboard.E(op, switchboard.EUNAVAILABLE, "the database is busy; try again in a moment")
 		}
 		if try > 0 {
-			if err := sleep(ctx, time.Duration(25<<try)*time.Millisecond); err != nil {
+			if err := clock.Sleep(ctx, time.Duration(25<<try)*time.Millisecond); err != nil {
 				return mapErr(op, table, err)
 			}
 		}
@@ -749,16 +750,4 @@ func sumCapacity(ccs []types.ConsumedCapacity) *types.ConsumedCapacity {
 		total += deref(c.CapacityUnits)
 	}
 	return &types.ConsumedCapacity{CapacityUnits: &total}
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

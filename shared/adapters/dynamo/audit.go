@@ -112,18 +112,8 @@ func (s *Store) ByRoot(ctx context.Context, rootRunID string) ([]switchboard.Aud
 	if rootRunID == "" {
 		return entries, nil // entries without a chain are not in the index
 	}
-	err := s.query(ctx, op, byRootQuery(s.audit, rootRunID), func(av map[string]types.AttributeValue) error {
-		var it auditItem
-		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-			return err
-		}
-		e, err := fromAuditItem(it)
-		if err != nil {
-			return err
-		}
-		entries = append(entries, e)
-		return nil
-	})
+	err := queryItems(ctx, s, op, byRootQuery(s.audit, rootRunID), fromAuditItem,
+		func(e switchboard.AuditEntry) { entries = append(entries, e) })
 	if err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ const incrRounds = 4
 // than 1,024 bytes.
 func (s *Store) Incr(ctx context.Context, key string, limit int, expires time.Time) (int, bool, error) {
 	const op = "counters.incr"
-	if err := checkKey(op, "counter", key); err != nil {
+	if err := switchboard.CheckStateKey(op, "counter", key); err != nil {
 		return 0, false, err
 	}
 	now, exp := s.now().Unix(), ttl(expires)
@@ -177,7 +177,7 @@ func decodeCounter(op string, av map[string]types.AttributeValue) (*counterItem,
 // whether or not it existed). EINVALID for an empty or over-long key.
 func (s *Store) Reset(ctx context.Context, key string) error {
 	const op = "counters.reset"
-	if err := checkKey(op, "counter", key); err != nil {
+	if err := switchboard.CheckStateKey(op, "counter", key); err != nil {
 		return err
 	}
 	return s.del(ctx, op, s.state, itemKey(counterKey(key)), condition{})
@@ -187,7 +187,7 @@ func (s *Store) Reset(ctx context.Context, key string) error {
 // below zero; a missing counter is left alone.
 func (s *Store) Decr(ctx context.Context, key string) error {
 	const op = "counters.decr"
-	if err := checkKey(op, "counter", key); err != nil {
+	if err := switchboard.CheckStateKey(op, "counter", key); err != nil {
 		return err
 	}
 	update, cond := "ADD n :minus", "n > :zero"

@@ -1,10 +1,6 @@
 package dynamo
 
-import (
-	"time"
-
-	"github.com/switchboard-dev/switchboard/shared/switchboard"
-)
+import "time"
 
 // Key attribute names and key values shared by all tables (see deploy.Tables).
 const (
@@ -16,19 +12,6 @@ const (
 	itemSK = "-" // the sort key of one-item partitions: markers, counters, KV, leases
 	keySep = "#"
 )
-
-// maxKey keeps a prefixed key ("counter#"+key and the like) well under
-// DynamoDB's 2,048-byte partition key limit.
-const maxKey = 1024
-
-// checkKey is EINVALID for an empty key or one longer than maxKey; kind
-// names the key in the message ("marker", "counter").
-func checkKey(op, kind, key string) error {
-	if key == "" || len(key) > maxKey {
-		return switchboard.E(op, switchboard.EINVALID, "a "+kind+" key must be 1 to 1024 bytes long")
-	}
-	return nil
-}
 
 // timeLayout is RFC 3339 in UTC with all nine fractional digits, so that
 // keys are fixed width and sort as strings in time order (RFC3339Nano trims

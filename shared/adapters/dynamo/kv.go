@@ -12,10 +12,6 @@ import (
 
 var _ switchboard.KV = (*KV)(nil)
 
-// maxValue is the longest KV value in bytes: state values are small, and
-// the cap keeps a write within a few WCU (1 WCU per started KB).
-const maxValue = 64 << 10
-
 // KV is the domain's KV on the state table. It is a view of its Store
 // (same client, clock and Stats); get it from Store.KV. It is a type of its
 // own because KV.Put and ReceiptStore.Put cannot share one method set.
@@ -39,7 +35,7 @@ type kvItem struct {
 // empty key or one longer than 1,024 bytes.
 func (kv *KV) Get(ctx context.Context, key string) (string, bool, error) {
 	const op = "kv.get"
-	if err := checkKey(op, "KV", key); err != nil {
+	if err := switchboard.CheckStateKey(op, "KV", key); err != nil {
 		return "", false, err
 	}
 	now := kv.s.now().Unix()
@@ -104,11 +100,8 @@ func (kv *KV) PutIf(ctx context.Context, key, old, value string, expires time.Ti
 
 // kvPutItem checks and encodes a value for Put and PutIf.
 func kvPutItem(op, key, value string, expires time.Time) (map[string]types.AttributeValue, error) {
-	if err := checkKey(op, "KV", key); err != nil {
+	if err := switchboard.CheckKVValue(op, key, value); err != nil {
 		return nil, err
-	}
-	if value == "" || len(value) > maxValue {
-		return nil, switchboard.E(op, switchboard.EINVALID, "a value must be 1 to 65536 bytes long")
 	}
 	pk, sk := kvKey(key)
 	item, err := attributevalue.MarshalMap(kvItem{PK: pk, SK: sk, Value: value, ExpiresAt: ttl(expires)})

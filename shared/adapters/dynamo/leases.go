@@ -37,7 +37,7 @@ type leaseItem struct {
 // or over-long key or holder (1 to 1,024 bytes) or a zero until.
 func (s *Store) Acquire(ctx context.Context, key, holder string, until time.Time) (bool, error) {
 	const op = "leases.acquire"
-	if err := checkLease(op, key, holder); err != nil {
+	if err := switchboard.CheckLease(op, key, holder); err != nil {
 		return false, err
 	}
 	if until.IsZero() {
@@ -72,7 +72,7 @@ func (s *Store) Acquire(ctx context.Context, key, holder string, until time.Time
 // Acquire.
 func (s *Store) Release(ctx context.Context, key, holder string) error {
 	const op = "leases.release"
-	if err := checkLease(op, key, holder); err != nil {
+	if err := switchboard.CheckLease(op, key, holder); err != nil {
 		return err
 	}
 	err := s.del(ctx, op, s.state, itemKey(leaseKey(key)), condition{
@@ -83,14 +83,4 @@ func (s *Store) Release(ctx context.Context, key, holder string) error {
 		return nil
 	}
 	return err
-}
-
-func checkLease(op, key, holder string) error {
-	if err := checkKey(op, "lease", key); err != nil {
-		return err
-	}
-	if holder == "" || len(holder) > maxKey {
-		return switchboard.E(op, switchboard.EINVALID, "a lease holder must be 1 to 1024 bytes long")
-	}
-	return nil
 }

@@ -104,18 +104,7 @@ func (s *Store) ChainCost(ctx context.Context, rootRunID string) (switchboard.Ch
 	if rootRunID == "" {
 		return cost, nil
 	}
-	err := s.query(ctx, op, byRootQuery(s.receipts, rootRunID), func(av map[string]types.AttributeValue) error {
-		var it receiptItem
-		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-			return err
-		}
-		r, err := fromReceiptItem(it)
-		if err != nil {
-			return err
-		}
-		cost.Add(r)
-		return nil
-	})
+	err := queryItems(ctx, s, op, byRootQuery(s.receipts, rootRunID), fromReceiptItem, cost.Add)
 	if err != nil {
 		return switchboard.ChainCost{}, err
 	}

@@ -95,18 +95,8 @@ func (s *Store) LastRuns(ctx context.Context) ([]switchboard.JobRun, error) {
 		},
 	}
 	runs := []switchboard.JobRun{}
-	err := s.query(ctx, op, in, func(av map[string]types.AttributeValue) error {
-		var it jobItem
-		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-			return err
-		}
-		r, err := fromJobItem(it)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, r)
-		return nil
-	})
+	err := queryItems(ctx, s, op, in, fromJobItem,
+		func(r switchboard.JobRun) { runs = append(runs, r) })
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +110,7 @@ func (s *Store) LastRuns(ctx context.Context) ([]switchboard.JobRun, error) {
 // an empty key or one longer than 1,024 bytes.
 func (s *Store) Claim(ctx context.Context, key string, expires time.Time) (bool, error) {
 	const op = "markers.claim"
-	if err := checkKey(op, "marker", key); err != nil {
+	if err := switchboard.CheckStateKey(op, "marker", key); err != nil {
 		return false, err
 	}
 	now := s.now()
@@ -146,7 +136,7 @@ func (s *Store) Claim(ctx context.Context, key string, expires time.Time) (bool,
 // duplicate. Unclaiming a missing key is fine.
 func (s *Store) Unclaim(ctx context.Context, key string) error {
 	const op = "markers.unclaim"
-	if err := checkKey(op, "marker", key); err != nil {
+	if err := switchboard.CheckStateKey(op, "marker", key); err != nil {
 		return err
 	}
 	return s.del(ctx, op, s.state, itemKey(markerKey(key)), condition{})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -305,4 +306,22 @@ func (s *Store) query(ctx context.Context, op string, in *dynamodb.QueryInput,
 		}
 	}
 	return nil
+}
+
+// queryItems runs query and reads each item as an I, turns it into a T with
+// from and hands that to add.
+func queryItems[I, T any](ctx context.Context, s *Store, op string, in *dynamodb.QueryInput,
+	from func(I) (T, error), add func(T)) error {
+	return s.query(ctx, op, in, func(av map[string]types.AttributeValue) error {
+		var it I
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return err
+		}
+		v, err := from(it)
+		if err != nil {
+			return err
+		}
+		add(v)
+		return nil
+	})
 }

@@ -28,19 +28,6 @@ var (
 	_ switchboard.KV           = (*KV)(nil)
 )
 
-// maxKey mirrors the DynamoDB adapter's limit on marker, counter, KV and
-// lease keys (and lease holders).
-const maxKey = 1024
-
-// checkKey is EINVALID for an empty key or one longer than maxKey, worded
-// like the adapter's.
-func checkKey(op, kind, key string) error {
-	if key == "" || len(key) > maxKey {
-		return switchboard.E(op, switchboard.EINVALID, "a "+kind+" key must be 1 to 1024 bytes long")
-	}
-	return nil
-}
-
 // ttl is an expiry in the adapter's TTL unit (Unix seconds); 0 = never.
 func ttl(expires time.Time) int64 {
 	if expires.IsZero() {
@@ -245,7 +232,7 @@ func (s *Store) LastRuns(context.Context) ([]switchboard.JobRun, error) {
 // expires keeps the marker forever. EINVALID for an empty key or one longer
 // than 1,024 bytes.
 func (s *Store) Claim(_ context.Context, key string, expires time.Time) (bool, error) {
-	if err := checkKey("markers.claim", "marker", key); err != nil {
+	if err := switchboard.CheckStateKey("markers.claim", "marker", key); err != nil {
 		return false, err
 	}
 	now := s.now().Unix()

@@ -7,16 +7,13 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// maxValue mirrors the DynamoDB adapter's cap on KV values.
-const maxValue = 64 << 10
-
 // Incr counts one call against key unless the live counter has reached
 // limit (limit <= 0: no limit). An expired counter (expiry before now, in
 // whole seconds) starts again at 1. Every counted call sets the expiry to
 // expires; a refused call leaves it alone. EINVALID for an empty key or one
 // longer than 1,024 bytes.
 func (s *Store) Incr(_ context.Context, key string, limit int, expires time.Time) (int, bool, error) {
-	if err := checkKey("counters.incr", "counter", key); err != nil {
+	if err := switchboard.CheckStateKey("counters.incr", "counter", key); err != nil {
 		return 0, false, err
 	}
 	now := s.now().Unix()
@@ -38,7 +35,7 @@ func (s *Store) Incr(_ context.Context, key string, limit int, expires time.Time
 
 // Reset deletes key's counter. EINVALID as for Incr.
 func (s *Store) Reset(_ context.Context, key string) error {
-	if err := checkKey("counters.reset", "counter", key); err != nil {
+	if err := switchboard.CheckStateKey("counters.reset", "counter", key); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -59,7 +56,7 @@ func (s *Store) KV() *KV { return &KV{s: s} }
 // now, whole seconds). EINVALID for an empty key or one longer than 1,024
 // bytes.
 func (kv *KV) Get(_ context.Context, key string) (string, bool, error) {
-	if err := checkKey("kv.get", "KV", key); err != nil {
+	if err := switchboard.CheckStateKey("kv.get", "KV", key); err != nil {
 		return "", false, err
 	}
 	s := kv.s
@@ -76,7 +73,7 @@ func (kv *KV) Get(_ context.Context, key string) (string, bool, error) {
 // Put writes key. EINVALID for a bad key or a value that is empty ("" means
 // absent to PutIf) or longer than 64 KiB.
 func (kv *KV) Put(_ context.Context, key, val string, expires time.Time) error {
-	if err := checkValue("kv.put", key, val); err != nil {
+	if err := switchboard.CheckKVValue("kv.put", key, val); err != nil {
 		return err
 	}
 	s := kv.s
@@ -91,7 +88,7 @@ func (kv *KV) Put(_ context.Context, key, val string, expires time.Time) error {
 // expired); ECONFLICT otherwise. EINVALID as for Put.
 func (kv *KV) PutIf(_ context.Context, key, old, val string, expires time.Time) error {
 	const op = "kv.putIf"
-	if err := checkValue(op, key, val); err != nil {
+	if err := switchboard.CheckKVValue(op, key, val); err != nil {
 		return err
 	}
 	s := kv.s
@@ -110,23 +107,13 @@ func (kv *KV) PutIf(_ context.Context, key, old, val string, expires time.Time) 
 	return nil
 }
 
-func checkValue(op, key, val string) error {
-	if err := checkKey(op, "KV", key); err != nil {
-		return err
-	}
-	if val == "" || len(val) > maxValue {
-		return switchboard.E(op, switchboard.EINVALID, "a value must be 1 to 65536 bytes long")
-	}
-	return nil
-}
-
 // Acquire takes key for holder until the given time when it is free, held
 // by holder already, or held by a lease that ended before now (milliseconds;
 // a lease is still held during its last millisecond). EINVALID for an
 // empty or over-long key or holder (1 to 1,024 bytes) or a zero until.
 func (s *Store) Acquire(_ context.Context, key, holder string, until time.Time) (bool, error) {
 	const op = "leases.acquire"
-	if err := checkLease(op, key, holder); err != nil {
+	if err := switchboard.CheckLease(op, key, holder); err != nil {
 		return false, err
 	}
 	if until.IsZero() {
@@ -146,7 +133,7 @@ func (s *Store) Acquire(_ context.Context, key, holder string, until time.Time) 
 // Release deletes key's lease if holder has it (expired or not); otherwise
 // it does nothing. EINVALID as for Acquire.
 func (s *Store) Release(_ context.Context, key, holder string) error {
-	if err := checkLease("leases.release", key, holder); err != nil {
+	if err := switchboard.CheckLease("leases.release", key, holder); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -157,19 +144,9 @@ func (s *Store) Release(_ context.Context, key, holder string) error {
 	return nil
 }
 
-func checkLease(op, key, holder string) error {
-	if err := checkKey(op, "lease", key); err != nil {
-		return err
-	}
-	if holder == "" || len(holder) > maxKey {
-		return switchboard.E(op, switchboard.EINVALID, "a lease holder must be 1 to 1024 bytes long")
-	}
-	return nil
-}
-
 // Unclaim gives a claimed marker back; unclaiming a missing key is fine.
 func (s *Store) Unclaim(_ context.Context, key string) error {
-	if err := checkKey("markers.unclaim", "marker", key); err != nil {
+	if err := switchboard.CheckStateKey("markers.unclaim", "marker", key); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -181,7 +158,7 @@ func (s *Store) Unclaim(_ context.Context, key string) error {
 
 // Decr takes one increment back, never below zero.
 func (s *Store) Decr(_ context.Context, key string) error {
-	if err := checkKey("counters.decr", "counter", key); err != nil {
+	if err := switchboard.CheckStateKey("counters.decr", "counter", key); err != nil {
 		return err
 	}
 	s.mu.Lock()

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/clock"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -232,7 +233,7 @@ func (p Policy) withDefaults() Policy {
 		p.Now = time.Now
 	}
 	if p.Sleep == nil {
-		p.Sleep = sleep
+		p.Sleep = clock.Sleep
 	}
 	if p.Jitter == nil {
 		p.Jitter = equalJitter
@@ -245,17 +246,6 @@ func (p Policy) withDefaults() Policy {
 func equalJitter(d time.Duration) time.Duration {
 	half := d / 2
 	return half + rand.N(d-half+1)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Recorder sums the Stats of every Do under one context, so a run can say

@@ -99,11 +99,9 @@ func (c *Client) putChunked(ctx context.Context, op, cp string, r io.Reader, siz
 		return http.Header{"Destination": {dest}, "OC-Total-Length": {total}}
 	}
 
-	resp, err := c.send(ctx, op, &request{method: "MKCOL", area: "uploads", path: dir, header: hdr()})
-	if err != nil {
+	if err := c.do(ctx, op, &request{method: "MKCOL", area: "uploads", path: dir, header: hdr()}); err != nil {
 		return PutResult{}, err
 	}
-	discard(resp)
 
 	res, err := c.sendChunks(ctx, op, dir, r, size, chunkSize, hdr)
 	if err != nil {
@@ -126,11 +124,9 @@ func (c *Client) sendChunks(ctx context.Context, op, dir string, r io.Reader, si
 		rq := &request{method: http.MethodPut, area: "uploads", path: fmt.Sprintf("%s/%05d", dir, n),
 			header: hdr(), body: &sizedReader{r: r, left: part}, size: part}
 		rq.header.Set("Content-Type", "application/octet-stream")
-		resp, err := c.send(ctx, op, rq)
-		if err != nil {
+		if err := c.do(ctx, op, rq); err != nil {
 			return PutResult{}, err
 		}
-		discard(resp)
 		remaining -= part
 	}
 	rq := &request{method: "MOVE", area: "uploads", path: dir + "/.file", header: hdr()}

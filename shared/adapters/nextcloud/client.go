@@ -154,6 +154,16 @@ func (c *Client) send(ctx context.Context, op string, rq *request) (*http.Respon
 	return nil, classify(op, readHTTPError(rq, resp))
 }
 
+// do performs rq for its status alone: the answer is drained and closed.
+func (c *Client) do(ctx context.Context, op string, rq *request) error {
+	resp, err := c.send(ctx, op, rq)
+	if err != nil {
+		return err
+	}
+	discard(resp)
+	return nil
+}
+
 // discard drains and closes a response body so the connection is reused.
 func discard(resp *http.Response) {
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))

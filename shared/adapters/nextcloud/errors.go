@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/retryafter"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -210,7 +210,7 @@ type sabreError struct {
 // envelope, or the bare CSRF JSON.
 func readHTTPError(rq *request, resp *http.Response) *httpError {
 	he := &httpError{Method: rq.method, Endpoint: rq.endpoint(), OCS: rq.ocs, Status: resp.StatusCode,
-		RetryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now())}
+		RetryAfter: retryafter.Parse(resp.Header.Get("Retry-After"), time.Now())}
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var se sabreError
 	if xml.Unmarshal(raw, &se) == nil {
@@ -229,22 +229,4 @@ func readHTTPError(rq *request, resp *http.Response) *httpError {
 		he.Message = bare.Message
 	}
 	return he
-}
-
-// retryAfter reads Retry-After as seconds or an HTTP date.
-func retryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.Atoi(v); err == nil {
-		if secs < 0 {
-			return 0
-		}
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now).Round(time.Second)
-	}
-	return 0
 }

@@ -3,7 +3,6 @@ package nextcloud
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -75,27 +74,6 @@ func TestClassify(t *testing.T) {
 				t.Errorf("RetryAfter = %v, want %v", se.RetryAfter, he.RetryAfter)
 			}
 		})
-	}
-}
-
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	tests := []struct {
-		in   string
-		want time.Duration
-	}{
-		{"", 0},
-		{"120", 2 * time.Minute},
-		{" 5 ", 5 * time.Second},
-		{"-3", 0},
-		{"soon", 0},
-		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
-		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
-	}
-	for _, tt := range tests {
-		if got := retryAfter(tt.in, now); got != tt.want {
-			t.Errorf("retryAfter(%q) = %v, want %v", tt.in, got, tt.want)
-		}
 	}
 }
 

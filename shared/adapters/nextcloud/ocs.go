@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/retryafter"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -78,7 +79,7 @@ func (c *Client) ocs(ctx context.Context, op, method, area, route string, query,
 	if sc := int(env.OCS.Meta.StatusCode); sc != 100 && sc != 200 {
 		return classify(op, &httpError{Method: method, Endpoint: rq.endpoint(), OCS: true, Status: resp.StatusCode,
 			OCSStatus: sc, Message: env.OCS.Meta.Message,
-			RetryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now())})
+			RetryAfter: retryafter.Parse(resp.Header.Get("Retry-After"), time.Now())})
 	}
 	if out == nil {
 		return nil

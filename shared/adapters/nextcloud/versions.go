@@ -78,12 +78,7 @@ func (c *Client) RestoreVersion(ctx context.Context, fileID int64, versionID str
 	dest := c.origin + c.basePath + "/remote.php/dav/versions/" + c.escUser() + "/restore/target"
 	rq := &request{method: "MOVE", area: "versions", path: c.versionsPath(fileID) + "/" + url.PathEscape(versionID),
 		header: http.Header{"Destination": {dest}}}
-	resp, err := c.send(ctx, op, rq)
-	if err != nil {
-		return err
-	}
-	discard(resp)
-	return nil
+	return c.do(ctx, op, rq)
 }
 
 func (c *Client) trashPath() string { return "/remote.php/dav/trashbin/" + c.escUser() + "/trash" }
@@ -137,26 +132,17 @@ func (c *Client) RestoreTrash(ctx context.Context, id string) error {
 	dest := c.origin + c.basePath + "/remote.php/dav/trashbin/" + c.escUser() + "/restore/" + url.PathEscape(id)
 	rq := &request{method: "MOVE", area: "trashbin", path: c.trashPath() + "/" + url.PathEscape(id),
 		header: http.Header{"Destination": {dest}}}
-	resp, err := c.send(ctx, op, rq)
-	if err != nil {
-		return err
-	}
-	discard(resp)
-	return nil
+	return c.do(ctx, op, rq)
 }
 
 // EmptyTrash deletes everything in the trash bin. It is irreversible: the
 // tool asks for confirmation before calling it.
 func (c *Client) EmptyTrash(ctx context.Context) error {
 	const op = "nextcloud.emptytrash"
-	resp, err := c.send(ctx, op, &request{method: http.MethodDelete, area: "trashbin", path: c.trashPath()})
-	if err != nil {
-		return err
-	}
-	discard(resp)
-	return nil
+	return c.do(ctx, op, &request{method: http.MethodDelete, area: "trashbin", path: c.trashPath()})
 }
 
+// multistatus sends a PROPFIND, REPORT or SEARCH and decodes its answer.
 func (c *Client) multistatus(ctx context.Context, op string, rq *request) (*msMultistatus, error) {
 	resp, err := c.send(ctx, op, rq)
 	if err != nil {

@@ -232,14 +232,9 @@ func (c *Client) List(ctx context.Context, p string) ([]Entry, error) {
 
 // entries sends a PROPFIND or SEARCH and converts the multistatus.
 func (c *Client) entries(ctx context.Context, op string, rq *request) ([]Entry, error) {
-	resp, err := c.send(ctx, op, rq)
+	ms, err := c.multistatus(ctx, op, rq)
 	if err != nil {
 		return nil, err
-	}
-	defer discard(resp)
-	ms, err := decodeMultistatus(resp.Body)
-	if err != nil {
-		return nil, c.badAnswer(op, rq, resp.StatusCode, err)
 	}
 	out := make([]Entry, 0, len(ms.Responses))
 	for _, r := range ms.Responses {

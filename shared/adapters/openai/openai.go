@@ -16,11 +16,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/modelretry"
+	"github.com/switchboard-dev/switchboard/shared/platform/retryafter"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/toolnames"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
@@ -205,11 +205,11 @@ func (m *Model) statusError(op string, resp *http.Response, body []byte) error {
 		return sb.Wrap(op, sb.ENOTFOUND, fmt.Sprintf("model %q not found at %s (HTTP 404); check model.model and model.baseUrl (it usually ends in /v1)", m.model, m.where), cause)
 	case status == http.StatusTooManyRequests:
 		e := sb.Wrap(op, sb.ERATELIMITED, withDetail(fmt.Sprintf("the model server at %s is rate limiting (HTTP 429); retry later", m.where)), cause)
-		e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), m.now())
+		e.RetryAfter = retryafter.Parse(resp.Header.Get("Retry-After"), m.now())
 		return e
 	case status == http.StatusRequestTimeout || status >= 500:
 		e := sb.Wrap(op, sb.EUNAVAILABLE, withDetail(fmt.Sprintf("the model server at %s failed (HTTP %d); try again later", m.where, status)), cause)
-		e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), m.now())
+		e.RetryAfter = retryafter.Parse(resp.Header.Get("Retry-After"), m.now())
 		return e
 	default:
 		return sb.Wrap(op, sb.EINVALID, withDetail(fmt.Sprintf("the model server at %s rejected the request (HTTP %d)", m.where, status)), cause)
@@ -248,25 +248,6 @@ func (m *Model) serverMessage(body []byte) string {
 		msg = msg[:maxServerMessage] + "…"
 	}
 	return msg
-}
-
-// parseRetryAfter reads Retry-After as delay-seconds or an HTTP date
-// (RFC 9110 §10.2.3); 0 when absent, unreadable or in the past.
-func parseRetryAfter(h string, now time.Time) time.Duration {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0
-	}
-	if n, err := strconv.ParseInt(h, 10, 64); err == nil {
-		if n <= 0 {
-			return 0
-		}
-		return time.Duration(min(n, int64(24*time.Hour/time.Second))) * time.Second
-	}
-	if t, err := http.ParseTime(h); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }
 
 // redactURL shows a URL without user info, for messages about a bad one.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
+	"github.com/switchboard-dev/switchboard/shared/platform/retryafter"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -78,13 +78,7 @@ func (c *Client) readServerError(body []byte) serverError {
 	if text == "" {
 		text = env.messageText() // pre-8.0 401 and Restivus bodies
 	}
-	text = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, text)
-	se.reason = scrub.Cap(c.scrubber.String(strings.TrimSpace(text)), maxServerText)
+	se.reason = c.scrubber.ServerText(text, maxServerText)
 	return se
 }
 
@@ -215,7 +209,7 @@ func (c *Client) failure(cl call, resp *http.Response, body []byte, err error) e
 
 	case status == http.StatusRequestTimeout || status >= 500:
 		e := sb.Wrap(op, sb.EUNAVAILABLE, with(withReason(fmt.Sprintf("Rocket.Chat failed (HTTP %d)", status))+"; try again later"), cause)
-		e.RetryAfter = retryAfterHeader(resp.Header, c.now())
+		e.RetryAfter = retryafter.Parse(resp.Header.Get("Retry-After"), c.now())
 		return e
 
 	case status == http.StatusRequestEntityTooLarge:
@@ -283,23 +277,7 @@ func retryAfter(h http.Header, reason string, now time.Time) time.Duration {
 			return time.Duration(n) * time.Second
 		}
 	}
-	return retryAfterHeader(h, now)
-}
-
-// retryAfterHeader reads a standard Retry-After, which a proxy in front of
-// Rocket.Chat may send with 429 or 503.
-func retryAfterHeader(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(v); err == nil && n > 0 {
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
+	return retryafter.Parse(h.Get("Retry-After"), now)
 }
 
 func keys(m map[string]bool) []string {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
+	"github.com/switchboard-dev/switchboard/shared/platform/retryafter"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -97,7 +97,7 @@ func (c *Client) failure(cl call, resp *http.Response, env *envelope, err error)
 
 	case status >= 500 || (env == nil && status == http.StatusRequestTimeout):
 		e := sb.Wrap(op, sb.EUNAVAILABLE, with(fmt.Sprintf("Telegram failed (HTTP %d); try again later", status)), cause)
-		e.RetryAfter = retryAfterHeader(resp.Header, c.now())
+		e.RetryAfter = retryafter.Parse(resp.Header.Get("Retry-After"), c.now())
 		return e
 
 	case status == http.StatusBadRequest:
@@ -137,14 +137,7 @@ func (c *Client) failure(cl call, resp *http.Response, env *envelope, err error)
 // reason is Telegram's description made safe to pass on: control
 // characters out, the token masked, capped.
 func (c *Client) reason(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-	s = strings.ReplaceAll(s, c.token, "<redacted>")
-	return scrub.Cap(c.scrubber.String(strings.TrimSpace(s)), maxServerText)
+	return c.scrubber.ServerText(strings.ReplaceAll(s, c.token, "<redacted>"), maxServerText)
 }
 
 // retryAfter is the wait after a 429: parameters.retry_after (seconds),
@@ -154,28 +147,13 @@ func (c *Client) retryAfter(h http.Header, p wireParameters, desc string) time.D
 	if p.RetryAfter > 0 {
 		return time.Duration(p.RetryAfter) * time.Second
 	}
-	if d := retryAfterHeader(h, c.now()); d > 0 {
+	if d := retryafter.Parse(h.Get("Retry-After"), c.now()); d > 0 {
 		return d
 	}
 	if m := retryAfterText.FindStringSubmatch(desc); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
 			return time.Duration(n) * time.Second
 		}
-	}
-	return 0
-}
-
-// retryAfterHeader reads a standard Retry-After: seconds or an HTTP date.
-func retryAfterHeader(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(v); err == nil && n > 0 {
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
 	}
 	return 0
 }

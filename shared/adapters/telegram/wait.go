@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/clock"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -52,7 +53,7 @@ func (w RateLimitWait) or(def RateLimitWait) RateLimitWait {
 		w.Sleep = def.Sleep
 	}
 	if w.Sleep == nil {
-		w.Sleep = sleepCtx
+		w.Sleep = clock.Sleep
 	}
 	return w
 }
@@ -81,15 +82,4 @@ func (w *waiter) retry(ctx context.Context, err error) (bool, error) {
 		return false, serr
 	}
 	return true, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

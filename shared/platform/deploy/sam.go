@@ -477,15 +477,23 @@ func (w *samWriter) statement(actions []string, resources ...string) {
 }
 
 func (w *samWriter) alarm(f Function) {
-	w.line(1, "%s:", LogicalID(f.Name, "Errors"))
+	w.sumAlarm(LogicalID(f.Name, "Errors"), "errors in the "+f.Name+" function",
+		"AWS/Lambda", "Errors", "FunctionName", LogicalID(f.Name, "Function"))
+}
+
+// sumAlarm writes an alarm that fires when the metric's sum over five
+// minutes reaches one; no data means nothing went wrong. ref is the logical
+// id whose !Ref is the value of the one dimension.
+func (w *samWriter) sumAlarm(id, description, namespace, metric, dimension, ref string) {
+	w.line(1, "%s:", id)
 	w.line(2, "Type: AWS::CloudWatch::Alarm")
 	w.line(2, "Properties:")
-	w.line(3, "AlarmDescription: %s", quote("errors in the "+f.Name+" function"))
-	w.line(3, "Namespace: AWS/Lambda")
-	w.line(3, "MetricName: Errors")
+	w.line(3, "AlarmDescription: %s", quote(description))
+	w.line(3, "Namespace: %s", namespace)
+	w.line(3, "MetricName: %s", metric)
 	w.line(3, "Dimensions:")
-	w.line(4, "- Name: FunctionName")
-	w.line(5, "Value: !Ref %s", LogicalID(f.Name, "Function"))
+	w.line(4, "- Name: %s", dimension)
+	w.line(5, "Value: !Ref %s", ref)
 	w.line(3, "Statistic: Sum")
 	w.line(3, "Period: 300")
 	w.line(3, "EvaluationPeriods: 1")

@@ -150,21 +150,8 @@ func (w *samWriter) stateMachine(m StateMachine) {
 		w.line(8, "- %s", a)
 	}
 	w.line(7, "Resource: \"*\"")
-	w.line(1, "%s:", LogicalID(m.Name, "ExecutionsFailed"))
-	w.line(2, "Type: AWS::CloudWatch::Alarm")
-	w.line(2, "Properties:")
-	w.line(3, "AlarmDescription: %s", quote("failed executions of the "+m.Name+" state machine"))
-	w.line(3, "Namespace: AWS/States")
-	w.line(3, "MetricName: ExecutionsFailed")
-	w.line(3, "Dimensions:")
-	w.line(4, "- Name: StateMachineArn")
-	w.line(5, "Value: !Ref %s", id)
-	w.line(3, "Statistic: Sum")
-	w.line(3, "Period: 300")
-	w.line(3, "EvaluationPeriods: 1")
-	w.line(3, "Threshold: 1")
-	w.line(3, "ComparisonOperator: GreaterThanOrEqualToThreshold")
-	w.line(3, "TreatMissingData: notBreaching")
+	w.sumAlarm(LogicalID(m.Name, "ExecutionsFailed"), "failed executions of the "+m.Name+" state machine",
+		"AWS/States", "ExecutionsFailed", "StateMachineArn", id)
 }
 
 // startGrant writes, inside a function's inline policy, the statement that

@@ -2,6 +2,7 @@ package scrub
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -49,4 +50,18 @@ func runeBoundary(s string, n int) int {
 		return n
 	}
 	return 0
+}
+
+// ServerText makes text a server sent (an error reason, a description) safe
+// to pass on in a message: control characters become spaces, so that it
+// stays on one line and cannot forge log lines; then it is trimmed, scrubbed
+// and capped at limit bytes.
+func (s *Scrubber) ServerText(text string, limit int) string {
+	text = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, text)
+	return Cap(s.String(strings.TrimSpace(text)), limit)
 }

@@ -67,3 +67,25 @@ func TestCapAllLimits(t *testing.T) {
 func fmtSscanf(marker string, n *int) (int, error) {
 	return fmt.Sscanf(marker, "…[truncated %d bytes]", n)
 }
+
+func TestServerText(t *testing.T) {
+	s := New([]string{"hunter2-secret-value"})
+	tests := []struct {
+		name, in string
+		limit    int
+		want     string
+	}{
+		{"plain", "room not found", 300, "room not found"},
+		{"control characters become spaces", "bad\nrequest\r\x7fnow\t", 300, "bad request  now"},
+		{"trimmed", "  \n padded \x00", 300, "padded"},
+		{"secret masked", "token hunter2-secret-value refused", 300, "token *** refused"},
+		{"capped", strings.Repeat("x", 100), 40, Cap(strings.Repeat("x", 100), 40)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := s.ServerText(tt.in, tt.limit); got != tt.want {
+				t.Errorf("ServerText(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}

@@ -2,8 +2,6 @@ package nctool
 
 import (
 	"fmt"
-	"strconv"
-	"unicode/utf8"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/toolargs"
@@ -100,6 +98,16 @@ func (c *invocation) remote(name string, v *string) (string, error) {
 	return c.scope.resolve(name, *v)
 }
 
+// pathArg decodes the arguments of an action that takes one required path
+// and resolves it.
+func (c *invocation) pathArg() (string, error) {
+	var a pathArgs
+	if err := c.decodeArgs(&a); err != nil {
+		return "", err
+	}
+	return c.remote("path", a.Path)
+}
+
 // remoteOr resolves an optional Nextcloud path argument; nil is the root.
 func (c *invocation) remoteOr(name string, v *string) (string, error) {
 	if v == nil {
@@ -123,18 +131,8 @@ func boolOr(v *bool, def bool) bool {
 	return *v
 }
 
-// quote renders untrusted text for a message: Go-quoted, at most 80 bytes.
-func quote(s string) string {
-	const max = 80
-	if len(s) <= max {
-		return strconv.Quote(s)
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strconv.Quote(s[:cut]) + "…"
-}
+// quote renders untrusted text for a message (toolargs.Quote).
+func quote(s string) string { return toolargs.Quote(s) }
 
 // args checks this call's arguments (shared/tools/toolargs).
 func (c *invocation) args() toolargs.Args { return toolargs.Args{Op: c.op, Action: c.call.Action} }

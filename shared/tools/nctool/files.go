@@ -350,11 +350,7 @@ func intOr(v *int, def int) int {
 
 // stat describes one file or folder with the properties the web UI shows.
 func (c *invocation) stat() sb.Envelope {
-	var a pathArgs
-	if err := c.decodeArgs(&a); err != nil {
-		return c.bad(err)
-	}
-	p, err := c.remote("path", a.Path)
+	p, err := c.pathArg()
 	if err != nil {
 		return c.bad(err)
 	}
@@ -395,11 +391,7 @@ func (c *invocation) stat() sb.Envelope {
 
 // mkdir creates a folder and any missing parents; an existing folder is fine.
 func (c *invocation) mkdir() sb.Envelope {
-	var a pathArgs
-	if err := c.decodeArgs(&a); err != nil {
-		return c.bad(err)
-	}
-	p, err := c.remote("path", a.Path)
+	p, err := c.pathArg()
 	if err != nil {
 		return c.bad(err)
 	}
@@ -495,11 +487,7 @@ func (c *invocation) move() sb.Envelope {
 // delete removes a file or folder (into the trash bin when the server has
 // one). Staging makes it wait for approval; the tool just deletes.
 func (c *invocation) delete() sb.Envelope {
-	var a pathArgs
-	if err := c.decodeArgs(&a); err != nil {
-		return c.bad(err)
-	}
-	p, err := c.remote("path", a.Path)
+	p, err := c.pathArg()
 	if err != nil {
 		return c.bad(err)
 	}

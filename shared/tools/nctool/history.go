@@ -25,11 +25,7 @@ func (c *invocation) file(p, verb string) (nextcloud.Entry, *sb.Envelope) {
 
 // versions lists the earlier contents of a file (newest first).
 func (c *invocation) versions() sb.Envelope {
-	var a pathArgs
-	if err := c.decodeArgs(&a); err != nil {
-		return c.bad(err)
-	}
-	p, err := c.remote("path", a.Path)
+	p, err := c.pathArg()
 	if err != nil {
 		return c.bad(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -139,21 +138,16 @@ type invocation struct {
 func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) (env sb.Envelope) {
 	defer func() {
 		if r := recover(); r != nil {
-			t.log.ErrorContext(ctx, "nextcloud tool panicked", "panic", fmt.Sprint(r),
-				"agent", call.AgentID, "action", call.Action, "runId", call.Run.RunID)
-			env = sb.FailErr(sb.E("nctool."+call.Action, sb.EINTERNAL,
-				"Nextcloud."+call.Action+" failed with an internal error; the operator can find details in the logs"))
+			env = toolargs.Panicked(ctx, t.log, "nextcloud", call, r, "nctool."+call.Action, "Nextcloud."+call.Action)
 		}
 	}()
 	run, ok := actions[call.Action]
 	if !ok {
-		return sb.FailErr(sb.E("nctool", sb.EINVALID, fmt.Sprintf(
-			"unknown action %s; %s has %s", quote(call.Action), ToolName, strings.Join(t.Spec().ActionNames(), ", "))))
+		return sb.FailErr(toolargs.UnknownAction("nctool", ToolName, call.Action, t.Spec().ActionNames()))
 	}
 	agent, ok := t.agents(call.AgentID)
 	if !ok || agent.Client == nil {
-		return sb.FailErr(sb.E("nctool", sb.EFORBIDDEN, fmt.Sprintf(
-			"agent %s has no Nextcloud tool in its configuration; ask the operator to add a Nextcloud block to its tools", quote(call.AgentID))))
+		return sb.FailErr(toolargs.NotConfigured("nctool", call.AgentID, "Nextcloud"))
 	}
 	sc, err := newScope(agent.RootPath)
 	if err != nil {

@@ -157,7 +157,7 @@ func incomingName(raw string) string {
 		s = s[i+1:]
 	}
 	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || isBidiControl(r) || unicode.In(r, unicode.Zl, unicode.Zp) {
+		if unicode.IsControl(r) || workspace.IsBidiControl(r) || unicode.In(r, unicode.Zl, unicode.Zp) {
 			return -1
 		}
 		return r

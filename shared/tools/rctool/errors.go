@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/tools/toolargs"
 )
 
 // fail turns err into an error envelope. The message is the
@@ -66,15 +65,5 @@ func rcDetails(err error) details {
 	return details{retryAfter: se.RetryAfter, status: rocketchat.HTTPStatus(err), endpoint: rocketchat.Endpoint(err)}
 }
 
-// quote renders untrusted text for a message: Go-quoted, at most 80 bytes.
-func quote(s string) string {
-	const max = 80
-	if len(s) <= max {
-		return strconv.Quote(s)
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strconv.Quote(s[:cut]) + "…"
-}
+// quote renders untrusted text for a message (toolargs.Quote).
+func quote(s string) string { return toolargs.Quote(s) }

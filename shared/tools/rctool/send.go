@@ -200,7 +200,7 @@ func (c *invocation) outgoingName(v string) (string, error) {
 		return "", sb.E(c.op, sb.EINVALID, fmt.Sprintf("fileName %s contains / \\ or :; give a bare file name such as report.md", quote(name)))
 	case name == "." || name == "..":
 		return "", sb.E(c.op, sb.EINVALID, fmt.Sprintf("fileName %s is not a file name; give one such as report.md", quote(name)))
-	case strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) || isBidiControl(r) }) >= 0:
+	case strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) || workspace.IsBidiControl(r) }) >= 0:
 		return "", sb.E(c.op, sb.EINVALID, fmt.Sprintf("fileName %s contains an invisible or control character; remove it", quote(name)))
 	}
 	return name, nil
@@ -214,18 +214,6 @@ func (c *invocation) storeFailure(verb, ref string, err error) sb.Envelope {
 		return c.failMsg(sb.EUNAVAILABLE, "could not %s %s: the workspace storage is unavailable right now; try again in a minute", verb, ref)
 	}
 	return c.failMsg(sb.EINTERNAL, "could not %s %s because of an internal error; the operator can find details in the logs", verb, ref)
-}
-
-// isBidiControl reports characters that reorder text on screen and disguise
-// file endings ("report\u202Efdp.exe" shows as "reportexe.pdf").
-func isBidiControl(r rune) bool {
-	switch {
-	case r == '\u061C', r == '\u200E', r == '\u200F':
-		return true
-	case '\u202A' <= r && r <= '\u202E', '\u2066' <= r && r <= '\u2069':
-		return true
-	}
-	return false
 }
 
 func firstNonEmpty(ss ...string) string {

@@ -2,7 +2,6 @@ package rctool
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -98,21 +97,16 @@ func (t *Tool) SetLogger(l *slog.Logger) { t.log = l }
 func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) (env sb.Envelope) {
 	defer func() {
 		if r := recover(); r != nil {
-			t.log.ErrorContext(ctx, "rocketchat tool panicked", "panic", fmt.Sprint(r),
-				"agent", call.AgentID, "action", call.Action, "runId", call.Run.RunID)
-			env = sb.FailErr(sb.E("rctool."+call.Action, sb.EINTERNAL,
-				"RocketChat."+call.Action+" failed with an internal error; the operator can find details in the logs"))
+			env = toolargs.Panicked(ctx, t.log, "rocketchat", call, r, "rctool."+call.Action, "RocketChat."+call.Action)
 		}
 	}()
 	run, ok := actions[call.Action]
 	if !ok {
-		return sb.FailErr(sb.E("rctool", sb.EINVALID, fmt.Sprintf(
-			"unknown action %s; %s has %s", quote(call.Action), ToolName, strings.Join(t.Spec().ActionNames(), ", "))))
+		return sb.FailErr(toolargs.UnknownAction("rctool", ToolName, call.Action, t.Spec().ActionNames()))
 	}
 	agent, ok := t.clients(call.AgentID)
 	if !ok || agent.Client == nil {
-		return sb.FailErr(sb.E("rctool", sb.EFORBIDDEN, fmt.Sprintf(
-			"agent %s has no RocketChat tool in its configuration; ask the operator to add a RocketChat block to its tools", quote(call.AgentID))))
+		return sb.FailErr(toolargs.NotConfigured("rctool", call.AgentID, "RocketChat"))
 	}
 	c := &invocation{t: t, ctx: ctx, call: call, agent: agent, op: "rctool." + call.Action}
 	return run(c)

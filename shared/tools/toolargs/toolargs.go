@@ -54,7 +54,7 @@ func (a Args) Decode(raw json.RawMessage, dst any) error {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return sb.E(a.Op, sb.EINVALID, fmt.Sprintf("unknown argument %s; %s takes %s", quote(unknown[0]), a.Action, takes))
+		return sb.E(a.Op, sb.EINVALID, fmt.Sprintf("unknown argument %s; %s takes %s", Quote(unknown[0]), a.Action, takes))
 	}
 	if err := strictDecode(raw, dst, true); err != nil {
 		var te *json.UnmarshalTypeError
@@ -220,12 +220,19 @@ func fieldNames(dst any) map[string]bool {
 	return out
 }
 
-// quote renders an untrusted name for a message: Go-quoted, at most 80 bytes.
-func quote(s string) string {
-	if len(s) > 80 {
-		s = s[:80] + "…"
+// Quote renders untrusted text for a message: Go-quoted (control
+// characters escaped) and cut to at most 80 bytes on a rune boundary, with
+// "…" after the quotes when it was cut.
+func Quote(s string) string {
+	const max = 80
+	if len(s) <= max {
+		return strconv.Quote(s)
 	}
-	return strconv.Quote(s)
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "…"
 }
 
 // Refusal turns an error envelope a tool answered while checking a call

@@ -131,3 +131,19 @@ func TestBadTagsPanic(t *testing.T) {
 		})
 	}
 }
+
+func TestQuote(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"name", `"name"`},
+		{"a\nb", `"a\nb"`},
+		{strings.Repeat("x", 80), `"` + strings.Repeat("x", 80) + `"`},
+		{strings.Repeat("x", 81), `"` + strings.Repeat("x", 80) + `"…`},
+		// A cut never splits a rune: 79 bytes, then a two-byte ü.
+		{strings.Repeat("x", 79) + "üü", `"` + strings.Repeat("x", 79) + `"…`},
+	}
+	for _, tt := range tests {
+		if got := toolargs.Quote(tt.in); got != tt.want {
+			t.Errorf("Quote(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/tools/toolargs"
 )
 
 // Path prefixes agents write; a path without one is personal.
@@ -243,16 +244,5 @@ func IsBidiControl(r rune) bool {
 	return false
 }
 
-// quote renders untrusted text for an error message: Go-quoted (control
-// characters escaped) and cut to a readable length.
-func quote(s string) string {
-	const max = 80
-	if len(s) <= max {
-		return fmt.Sprintf("%q", s)
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%q…", s[:cut])
-}
+// quote renders untrusted text for a message (toolargs.Quote).
+func quote(s string) string { return toolargs.Quote(s) }

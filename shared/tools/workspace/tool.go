@@ -102,16 +102,12 @@ func (t *Tool) Spec() sb.ToolSpec {
 func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) (env sb.Envelope) {
 	defer func() {
 		if r := recover(); r != nil {
-			slog.ErrorContext(ctx, "workspace tool panicked", "panic", fmt.Sprint(r),
-				"agent", call.AgentID, "action", call.Action, "runId", call.Run.RunID)
-			env = sb.FailErr(sb.E("workspace."+call.Action, sb.EINTERNAL,
-				"the workspace failed with an internal error; the operator can find details in the logs"))
+			env = toolargs.Panicked(ctx, slog.Default(), "workspace", call, r, "workspace."+call.Action, "the workspace")
 		}
 	}()
 	maxBytes, ok := t.limits(call.AgentID)
 	if !ok {
-		return sb.FailErr(sb.E("workspace", sb.EFORBIDDEN, fmt.Sprintf(
-			"agent %s has no Workspace tool in its configuration; ask the operator to add a Workspace block to its tools", quote(call.AgentID))))
+		return sb.FailErr(toolargs.NotConfigured("workspace", call.AgentID, "Workspace"))
 	}
 	c := &invocation{t: t, ctx: ctx, call: call}
 	return c.run(maxBytes)
@@ -151,8 +147,7 @@ func (c *invocation) run(maxBytes int64) sb.Envelope {
 	case "delete":
 		return c.delete()
 	}
-	return sb.FailErr(sb.E("workspace", sb.EINVALID, fmt.Sprintf(
-		"unknown action %s; %s has %s", quote(call.Action), ToolName, strings.Join(t.Spec().ActionNames(), ", "))))
+	return sb.FailErr(toolargs.UnknownAction("workspace", ToolName, call.Action, t.Spec().ActionNames()))
 }
 
 // invocation is one call in flight.

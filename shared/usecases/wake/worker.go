@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/clock"
 	"github.com/switchboard-dev/switchboard/shared/platform/textsplit"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
@@ -123,7 +124,7 @@ func (w *Worker) Handle(ctx context.Context, job Job) error {
 		h.now = time.Now
 	}
 	if h.sleep == nil {
-		h.sleep = sleepCtx
+		h.sleep = clock.Sleep
 	}
 	if h.log == nil {
 		h.log = slog.Default()
@@ -475,15 +476,4 @@ func AlreadyAnswered(res agentrun.Result, to *ReplyTo) bool {
 		}
 	}
 	return false
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

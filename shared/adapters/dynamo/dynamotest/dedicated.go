@@ -19,5 +19,5 @@ func StartDedicated(t testing.TB) *Dedicated {
 		t.Fatalf("dynamotest: %v", err)
 	}
 	t.Cleanup(d.stop)
-	return &Dedicated{Endpoint: d.endpoint, PID: d.cmd.Process.Pid}
+	return &Dedicated{Endpoint: d.endpoint, PID: d.proc.Cmd.Process.Pid}
 }

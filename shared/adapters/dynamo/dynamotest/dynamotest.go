@@ -13,7 +13,6 @@
 package dynamotest
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -23,7 +22,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +35,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+	"github.com/switchboard-dev/switchboard/shared/platform/noderun"
 )
 
 // EnvEndpoint names the variable with the endpoint URL of an already
@@ -162,27 +161,25 @@ func tablePrefix(testName string) string {
 // dynalite is a running dynalite process.
 type dynalite struct {
 	endpoint string
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	stderr   *tailBuffer
-	stopOnce sync.Once
+	proc     *noderun.Process
+	output   *noderun.Tail
 }
 
 // startDynalite finds the repository's dynalite, starts it in memory on a
 // free loopback port and waits until it answers. A port lost to a race
 // between picking and binding is retried.
 func startDynalite() (*dynalite, error) {
-	root, err := repoRoot()
+	root, err := noderun.RepoRoot()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w; run the tests inside the repository", err)
 	}
 	bin := filepath.Join(root, "node_modules", ".bin", "dynalite")
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("%s not found: run npm ci in %s (make test does it)", bin, root)
 	}
-	node, err := exec.LookPath("node")
+	node, err := noderun.Node(root)
 	if err != nil {
-		return nil, fmt.Errorf("node is not on PATH: install Node.js 20, then run npm ci in %s", root)
+		return nil, err
 	}
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
@@ -202,32 +199,14 @@ func startDynalite() (*dynalite, error) {
 func launch(node, bin string, port int) (*dynalite, error) {
 	cmd := exec.Command(node, bin, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0")
-	d := &dynalite{
-		endpoint: "http://127.0.0.1:" + strconv.Itoa(port),
-		cmd:      cmd,
-		exited:   make(chan struct{}),
-		stderr:   &tailBuffer{max: 4096},
-	}
-	cmd.Stdout = d.stderr
-	cmd.Stderr = d.stderr
-	setParentDeathSignal(cmd)
-
-	started := make(chan error, 1)
-	go func() {
-		// The parent-death signal fires when the *thread* that started the
-		// child exits; pin this goroutine to its thread for the child's life.
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		_ = cmd.Wait()
-		close(d.exited)
-	}()
-	if err := <-started; err != nil {
+	output := &noderun.Tail{Max: 4096}
+	cmd.Stdout = output
+	cmd.Stderr = output
+	proc, err := noderun.Start(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("start dynalite: %w", err)
 	}
+	d := &dynalite{endpoint: "http://127.0.0.1:" + strconv.Itoa(port), proc: proc, output: output}
 
 	deadline := time.Now().Add(startTimeout)
 	for {
@@ -237,46 +216,19 @@ func launch(node, bin string, port int) (*dynalite, error) {
 			return d, nil
 		}
 		select {
-		case <-d.exited:
-			return nil, fmt.Errorf("dynalite exited on start: %s", d.stderr.String())
+		case <-proc.Exited():
+			return nil, fmt.Errorf("dynalite exited on start: %s", output.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			d.stop()
 			return nil, fmt.Errorf("dynalite did not listen on port %d within %v: %s",
-				port, startTimeout, d.stderr.String())
+				port, startTimeout, output.String())
 		}
 	}
 }
 
-func (d *dynalite) stop() {
-	d.stopOnce.Do(func() {
-		_ = d.cmd.Process.Kill()
-		select {
-		case <-d.exited:
-		case <-time.After(5 * time.Second):
-		}
-	})
-}
-
-// repoRoot walks up from the working directory (the package directory under
-// go test) to the directory holding go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory; run the tests inside the repository")
-		}
-		dir = parent
-	}
-}
+func (d *dynalite) stop() { d.proc.Stop() }
 
 // freePort asks the kernel for an unused loopback port.
 func freePort() (int, error) {
@@ -286,27 +238,4 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// tailBuffer keeps the last max bytes written, for error messages.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf bytes.Buffer
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Write(p)
-	if over := b.buf.Len() - b.max; over > 0 {
-		b.buf.Next(over)
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.TrimSpace(b.buf.String())
 }

@@ -8,24 +8,22 @@ package sfnlocal
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	sfnapi "github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/noderun"
 )
 
 // Script is the server, relative to the repository root.
@@ -58,10 +56,8 @@ type Runtime struct {
 	// Started is how long the process took to listen.
 	Started time.Duration
 
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	tail     *tailBuffer
-	stopOnce sync.Once
+	proc *noderun.Process
+	tail *noderun.Tail
 }
 
 var listening = regexp.MustCompile(`sfn-local: listening on (http://127\.0\.0\.1:\d+)`)
@@ -72,8 +68,8 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 	root := opts.Root
 	if root == "" {
 		var err error
-		if root, err = repoRoot(); err != nil {
-			return nil, err
+		if root, err = noderun.RepoRoot(); err != nil {
+			return nil, fmt.Errorf("sfnlocal: %w; run inside the repository or set Options.Root", err)
 		}
 	}
 	script := filepath.Join(root, Script)
@@ -85,9 +81,9 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 			return nil, fmt.Errorf("sfnlocal: node_modules/%s is missing: run npm ci in %s (make test does it)", pkg, root)
 		}
 	}
-	node, err := exec.LookPath("node")
+	node, err := noderun.Node(root)
 	if err != nil {
-		return nil, fmt.Errorf("sfnlocal: node is not on PATH: install Node.js 20, then run npm ci in %s", root)
+		return nil, fmt.Errorf("sfnlocal: %w", err)
 	}
 	scale := opts.TimeScale
 	if scale == 0 {
@@ -106,26 +102,12 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, fmt.Errorf("sfnlocal: %w", err)
 	}
 	cmd.Stdout = io.Discard
-	setParentDeathSignal(cmd)
-	r := &Runtime{cmd: cmd, exited: make(chan struct{}), tail: &tailBuffer{max: 4096}}
-
 	t0 := time.Now()
-	started := make(chan error, 1)
-	go func() {
-		// The parent-death signal fires when the thread that started the
-		// child exits; keep this goroutine on its thread for the child's life.
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		_ = cmd.Wait()
-		close(r.exited)
-	}()
-	if err := <-started; err != nil {
+	proc, err := noderun.Start(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("sfnlocal: start node: %w", err)
 	}
+	r := &Runtime{proc: proc, tail: &noderun.Tail{Max: 4096}}
 
 	endpoint := make(chan string, 1)
 	go func() {
@@ -152,7 +134,7 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 	case r.Endpoint = <-endpoint:
 		r.Started = time.Since(t0)
 		return r, nil
-	case <-r.exited:
+	case <-proc.Exited():
 		return nil, fmt.Errorf("sfnlocal: %s exited on start: %s", Script, r.tail.String())
 	case <-timer.C:
 		r.Stop()
@@ -167,15 +149,7 @@ func Start(ctx context.Context, opts Options) (*Runtime, error) {
 func (r *Runtime) Output() string { return r.tail.String() }
 
 // Stop kills the process and waits for it (at most 5 s).
-func (r *Runtime) Stop() {
-	r.stopOnce.Do(func() {
-		_ = r.cmd.Process.Kill()
-		select {
-		case <-r.exited:
-		case <-time.After(5 * time.Second):
-		}
-	})
-}
+func (r *Runtime) Stop() { r.proc.Stop() }
 
 // Machine is one state machine to create: an ASL file with its ${Name}
 // placeholders replaced, as CDK's DefinitionSubstitutions do in AWS.
@@ -235,45 +209,4 @@ func Definition(file string, subs map[string]string) (string, error) {
 // lambdalocal takes the name back out of it.
 func FunctionARN(name string) string {
 	return "arn:aws:lambda:us-east-1:000000000000:function:" + name
-}
-
-// repoRoot walks up from the working directory to the directory with go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("sfnlocal: no go.mod above the working directory; run inside the repository or set Options.Root")
-		}
-		dir = parent
-	}
-}
-
-// tailBuffer keeps the last max bytes written, for error messages.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf bytes.Buffer
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Write(p)
-	if over := b.buf.Len() - b.max; over > 0 {
-		b.buf.Next(over)
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.TrimSpace(b.buf.String())
 }

@@ -1,9 +1,9 @@
 //go:build !linux
 
-package sfnlocal
+package noderun
 
 import "os/exec"
 
 // setParentDeathSignal has no portable equivalent outside Linux; there the
-// server is stopped only by Stop.
+// child is stopped only by Stop.
 func setParentDeathSignal(*exec.Cmd) {}

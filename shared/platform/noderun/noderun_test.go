@@ -1,0 +1,64 @@
+package noderun
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRepoRootFindsGoMod(t *testing.T) {
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("RepoRoot() = %s, which holds no go.mod: %v", root, err)
+	}
+	if wd, _ := os.Getwd(); !strings.HasPrefix(wd, root) {
+		t.Errorf("RepoRoot() = %s is not above the working directory %s", root, wd)
+	}
+}
+
+func TestTailKeepsTheLastBytes(t *testing.T) {
+	tail := &Tail{Max: 5}
+	for _, s := range []string{"abc", "defg", "hi\n"} {
+		if n, err := tail.Write([]byte(s)); n != len(s) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", s, n, err)
+		}
+	}
+	if got := tail.String(); got != "fghi" {
+		t.Errorf("String() = %q, want %q (last 5 bytes, trimmed)", got, "fghi")
+	}
+}
+
+func TestStartAndStop(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep command on this machine")
+	}
+	p, err := Start(exec.Command(sleep, "60"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Exited():
+		t.Fatal("the child ended before Stop")
+	default:
+	}
+	p.Stop()
+	p.Stop() // a second Stop is harmless
+	select {
+	case <-p.Exited():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the child still runs after Stop")
+	}
+}
+
+func TestStartReportsAMissingBinary(t *testing.T) {
+	if _, err := Start(exec.Command(filepath.Join(t.TempDir(), "no-such-binary"))); err == nil {
+		t.Fatal("Start of a missing binary succeeded")
+	}
+}
