@@ -46,11 +46,17 @@ type Env struct {
 	DynamoDB string
 	S3       string
 	S3Server string // "gofakes3 vX" when in-process, "" otherwise
-	stopS3   func()
+	// SFN is the Step Functions service; only Run starts it (the CLI verbs
+	// beside dev need none).
+	SFN    *StepFunctions
+	stopS3 func()
 }
 
 // Close stops what Prepare started.
 func (e *Env) Close() {
+	if e.SFN != nil {
+		e.SFN.Close()
+	}
 	if e.stopS3 != nil {
 		e.stopS3()
 	}
@@ -156,10 +162,16 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 		return fmt.Errorf("dev: listen %s: %w (use --addr to pick another)", o.Addr, err)
 	}
 	defer ln.Close()
+	// Before the App, whose AWS config reads AWS_ENDPOINT_URL_SFN.
+	env.SFN = startStepFunctions(ctx, repoRoot())
 	// Approval links point at this listener unless configured otherwise.
 	setDefault(app.EnvPublicBaseURL, "http://"+ln.Addr().String())
 	a, err := app.New(ctx, os.Getenv)
 	if err != nil {
+		return err
+	}
+	env.SFN.warn(a.Log())
+	if err := env.SFN.bind(ctx, a.Handler, deploy.StateMachines); err != nil {
 		return err
 	}
 	h, err := Handler(a, env)
@@ -173,7 +185,8 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 		}
 	}
 	a.Log().Info("switchboard dev ready", "addr", "http://"+ln.Addr().String(), "config", a.Config().File,
-		"dynamodb", env.DynamoDB, "s3", env.S3, "scheduler", a.Config().Instance.Dev.Scheduler)
+		"dynamodb", env.DynamoDB, "s3", env.S3,
+		"stepfunctions", env.SFN.Endpoint, "stepfunctionsServer", env.SFN.Server, "scheduler", a.Config().Instance.Dev.Scheduler)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}

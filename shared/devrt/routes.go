@@ -146,6 +146,14 @@ func healthz(w http.ResponseWriter, r *http.Request, a *app.App, env *Env) {
 	check(&ddb, tablesErr)
 	s3 := component{Endpoint: env.S3, Server: env.S3Server}
 	check(&s3, bucketErr)
+	// Step Functions is reported but does not degrade the status: no
+	// feature needs a state machine yet, and dev starts without Node.
+	sf := env.SFN
+	if sf == nil {
+		sf = &StepFunctions{}
+	}
+	sfnc := component{Endpoint: sf.Endpoint, Server: sf.Server}
+	check(&sfnc, sf.Ping(ctx))
 	status, code := "ok", http.StatusOK
 	if !ddb.OK || !s3.OK {
 		status, code = "degraded", http.StatusServiceUnavailable
@@ -161,7 +169,7 @@ func healthz(w http.ResponseWriter, r *http.Request, a *app.App, env *Env) {
 			"aws-sdk-go-v2/service/s3":       moduleVersion("github.com/aws/aws-sdk-go-v2/service/s3"),
 			"aws-lambda-go":                  moduleVersion("github.com/aws/aws-lambda-go"),
 		},
-		"components": map[string]component{"dynamodb": ddb, "s3": s3},
+		"components": map[string]component{"dynamodb": ddb, "s3": s3, "stepfunctions": sfnc},
 	})
 }
 
