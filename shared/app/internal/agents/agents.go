@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/bedrock"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/openai"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
 	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
@@ -31,6 +32,11 @@ type Agents struct {
 	Budget *agentrun.Budget
 	Worker *wake.Worker
 }
+
+// AgentMessages is the store of the messages agents send each other, with
+// long contents in the workspace bucket and the configured retention. No
+// function uses it yet; ask_agent and the taskboard will.
+func (g *Agents) AgentMessages() *dynamo.AgentMessages { return g.Store.AgentMessages(g.Blobs) }
 
 // New builds the agents layer on a. Every agent's model is checked once
 // here, so that a config mistake fails the cold start, not the first run.

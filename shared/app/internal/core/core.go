@@ -104,6 +104,9 @@ func New(ctx context.Context, getenv func(string) string) (*Core, error) {
 	if days := c.Config.Instance.AuditRetentionDays; days > 0 {
 		c.Store.AuditRetention = time.Duration(days) * 24 * time.Hour
 	}
+	if days := c.Config.Instance.AgentMessageRetentionDays; days > 0 { // 0 keeps them forever
+		c.Store.AgentMessageRetention = time.Duration(days) * 24 * time.Hour
+	}
 	if err := c.setupRocketChat(); err != nil {
 		return nil, err
 	}
