@@ -33,9 +33,10 @@ import (
 // AWS_ENDPOINT_URL_SFN or AWS_ENDPOINT_URL, nothing is started and the
 // user's endpoint is used.
 type StepFunctions struct {
-	Endpoint string // "" when the local runtime could not start
-	Server   string // "aws-local-stepfunctions 3.0.0" when local
-	Err      error  // why the local runtime did not start
+	Endpoint string            // "" when the local runtime could not start
+	Server   string            // "aws-local-stepfunctions 3.0.0" when local
+	Err      error             // why the local runtime did not start
+	ARNs     map[string]string // created machines by name (local runtime only)
 
 	root    string
 	invoker atomic.Pointer[lambdalocal.Invoker] // bound once the App exists
@@ -58,8 +59,9 @@ func startStepFunctions(ctx context.Context, root string) *StepFunctions {
 		s.Err = fmt.Errorf("dev: Lambda endpoint for Step Functions: %w", err)
 		return s
 	}
-	s.lambda = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.lambda.Serve(ln) }()
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s.lambda = srv
+	go func() { _ = srv.Serve(ln) }()
 	s.rt, err = sfnlocal.Start(ctx, sfnlocal.Options{Root: root, LambdaEndpoint: "http://" + ln.Addr().String(), Log: os.Stderr})
 	if err != nil {
 		s.Err = err
@@ -117,7 +119,7 @@ func (s *StepFunctions) bind(ctx context.Context, handler func(fn string) (any, 
 	if err != nil {
 		return err
 	}
-	_, err = sfnlocal.Create(ctx, c, ms...)
+	s.ARNs, err = sfnlocal.Create(ctx, c, ms...)
 	return err
 }
 
