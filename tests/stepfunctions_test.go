@@ -7,9 +7,11 @@ import (
 )
 
 // switchboard dev starts the local Step Functions runtime on loopback,
-// reports it in /healthz and in its ready line.
+// reports it in /healthz and in its ready line — also without any AWS
+// credentials in the environment, as `make dev` runs.
 func TestDevHealthzReportsStepFunctions(t *testing.T) {
-	d := startDev(t, "AWS_ENDPOINT_URL_SFN=", "AWS_ENDPOINT_URL=")
+	d := startDev(t, "AWS_ENDPOINT_URL_SFN=", "AWS_ENDPOINT_URL=", "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=",
+		"AWS_PROFILE=", "AWS_CONFIG_FILE=/nonexistent", "AWS_SHARED_CREDENTIALS_FILE=/nonexistent")
 	status, _, m := d.do("GET", "/healthz", "", nil)
 	if status != http.StatusOK || m["status"] != "ok" {
 		t.Fatalf("healthz = %d %v, want 200 ok", status, m)
