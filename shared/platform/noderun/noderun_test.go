@@ -34,12 +34,24 @@ func TestTailKeepsTheLastBytes(t *testing.T) {
 	}
 }
 
-func TestStartAndStop(t *testing.T) {
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep command on this machine")
+// TestMain lets the test binary stand in for a long-running child: with
+// NODERUN_TEST_SLEEP set it only waits, so no outside command is needed.
+func TestMain(m *testing.M) {
+	if os.Getenv("NODERUN_TEST_SLEEP") != "" {
+		time.Sleep(time.Minute)
+		os.Exit(0)
 	}
-	p, err := Start(exec.Command(sleep, "60"))
+	os.Exit(m.Run())
+}
+
+func TestStartAndStop(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(self)
+	child.Env = append(os.Environ(), "NODERUN_TEST_SLEEP=1")
+	p, err := Start(child)
 	if err != nil {
 		t.Fatal(err)
 	}
