@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -130,15 +128,7 @@ func (s *StepFunctions) client(ctx context.Context) (*sfnapi.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	// make dev sets no AWS credentials; a local runtime checks none, but
-	// the SDK will not sign without some.
-	if u, perr := url.Parse(s.Endpoint); perr == nil && (u.Hostname() == "127.0.0.1" || u.Hostname() == "localhost") {
-		if cfg.Credentials == nil {
-			cfg.Credentials = credentials.NewStaticCredentialsProvider("local", "local", "")
-		} else if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
-			cfg.Credentials = credentials.NewStaticCredentialsProvider("local", "local", "")
-		}
-	}
+	cfg = dynamo.LocalCredentials(ctx, cfg, s.Endpoint) // make dev sets no AWS credentials
 	return sfn.NewClient(cfg), nil
 }
 

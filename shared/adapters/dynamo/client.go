@@ -61,7 +61,7 @@ func LoadAWSConfig(ctx context.Context, opts ...func(*config.LoadOptions) error)
 		WithDialerOptions(func(d *net.Dialer) { d.Timeout = dialTimeout }).
 		WithTransportOptions(func(t *http.Transport) { t.TLSHandshakeTimeout = tlsHandshakeTimeout })
 	opts = append([]func(*config.LoadOptions) error{config.WithHTTPClient(hc)}, opts...)
-	if isLoopback(os.Getenv("AWS_ENDPOINT_URL_DYNAMODB")) || isLoopback(os.Getenv("AWS_ENDPOINT_URL")) {
+	if IsLoopback(os.Getenv("AWS_ENDPOINT_URL_DYNAMODB")) || IsLoopback(os.Getenv("AWS_ENDPOINT_URL")) {
 		opts = append(opts, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
@@ -76,13 +76,22 @@ func LoadAWSConfig(ctx context.Context, opts ...func(*config.LoadOptions) error)
 // every call ends within OperationTimeout (or the caller's deadline), each
 // attempt within AttemptTimeout, throttling is retried with short waits.
 func NewClientFromConfig(ctx context.Context, cfg aws.Config) *dynamodb.Client {
-	if isLoopback(endpointOf(cfg)) && !hasCredentials(ctx, cfg) {
-		cfg.Credentials = credentials.NewStaticCredentialsProvider("local", "local", "")
-	}
+	cfg = LocalCredentials(ctx, cfg, endpointOf(cfg))
 	if cfg.Region == "" {
 		cfg.Region = defaultRegion
 	}
 	return dynamodb.NewFromConfig(cfg, withCallLimits)
+}
+
+// LocalCredentials gives cfg static placeholder credentials when endpoint
+// is on this machine (dynalite, the local Step Functions runtime) and the
+// default chain yields none: a local server checks no signature, but the
+// SDK will not send an unsigned request. Anywhere else cfg is unchanged.
+func LocalCredentials(ctx context.Context, cfg aws.Config, endpoint string) aws.Config {
+	if IsLoopback(endpoint) && !hasCredentials(ctx, cfg) {
+		cfg.Credentials = credentials.NewStaticCredentialsProvider("local", "local", "")
+	}
+	return cfg
 }
 
 // hasCredentials reports whether the configured chain yields credentials.
@@ -102,8 +111,8 @@ func endpointOf(cfg aws.Config) string {
 	return aws.ToString(cfg.BaseEndpoint)
 }
 
-// isLoopback reports whether endpoint points at this machine.
-func isLoopback(endpoint string) bool {
+// IsLoopback reports whether endpoint points at this machine.
+func IsLoopback(endpoint string) bool {
 	if endpoint == "" {
 		return false
 	}

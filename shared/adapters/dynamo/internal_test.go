@@ -133,8 +133,8 @@ func TestIsLoopback(t *testing.T) {
 		{"", false},
 	}
 	for _, tt := range tests {
-		if got := isLoopback(tt.endpoint); got != tt.want {
-			t.Errorf("isLoopback(%q) = %v, want %v", tt.endpoint, got, tt.want)
+		if got := IsLoopback(tt.endpoint); got != tt.want {
+			t.Errorf("IsLoopback(%q) = %v, want %v", tt.endpoint, got, tt.want)
 		}
 	}
 }
