@@ -8,9 +8,16 @@
 # not started and the command runs as it is.
 #   usage: scripts/dynalite.sh <command> [args…]
 set -euo pipefail
+# On a terminal, job control gives the command its own process group and
+# makes it the terminal's foreground: Ctrl-C then reaches only the command
+# (which shuts down and exits 0), not make above us, which would otherwise
+# die of the interrupt and end `make dev` with status 130. Dynalite, in its
+# own background group, is stopped by the trap below.
+if [ -t 0 ]; then set -m; fi
 if [ -n "${AWS_ENDPOINT_URL_DYNAMODB:-}${AWS_ENDPOINT_URL:-}" ]; then
   echo "dynalite: not started; DynamoDB is ${AWS_ENDPOINT_URL_DYNAMODB:-$AWS_ENDPOINT_URL} (AWS_ENDPOINT_URL${AWS_ENDPOINT_URL_DYNAMODB:+_DYNAMODB})" >&2
-  exec "$@"
+  "$@"
+  exit
 fi
 port=${DYNALITE_PORT:-8701}
 root=$(cd "$(dirname "$0")/.." && pwd)

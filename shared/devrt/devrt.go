@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
@@ -87,6 +88,8 @@ func Prepare(ctx context.Context, o Options) (*Env, error) {
 	setDefault(deploy.EnvTablePrefix, DefaultPrefix)
 	setDefault("AWS_REGION", "us-east-1")
 	env := &Env{}
+	userDynamo := firstSetKey("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL")
+	userS3 := firstSetKey("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
 	if os.Getenv("AWS_ENDPOINT_URL") == "" {
 		setDefault("AWS_ENDPOINT_URL_DYNAMODB", DefaultDynamoDB)
 		if os.Getenv("AWS_ENDPOINT_URL_S3") == "" {
@@ -108,7 +111,10 @@ func Prepare(ctx context.Context, o Options) (*Env, error) {
 	}
 	if err := dynamo.EnsureTables(ctx, dc, os.Getenv); err != nil {
 		env.Close()
-		return nil, fmt.Errorf("dev: tables on %s: %w (is dynalite running? `make dev` starts it)", env.DynamoDB, err)
+		if refused(err) {
+			return nil, fmt.Errorf("dev: nothing listens on %s, where DynamoDB is expected; %s", env.DynamoDB, startHint("DynamoDB", userDynamo))
+		}
+		return nil, fmt.Errorf("dev: tables on %s: %w", env.DynamoDB, err)
 	}
 	sc, err := s3blob.NewClient(ctx)
 	if err != nil {
@@ -117,7 +123,10 @@ func Prepare(ctx context.Context, o Options) (*Env, error) {
 	}
 	if err := s3blob.EnsureBucket(ctx, sc, os.Getenv(deploy.EnvBucket)); err != nil {
 		env.Close()
-		return nil, fmt.Errorf("dev: bucket: %w", err)
+		if refused(err) {
+			return nil, fmt.Errorf("dev: nothing listens on %s, where S3 is expected; %s", env.S3, startHint("S3", userS3))
+		}
+		return nil, fmt.Errorf("dev: bucket on %s: %w", env.S3, err)
 	}
 	return env, nil
 }
@@ -135,6 +144,37 @@ func startS3(o Options) (string, func(), error) {
 		return "http://" + o.S3Addr, func() {}, nil
 	}
 	return "", nil, fmt.Errorf("dev: in-process S3 on %s: %w (use --s3-addr or set AWS_ENDPOINT_URL_S3)", o.S3Addr, err)
+}
+
+// refused reports a connection nobody accepted: waiting does not help,
+// something has to be started.
+func refused(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// startHint says what to start for a service nobody serves, given the
+// variable the endpoint came from ("" = the dev default).
+func startHint(service, key string) string {
+	switch key {
+	case "AWS_ENDPOINT_URL":
+		return "AWS_ENDPOINT_URL points every service there (LocalStack?): start LocalStack with `docker compose -f localstack/docker-compose.yml up -d`, or unset AWS_ENDPOINT_URL to use the local servers"
+	case "":
+		if service == "DynamoDB" {
+			return "start dynalite: run `make dev` (it starts dynalite first), or scripts/dynalite.sh before the command"
+		}
+		return "start `switchboard dev`, which serves S3 in-process, or set AWS_ENDPOINT_URL_S3"
+	}
+	return fmt.Sprintf("%s comes from %s: start the %s server there, or unset %s to use the local one", service, key, service, key)
+}
+
+// firstSetKey is the first of keys that is set, "" when none is.
+func firstSetKey(keys ...string) string {
+	for _, k := range keys {
+		if os.Getenv(k) != "" {
+			return k
+		}
+	}
+	return ""
 }
 
 func firstSet(keys ...string) string {
