@@ -163,6 +163,11 @@ func localApp(ctx context.Context, config string) (*app.App, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// Approval links a verb creates open on the dev listener beside it,
+	// as in `make dev`, unless the config names a public base URL.
+	if os.Getenv(app.EnvPublicBaseURL) == "" {
+		_ = os.Setenv(app.EnvPublicBaseURL, "http://"+devrt.DefaultAddr)
+	}
 	a, err := app.New(ctx, os.Getenv)
 	if err != nil {
 		env.Close()

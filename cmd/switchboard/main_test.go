@@ -124,3 +124,19 @@ func TestInvokeMissingEventFile(t *testing.T) {
 		t.Errorf("err = %v, want a run-time error naming the event file", err)
 	}
 }
+
+// With the example config, `make invoke` has approvals set up like `make
+// dev`: the example's signing key and, for the links, the dev listener's
+// address. The sample approval link then reaches the approvals flow (which
+// knows no such request) instead of "approvals are not set up".
+func TestInvokeWithTheExampleConfigHasApprovals(t *testing.T) {
+	localEnv(t)
+	t.Setenv(app.EnvPublicBaseURL, "")
+	out, err := runCLI(t, "invoke", "--fn", "approvals", "--event", "../../events/approvals/open-link.json", "--config", "../../switchboard.example.yaml")
+	if err != nil {
+		t.Fatalf("invoke approvals: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "not set up") || !strings.Contains(out, "Nothing was changed") {
+		t.Errorf("the sample approval link found approvals not set up:\n%s", out)
+	}
+}
