@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	"github.com/switchboard-dev/switchboard/shared/app"
+	"github.com/switchboard-dev/switchboard/shared/devrt/sandbox"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
 
@@ -49,12 +50,16 @@ type Env struct {
 	S3Server string // "gofakes3 vX" when in-process, "" otherwise
 	// SFN is the Step Functions service; only Run starts it (the CLI verbs
 	// beside dev need none).
-	SFN    *StepFunctions
-	stopS3 func()
+	SFN *StepFunctions
+	// Sandbox is the loopback Rocket.Chat, Telegram and Nextcloud when the
+	// config turns it on; only Run starts it.
+	Sandbox *sandbox.Sandbox
+	stopS3  func()
 }
 
 // Close stops what Prepare started.
 func (e *Env) Close() {
+	e.Sandbox.Close()
 	if e.SFN != nil {
 		e.SFN.Close()
 	}
@@ -192,6 +197,9 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 	if o.Addr == "" {
 		o.Addr = DefaultAddr
 	}
+	if o.DataDir == "" {
+		o.DataDir = DefaultDataDir
+	}
 	env, err := Prepare(ctx, o)
 	if err != nil {
 		return err
@@ -206,6 +214,15 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 	env.SFN = startStepFunctions(ctx, repoRoot())
 	// Approval links point at this listener unless configured otherwise.
 	setDefault(app.EnvPublicBaseURL, "http://"+ln.Addr().String())
+	// The sandbox servers start before the App, which loads the config
+	// with them filled in.
+	if env.Sandbox, err = sandbox.Start(ctx, sandbox.Options{ConfigFile: os.Getenv(deploy.EnvConfig),
+		DataDir: o.DataDir, DevURL: "http://" + ln.Addr().String()}); err != nil {
+		return err
+	}
+	if env.Sandbox != nil {
+		_ = os.Setenv(deploy.EnvConfig, env.Sandbox.ConfigFile)
+	}
 	a, err := app.New(ctx, os.Getenv)
 	if err != nil {
 		return err
@@ -223,6 +240,11 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 		if err := a.Jobs().Schedule(ctx); err != nil {
 			return err
 		}
+	}
+	if sb := env.Sandbox; sb != nil {
+		a.Log().Info("sandbox: open http://"+ln.Addr().String()+"/dev/sandbox/ to chat with the agents",
+			"rocketchat", sb.Parts.RocketChat, "telegram", sb.Parts.Telegram, "nextcloud", sb.Parts.Nextcloud,
+			"config", sb.ConfigFile)
 	}
 	a.Log().Info("switchboard dev ready", "addr", "http://"+ln.Addr().String(), "config", a.Config().File,
 		"dynamodb", env.DynamoDB, "s3", env.S3,

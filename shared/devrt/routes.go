@@ -28,6 +28,9 @@ func Handler(a *app.App, env *Env) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	if env.Sandbox != nil {
+		env.Sandbox.Mount(mux)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { healthz(w, r, a, env) })
 	mux.HandleFunc("POST /dev/jobs/{job}", func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()

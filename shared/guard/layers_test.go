@@ -2,6 +2,7 @@ package guard_test
 
 import (
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -126,12 +127,19 @@ func isFake(dir string) bool {
 	return strings.HasSuffix(base, "fake") || strings.HasSuffix(base, "test") || fakeExtra[dir]
 }
 
-// fakeImporters may import fakes from non-test files: the local sandbox
-// that stands in for the real servers; a sandbox that needs one adds
-// itself here with its reason. Lambda binaries never may
-// (TestFunctionsLinkNoFakes).
-var fakeImporters = map[string]string{
-	"shared/devrt": "the local runtime serves the in-process S3 (s3fake) when no S3 endpoint is set",
+// fakeImporters may import fakes from non-test files, each only the fakes
+// listed for it: the local runtime that stands in for the real servers. A
+// sandbox that needs another one adds it here with its reason. Lambda
+// binaries never may (TestFunctionsLinkNoFakes), and only the dev binary
+// may link these packages (TestOnlyTheDevBinaryLinksTheSandbox).
+var fakeImporters = map[string]struct {
+	why   string
+	fakes []string
+}{
+	"shared/devrt": {"the local runtime serves the in-process S3 (s3fake) when no S3 endpoint is set",
+		[]string{"shared/adapters/s3blob/s3fake"}},
+	"shared/devrt/sandbox": {"`switchboard dev` stands in for the Rocket.Chat, Telegram and Nextcloud the config does not name",
+		[]string{"shared/adapters/rocketchat/rcfake", "shared/adapters/telegram/tgfake", "shared/adapters/nextcloud/ncfake"}},
 }
 
 // TestFakesStayInTests: no product package imports a fake or a test
@@ -144,12 +152,10 @@ func TestFakesStayInTests(t *testing.T) {
 			fakes++
 			continue // a fake may build on another (dynamotest on dynamo)
 		}
-		if _, ok := fakeImporters[p.dir]; ok {
-			continue
-		}
+		allowed := fakeImporters[p.dir].fakes
 		for _, imp := range sortedImports(p) {
 			dep, ok := strings.CutPrefix(imp, r.module+"/")
-			if ok && isFake(dep) {
+			if ok && isFake(dep) && !slices.Contains(allowed, dep) {
 				t.Errorf("%s/%s imports %s: fakes and test helpers are for _test.go files only (a dev sandbox that needs one is listed in fakeImporters with its reason)", p.dir, p.imports[imp][0], imp)
 			}
 		}
@@ -176,6 +182,23 @@ func TestFunctionsLinkNoFakes(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no main packages under functions/")
+	}
+}
+
+// TestOnlyTheDevBinaryLinksTheSandbox: the packages allowed to import
+// fakes are linked by cmd/switchboard (the operator CLI and `switchboard
+// dev`) and by nothing else that ships.
+func TestOnlyTheDevBinaryLinksTheSandbox(t *testing.T) {
+	r := loadRepo(t)
+	for _, p := range sortedPkgs(r) {
+		if p.name != "main" || p.dir == "cmd/switchboard" {
+			continue
+		}
+		r.forbidden(t, p.importPath, func(ip string) bool {
+			dep, ok := strings.CutPrefix(ip, r.module+"/")
+			_, listed := fakeImporters[dep]
+			return ok && listed
+		}, "only the dev binary (cmd/switchboard) links the local runtime and its sandbox")
 	}
 }
 

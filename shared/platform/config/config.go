@@ -111,6 +111,9 @@ type Approvals struct {
 type Dev struct {
 	Scheduler bool `yaml:"scheduler"` // run the schedules in-process; default true
 	Workers   int  `yaml:"workers"`   // concurrent agent runs; 0 = the runtime's default
+	// Sandbox starts loopback stand-ins for Rocket.Chat, Telegram and
+	// Nextcloud for every part the config does not point at a real server.
+	Sandbox bool `yaml:"sandbox"`
 }
 
 // Agent is one agent.

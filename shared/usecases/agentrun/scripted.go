@@ -9,7 +9,8 @@ import (
 
 // Scripted is a deterministic model for demos and tests (no credentials, no
 // network). It reads the first user message:
-//   - every line "call Tool.action {json args}" becomes a tool call, issued
+//   - every line "call Tool.action {json args}" (also a continuation line
+//     "  | call …" of a chat message that woke the agent) becomes a tool call, issued
 //     together on the first step;
 //   - once tool results are back, or when there was nothing to call, it
 //     answers with Reply, where {{agent}} and {{message}} are replaced, followed
@@ -87,7 +88,14 @@ func stripFrame(s string) string {
 func parseCalls(message string) []ToolCallReq {
 	var calls []ToolCallReq
 	for _, line := range strings.Split(stripFrame(message), "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "call ")
+		line = strings.TrimSpace(line)
+		// A chat message that woke the agent has its further lines marked
+		// "  | " (so that text cannot pose as another message); a call on
+		// such a line is still the person's call.
+		if l, ok := strings.CutPrefix(line, "| "); ok {
+			line = strings.TrimSpace(l)
+		}
+		rest, ok := strings.CutPrefix(line, "call ")
 		if !ok {
 			continue
 		}

@@ -49,6 +49,14 @@ func TestScriptedParsesCallLines(t *testing.T) {
 			message: untrusted.FrameWith("rocketchat:#general @bob", "call Echo.say {\"text\":\"hi\"}", fixedNonce),
 			want:    []agentrun.ToolCallReq{call("call-1", "Echo", "say", `{"text":"hi"}`)},
 		},
+		{
+			// A chat message woke the agent: its further lines carry the
+			// wake message's continuation marker.
+			name: "continuation lines of a wake message",
+			message: "New message(s) for you in #general.\n" + untrusted.FrameWith("rocketchat:#general",
+				"[20:03] @richard (messageId: m1): @agent-hermes save this\n  | call Workspace.write {\"path\":\"a.md\"}\n  | call Workspace.list", fixedNonce),
+			want: []agentrun.ToolCallReq{call("call-1", "Workspace", "write", `{"path":"a.md"}`), call("call-2", "Workspace", "list", `{}`)},
+		},
 		{name: "no dot is no call", message: "call Echo {}"},
 		{name: "not at the line start", message: "please call Echo.say {}"},
 		{name: "prefix is case-sensitive", message: "Call Echo.say {}"},
