@@ -28,9 +28,6 @@ func Handler(a *app.App, env *Env) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	if env.Sandbox != nil {
-		env.Sandbox.Mount(mux)
-	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { healthz(w, r, a, env) })
 	mux.HandleFunc("POST /dev/jobs/{job}", func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
@@ -90,7 +87,21 @@ func Handler(a *app.App, env *Env) (http.Handler, error) {
 		}
 		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"jobs": a.Jobs().Names(), "lastRuns": runs})
 	})
-	return logRequests(httpapi.Serve(mux, a.Log(), a.Scrubber()), a.Log()), nil
+	h := httpapi.Serve(mux, a.Log(), a.Scrubber())
+	if env.Sandbox != nil {
+		// The sandbox shows what reached the stand-in servers as a person
+		// there sees it: the clients masked secrets before sending, and
+		// an approval link must keep its signed token to work. So its
+		// routes get their budgets but no second masking.
+		sbx := http.NewServeMux()
+		env.Sandbox.Mount(sbx)
+		outer := http.NewServeMux()
+		outer.Handle("/dev/sandbox", httpapi.WithBudgets(sbx, a.Log()))
+		outer.Handle("/dev/sandbox/", httpapi.WithBudgets(sbx, a.Log()))
+		outer.Handle("/", h)
+		h = outer
+	}
+	return logRequests(h, a.Log()), nil
 }
 
 // logRequests writes one log line per request of the dev listener: method,

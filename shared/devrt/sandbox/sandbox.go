@@ -206,6 +206,11 @@ func (s *Sandbox) Agents() []Agent { return s.agents }
 func (s *Sandbox) startRocketChat(instance, agents *yaml.Node) {
 	rc := rcfake.New()
 	s.RC = rc
+	// New ids every start: the wake claims outlive the process in
+	// DynamoDB, keyed by message id, and a repeated id would be taken for
+	// a message already answered.
+	now := time.Now()
+	rc.SetSeed(uint64(now.UnixNano()), uint64(now.Unix()))
 	s.webhookToken = "sandbox-" + randomHex(12)
 	rc.SetWebhookToken(s.webhookToken)
 	rc.AddUser(s.human, "user")
@@ -250,6 +255,10 @@ func (s *Sandbox) startRocketChat(instance, agents *yaml.Node) {
 func (s *Sandbox) startTelegram(instance *yaml.Node) error {
 	tg := tgfake.New()
 	s.TG = tg
+	// Update ids are claimed in DynamoDB across restarts too: start them
+	// (and the message ids) where no earlier run has been.
+	base := time.Now().Unix() - 1_700_000_000
+	tg.SetFirstIDs(base*1000, base*1000)
 	tg.AddUser(tgfake.User{ID: HumanTelegram, FirstName: "You", Username: s.human})
 	secret := "sandbox_" + randomHex(12)
 	form := url.Values{"url": {s.devURL + "/hooks/telegram"}, "secret_token": {secret}}

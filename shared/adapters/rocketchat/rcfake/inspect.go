@@ -1,6 +1,9 @@
 package rcfake
 
-import "sort"
+import (
+	"math/rand/v2"
+	"sort"
+)
 
 // Room is a room as a sandbox UI lists it.
 type Room struct {
@@ -38,4 +41,14 @@ func (s *Server) RoomsOf(username string) []Room {
 		return out[i].Name+out[i].ID < out[j].Name+out[j].ID
 	})
 	return out
+}
+
+// SetSeed reseeds the ids of new messages, rooms, users and files. Tests
+// keep the fixed default so that ids repeat from run to run; a server
+// whose data outlives it (the dev sandbox, whose wake claims persist in
+// DynamoDB by message id) needs ids that do not.
+func (s *Server) SetSeed(seed1, seed2 uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rng = rand.New(rand.NewPCG(seed1, seed2))
 }
