@@ -277,6 +277,18 @@ func TestSandboxApprovalInTelegram(t *testing.T) {
 		}
 		return false
 	})
+	// The person writes to the bot; the agent named answers in the chat.
+	if status, m := s.post("telegram/messages", map[string]any{"text": "/hermes how are the numbers?"}); status != http.StatusAccepted {
+		t.Fatalf("telegram message: %d %v", status, m)
+	}
+	waitFor(t, s.dev, "Hermes answering in Telegram", fetch, func(ms []sbTelegram) bool {
+		for _, m := range ms {
+			if m.FromBot && strings.Contains(m.Text, "how are the numbers?") && strings.Contains(m.Text, "Hermes") {
+				return true
+			}
+		}
+		return false
+	})
 	// A button that is gone cannot be pressed again.
 	if status, _ := s.post("telegram/press", map[string]any{"messageId": req.ID, "data": "a:nope"}); status != http.StatusConflict {
 		t.Errorf("pressing a button the message does not have = %d, want 409", status)
