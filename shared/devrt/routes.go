@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/app"
@@ -105,7 +106,8 @@ func Handler(a *app.App, env *Env) (http.Handler, error) {
 }
 
 // logRequests writes one log line per request of the dev listener: method,
-// path, status, duration (and the run id when the answer names one).
+// path, status, duration (and the run id when the answer names one). The
+// sandbox page's successful polls go to the debug level.
 func logRequests(h http.Handler, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -116,7 +118,11 @@ func logRequests(h http.Handler, log *slog.Logger) http.Handler {
 		if id := rec.Header().Get(httpapi.HeaderRunID); id != "" {
 			attrs = append(attrs, "runId", id)
 		}
-		log.InfoContext(r.Context(), "request", attrs...)
+		level := slog.LevelInfo
+		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/dev/sandbox/api/") && rec.status < 400 {
+			level = slog.LevelDebug // the sandbox page polls these every second
+		}
+		log.Log(r.Context(), level, "request", attrs...)
 	})
 }
 
