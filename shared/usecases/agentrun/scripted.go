@@ -13,7 +13,8 @@ import (
 //     together on the first step;
 //   - once tool results are back, or when there was nothing to call, it
 //     answers with Reply, where {{agent}} and {{message}} are replaced, followed
-//     by one line per tool result ("Workspace.write → ok").
+//     by one line per tool result ("Workspace.write → ok"; an answer a
+//     result carries is shown: "ask_agent.ask → ok: <answer>").
 //
 // Tokens are counted as bytes/4, so receipts carry deterministic costs.
 type Scripted struct {
@@ -49,11 +50,15 @@ func (s Scripted) Complete(_ context.Context, req Request) (Response, error) {
 		var env struct {
 			Status string `json:"status"`
 			Error  string `json:"error"`
+			Answer string `json:"answer"` // ask_agent's
 		}
 		_ = json.Unmarshal([]byte(r), &env)
 		line := env.Status
 		if env.Error != "" {
 			line += ": " + env.Error
+		}
+		if env.Answer != "" {
+			line += ": " + env.Answer
 		}
 		name := "tool"
 		if i < len(calls) {

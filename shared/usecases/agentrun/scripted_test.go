@@ -116,6 +116,16 @@ func TestScriptedReply(t *testing.T) {
 			want:  "Done, Ada.\nWorkspace.write → ok\nWorkspace.read → error: no such file; list first\nTelegram.send_message → pending_approval",
 		},
 		{
+			name: "a result's answer is shown, so a colleague's reply reaches the room",
+			messages: []agentrun.Message{
+				{Role: "user", Content: "call ask_agent.ask {}"},
+				{Role: "assistant", ToolCalls: []agentrun.ToolCallReq{call("call-1", "ask_agent", "ask", `{}`)}},
+				{Role: "tool", ToolCallID: "call-1", Content: `{"status":"ok","agent":"bob","answer":"42, says Bob","runId":"r2"}`},
+			},
+			reply: "Asked.",
+			want:  "Asked.\nask_agent.ask → ok: 42, says Bob",
+		},
+		{
 			name: "results without a matching call are named tool",
 			messages: []agentrun.Message{
 				{Role: "user", Content: "x"},
