@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -125,5 +126,23 @@ func TestCheckStateMachine(t *testing.T) {
 				t.Fatalf("got %v, want %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// The ask_agent machine is deployed as the catalogue entry above describes,
+// and the function that records its rows may write the messages table.
+func TestAskAgentIsCatalogued(t *testing.T) {
+	var got *StateMachine
+	for i := range StateMachines {
+		if StateMachines[i].Name == "ask-agent" {
+			got = &StateMachines[i]
+		}
+	}
+	if got == nil || !reflect.DeepEqual(*got, askAgentForTest()) {
+		t.Fatalf("catalogue ask-agent = %+v, want %+v", got, askAgentForTest())
+	}
+	tools, _ := FunctionByName("tools")
+	if !slices.Contains(tools.Tables, "agentmessages") {
+		t.Errorf("tools tables %v: it records the machine's rows, so it needs agentmessages", tools.Tables)
 	}
 }
