@@ -40,10 +40,12 @@ type Reply struct {
 // call path stamped on the run. The engine audits its tool calls and
 // writes its receipt.
 type Answerer struct {
-	Engine   *agentrun.Engine
-	Agent    func(id string) (agentrun.Agent, error)
-	Leases   sb.Leases
-	Budget   interface{ Over(ctx context.Context, agentID string) (bool, error) }
+	Engine *agentrun.Engine
+	Agent  func(id string) (agentrun.Agent, error)
+	Leases sb.Leases
+	Budget interface {
+		Over(ctx context.Context, agentID string) (bool, error)
+	}
 	MaxSteps int
 	Log      *slog.Logger
 	Now      func() time.Time // time.Now when nil
