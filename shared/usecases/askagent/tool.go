@@ -107,7 +107,13 @@ func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
 		env.Data = map[string]any{"agent": q.To, "code": sb.EUNAVAILABLE}
 		return env
 	}
-	env := sb.Fail(fmt.Sprintf("%s could not answer (%s); carry on without the answer, or tell the human what is missing", q.To, out.Reason))
+	reason := out.Reason
+	if reason == "" || strings.HasSuffix(reason, "Error") || strings.HasPrefix(reason, "States.") || strings.HasPrefix(reason, "Lambda.") {
+		// An error name from the machine says nothing to a model; the
+		// details are in the logs and the failed row.
+		reason = "its run failed"
+	}
+	env := sb.Fail(fmt.Sprintf("%s could not answer (%s); carry on without the answer, or tell the human what is missing", q.To, reason))
 	env.Data = map[string]any{"agent": q.To, "code": sb.EUNAVAILABLE}
 	return env
 }
