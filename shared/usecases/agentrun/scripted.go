@@ -9,8 +9,9 @@ import (
 
 // Scripted is a deterministic model for demos and tests (no credentials, no
 // network). It reads the first user message:
-//   - every line "call Tool.action {json args}" becomes a tool call, issued
-//     together on the first step;
+//   - every line "call Tool.action {json args}" (also as a further line of
+//     a chat message, "| call …") becomes a tool call, issued together on
+//     the first step;
 //   - once tool results are back, or when there was nothing to call, it
 //     answers with Reply, where {{agent}} and {{message}} are replaced, followed
 //     by one line per tool result ("Workspace.write → ok"; an answer a
@@ -92,7 +93,9 @@ func stripFrame(s string) string {
 func parseCalls(message string) []ToolCallReq {
 	var calls []ToolCallReq
 	for _, line := range strings.Split(stripFrame(message), "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "call ")
+		// A chat message's further lines come as "  | …" in a wake.
+		line = strings.TrimPrefix(strings.TrimSpace(line), "| ")
+		rest, ok := strings.CutPrefix(line, "call ")
 		if !ok {
 			continue
 		}

@@ -49,6 +49,11 @@ func TestScriptedParsesCallLines(t *testing.T) {
 			message: untrusted.FrameWith("rocketchat:#general @bob", "call Echo.say {\"text\":\"hi\"}", fixedNonce),
 			want:    []agentrun.ToolCallReq{call("call-1", "Echo", "say", `{"text":"hi"}`)},
 		},
+		{
+			name:    "continuation line of a chat message",
+			message: "[10:15] @richard (messageId: m1): @agent-hermes please\n  | call Echo.say {\"text\":\"hi\"}",
+			want:    []agentrun.ToolCallReq{call("call-1", "Echo", "say", `{"text":"hi"}`)},
+		},
 		{name: "no dot is no call", message: "call Echo {}"},
 		{name: "not at the line start", message: "please call Echo.say {}"},
 		{name: "prefix is case-sensitive", message: "Call Echo.say {}"},

@@ -98,6 +98,9 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 		}
 		return Reply{}, &taskerr.PermanentError{Message: fmt.Sprintf("%s could not answer: %s", a.Agent, res.Receipt.Reason)}
 	}
+	an.log().InfoContext(ctx, "ask_agent: answered", "agent", a.Agent, "from", a.From, "runId", res.Run.RunID,
+		"parentRunId", res.Run.ParentRunID, "rootRunId", res.Run.RootRunID, "outcome", res.Outcome, "steps", res.Steps,
+		"costUsd", res.Receipt.CostUSD)
 	return Reply{Answer: res.Answer, RunID: res.Run.RunID, AnsweredAt: an.now().UTC()}, nil
 }
 
