@@ -54,14 +54,19 @@ type Answerer struct {
 // leaseSlack keeps a crashed answer's lease a little past its deadline.
 const leaseSlack = 15 * time.Second
 
+// overtime lets the run end a little after the machine stopped waiting, so
+// that the machine's own timeout (a timeout row) always comes first, not
+// the run's failure (a failed row) racing it.
+const overtime = 5 * time.Second
+
 // Answer runs a.Agent on a.Question. The run is bounded by a's timeout
-// (the machine stops waiting then too). Errors are *taskerr types: the
+// plus overtime (the machine stops waiting at the timeout). Errors are *taskerr types: the
 // machine records them as a failed answer.
 func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 	if a.Agent == "" || a.From == "" || a.ParentRunID == "" {
 		return Reply{}, &taskerr.PermanentError{Message: "ask.run: the question names no agent, asker or asking run"}
 	}
-	ctx, cancel := context.WithTimeout(ctx, clampTimeout(a.TimeoutSeconds))
+	ctx, cancel := context.WithTimeout(ctx, clampTimeout(a.TimeoutSeconds)+overtime)
 	defer cancel()
 	ag, err := an.Agent(a.Agent)
 	if err != nil {

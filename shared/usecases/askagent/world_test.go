@@ -109,16 +109,25 @@ type world struct {
 	machine  *timedMachine
 	seen     *seen
 	answerer *askagent.Answerer
+	// dynamo counts the DynamoDB requests of the world by operation.
+	dynamo *dynamotest.FaultProxy
 
 	mu      sync.Mutex
 	targets int // ask.run Tasks
 	records int // agentMessage.record Tasks
+	guards  int // ask.guard Tasks
 }
 
-func newWorld(t *testing.T, timeout time.Duration, agents map[string]agentSpec) *world {
+func newWorld(t testing.TB, timeout time.Duration, agents map[string]agentSpec) *world {
 	t.Helper()
-	c := dynamotest.Client(t)
-	w := &world{store: dynamo.New(c, dynamotest.FreshTables(t, c)), agents: agents, seen: &seen{tools: map[string][][]string{}}}
+	tables := dynamotest.FreshTables(t, dynamotest.Client(t))
+	proxy := dynamotest.NewFaultProxy(t, dynamotest.Endpoint(t))
+	c := dynamo.NewClientFromConfig(context.Background(), aws.Config{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+		BaseEndpoint: aws.String(proxy.URL),
+	})
+	w := &world{store: dynamo.New(c, tables), agents: agents, seen: &seen{tools: map[string][][]string{}}, dynamo: proxy}
 	w.messages = w.store.AgentMessages(testBlobs(t))
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ask := &askagent.Tool{Timeout: timeout, Log: log}
@@ -151,6 +160,9 @@ func newWorld(t *testing.T, timeout time.Duration, agents map[string]agentSpec) 
 			_ = json.Unmarshal(raw, &head)
 			switch head.Op {
 			case askagent.OpGuard:
+				w.mu.Lock()
+				w.guards++
+				w.mu.Unlock()
 				var q askagent.Question
 				_ = json.Unmarshal(raw, &q)
 				return nil, guard.Check(ctx, q)
@@ -195,7 +207,7 @@ func (w *world) agent(id string) (agentrun.Agent, error) {
 }
 
 // run starts agent id on message as a human would.
-func (w *world) run(t *testing.T, id, message string) agentrun.Result {
+func (w *world) run(t testing.TB, id, message string) agentrun.Result {
 	t.Helper()
 	ag, err := w.agent(id)
 	if err != nil {
@@ -222,6 +234,13 @@ func (w *world) count() (targets, records int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.targets, w.records
+}
+
+// tasks is every Task call of the machine so far.
+func (w *world) tasks() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.targets + w.records + w.guards
 }
 
 func (w *world) offered(id string) [][]string {
