@@ -252,4 +252,27 @@ func TestAskWaitsForTheTargetsLease(t *testing.T) {
 	}
 }
 
+// An asked agent that has used up its daily budget does not run: the
+// asking run hears that it could not answer, and the chain has a failed
+// response row.
+func TestAskedAgentOverBudget(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 30*time.Second, map[string]agentSpec{
+		"alice": {model: scripted("Alice", "Alice here.")},
+		"bob":   {model: scripted("Bob", "Bob answers."), budget: 1e-9},
+	})
+	w.run(t, "bob", "spend a little") // any cost reaches the tiny budget
+	res := w.run(t, "alice", askLine("bob", "still there?"))
+	if env := res.Calls[0].Envelope; env.Status != "error" || !strings.HasPrefix(env.Error, "bob could not answer") {
+		t.Fatalf("envelope %+v, want bob unable to answer", env)
+	}
+	rows := w.chain(t, res.Run.RootRunID)
+	if len(rows) != 2 || rows[1].Status != sb.MessageFailed {
+		t.Fatalf("rows %+v, want the request and a failed response", rows)
+	}
+	if cost, err := w.store.ChainCost(context.Background(), res.Run.RootRunID); err != nil || cost.Runs != 1 {
+		t.Errorf("chain runs %d (%v), want alice's only", cost.Runs, err)
+	}
+}
+
 var _ agentrun.Model = silent{}

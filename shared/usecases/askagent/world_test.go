@@ -40,9 +40,10 @@ const repoRoot = "../../.."
 // agentSpec is one agent of a test world: its model and its ask_agent
 // block (nil: ask_agent not enabled; empty: may ask everyone).
 type agentSpec struct {
-	model agentrun.Model
-	ask   []string
-	noAsk bool
+	model  agentrun.Model
+	ask    []string
+	noAsk  bool
+	budget float64 // daily budget in USD; 0 = none
 }
 
 // scripted answers like the demo model, with reply as its template.
@@ -145,7 +146,8 @@ func newWorld(t testing.TB, timeout time.Duration, agents map[string]agentSpec) 
 	}
 	w.engine = &agentrun.Engine{Tools: x, Receipts: w.store}
 	w.answerer = &askagent.Answerer{Engine: w.engine, Agent: w.agent, Leases: w.store, MaxSteps: 5, Log: log,
-		Budget: &agentrun.Budget{Store: w.store, Limit: func(id string) (float64, string) { return 0, id }}}
+		Budget: &agentrun.Budget{Store: w.store, Limit: func(id string) (float64, string) { return agents[id].budget, id },
+			Notify: func(context.Context, string) error { return nil }, Log: log}}
 	guard := &askagent.Guard{Agent: func(id string) askagent.Asker {
 		a, ok := agents[id]
 		return askagent.Asker{Exists: ok, Enabled: ok && !a.noAsk, Allowed: a.ask}
