@@ -10,8 +10,7 @@ import (
 )
 
 // TestStateMachine deploys the real ask-agent file with its placeholders
-// filled by the one function of a mini catalogue (the ask_agent functions
-// do not exist yet) and checks what the stack makes of it.
+// filled by the one function of a mini catalogue and checks what the stack makes of it.
 func TestStateMachine(t *testing.T) {
 	machine := deploy.StateMachine{
 		Name: "ask-agent", Definition: deploy.StateMachineDir + "/ask-agent.asl.json", Type: "EXPRESS", LogLevel: "ERROR",

@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// askAgentForTest is the ask_agent machine with its placeholders filled by
-// functions that exist today, to render it before its own functions do.
+// askAgentForTest is the ask_agent machine as the catalogue must hold it:
+// guard and records on tools, the answering run on agent-worker, started
+// by agent-worker (where asking runs run).
 func askAgentForTest() StateMachine {
 	return StateMachine{
 		Name: "ask-agent", Definition: StateMachineDir + "/ask-agent.asl.json", Type: "EXPRESS", LogLevel: "ERROR",

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/config"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -59,11 +60,13 @@ func callPathOf(run sb.RunContext, asker string) []string {
 // joinPath is the RunContext form of a call path.
 func joinPath(path []string) string { return strings.Join(path, sb.CallPathSep) }
 
+// defaultTimeout is instance.askAgent.timeoutSeconds' default.
+const defaultTimeout = 60 * time.Second
+
 // clampTimeout keeps a payload's timeout within what the config allows.
 func clampTimeout(s int) time.Duration {
-	const max = 240 // config.MaxAskTimeoutSeconds
-	if s <= 0 || s > max {
-		s = 60
+	if s <= 0 || s > config.MaxAskTimeoutSeconds {
+		return defaultTimeout
 	}
 	return time.Duration(s) * time.Second
 }

@@ -75,13 +75,17 @@ func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
 	if root == "" {
 		root = call.Run.RunID
 	}
-	secs := int(t.Timeout / time.Second)
+	timeout := t.Timeout
+	if timeout < time.Second {
+		timeout = defaultTimeout
+	}
+	secs := int(timeout / time.Second)
 	q := Question{From: call.AgentID, To: strings.TrimSpace(*args.Agent), Question: *args.Question,
 		RunID: call.Run.RunID, RootRunID: root, CallPath: callPathOf(call.Run, call.AgentID), TimeoutSeconds: secs}
 	in, _ := json.Marshal(q)
 	// The machine ends the wait itself; this bound only catches a machine
 	// that never comes back.
-	ctx, cancel := context.WithTimeout(ctx, t.Timeout+time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, timeout+time.Minute)
 	defer cancel()
 	raw, err := t.Machine.StartSync(ctx, string(in))
 	if err != nil {
