@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/platform/taskerr"
@@ -66,14 +67,21 @@ func (rec *Recorder) Record(ctx context.Context, r Row) error {
 }
 
 // message is the AgentMessage of r. Its id is derived from the key, so
-// that every attempt writes the same row.
+// that every attempt writes the same row: a hash of the execution, then
+// the part ("request" sorts before "response", which keeps a question
+// before an answer recorded at the same time).
 func (r Row) message() (sb.AgentMessage, error) {
 	if r.Key == "" || r.OccurredAt.IsZero() {
 		return sb.AgentMessage{}, fmt.Errorf("agentMessage.record: a row needs key and occurredAt")
 	}
-	sum := sha256.Sum256([]byte(r.Key))
+	execution, part, _ := strings.Cut(r.Key, "#")
+	sum := sha256.Sum256([]byte(execution))
+	id := hex.EncodeToString(sum[:12])
+	if part != "" {
+		id += "-" + part
+	}
 	m := sb.AgentMessage{
-		ID: hex.EncodeToString(sum[:16]), From: r.From, To: r.To,
+		ID: id, From: r.From, To: r.To,
 		Channel: sb.Channel(r.Channel), Direction: sb.Direction(r.Direction), Status: sb.MessageStatus(r.Status),
 		Content: r.Content, RunID: r.RunID, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID,
 		OccurredAt: r.OccurredAt.Add(time.Duration(r.AfterSeconds) * time.Second).UTC(),

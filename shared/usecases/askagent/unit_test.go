@@ -181,6 +181,34 @@ func TestRecorderIsIdempotent(t *testing.T) {
 	}
 }
 
+// A response recorded with its question's time (a failure has no time of
+// its own) still lists after the question.
+func TestRecorderKeepsAQuestionBeforeItsAnswer(t *testing.T) {
+	c := dynamotest.Client(t)
+	store := dynamo.New(c, dynamotest.FreshTables(t, c))
+	msgs := store.AgentMessages(testBlobs(t))
+	rec := &askagent.Recorder{Log: sb.ScrubbingMessages{Log: msgs}}
+	at := time.Now()
+	const exec = "arn:exec:0" // its hashed keys sort response first
+	for _, r := range []askagent.Row{
+		{Key: exec + "#response", From: "bob", To: "alice", Channel: "ask", Direction: "response", Status: "failed",
+			Reason: "PermanentError", ParentRunID: "r-a", RootRunID: "root", OccurredAt: at},
+		{Key: exec + "#request", From: "alice", To: "bob", Channel: "ask", Direction: "request", Status: "delivered",
+			Content: "q?", RunID: "r-a", RootRunID: "root", OccurredAt: at},
+	} {
+		if err := rec.Record(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, err := msgs.Chain(context.Background(), "root", sb.MessageQuery{OldestFirst: true})
+	if err != nil || len(page.Messages) != 2 {
+		t.Fatalf("chain = %+v, %v", page.Messages, err)
+	}
+	if page.Messages[0].Direction != sb.DirectionRequest || page.Messages[1].RunID != "r-a" || page.Messages[1].Content != "PermanentError" {
+		t.Errorf("chain %+v, want the question first, then the failed answer on the asking run", page.Messages)
+	}
+}
+
 type failingLog struct{ err error }
 
 func (f failingLog) Record(context.Context, sb.AgentMessage) error { return f.err }
