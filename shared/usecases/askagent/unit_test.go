@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -70,7 +72,7 @@ func TestToolInvoke(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tool := &askagent.Tool{Machine: tt.machine, Timeout: time.Minute}
+			tool := &askagent.Tool{Machine: tt.machine, Timeout: time.Minute, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 			env := tool.Invoke(context.Background(), sb.ToolCall{AgentID: "bob", Tool: "ask_agent", Action: "ask",
 				Args: json.RawMessage(tt.args), Run: tt.run})
 			text := env.Error
