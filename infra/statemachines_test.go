@@ -10,8 +10,7 @@ import (
 )
 
 // TestStateMachine deploys the real ask-agent file with its placeholders
-// filled by the one function of a mini catalogue (the ask_agent functions
-// do not exist yet) and checks what the stack makes of it.
+// filled by the one function of a mini catalogue and checks what the stack makes of it.
 func TestStateMachine(t *testing.T) {
 	machine := deploy.StateMachine{
 		Name: "ask-agent", Definition: deploy.StateMachineDir + "/ask-agent.asl.json", Type: "EXPRESS", LogLevel: "ERROR",
@@ -107,4 +106,55 @@ func onlyLogDelivery(actions any) bool {
 		}
 	}
 	return true
+}
+
+// TestCatalogueStateMachines checks least privilege on the real stack:
+// each machine may invoke exactly the functions its placeholders name,
+// each function may start exactly the machines that list it, and each
+// machine has an alarm on failed executions.
+func TestCatalogueStateMachines(t *testing.T) {
+	_, js := synth(t)
+	for _, m := range deploy.StateMachines {
+		_, sm := byConstruct(t, js, "AWS::StepFunctions::StateMachine", deploy.LogicalID(m.Name, "StateMachine"))
+		role := props(sm)["RoleArn"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
+		var sts []map[string]any
+		for _, pol := range resources(js, "AWS::IAM::Policy") {
+			p := props(pol)
+			if !slices.ContainsFunc(asList(p["Roles"]), func(r any) bool { return mustJSON(r) == mustJSON(map[string]any{"Ref": role}) }) {
+				continue
+			}
+			for _, st := range p["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+				sts = append(sts, st.(map[string]any))
+			}
+		}
+		var want []string
+		for _, s := range m.Substitutions {
+			want = append(want, idOf(t, js, "AWS::Lambda::Function", deploy.LogicalID(s.Function, "Function")))
+		}
+		slices.Sort(want)
+		if got := invokeTargets(t, js, withActionPrefix(t, sts, "lambda:")); !slices.Equal(got, slices.Compact(want)) {
+			t.Errorf("machine %s may invoke %v, want exactly %v", m.Name, got, slices.Compact(want))
+		}
+		var alarm bool
+		for _, a := range resources(js, "AWS::CloudWatch::Alarm") {
+			dims, _ := json.Marshal(props(a)["Dimensions"])
+			alarm = alarm || (props(a)["MetricName"] == "ExecutionsFailed" && strings.Contains(string(dims), deploy.LogicalID(m.Name, "StateMachine")))
+		}
+		if !alarm {
+			t.Errorf("machine %s has no alarm on failed executions", m.Name)
+		}
+	}
+	for _, f := range deploy.Functions {
+		var want []string
+		for _, m := range deploy.StateMachines {
+			if slices.Contains(m.StartedBy, f.Name) {
+				want = append(want, subs(deploy.StateMachineActions, deploy.StateMachineARNSub(m.Name))...)
+			}
+		}
+		slices.Sort(want)
+		got := grantPairs(t, withActionPrefix(t, roleStatements(t, js, f.Name), "states:"))
+		if !slices.Equal(got, want) {
+			t.Errorf("function %s may %v, want exactly %v", f.Name, got, want)
+		}
+	}
 }

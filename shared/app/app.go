@@ -100,7 +100,7 @@ func (a *App) Handler(fn string) (any, error) {
 	case "jobs":
 		return handlers.Jobs(a.jobs), nil
 	case "agent-worker":
-		return handlers.AgentWorker(a.g.Worker), nil
+		return handlers.AgentWorkerWithTasks(a.g.Worker, a.g.AskRunTasks()), nil
 	}
 	eps := a.Endpoints(httpapi.RequireIAM)
 	h, ok := eps[fn]
@@ -112,7 +112,11 @@ func (a *App) Handler(fn string) (any, error) {
 		sort.Strings(names)
 		return nil, fmt.Errorf("no function %q; functions are %v", fn, names)
 	}
-	return handlers.URL(fn, h, a.g.Log, a.g.Scrubber)
+	url, err := handlers.URL(fn, h, a.g.Log, a.g.Scrubber)
+	if err != nil || fn != "tools" {
+		return url, err
+	}
+	return handlers.URLWithTasks(url, a.g.AskGuardTasks()), nil
 }
 
 // Ask runs agentID on a human's message (the dev route and the CLI).

@@ -231,6 +231,11 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 	if err := env.SFN.bind(ctx, a.Handler, deploy.StateMachines); err != nil {
 		return err
 	}
+	// The functions that start a machine read its ARN from the env var the
+	// catalogue names, as in AWS (read per call, so setting it now works).
+	for name, arn := range env.SFN.ARNs {
+		setDefault(deploy.StateMachineEnvVar(name), arn)
+	}
 	h, err := Handler(a, env)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"strings"
 	"time"
 )
 
@@ -14,6 +15,31 @@ type RunContext struct {
 	ParentRunID string `json:"parentRunId,omitempty"` // empty when a human or a schedule started the run
 	RootRunID   string `json:"rootRunId"`             // = RunID when there is no parent
 	AgentID     string `json:"agentId"`
+	// CallPath is set only on a run that answers another agent's question
+	// (ask_agent): the ids of the asking chain's agents, the first asker
+	// first, joined by CallPathSep (a string, so that run contexts stay
+	// comparable). Such a run may not ask anyone in turn, and nobody on the
+	// path may be asked again, so questions never go deeper than one level
+	// nor round in a circle.
+	CallPath string `json:"callPath,omitempty"`
+}
+
+// CallPathSep joins the agent ids of a CallPath; agent ids never contain it.
+const CallPathSep = ">"
+
+// AskAgentTool is the tool through which one agent asks another a short
+// question. The engine leaves it out of what an answering run is offered.
+const AskAgentTool = "ask_agent"
+
+// Answering reports whether the run answers another agent's question.
+func (rc RunContext) Answering() bool { return rc.CallPath != "" }
+
+// Callers lists the agents of CallPath, the first asker first.
+func (rc RunContext) Callers() []string {
+	if rc.CallPath == "" {
+		return nil
+	}
+	return strings.Split(rc.CallPath, CallPathSep)
 }
 
 // NewRun starts a run for agent. With a nil parent it is the root of a new chain.

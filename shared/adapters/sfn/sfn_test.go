@@ -50,8 +50,9 @@ type runInput struct {
 }
 
 type runOutput struct {
-	Answer string `json:"answer"`
-	RunID  string `json:"runId"`
+	Answer     string    `json:"answer"`
+	RunID      string    `json:"runId"`
+	AnsweredAt time.Time `json:"answeredAt"`
 }
 
 // askWorld stands in for the ask_agent handlers (they belong to the agent
@@ -98,7 +99,7 @@ func (w *askWorld) handlers() lambdalocal.Invoker {
 			case "broken":
 				return runOutput{}, &taskerr.PermanentError{Message: "model refused the request"}
 			}
-			return runOutput{Answer: in.Agent + " says: 42 is the answer to " + in.Question, RunID: "run-" + in.Agent}, nil
+			return runOutput{Answer: in.Agent + " says: 42 is the answer to " + in.Question, RunID: "run-" + in.Agent, AnsweredAt: time.Now()}, nil
 		}),
 	}
 }

@@ -26,13 +26,18 @@ func build(ctx context.Context, fn string, getenv func(string) string) (*actions
 }
 
 // Tools serves the tools function URL (AuthType AWS_IAM; RequireIAM makes
-// a misconfigured URL fail closed).
+// a misconfigured URL fail closed) and the ask-agent machine's guard and
+// record Tasks (payloads with an op).
 func Tools(ctx context.Context, getenv func(string) string) (any, error) {
 	a, err := build(ctx, "tools", getenv)
 	if err != nil {
 		return nil, err
 	}
-	return handlers.URL("tools", httpapi.RequireIAM(a.ToolsHandler()), a.Log, a.Scrubber)
+	url, err := handlers.URL("tools", httpapi.RequireIAM(a.ToolsHandler()), a.Log, a.Scrubber)
+	if err != nil {
+		return nil, err
+	}
+	return handlers.URLWithTasks(url, a.AskGuardTasks()), nil
 }
 
 // Approvals serves the approval links (GET page, POST decision) on a

@@ -11,7 +11,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 )
 
-// AgentWorker runs one wake job per asynchronous invocation.
+// AgentWorker runs one wake job per asynchronous invocation, and the
+// ask-agent machine's RunTarget Task (a payload with an op).
 func AgentWorker(ctx context.Context, getenv func(string) string) (any, error) {
 	c, err := core.New(ctx, getenv)
 	if err != nil {
@@ -28,5 +29,5 @@ func AgentWorker(ctx context.Context, getenv func(string) string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return handlers.AgentWorker(g.Worker), nil
+	return handlers.AgentWorkerWithTasks(g.Worker, g.AskRunTasks()), nil
 }

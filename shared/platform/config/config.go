@@ -33,6 +33,8 @@ type Instance struct {
 
 	// AgentMessageRetentionDays keeps agent-to-agent messages this long; 0 = forever.
 	AgentMessageRetentionDays int `yaml:"agentMessageRetentionDays"`
+	// AskAgent bounds the questions agents ask each other (ask_agent).
+	AskAgent AskAgent `yaml:"askAgent"`
 	// AuditRetentionDays keeps audit entries and receipts this long; default 365, 0 = forever.
 	AuditRetentionDays int `yaml:"auditRetentionDays"`
 
@@ -42,6 +44,18 @@ type Instance struct {
 
 	Dev Dev `yaml:"dev"`
 }
+
+// AskAgent bounds one ask_agent question: how long the asking run waits
+// for the answer, and how many model turns the answering run may take.
+type AskAgent struct {
+	TimeoutSeconds int `yaml:"timeoutSeconds"` // default 60
+	MaxSteps       int `yaml:"maxSteps"`       // default 5
+}
+
+// MaxAskTimeoutSeconds bounds instance.askAgent.timeoutSeconds: the question
+// runs in an Express state machine, which AWS ends after five minutes, and
+// the guard and the two records need time too.
+const MaxAskTimeoutSeconds = 240
 
 // Human is the person the router delivers notices and approvals to.
 type Human struct {
@@ -135,6 +149,19 @@ type Tools struct {
 	RocketChat *RocketChatTool `yaml:"RocketChat"`
 	Nextcloud  *NextcloudTool  `yaml:"Nextcloud"`
 	Workspace  *WorkspaceTool  `yaml:"Workspace"`
+	AskAgent   *AskAgentTool   `yaml:"ask_agent"`
+}
+
+// AskAgentTool lets the agent ask other agents short questions. Agents
+// lists whom it may ask; empty means every other agent.
+type AskAgentTool struct {
+	Agents []string `yaml:"agents"`
+}
+
+// MayAsk reports whether an agent with this block may ask target (another
+// agent that exists; the caller checks that).
+func (t *AskAgentTool) MayAsk(target string) bool {
+	return t != nil && (len(t.Agents) == 0 || slices.Contains(t.Agents, target))
 }
 
 // RocketChatTool is an agent's Rocket.Chat identity and limits.
@@ -192,6 +219,7 @@ func (in *Instance) setDefaults() {
 	in.Telegram.APIBaseURL = "https://api.telegram.org"
 	in.Approvals.TTLHours = 24
 	in.AuditRetentionDays = 365
+	in.AskAgent = AskAgent{TimeoutSeconds: 60, MaxSteps: 5}
 	in.Dev.Scheduler = true
 }
 

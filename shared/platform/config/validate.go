@@ -142,6 +142,8 @@ func validate(c *Config, ps *problems) {
 	}
 
 	checkRange(ps, "instance.agentMessageRetentionDays", in.AgentMessageRetentionDays, 0, 36500, "0 keeps agent messages forever")
+	checkRange(ps, "instance.askAgent.timeoutSeconds", in.AskAgent.TimeoutSeconds, 1, MaxAskTimeoutSeconds, "seconds an asking agent waits for the answer")
+	checkRange(ps, "instance.askAgent.maxSteps", in.AskAgent.MaxSteps, 1, 100, "model turns of a run that answers a question")
 	checkRange(ps, "instance.auditRetentionDays", in.AuditRetentionDays, 0, 36500, "0 keeps audit entries forever")
 
 	keys := make([]string, 0, len(in.Staging))
@@ -249,6 +251,21 @@ func validateAgents(c *Config, ps *problems) {
 		}
 		if ws := t.Workspace; ws != nil {
 			checkRange(ps, ap+".tools.Workspace.maxFileMb", ws.MaxFileMB, 1, 1024, "file size limit in MB")
+		}
+	}
+	// After the loop: an ask_agent list may name agents defined below it.
+	for i := range c.Agents {
+		a := &c.Agents[i]
+		if t := a.Tools.AskAgent; t != nil {
+			p := indexPath("agents", i) + ".tools.ask_agent.agents"
+			for j, id := range t.Agents {
+				switch _, known := ids[id]; {
+				case id == a.ID:
+					ps.at(indexPath(p, j), "an agent cannot ask itself", "remove "+id+" from the list")
+				case !known:
+					ps.at(indexPath(p, j), fmt.Sprintf("no agent %q", shorten(id)), "name the id of another agent of this file, or leave the list empty to allow asking every other agent")
+				}
+			}
 		}
 	}
 }

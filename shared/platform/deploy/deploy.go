@@ -149,7 +149,8 @@ var Functions = []Function{
 		URLAuth:  "AWS_IAM",
 		Routes:   []Route{{"GET", "/tools"}, {"POST", "/tools/invoke"}},
 		MemoryMB: 256, TimeoutSeconds: 60, // a tool call may upload a file (route budget 55 s)
-		Tables: []string{"audit", "state"}, Bucket: true,
+		// agentmessages: it records the ask-agent machine's rows.
+		Tables: []string{"audit", "state", "agentmessages"}, Bucket: true,
 	},
 	{
 		Name: "jobs", Description: "runs a scheduled job named in the event ({\"job\":…})",

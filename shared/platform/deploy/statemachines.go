@@ -38,11 +38,21 @@ const StateMachineDir = "infra/statemachines"
 // StateMachineLogRetentionDays keeps execution logs for a month.
 const StateMachineLogRetentionDays = 30
 
-// StateMachines is every deployed state machine. The ask_agent machine
-// (StateMachineDir/ask-agent.asl.json, Express, placeholders
-// AskGuardFunctionArn, AgentMessageFunctionArn, AskRunFunctionArn) joins
-// this list together with the functions that fill its placeholders.
-var StateMachines []StateMachine
+// StateMachines is every deployed state machine.
+var StateMachines = []StateMachine{
+	{
+		// ask_agent: the asking run (agent-worker) starts it synchronously;
+		// the guard and the AgentMessages rows run on tools, the asked
+		// agent's run on agent-worker (which has the models).
+		Name: "ask-agent", Definition: StateMachineDir + "/ask-agent.asl.json", Type: "EXPRESS", LogLevel: "ERROR",
+		Substitutions: []Substitution{
+			{Key: "AskGuardFunctionArn", Function: "tools"},
+			{Key: "AgentMessageFunctionArn", Function: "tools"},
+			{Key: "AskRunFunctionArn", Function: "agent-worker"},
+		},
+		StartedBy: []string{"agent-worker"},
+	},
+}
 
 // StateMachineEnvVar names the env var that carries a machine's ARN to the
 // functions that start it: ask-agent → SWITCHBOARD_SM_ASK_AGENT.

@@ -2,14 +2,16 @@ package deploy
 
 import (
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// askAgentForTest is the ask_agent machine with its placeholders filled by
-// functions that exist today, to render it before its own functions do.
+// askAgentForTest is the ask_agent machine as the catalogue must hold it:
+// guard and records on tools, the answering run on agent-worker, started
+// by agent-worker (where asking runs run).
 func askAgentForTest() StateMachine {
 	return StateMachine{
 		Name: "ask-agent", Definition: StateMachineDir + "/ask-agent.asl.json", Type: "EXPRESS", LogLevel: "ERROR",
@@ -125,5 +127,23 @@ func TestCheckStateMachine(t *testing.T) {
 				t.Fatalf("got %v, want %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// The ask_agent machine is deployed as the catalogue entry above describes,
+// and the function that records its rows may write the messages table.
+func TestAskAgentIsCatalogued(t *testing.T) {
+	var got *StateMachine
+	for i := range StateMachines {
+		if StateMachines[i].Name == "ask-agent" {
+			got = &StateMachines[i]
+		}
+	}
+	if got == nil || !reflect.DeepEqual(*got, askAgentForTest()) {
+		t.Fatalf("catalogue ask-agent = %+v, want %+v", got, askAgentForTest())
+	}
+	tools, _ := FunctionByName("tools")
+	if !slices.Contains(tools.Tables, "agentmessages") {
+		t.Errorf("tools tables %v: it records the machine's rows, so it needs agentmessages", tools.Tables)
 	}
 }

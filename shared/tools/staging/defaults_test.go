@@ -10,6 +10,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
 	"github.com/switchboard-dev/switchboard/shared/tools/staging"
 	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
+	"github.com/switchboard-dev/switchboard/shared/usecases/askagent"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 )
 
@@ -66,6 +67,10 @@ var pinned = map[string]sb.Decision{
 
 	"notify_user.send": auto,
 
+	// A question to a colleague changes nothing outside; its rules are the
+	// ask_agent guard's.
+	"ask_agent.ask": auto,
+
 	// Not a tool of its own (the router sends through Telegram), but a
 	// rule: an agent's direct Telegram message waits for a human.
 	"Telegram.send_message": approve,
@@ -87,6 +92,7 @@ func offered() []string {
 		nctool.New(nil, nil, nil).Spec(),
 		workspace.NewTool(nil, nil).Spec(),
 		router.NewTool(nil).Spec(),
+		(&askagent.Tool{}).Spec(),
 	}
 	var out []string
 	for _, s := range specs {

@@ -48,6 +48,7 @@ var Defaults = map[string]switchboard.Decision{
 	"Nextcloud.unshare":                  switchboard.DecisionAuto, // removing access; by path it asks for confirmation
 	"Telegram.send_message":              switchboard.DecisionApprove,
 	"notify_user.send":                   switchboard.DecisionAuto,
+	"ask_agent.ask":                      switchboard.DecisionAuto, // changes nothing outside; its guard refuses what the rules forbid
 	"Workspace.write":                    switchboard.DecisionAuto,
 	"Workspace.read":                     switchboard.DecisionAuto,
 	"Workspace.list":                     switchboard.DecisionAuto,

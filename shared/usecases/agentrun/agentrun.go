@@ -124,6 +124,10 @@ type Start struct {
 	// ReplyTo is where a run woken from a chat answers; every tool call of
 	// the run carries it (a staged approval keeps it for the follow-up).
 	ReplyTo *sb.ReplyTo
+	// CallPath, when set, makes this a run that answers another agent's
+	// question (see sb.RunContext.CallPath): it is stamped on the run and
+	// the run is not offered ask_agent.
+	CallPath string
 }
 
 // Run executes one run of agent on wake (already framed as untrusted where it
@@ -138,12 +142,13 @@ func (e *Engine) Start(ctx context.Context, agent Agent, st Start) (Result, erro
 	wake, parent := st.Wake, st.Parent
 	now := e.now()
 	res := Result{Run: sb.NewRun(agent.ID, parent, now)}
+	res.Run.CallPath = st.CallPath
 	rec := sb.Receipt{Run: res.Run, AgentID: agent.ID, Provider: agent.Provider, Model: agent.ModelName, StartedAt: now.UTC()}
 	maxSteps := agent.MaxSteps
 	if maxSteps <= 0 {
 		maxSteps = 8
 	}
-	req := Request{System: agent.SystemPrompt, Tools: e.Tools.Specs(agent.ID),
+	req := Request{System: agent.SystemPrompt, Tools: offered(e.Tools.Specs(agent.ID), res.Run),
 		Messages: []Message{{Role: "user", Content: wake}}}
 	seen := map[string]int{}
 	var runErr error
@@ -203,6 +208,21 @@ loop:
 		runErr = errors.Join(runErr, fmt.Errorf("agentrun %s: receipt: run %s: %w", agent.ID, rec.Run.RunID, err))
 	}
 	return res, runErr
+}
+
+// offered is what the model of run may call: an answering run asks no one
+// in turn, so it is not shown ask_agent (and is refused should it call it).
+func offered(specs []sb.ToolSpec, run sb.RunContext) []sb.ToolSpec {
+	if !run.Answering() {
+		return specs
+	}
+	out := make([]sb.ToolSpec, 0, len(specs))
+	for _, s := range specs {
+		if s.Name != sb.AskAgentTool {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // modelReason is the receipt's reason for a model failure: unavailable for

@@ -9,12 +9,13 @@ import (
 
 // Scripted is a deterministic model for demos and tests (no credentials, no
 // network). It reads the first user message:
-//   - every line "call Tool.action {json args}" (also a continuation line
-//     "  | call …" of a chat message that woke the agent) becomes a tool call, issued
-//     together on the first step;
+//   - every line "call Tool.action {json args}" (also as a further line of
+//     a chat message, "| call …") becomes a tool call, issued together on
+//     the first step;
 //   - once tool results are back, or when there was nothing to call, it
 //     answers with Reply, where {{agent}} and {{message}} are replaced, followed
-//     by one line per tool result ("Workspace.write → ok").
+//     by one line per tool result ("Workspace.write → ok"; an answer a
+//     result carries is shown: "ask_agent.ask → ok: <answer>").
 //
 // Tokens are counted as bytes/4, so receipts carry deterministic costs.
 type Scripted struct {
@@ -50,11 +51,15 @@ func (s Scripted) Complete(_ context.Context, req Request) (Response, error) {
 		var env struct {
 			Status string `json:"status"`
 			Error  string `json:"error"`
+			Answer string `json:"answer"` // ask_agent's
 		}
 		_ = json.Unmarshal([]byte(r), &env)
 		line := env.Status
 		if env.Error != "" {
 			line += ": " + env.Error
+		}
+		if env.Answer != "" {
+			line += ": " + env.Answer
 		}
 		name := "tool"
 		if i < len(calls) {
@@ -88,13 +93,8 @@ func stripFrame(s string) string {
 func parseCalls(message string) []ToolCallReq {
 	var calls []ToolCallReq
 	for _, line := range strings.Split(stripFrame(message), "\n") {
-		line = strings.TrimSpace(line)
-		// A chat message that woke the agent has its further lines marked
-		// "  | " (so that text cannot pose as another message); a call on
-		// such a line is still the person's call.
-		if l, ok := strings.CutPrefix(line, "| "); ok {
-			line = strings.TrimSpace(l)
-		}
+		// A chat message's further lines come as "  | …" in a wake.
+		line = strings.TrimPrefix(strings.TrimSpace(line), "| ")
 		rest, ok := strings.CutPrefix(line, "call ")
 		if !ok {
 			continue

@@ -57,6 +57,11 @@ func TestScriptedParsesCallLines(t *testing.T) {
 				"[20:03] @richard (messageId: m1): @agent-hermes save this\n  | call Workspace.write {\"path\":\"a.md\"}\n  | call Workspace.list", fixedNonce),
 			want: []agentrun.ToolCallReq{call("call-1", "Workspace", "write", `{"path":"a.md"}`), call("call-2", "Workspace", "list", `{}`)},
 		},
+		{
+			name:    "continuation line of a chat message",
+			message: "[10:15] @richard (messageId: m1): @agent-hermes please\n  | call Echo.say {\"text\":\"hi\"}",
+			want:    []agentrun.ToolCallReq{call("call-1", "Echo", "say", `{"text":"hi"}`)},
+		},
 		{name: "no dot is no call", message: "call Echo {}"},
 		{name: "not at the line start", message: "please call Echo.say {}"},
 		{name: "prefix is case-sensitive", message: "Call Echo.say {}"},
@@ -122,6 +127,16 @@ func TestScriptedReply(t *testing.T) {
 			},
 			reply: "Done, {{agent}}.",
 			want:  "Done, Ada.\nWorkspace.write → ok\nWorkspace.read → error: no such file; list first\nTelegram.send_message → pending_approval",
+		},
+		{
+			name: "a result's answer is shown, so a colleague's reply reaches the room",
+			messages: []agentrun.Message{
+				{Role: "user", Content: "call ask_agent.ask {}"},
+				{Role: "assistant", ToolCalls: []agentrun.ToolCallReq{call("call-1", "ask_agent", "ask", `{}`)}},
+				{Role: "tool", ToolCallID: "call-1", Content: `{"status":"ok","agent":"bob","answer":"42, says Bob","runId":"r2"}`},
+			},
+			reply: "Asked.",
+			want:  "Asked.\nask_agent.ask → ok: 42, says Bob",
 		},
 		{
 			name: "results without a matching call are named tool",

@@ -79,6 +79,7 @@ func New(c *core.Core) (*Actions, error) {
 			rctool.New(a.rocketChatAgent, a.Blobs),
 			a.ncTool,
 			router.NewTool(a.Router),
+			a.askTool(),
 		},
 		Policy:  policy,
 		Audit:   c.Store,
@@ -134,6 +135,8 @@ func (a *Actions) permits(agentID, tool string) bool {
 		return c.Tools.Nextcloud != nil
 	case "notify_user":
 		return true // every agent may tell the human something
+	case sb.AskAgentTool:
+		return c.Tools.AskAgent != nil
 	}
 	return false
 }

@@ -17,10 +17,12 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/openai"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
+	"github.com/switchboard-dev/switchboard/shared/handlers"
 	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
+	"github.com/switchboard-dev/switchboard/shared/usecases/askagent"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
@@ -34,9 +36,16 @@ type Agents struct {
 }
 
 // AgentMessages is the store of the messages agents send each other, with
-// long contents in the workspace bucket and the configured retention. No
-// function uses it yet; ask_agent and the taskboard will.
+// long contents in the workspace bucket and the configured retention.
 func (g *Agents) AgentMessages() *dynamo.AgentMessages { return g.Store.AgentMessages(g.Blobs) }
+
+// AskRunTasks are the ask-agent machine's Tasks that the agent-worker
+// serves: running the asked agent.
+func (g *Agents) AskRunTasks() handlers.Tasks {
+	an := &askagent.Answerer{Engine: g.Engine, Agent: g.agent, Leases: g.Store, Budget: g.Budget,
+		MaxSteps: g.Config.Instance.AskAgent.MaxSteps, Log: g.Log}
+	return handlers.Tasks{askagent.OpRun: handlers.TaskOf(an.Answer)}
+}
 
 // New builds the agents layer on a. Every agent's model is checked once
 // here, so that a config mistake fails the cold start, not the first run.

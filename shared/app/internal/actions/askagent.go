@@ -1,0 +1,59 @@
+package actions
+
+import (
+	"context"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/adapters/sfn"
+	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/askagent"
+)
+
+// AskAgentMachine is the catalogue name of the ask_agent state machine.
+const AskAgentMachine = "ask-agent"
+
+// askTool is ask_agent: it starts the ask-agent machine whose ARN the
+// catalogue gives the starting function (read per call: the dev runtime
+// creates its machines after this layer is built).
+func (a *Actions) askTool() *askagent.Tool {
+	endpoint := a.Getenv("AWS_ENDPOINT_URL_SFN")
+	if endpoint == "" {
+		endpoint = a.Getenv("AWS_ENDPOINT_URL")
+	}
+	cfg := dynamo.LocalCredentials(context.Background(), a.AWS, endpoint) // the local runtime checks no signature
+	env := deploy.StateMachineEnvVar(AskAgentMachine)
+	return &askagent.Tool{
+		Machine: sfn.SyncMachine{Client: sfn.NewClient(cfg), ARN: func() string { return a.Getenv(env) }},
+		Timeout: time.Duration(a.Config.Instance.AskAgent.TimeoutSeconds) * time.Second,
+		Log:     a.Log,
+	}
+}
+
+// AskGuardTasks are the ask-agent machine's Tasks that the tools function
+// serves: the guard and the recording of its rows. Only here (the core's
+// side) are rows written, scrubbed, never by a tool.
+func (a *Actions) AskGuardTasks() handlers.Tasks {
+	guard := &askagent.Guard{Agent: func(id string) askagent.Asker {
+		c, ok := a.Config.Agent(id)
+		if !ok {
+			return askagent.Asker{}
+		}
+		as := askagent.Asker{Exists: true, Enabled: c.Tools.AskAgent != nil}
+		if as.Enabled {
+			as.Allowed = c.Tools.AskAgent.Agents
+		}
+		return as
+	}}
+	rec := &askagent.Recorder{Log: sb.ScrubbingMessages{Log: a.Store.AgentMessages(a.Blobs), Scrub: a.Scrubber.String}}
+	return handlers.Tasks{
+		askagent.OpGuard: handlers.TaskOf(func(ctx context.Context, q askagent.Question) (any, error) {
+			return nil, guard.Check(ctx, q)
+		}),
+		askagent.OpRecord: handlers.TaskOf(func(ctx context.Context, r askagent.Row) (any, error) {
+			return nil, rec.Record(ctx, r)
+		}),
+	}
+}

@@ -1,0 +1,155 @@
+package askagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/taskerr"
+	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
+)
+
+// Ask is the payload of the machine's RunTarget Task.
+type Ask struct {
+	Op             string   `json:"op,omitempty"`
+	Agent          string   `json:"agent"`
+	From           string   `json:"from"`
+	Question       string   `json:"question"`
+	ParentRunID    string   `json:"parentRunId"`
+	RootRunID      string   `json:"rootRunId"`
+	CallPath       []string `json:"callPath"`
+	ExecutionID    string   `json:"executionId"`
+	TimeoutSeconds int      `json:"timeoutSeconds"`
+}
+
+// Reply is what RunTarget hands on: the answer, the answering run, and
+// when the answer was given (the response row's time).
+type Reply struct {
+	Answer     string    `json:"answer"`
+	RunID      string    `json:"runId"`
+	AnsweredAt time.Time `json:"answeredAt"`
+}
+
+// Answerer runs the asked agent on a question: under the agent's lease
+// (its runs never overlap; the wait for it counts against the timeout),
+// after its daily budget check, with the step budget of an answer and the
+// call path stamped on the run. The engine audits its tool calls and
+// writes its receipt.
+type Answerer struct {
+	Engine *agentrun.Engine
+	Agent  func(id string) (agentrun.Agent, error)
+	Leases sb.Leases
+	Budget interface {
+		Over(ctx context.Context, agentID string) (bool, error)
+	}
+	MaxSteps int
+	Log      *slog.Logger
+	Now      func() time.Time // time.Now when nil
+}
+
+// leaseSlack keeps a crashed answer's lease a little past its deadline.
+const leaseSlack = 15 * time.Second
+
+// overtime lets the run end a little after the machine stopped waiting, so
+// that the machine's own timeout (a timeout row) always comes first, not
+// the run's failure (a failed row) racing it.
+const overtime = 5 * time.Second
+
+// Answer runs a.Agent on a.Question. The run is bounded by a's timeout
+// plus overtime (the machine stops waiting at the timeout). Errors are *taskerr types: the
+// machine records them as a failed answer.
+func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
+	if a.Agent == "" || a.From == "" || a.ParentRunID == "" {
+		return Reply{}, &taskerr.PermanentError{Message: "ask.run: the question names no agent, asker or asking run"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, clampTimeout(a.TimeoutSeconds)+overtime)
+	defer cancel()
+	ag, err := an.Agent(a.Agent)
+	if err != nil {
+		return Reply{}, &taskerr.PermanentError{Message: sb.ErrorMessage(err)}
+	}
+	if over, err := an.Budget.Over(ctx, a.Agent); err != nil {
+		return Reply{}, &taskerr.TransientError{Message: "budget check: " + sb.ErrorMessage(err)}
+	} else if over {
+		return Reply{}, &taskerr.PermanentError{Message: fmt.Sprintf(
+			"%s has used up its daily budget and answers no questions until 00:00 UTC", a.Agent)}
+	}
+	release, err := an.lease(ctx, a.Agent)
+	if err != nil {
+		return Reply{}, err
+	}
+	defer release()
+
+	if an.MaxSteps > 0 {
+		ag.MaxSteps = an.MaxSteps
+	}
+	ag.SystemPrompt += "\n\nYou are answering a short question from another agent, " + a.From +
+		". Answer it directly and briefly with what you know or can look up; you cannot ask other agents in turn."
+	parent := &sb.RunContext{RunID: a.ParentRunID, RootRunID: a.RootRunID, AgentID: a.From}
+	res, err := an.Engine.Start(ctx, ag, agentrun.Start{
+		Wake:     untrusted.Frame("agent "+a.From+" asks (ask_agent)", a.Question),
+		Parent:   parent,
+		CallPath: joinPath(a.CallPath),
+	})
+	if err != nil {
+		an.log().ErrorContext(ctx, "ask_agent: the answering run failed", "agent", a.Agent, "from", a.From,
+			"run", res.Run.RunID, "err", err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			return Reply{}, &taskerr.PermanentError{Message: fmt.Sprintf("%s ran out of time before answering", a.Agent)}
+		}
+		return Reply{}, &taskerr.PermanentError{Message: fmt.Sprintf("%s could not answer: %s", a.Agent, res.Receipt.Reason)}
+	}
+	an.log().InfoContext(ctx, "ask_agent: answered", "agent", a.Agent, "from", a.From, "runId", res.Run.RunID,
+		"parentRunId", res.Run.ParentRunID, "rootRunId", res.Run.RootRunID, "outcome", res.Outcome, "steps", res.Steps,
+		"costUsd", res.Receipt.CostUSD)
+	return Reply{Answer: res.Answer, RunID: res.Run.RunID, AnsweredAt: an.now().UTC()}, nil
+}
+
+// lease takes the agent's run lease, waiting while another run holds it
+// until ctx ends.
+func (an *Answerer) lease(ctx context.Context, agentID string) (release func(), err error) {
+	key, holder := "agent#"+agentID, sb.NewID(an.now())
+	until := an.now().Add(leaseSlack)
+	if d, ok := ctx.Deadline(); ok {
+		until = d.Add(leaseSlack)
+	}
+	backoff := 100 * time.Millisecond
+	for {
+		ok, err := an.Leases.Acquire(ctx, key, holder, until)
+		if err != nil && ctx.Err() == nil {
+			return nil, &taskerr.TransientError{Message: "lease: " + sb.ErrorMessage(err)}
+		}
+		if ok {
+			return func() {
+				if err := an.Leases.Release(context.WithoutCancel(ctx), key, holder); err != nil {
+					an.log().WarnContext(ctx, "ask_agent: the agent's lease was not given back; it ends by itself",
+						"agent", agentID, "err", err)
+				}
+			}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, &taskerr.PermanentError{Message: fmt.Sprintf("%s stayed busy with another run until the question timed out", agentID)}
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+func (an *Answerer) now() time.Time {
+	if an.Now != nil {
+		return an.Now()
+	}
+	return time.Now()
+}
+
+func (an *Answerer) log() *slog.Logger {
+	if an.Log != nil {
+		return an.Log
+	}
+	return slog.Default()
+}

@@ -1,0 +1,72 @@
+// Package askagent is ask_agent: one agent asks another a short question
+// and gets the answer as the tool result of the same run. The question runs
+// through the ask-agent Express state machine (infra/statemachines), whose
+// Task states call this package's handlers: Guard refuses what the rules
+// forbid, Recorder writes the AgentMessages rows, Answerer runs the asked
+// agent. The tool only starts the machine and reads its outcome.
+//
+// The rules: questions go one level deep (a run that answers a question
+// asks no one in turn), never round in a circle (nobody already on the call
+// path is asked again), never to oneself, and only to agents that exist and
+// that the asker's ask_agent block allows. The engine stamps the call path
+// on the run; no model can write it.
+package askagent
+
+import (
+	"strings"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/config"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// The op of each Task payload, by which a function's handler tells the
+// machine's payloads from its own events.
+const (
+	OpGuard  = "ask.guard"
+	OpRecord = "agentMessage.record"
+	OpRun    = "ask.run"
+)
+
+// Question is the machine's input, as the tool starts it and the Guard
+// Task receives it.
+type Question struct {
+	Op        string `json:"op,omitempty"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Question  string `json:"question"`
+	RunID     string `json:"runId"`
+	RootRunID string `json:"rootRunId"`
+	// CallPath is the asking chain's agents, the asker last: the asking
+	// run's own path plus the asker.
+	CallPath       []string `json:"callPath"`
+	TimeoutSeconds int      `json:"timeoutSeconds"`
+}
+
+// Outcome is the machine's output.
+type Outcome struct {
+	Status string `json:"status"` // delivered | denied | timeout | failed
+	Agent  string `json:"agent"`
+	Answer string `json:"answer,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	RunID  string `json:"runId,omitempty"`
+}
+
+// callPathOf is the call path a question from run carries.
+func callPathOf(run sb.RunContext, asker string) []string {
+	return append(run.Callers(), asker)
+}
+
+// joinPath is the RunContext form of a call path.
+func joinPath(path []string) string { return strings.Join(path, sb.CallPathSep) }
+
+// defaultTimeout is instance.askAgent.timeoutSeconds' default.
+const defaultTimeout = 60 * time.Second
+
+// clampTimeout keeps a payload's timeout within what the config allows.
+func clampTimeout(s int) time.Duration {
+	if s <= 0 || s > config.MaxAskTimeoutSeconds {
+		return defaultTimeout
+	}
+	return time.Duration(s) * time.Second
+}

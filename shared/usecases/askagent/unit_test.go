@@ -1,0 +1,216 @@
+package askagent_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
+	"github.com/switchboard-dev/switchboard/shared/platform/taskerr"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/tools/toolnames"
+	"github.com/switchboard-dev/switchboard/shared/usecases/askagent"
+)
+
+func TestToolSpec(t *testing.T) {
+	spec := (&askagent.Tool{}).Spec()
+	if spec.Name != "ask_agent" || len(spec.Actions) != 1 || spec.Actions[0].Name != "ask" {
+		t.Fatalf("spec %+v, want ask_agent with the one action ask", spec)
+	}
+	if err := toolnames.Check(spec.Name, "ask"); err != nil || toolnames.FunctionName(spec.Name, "ask") != "ask_agent__ask" {
+		t.Errorf("offered as %q (%v), want ask_agent__ask", toolnames.FunctionName(spec.Name, "ask"), err)
+	}
+	for _, want := range []string{"short question", "not to hand off work"} {
+		if !strings.Contains(spec.Description, want) {
+			t.Errorf("description %q lacks %q", spec.Description, want)
+		}
+	}
+	params, _ := json.Marshal(spec.Actions[0].Parameters)
+	for _, want := range []string{`"agent"`, `"question"`, `"required":["agent","question"]`} {
+		if !strings.Contains(string(params), want) {
+			t.Errorf("parameters %s lack %s", params, want)
+		}
+	}
+}
+
+// cannedMachine answers every start with out or err and keeps the input.
+type cannedMachine struct {
+	out   string
+	err   error
+	input string
+}
+
+func (m *cannedMachine) StartSync(_ context.Context, input string) (string, error) {
+	m.input = input
+	return m.out, m.err
+}
+
+func TestToolInvoke(t *testing.T) {
+	run := sb.RunContext{RunID: "r-b", ParentRunID: "r-a", RootRunID: "root", AgentID: "bob", CallPath: "alice"}
+	tests := []struct {
+		name       string
+		args       string
+		run        sb.RunContext
+		machine    *cannedMachine
+		wantStatus string
+		wantText   string // in the error, or the answer
+	}{
+		{"answer", `{"agent":"carol","question":"q?"}`, run, &cannedMachine{out: `{"status":"delivered","agent":"carol","answer":"yes","runId":"r-c"}`}, "ok", "yes"},
+		{"denied", `{"agent":"carol","question":"q?"}`, run, &cannedMachine{out: `{"status":"denied","agent":"carol","reason":"not you"}`}, "error", "carol was not asked: not you"},
+		{"timeout", `{"agent":"carol","question":"q?"}`, run, &cannedMachine{out: `{"status":"timeout","agent":"carol"}`}, "error", "carol gave no answer within 60 seconds"},
+		{"failed with an error name", `{"agent":"carol","question":"q?"}`, run, &cannedMachine{out: `{"status":"failed","reason":"PermanentError"}`}, "error", "carol could not answer (its run failed)"},
+		{"machine unreachable", `{"agent":"carol","question":"q?"}`, run, &cannedMachine{err: sb.E("x", sb.EUNAVAILABLE, "down")}, "error", "could not be delivered right now"},
+		{"no question", `{"agent":"carol"}`, run, &cannedMachine{}, "error", `ask_agent.ask needs {"agent": "<agent id>", "question": "…"}`},
+		{"unknown argument", `{"agent":"carol","question":"q","callPath":[]}`, run, &cannedMachine{}, "error", `unknown argument "callPath"`},
+		{"outside a run", `{"agent":"carol","question":"q?"}`, sb.RunContext{}, &cannedMachine{}, "error", "only inside an agent run"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tool := &askagent.Tool{Machine: tt.machine, Timeout: time.Minute, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			env := tool.Invoke(context.Background(), sb.ToolCall{AgentID: "bob", Tool: "ask_agent", Action: "ask",
+				Args: json.RawMessage(tt.args), Run: tt.run})
+			text := env.Error
+			if env.Status == "ok" {
+				text, _ = env.Data["answer"].(string)
+			}
+			if env.Status != tt.wantStatus || !strings.Contains(text, tt.wantText) {
+				t.Fatalf("envelope %+v, want %s with %q", env, tt.wantStatus, tt.wantText)
+			}
+		})
+	}
+}
+
+// The question the tool starts carries the call path and ids the engine
+// stamped on the run, never anything from the arguments.
+func TestToolStampsTheCallPath(t *testing.T) {
+	m := &cannedMachine{out: `{"status":"delivered"}`}
+	tool := &askagent.Tool{Machine: m, Timeout: 45 * time.Second}
+	tool.Invoke(context.Background(), sb.ToolCall{AgentID: "bob", Tool: "ask_agent", Action: "ask",
+		Args: json.RawMessage(`{"agent":"carol","question":"q?"}`),
+		Run:  sb.RunContext{RunID: "r-b", ParentRunID: "r-a", RootRunID: "root", AgentID: "bob", CallPath: "alice"}})
+	var q askagent.Question
+	if err := json.Unmarshal([]byte(m.input), &q); err != nil {
+		t.Fatal(err)
+	}
+	want := askagent.Question{From: "bob", To: "carol", Question: "q?", RunID: "r-b", RootRunID: "root",
+		CallPath: []string{"alice", "bob"}, TimeoutSeconds: 45}
+	if q.From != want.From || q.To != want.To || q.RunID != want.RunID || q.RootRunID != want.RootRunID ||
+		strings.Join(q.CallPath, ",") != "alice,bob" || q.TimeoutSeconds != 45 {
+		t.Errorf("started with %+v, want %+v", q, want)
+	}
+}
+
+func TestGuard(t *testing.T) {
+	g := &askagent.Guard{Agent: func(id string) askagent.Asker {
+		switch id {
+		case "alice":
+			return askagent.Asker{Exists: true, Enabled: true}
+		case "bob":
+			return askagent.Asker{Exists: true, Enabled: true, Allowed: []string{"alice"}}
+		case "mute":
+			return askagent.Asker{Exists: true}
+		}
+		return askagent.Asker{}
+	}}
+	q := func(from, to string, path ...string) askagent.Question {
+		return askagent.Question{From: from, To: to, RunID: "r", CallPath: append(path, from)}
+	}
+	tests := []struct {
+		name       string
+		q          askagent.Question
+		wantDenied string // "" = allowed
+	}{
+		{"allowed", q("alice", "bob"), ""},
+		{"allowed by the list", q("bob", "alice"), ""},
+		{"yourself", q("alice", "alice"), "you cannot ask yourself"},
+		{"circle", q("bob", "alice", "alice"), "alice is already in this chain of questions (alice → bob)"},
+		{"depth", q("bob", "mute", "alice"), "you are answering a question from alice and cannot ask others in turn"},
+		{"not enabled", q("mute", "alice"), "ask_agent is not enabled for you"},
+		{"unknown", q("alice", "zed"), `there is no agent "zed"`},
+		{"not in the list", q("bob", "mute"), "you may not ask mute; you may ask alice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := g.Check(context.Background(), tt.q)
+			var denied *taskerr.DeniedError
+			switch {
+			case tt.wantDenied == "" && err != nil:
+				t.Fatalf("Check = %v, want allowed", err)
+			case tt.wantDenied != "" && (!errors.As(err, &denied) || !strings.HasPrefix(denied.Reason, tt.wantDenied)):
+				t.Fatalf("Check = %#v, want DeniedError %q", err, tt.wantDenied)
+			}
+		})
+	}
+	if _, ok := g.Check(context.Background(), askagent.Question{To: "bob"}).(*taskerr.PermanentError); !ok {
+		t.Error("a question without asker or run is not a PermanentError")
+	}
+}
+
+// A retried record Task (same key, same time) writes the row once and
+// answers success both times; a store that is down is a TransientError
+// (the machine retries it).
+func TestRecorderIsIdempotent(t *testing.T) {
+	c := dynamotest.Client(t)
+	store := dynamo.New(c, dynamotest.FreshTables(t, c))
+	msgs := store.AgentMessages(testBlobs(t))
+	rec := &askagent.Recorder{Log: sb.ScrubbingMessages{Log: msgs}}
+	row := askagent.Row{Key: "arn:exec:1#request", From: "alice", To: "bob", Channel: "ask", Direction: "request",
+		Status: "delivered", Content: "q?", RunID: "r-a", RootRunID: "root", OccurredAt: time.Now()}
+	for i := range 2 {
+		if err := rec.Record(context.Background(), row); err != nil {
+			t.Fatalf("attempt %d: %v", i+1, err)
+		}
+	}
+	page, err := msgs.Pair(context.Background(), "alice", "bob", sb.MessageQuery{})
+	if err != nil || len(page.Messages) != 1 {
+		t.Fatalf("pair = %+v, %v; want one row", page.Messages, err)
+	}
+
+	down := &askagent.Recorder{Log: failingLog{sb.E("agentMessages.record", sb.EUNAVAILABLE, "throttled")}}
+	if _, ok := down.Record(context.Background(), row).(*taskerr.TransientError); !ok {
+		t.Error("an unavailable store is not a TransientError")
+	}
+	bad := row
+	bad.Key = ""
+	if _, ok := rec.Record(context.Background(), bad).(*taskerr.PermanentError); !ok {
+		t.Error("a row without key is not a PermanentError")
+	}
+}
+
+// A response recorded with its question's time (a failure has no time of
+// its own) still lists after the question.
+func TestRecorderKeepsAQuestionBeforeItsAnswer(t *testing.T) {
+	c := dynamotest.Client(t)
+	store := dynamo.New(c, dynamotest.FreshTables(t, c))
+	msgs := store.AgentMessages(testBlobs(t))
+	rec := &askagent.Recorder{Log: sb.ScrubbingMessages{Log: msgs}}
+	at := time.Now()
+	const exec = "arn:exec:0" // its hashed keys sort response first
+	for _, r := range []askagent.Row{
+		{Key: exec + "#response", From: "bob", To: "alice", Channel: "ask", Direction: "response", Status: "failed",
+			Reason: "PermanentError", ParentRunID: "r-a", RootRunID: "root", OccurredAt: at},
+		{Key: exec + "#request", From: "alice", To: "bob", Channel: "ask", Direction: "request", Status: "delivered",
+			Content: "q?", RunID: "r-a", RootRunID: "root", OccurredAt: at},
+	} {
+		if err := rec.Record(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, err := msgs.Chain(context.Background(), "root", sb.MessageQuery{OldestFirst: true})
+	if err != nil || len(page.Messages) != 2 {
+		t.Fatalf("chain = %+v, %v", page.Messages, err)
+	}
+	if page.Messages[0].Direction != sb.DirectionRequest || page.Messages[1].RunID != "r-a" || page.Messages[1].Content != "PermanentError" {
+		t.Errorf("chain %+v, want the question first, then the failed answer on the asking run", page.Messages)
+	}
+}
+
+type failingLog struct{ err error }
+
+func (f failingLog) Record(context.Context, sb.AgentMessage) error { return f.err }
