@@ -166,7 +166,7 @@ func TestTables(t *testing.T) {
 
 // TestAgentMessagesTable pins the agent message table's design with
 // literal names (TestTables only follows the catalogue): the pair partition,
-// the three index reads (sender, recipient, run chain) and TTL on expiresAt.
+// the four index reads (sender, recipient, run chain, calendar month) and TTL on expiresAt.
 func TestAgentMessagesTable(t *testing.T) {
 	_, js := synth(t)
 	_, res := byConstruct(t, js, "AWS::DynamoDB::Table", deploy.LogicalID("agentmessages", "Table"))
@@ -179,7 +179,7 @@ func TestAgentMessagesTable(t *testing.T) {
 		g := g.(map[string]any)
 		idx[g["IndexName"].(string)] = normalize(g["KeySchema"])
 	}
-	for name, hash := range map[string]string{"byFrom": "fromAgent", "byTo": "toAgent", "byRoot": "rootRunId"} {
+	for name, hash := range map[string]string{"byFrom": "fromAgent", "byTo": "toAgent", "byRoot": "rootRunId", "byMonth": "month"} {
 		want := normalize(keySchema(deploy.KeyAttr{Name: hash, Type: "S"}, deploy.KeyAttr{Name: "sk", Type: "S"}))
 		if !reflect.DeepEqual(idx[name], want) {
 			t.Errorf("index %s = %v, want %v", name, idx[name], want)

@@ -49,6 +49,7 @@ var (
 	rootRunID = KeyAttr{"rootRunId", "S"}
 	fromAgent = KeyAttr{"fromAgent", "S"}
 	toAgent   = KeyAttr{"toAgent", "S"}
+	month     = KeyAttr{"month", "S"}
 )
 
 // Index names used by the stores.
@@ -56,6 +57,9 @@ const (
 	IndexByRoot = "byRoot"
 	IndexByFrom = "byFrom" // agent messages by sender, sorted by time
 	IndexByTo   = "byTo"   // agent messages by recipient, sorted by time
+	// IndexByMonth holds every agent message under its calendar month
+	// ("2026-03"), sorted by time: all pairs of a time range without a scan.
+	IndexByMonth = "byMonth"
 )
 
 // Tables is every table Switchboard uses.
@@ -80,12 +84,13 @@ var Tables = []Table{
 	{
 		ID: "agentmessages", EnvVar: "SWITCHBOARD_TABLE_AGENTMESSAGES",
 		Doc: "agent-to-agent messages: pk pair#a|b, sk time#id; byFrom/byTo list one agent's partners, " +
-			"byRoot a chain; search rows pk tok#word, sk of their message",
+			"byRoot a chain, byMonth all pairs of a time range; search rows pk tok#word, sk of their message",
 		PK: pk, SK: sk, TTLAttr: "expiresAt",
 		Indexes: []Index{
 			{Name: IndexByRoot, PK: rootRunID, SK: sk},
 			{Name: IndexByFrom, PK: fromAgent, SK: sk},
 			{Name: IndexByTo, PK: toAgent, SK: sk},
+			{Name: IndexByMonth, PK: month, SK: sk},
 		},
 	},
 }
