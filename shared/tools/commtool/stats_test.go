@@ -24,7 +24,7 @@ const (
 func day(d, hour int) time.Time { return time.Date(2026, 3, d, hour, 0, 0, 0, time.UTC) }
 
 func withStatus(m sb.AgentMessage, st sb.MessageStatus) sb.AgentMessage { m.Status = st; return m }
-func withTask(m sb.AgentMessage, id string) sb.AgentMessage           { m.TaskID = id; return m }
+func withTask(m sb.AgentMessage, id string) sb.AgentMessage             { m.TaskID = id; return m }
 
 // seedTeam records a crafted month of a four-agent team whose answers are
 // known (see TestStatsAnswersTheFiveQuestions), plus one message older than
@@ -111,7 +111,7 @@ func TestListPairs(t *testing.T) {
 	want := map[string]any{"pair": "lead|qa", "a": "lead", "b": "qa", "messages": 5.0,
 		"first": "2026-03-05T09:00:00Z", "last": "2026-03-08T12:00:00Z",
 		"byChannel": map[string]any{"task": 1.0, "task_comment": 1.0, "task_result": 1.0, "ask": 2.0},
-		"failed": 2.0, "timeout": 0.0, "denied": 0.0}
+		"failed":    2.0, "timeout": 0.0, "denied": 0.0}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("lead|qa:\n got %v\nwant %v", got, want)
 	}
