@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/tools/commtool"
 	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
 	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
 	"github.com/switchboard-dev/switchboard/shared/tools/staging"
@@ -66,6 +67,13 @@ var pinned = map[string]sb.Decision{
 
 	"notify_user.send": auto,
 
+	// Reading other agents' messages: whom it is given to is the guard.
+	"AgentCommAnalysis.list_pairs":        auto,
+	"AgentCommAnalysis.stats":             auto,
+	"AgentCommAnalysis.read_conversation": auto,
+	"AgentCommAnalysis.chain":             auto,
+	"AgentCommAnalysis.search":            auto,
+
 	// Not a tool of its own (the router sends through Telegram), but a
 	// rule: an agent's direct Telegram message waits for a human.
 	"Telegram.send_message": approve,
@@ -87,6 +95,7 @@ func offered() []string {
 		nctool.New(nil, nil, nil).Spec(),
 		workspace.NewTool(nil, nil).Spec(),
 		router.NewTool(nil).Spec(),
+		commtool.New(nil, nil, nil, nil).Spec(),
 	}
 	var out []string
 	for _, s := range specs {
