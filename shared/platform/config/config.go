@@ -132,7 +132,15 @@ type Tools struct {
 	RocketChat *RocketChatTool `yaml:"RocketChat"`
 	Nextcloud  *NextcloudTool  `yaml:"Nextcloud"`
 	Workspace  *WorkspaceTool  `yaml:"Workspace"`
+	// AgentCommAnalysis lets the agent read (never write) every agent's
+	// messages to other agents; give it only to an agent meant to analyse
+	// how the agents work together.
+	AgentCommAnalysis *AgentCommAnalysisTool `yaml:"AgentCommAnalysis"`
 }
+
+// AgentCommAnalysisTool has no settings: "AgentCommAnalysis: {}" enables
+// the tool. Its limits are fixed (see shared/tools/commtool).
+type AgentCommAnalysisTool struct{}
 
 // RocketChatTool is an agent's Rocket.Chat identity and limits.
 type RocketChatTool struct {

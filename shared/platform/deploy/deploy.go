@@ -125,7 +125,10 @@ type Function struct {
 	MemoryMB       int
 	TimeoutSeconds int
 	Tables         []string // table IDs it reads and writes
-	Bucket         bool     // reads and writes the workspace bucket
+	// ReadTables lists table IDs it only reads (no write action granted);
+	// a table is in Tables or ReadTables, never both.
+	ReadTables []string
+	Bucket     bool // reads and writes the workspace bucket
 	// Invokes lists functions this one invokes asynchronously; each gets
 	// the invoke grant and its name in FunctionEnvVar(name).
 	Invokes []string
@@ -155,6 +158,8 @@ var Functions = []Function{
 		Routes:   []Route{{"GET", "/tools"}, {"POST", "/tools/invoke"}},
 		MemoryMB: 256, TimeoutSeconds: 60, // a tool call may upload a file (route budget 55 s)
 		Tables: []string{"audit", "state"}, Bucket: true,
+		// The AgentCommAnalysis tool reads agent messages and chain costs.
+		ReadTables: []string{"agentmessages", "receipts"},
 	},
 	{
 		Name: "jobs", Description: "runs a scheduled job named in the event ({\"job\":…})",
@@ -188,6 +193,8 @@ var Functions = []Function{
 		Name: "agent-worker", Description: "runs one woken agent (async invoke with a wake job) and replies where it was woken",
 		MemoryMB: 512, TimeoutSeconds: 600,
 		Tables: []string{"audit", "receipts", "state"}, Bucket: true,
+		// Runs execute tools in-process: AgentCommAnalysis reads agent messages.
+		ReadTables: []string{"agentmessages"},
 		RunsAgents: true, AsyncRetries: 2,
 	},
 }
