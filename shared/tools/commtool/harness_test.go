@@ -21,13 +21,13 @@ const analyst = "analyst"
 
 // harness is the tool on a fresh dynalite store.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	store *dynamo.Store
 	msgs  *dynamo.AgentMessages
 	tool  *commtool.Tool
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	c := dynamotest.Client(t)
 	s := dynamo.New(c, dynamotest.FreshTables(t, c))
