@@ -43,13 +43,15 @@ func (c *invocation) gather(s scope) ([]sb.AgentMessage, map[string]any, error) 
 			return nil, nil, err
 		}
 		pages++
-		all = append(all, page.Messages...)
-		if page.NextCursor == "" || len(all) >= analysedCap {
+		for _, m := range page.Messages {
+			all = append(all, compact(m))
+		}
+		if page.NextCursor == "" || len(all) >= analysedCap || pages == maxPages {
 			cov := map[string]any{
 				"since": s.since.Format(time.RFC3339), "until": s.until.Format(time.RFC3339),
 				"messages": len(all), "pages": pages, "complete": page.NextCursor == "",
 			}
-			if page.NextCursor != "" {
+			if page.NextCursor != "" && len(all) > 0 {
 				oldest := all[len(all)-1].OccurredAt.UTC().Format(time.RFC3339Nano)
 				cov["coveredSince"] = oldest
 				cov["note"] = fmt.Sprintf("the range holds more than %d messages; this answer covers the newest %d, from %s on; "+
@@ -59,6 +61,22 @@ func (c *invocation) gather(s scope) ([]sb.AgentMessage, map[string]any, error) 
 		}
 		q.Cursor = page.NextCursor
 	}
+}
+
+// maxPages bounds the store calls of one gather when a channel filter
+// makes pages come back short.
+const maxPages = 10
+
+// compact keeps of a message's text only what the statistics use — the
+// words of a question or hand-over, for finding repeats — so that the
+// analysed messages stay small in memory however long they were.
+func compact(m sb.AgentMessage) sb.AgentMessage {
+	if m.Direction == sb.DirectionRequest && (m.Channel == sb.ChannelAsk || m.Channel == sb.ChannelTask) {
+		m.Content = strings.Join(sb.SearchTerms(m.Content, sb.MaxTermsPerMessage), " ")
+	} else {
+		m.Content = ""
+	}
+	return m
 }
 
 // scopeOf reads the scope arguments shared by list_pairs and stats.
@@ -194,9 +212,13 @@ func (c *invocation) stats() (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	deleg := delegations(ms, c.t.now().Add(-fizzle), intArg(a.FizzleDays, 7))
+	if len(s.channels) > 0 {
+		deleg["note"] = "with a channel filter only messages of that channel are read: hand-overs need task and their results task_result"
+	}
 	return map[string]any{
 		"coverage":          cov,
-		"delegations":       delegations(ms, c.t.now().Add(-fizzle), intArg(a.FizzleDays, 7)),
+		"delegations":       deleg,
 		"depth":             depthStats(ms),
 		"repeatedQuestions": repeatedQuestions(ms),
 		"chainCost":         costs,

@@ -218,6 +218,9 @@ func TestStatsScopes(t *testing.T) {
 			if got := path(t, out, "coverage", "messages"); got != tc.messages {
 				t.Errorf("messages analysed = %v, want %v", got, tc.messages)
 			}
+			if note := path(t, out, "delegations", "note"); (note != nil) != (tc.args["channel"] != nil) {
+				t.Errorf("delegations note = %v; want one exactly when a channel filter hides results", note)
+			}
 		})
 	}
 }
