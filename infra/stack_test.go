@@ -166,7 +166,7 @@ func TestTables(t *testing.T) {
 
 // TestAgentMessagesTable pins the agent message table's design with
 // literal names (TestTables only follows the catalogue): the pair partition,
-// the three index reads (sender, recipient, run chain) and TTL on expiresAt.
+// the four index reads (sender, recipient, run chain, calendar month) and TTL on expiresAt.
 func TestAgentMessagesTable(t *testing.T) {
 	_, js := synth(t)
 	_, res := byConstruct(t, js, "AWS::DynamoDB::Table", deploy.LogicalID("agentmessages", "Table"))
@@ -179,7 +179,7 @@ func TestAgentMessagesTable(t *testing.T) {
 		g := g.(map[string]any)
 		idx[g["IndexName"].(string)] = normalize(g["KeySchema"])
 	}
-	for name, hash := range map[string]string{"byFrom": "fromAgent", "byTo": "toAgent", "byRoot": "rootRunId"} {
+	for name, hash := range map[string]string{"byFrom": "fromAgent", "byTo": "toAgent", "byRoot": "rootRunId", "byMonth": "month"} {
 		want := normalize(keySchema(deploy.KeyAttr{Name: hash, Type: "S"}, deploy.KeyAttr{Name: "sk", Type: "S"}))
 		if !reflect.DeepEqual(idx[name], want) {
 			t.Errorf("index %s = %v, want %v", name, idx[name], want)
@@ -388,8 +388,22 @@ func TestGrants(t *testing.T) {
 		for _, tb := range deploy.Tables {
 			tid := idOf(t, js, "AWS::DynamoDB::Table", deploy.LogicalID(tb.ID, "Table"))
 			granted := strings.Contains(doc, `"`+tid+`"`)
-			if listed := slices.Contains(f.Tables, tb.ID); granted != listed {
+			readOnly := slices.Contains(f.ReadTables, tb.ID)
+			if listed := slices.Contains(f.Tables, tb.ID) || readOnly; granted != listed {
 				t.Errorf("function %s: access to table %s is %v, catalogue says %v", f.Name, tb.ID, granted, listed)
+			}
+			if readOnly {
+				for _, st := range roleStatements(t, js, f.Name) {
+					res, _ := json.Marshal(st["Resource"])
+					if !strings.Contains(string(res), `"`+tid+`"`) {
+						continue
+					}
+					for _, a := range asList(st["Action"]) {
+						if s, _ := a.(string); strings.HasPrefix(s, "dynamodb:") && !readAction(s) {
+							t.Errorf("function %s: %s on read-only table %s", f.Name, s, tb.ID)
+						}
+					}
+				}
 			}
 			indexes := `{"Fn::GetAtt":["` + tid + `","Arn"]},"/index/*"]`
 			if granted && len(tb.Indexes) > 0 && !strings.Contains(doc, indexes) {
@@ -400,6 +414,16 @@ func TestGrants(t *testing.T) {
 			t.Errorf("function %s: bucket access %v, catalogue says %v", f.Name, granted, f.Bucket)
 		}
 	}
+}
+
+// readAction reports whether a DynamoDB action only reads.
+func readAction(a string) bool {
+	for _, p := range []string{"dynamodb:Get", "dynamodb:BatchGet", "dynamodb:Query", "dynamodb:Scan", "dynamodb:Describe", "dynamodb:ConditionCheck"} {
+		if strings.HasPrefix(a, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // roleStatements returns every statement of every policy attached to a
@@ -906,13 +930,15 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 		same(id+" env vars", s["Environment"].(map[string]any)["Variables"],
 			withoutHashes(c["Environment"].(map[string]any)["Variables"]))
 
-		var samTables, samInvokes []any
+		var samTables, samReadTables, samInvokes []any
 		var samStatements []map[string]any
 		for _, p := range asList(s["Policies"]) {
 			for kind, v := range p.(map[string]any) {
 				switch kind {
 				case "DynamoDBCrudPolicy":
 					samTables = append(samTables, v.(map[string]any)["TableName"])
+				case "DynamoDBReadPolicy":
+					samReadTables = append(samReadTables, v.(map[string]any)["TableName"])
 				case "LambdaInvokePolicy":
 					samInvokes = append(samInvokes, v.(map[string]any)["FunctionName"])
 				case "Statement":
@@ -931,6 +957,11 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 			wantTables = append(wantTables, map[string]any{"Ref": deploy.LogicalID(tid, "Table")})
 		}
 		same(id+" table grants (catalogue, which TestGrants holds CDK to)", samTables, wantTables)
+		var wantReadTables []any
+		for _, tid := range f.ReadTables {
+			wantReadTables = append(wantReadTables, map[string]any{"Ref": deploy.LogicalID(tid, "Table")})
+		}
+		same(id+" read-only table grants", samReadTables, wantReadTables)
 
 		cdkStatements := roleStatements(t, js, f.Name)
 		var cdkInvokes []any

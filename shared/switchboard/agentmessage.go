@@ -175,6 +175,24 @@ func (q MessageQuery) Check() error {
 	return nil
 }
 
+// MaxAllRange is the longest time range All lists over.
+const MaxAllRange = 366 * 24 * time.Hour
+
+// CheckRange is Check plus what All needs: both ends of the time range,
+// at most MaxAllRange apart.
+func (q MessageQuery) CheckRange() error {
+	if err := q.Check(); err != nil {
+		return err
+	}
+	switch {
+	case q.Since.IsZero() || q.Until.IsZero():
+		return E("agentMessages.all", EINVALID, "listing all pairs needs since and until")
+	case q.Until.Sub(q.Since) > MaxAllRange:
+		return E("agentMessages.all", EINVALID, "listing all pairs covers at most 366 days; narrow the time range")
+	}
+	return nil
+}
+
 // PageSize is Limit with the default applied.
 func (q MessageQuery) PageSize() int {
 	if q.Limit == 0 {
@@ -242,6 +260,10 @@ type AgentMessageReader interface {
 	// SearchTerms), newest first unless OldestFirst. EINVALID when Text has
 	// no searchable word, Peer is set without Agent, or the query is bad.
 	Search(ctx context.Context, s MessageSearch) (MessagePage, error)
+	// All lists the messages of every pair within q's time range, which
+	// needs Since and Until at most MaxAllRange apart (a listing over all
+	// pairs must be bounded); EINVALID otherwise, or as for Pair.
+	All(ctx context.Context, q MessageQuery) (MessagePage, error)
 }
 
 // AgentMessageStore is both halves; adapters implement it.

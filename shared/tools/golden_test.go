@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools"
+	"github.com/switchboard-dev/switchboard/shared/tools/commtool"
 	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
 	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
 	"github.com/switchboard-dev/switchboard/shared/tools/staging"
@@ -33,6 +34,7 @@ func productTools() []sb.Tool {
 		nctool.New(func(string) (nctool.Agent, bool) { return nctool.Agent{}, false }, blobs, nil),
 		router.NewTool(nil),
 		&askagent.Tool{},
+		commtool.New(nil, nil, nil, nil),
 	}
 }
 

@@ -27,11 +27,11 @@ var _ switchboard.AgentMessageStore = (*AgentMessages)(nil)
 
 // Layout of the agentmessages table (one table, two kinds of rows):
 //
-//	message  pk pair#<a|b>   sk <time>#<id>   fromAgent, toAgent, rootRunId (keys of
-//	                                          byFrom, byTo, byRoot) and the fields
+//	message  pk pair#<a|b>   sk <time>#<id>   fromAgent, toAgent, rootRunId, month (keys
+//	                                          of byFrom, byTo, byRoot, byMonth) and the fields
 //	search   pk tok#<word>   sk = its message's sk   mpk (the message's pk), pair, ch
 //
-// A message is one PutItem; DynamoDB keeps the three indexes. Search rows
+// A message is one PutItem; DynamoDB keeps the four indexes. Search rows
 // carry none of the index key attributes, so they stay out of the indexes.
 const (
 	pairPrefix  = "pair#"
@@ -82,6 +82,7 @@ type messageItem struct {
 	FromAgent    string `dynamodbav:"fromAgent"`
 	ToAgent      string `dynamodbav:"toAgent"`
 	RootRunID    string `dynamodbav:"rootRunId"`
+	Month        string `dynamodbav:"month"` // "2006-01" of occurredAt: the byMonth key
 	ID           string `dynamodbav:"id"`
 	PairKey      string `dynamodbav:"pairKey"`
 	Channel      string `dynamodbav:"channel"`
@@ -132,7 +133,7 @@ func (a *AgentMessages) Record(ctx context.Context, m switchboard.AgentMessage) 
 	exp := expiresAt(m.OccurredAt, s.AgentMessageRetention)
 	it := messageItem{
 		PK: pk, SK: sk,
-		FromAgent: m.From, ToAgent: m.To, RootRunID: m.RootRunID,
+		FromAgent: m.From, ToAgent: m.To, RootRunID: m.RootRunID, Month: monthOf(sk),
 		ID: m.ID, PairKey: switchboard.PairKey(m.From, m.To),
 		Channel: string(m.Channel), Direction: string(m.Direction),
 		Content: m.Content, ContentBytes: len(m.Content),
@@ -191,6 +192,40 @@ func (a *AgentMessages) Chain(ctx context.Context, rootRunID string, q switchboa
 		return switchboard.MessagePage{}, switchboard.E("agentMessages.chain", switchboard.EINVALID, "a root run id is needed")
 	}
 	return a.list(ctx, "agentMessages.chain", q, deploy.IndexByRoot, "rootRunId", rootRunID)
+}
+
+// monthOf is the calendar month ("2006-01") of a sort key or time key.
+func monthOf(key string) string { return key[:len("2006-01")] }
+
+// All queries the byMonth index one month after the other, from the newest
+// month of the range (or the oldest with OldestFirst); a page that ends in
+// one month goes on in the next with the same cursor.
+func (a *AgentMessages) All(ctx context.Context, q switchboard.MessageQuery) (switchboard.MessagePage, error) {
+	const op = "agentMessages.all"
+	if err := q.CheckRange(); err != nil {
+		return switchboard.MessagePage{}, err
+	}
+	return a.listWith(ctx, op, q, func(lo, hi string, limit int32) []*stream {
+		// Until is exclusive: its own month holds nothing when it is the
+		// month's first instant, which costs one empty query at most.
+		var ins []*dynamodb.QueryInput
+		for m := monthOf(lo); m <= monthOf(hi); m = nextMonth(m) {
+			ins = append(ins, keyQuery(a.s.agentMessages, deploy.IndexByMonth, "month", m, lo, hi, q.OldestFirst, limit))
+		}
+		if !q.OldestFirst {
+			slices.Reverse(ins)
+		}
+		return []*stream{{s: a.s, op: op, in: ins[0], more: ins[1:]}}
+	})
+}
+
+// nextMonth is the month after m ("2006-01").
+func nextMonth(m string) string {
+	t, err := time.Parse("2006-01", m)
+	if err != nil {
+		return "9999-99" // unreachable for keys this store wrote; ends the loop
+	}
+	return t.AddDate(0, 1, 0).Format("2006-01")
 }
 
 // bounds is the sort-key range of q after cursor: lo and hi are inclusive
@@ -269,11 +304,12 @@ func decodeCursor(op, c string) (string, error) {
 	return "", switchboard.E(op, switchboard.EINVALID, "cursor is not one this store handed out; start again without it")
 }
 
-// stream reads one Query page by page.
+// stream reads one Query page by page, then the queries in more, in order.
 type stream struct {
 	s    *Store
 	op   string
 	in   *dynamodb.QueryInput
+	more []*dynamodb.QueryInput
 	buf  []map[string]types.AttributeValue
 	done bool
 }
@@ -288,7 +324,11 @@ func (st *stream) head(ctx context.Context) (map[string]types.AttributeValue, er
 		}
 		st.buf = out.Items
 		st.in.ExclusiveStartKey = out.LastEvaluatedKey
-		st.done = len(out.LastEvaluatedKey) == 0
+		if len(out.LastEvaluatedKey) == 0 {
+			if st.done = len(st.more) == 0; !st.done {
+				st.in, st.more = st.more[0], st.more[1:]
+			}
+		}
 	}
 	if len(st.buf) == 0 {
 		return nil, nil
@@ -310,17 +350,28 @@ func (a *AgentMessages) list(ctx context.Context, op string, q switchboard.Messa
 	if err := q.Check(); err != nil {
 		return switchboard.MessagePage{}, err
 	}
+	return a.listWith(ctx, op, q, func(lo, hi string, limit int32) []*stream {
+		var streams []*stream
+		for i := 0; i+3 <= len(parts); i += 3 {
+			streams = append(streams, &stream{s: a.s, op: op,
+				in: keyQuery(a.s.agentMessages, parts[i], parts[i+1], parts[i+2], lo, hi, q.OldestFirst, limit)})
+		}
+		return streams
+	})
+}
+
+// listWith reads one page from the streams open builds for the sort-key
+// range lo..hi ("" = open) and the per-query page size, merged in sort-key
+// order. q is checked already.
+func (a *AgentMessages) listWith(ctx context.Context, op string, q switchboard.MessageQuery,
+	open func(lo, hi string, limit int32) []*stream) (switchboard.MessagePage, error) {
 	cursor, err := decodeCursor(op, q.Cursor)
 	if err != nil {
 		return switchboard.MessagePage{}, err
 	}
 	limit := q.PageSize()
 	lo, hi := bounds(q, cursor)
-	var streams []*stream
-	for i := 0; i+3 <= len(parts); i += 3 {
-		streams = append(streams, &stream{s: a.s, op: op,
-			in: keyQuery(a.s.agentMessages, parts[i], parts[i+1], parts[i+2], lo, hi, q.OldestFirst, int32(limit+1))})
-	}
+	streams := open(lo, hi, int32(limit+1))
 	before := func(x, y string) bool { // x comes first in the page's order
 		if q.OldestFirst {
 			return x < y

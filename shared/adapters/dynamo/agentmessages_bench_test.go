@@ -77,7 +77,8 @@ func benchCorpus(n int, start time.Time) []switchboard.AgentMessage {
 }
 
 // BenchmarkAgentMessages loads the corpus through Record (8 writers), then
-// measures the pair view, the agent view, the chain view and searches.
+// measures the pair view, the agent view, the all-pairs view, the chain
+// view and searches.
 func BenchmarkAgentMessages(b *testing.B) {
 	n := 2000
 	if v := os.Getenv(EnvBenchMessages); v != "" {
@@ -145,6 +146,17 @@ func BenchmarkAgentMessages(b *testing.B) {
 	measure("agent/newest200", "agentMessages.agent", func() (int, error) {
 		return count(msgs.Agent(ctx, "carol", switchboard.MessageQuery{}))
 	}, 10)
+	// Every pair of the corpus' time span (it starts 2026-01-01, one
+	// message a second): the byMonth view the analysis tool reads.
+	all := switchboard.MessageQuery{Since: corpus[0].OccurredAt, Until: corpus[len(corpus)-1].OccurredAt.Add(time.Second)}
+	measure("all/newest200", "agentMessages.all", func() (int, error) {
+		return count(msgs.All(ctx, all))
+	}, 200)
+	measure("all/newest1000", "agentMessages.all", func() (int, error) {
+		q := all
+		q.Limit = switchboard.MaxMessagePage
+		return count(msgs.All(ctx, q))
+	}, 1000)
 	measure("chain", "agentMessages.chain", func() (int, error) {
 		return count(msgs.Chain(ctx, "root-000100", switchboard.MessageQuery{OldestFirst: true}))
 	}, 4)

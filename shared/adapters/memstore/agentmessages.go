@@ -70,6 +70,14 @@ func (a *AgentMessages) Chain(_ context.Context, rootRunID string, q switchboard
 	return a.list("agentMessages.chain", q, func(m switchboard.AgentMessage) bool { return m.RootRunID == rootRunID })
 }
 
+// All lists every pair's messages within the range.
+func (a *AgentMessages) All(_ context.Context, q switchboard.MessageQuery) (switchboard.MessagePage, error) {
+	if err := q.CheckRange(); err != nil {
+		return switchboard.MessagePage{}, err
+	}
+	return a.list("agentMessages.all", q, func(switchboard.AgentMessage) bool { return true })
+}
+
 // Search keeps messages whose SearchTerms contain every query word.
 func (a *AgentMessages) Search(_ context.Context, s switchboard.MessageSearch) (switchboard.MessagePage, error) {
 	terms, err := switchboard.QueryTerms(s.Text)

@@ -193,6 +193,54 @@ func RunAgentMessages(t *testing.T, newStore func(t *testing.T) switchboard.Agen
 		wantIDs(t, "Agent(bob) oldest first", p, err, "ab,ba")
 	})
 
+	t.Run("AllListsEveryPairAcrossMonths", func(t *testing.T) {
+		s, ctx := newStore(t), t.Context()
+		jan := time.Date(2026, 1, 31, 23, 59, 59, 0, time.UTC)
+		feb := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+		apr := time.Date(2026, 4, 2, 12, 0, 0, 0, time.UTC)
+		task := agentMsg("feb-task", "carol", "dave", "root2", feb.Add(time.Hour))
+		task.Channel = switchboard.ChannelTask
+		record(t, s,
+			agentMsg("dec", "alice", "bob", "root0", jan.AddDate(0, -1, 0)),
+			agentMsg("jan", "alice", "bob", "root1", jan),
+			agentMsg("feb", "bob", "carol", "root1", feb),
+			task,
+			agentMsg("apr", "erin", "erin", "root3", apr),
+			agentMsg("may", "alice", "erin", "root4", apr.AddDate(0, 1, 0)))
+		q := switchboard.MessageQuery{Since: jan.Add(-time.Hour), Until: apr.Add(time.Hour).In(cet)}
+		p, err := s.All(ctx, q)
+		wantIDs(t, "All newest first", p, err, "apr,feb-task,feb,jan")
+		for _, oldest := range []bool{false, true} {
+			got := allPages(t, func(c string) (switchboard.MessagePage, error) {
+				q := q
+				q.Limit, q.Cursor, q.OldestFirst = 1, c, oldest
+				return s.All(ctx, q)
+			})
+			want := "apr,feb-task,feb,jan"
+			if oldest {
+				want = "jan,feb,feb-task,apr"
+			}
+			if msgIDs(got) != want {
+				t.Fatalf("All one by one (oldest first %v): %s, want %s", oldest, msgIDs(got), want)
+			}
+		}
+		q.Channels = []switchboard.Channel{switchboard.ChannelTask}
+		p, err = s.All(ctx, q)
+		wantIDs(t, "All of channel task", p, err, "feb-task")
+		p, err = s.All(ctx, switchboard.MessageQuery{Since: feb.AddDate(0, 0, 2), Until: feb.AddDate(0, 1, 0)})
+		wantIDs(t, "All of a month without messages", p, err, "")
+		for name, bad := range map[string]switchboard.MessageQuery{
+			"no since":      {Until: apr},
+			"no until":      {Since: jan},
+			"over 366 days": {Since: jan, Until: jan.AddDate(1, 1, 0)},
+			"bad limit":     {Since: jan, Until: apr, Limit: switchboard.MaxMessagePage + 1},
+			"bad cursor":    {Since: jan, Until: apr, Cursor: "x"},
+		} {
+			_, err := s.All(ctx, bad)
+			wantCode(t, "All with "+name, err, switchboard.EINVALID)
+		}
+	})
+
 	t.Run("ChainAcrossPairs", func(t *testing.T) {
 		s, ctx := newStore(t), t.Context()
 		record(t, s,

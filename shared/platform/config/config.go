@@ -150,6 +150,10 @@ type Tools struct {
 	Nextcloud  *NextcloudTool  `yaml:"Nextcloud"`
 	Workspace  *WorkspaceTool  `yaml:"Workspace"`
 	AskAgent   *AskAgentTool   `yaml:"ask_agent"`
+	// AgentCommAnalysis lets the agent read (never write) every agent's
+	// messages to other agents; give it only to an agent meant to analyse
+	// how the agents work together.
+	AgentCommAnalysis *AgentCommAnalysisTool `yaml:"AgentCommAnalysis"`
 }
 
 // AskAgentTool lets the agent ask other agents short questions. Agents
@@ -163,6 +167,10 @@ type AskAgentTool struct {
 func (t *AskAgentTool) MayAsk(target string) bool {
 	return t != nil && (len(t.Agents) == 0 || slices.Contains(t.Agents, target))
 }
+
+// AgentCommAnalysisTool has no settings: "AgentCommAnalysis: {}" enables
+// the tool. Its limits are fixed (see shared/tools/commtool).
+type AgentCommAnalysisTool struct{}
 
 // RocketChatTool is an agent's Rocket.Chat identity and limits.
 type RocketChatTool struct {

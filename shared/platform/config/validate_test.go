@@ -48,7 +48,9 @@ func TestValidationErrors(t *testing.T) {
 		{"unknown key case", withRC + "        baseURL: https://x.example.org\n",
 			[]string{`t.yaml:12: agents[0].tools.RocketChat.baseURL: unknown key; did you mean "baseUrl"?`}},
 		{"unknown tool lists the known ones", base + "    tools:\n      Telegram: {}\n",
-			[]string{"t.yaml:7: agents[0].tools.Telegram: unknown key; remove it; the keys allowed here are Nextcloud, RocketChat, Workspace"}},
+			[]string{"t.yaml:7: agents[0].tools.Telegram: unknown key; remove it; the keys allowed here are AgentCommAnalysis, Nextcloud, RocketChat, Workspace"}},
+		{"the analysis block takes no keys", base + "    tools:\n      AgentCommAnalysis: {raw: true}\n",
+			[]string{"t.yaml:7: agents[0].tools.AgentCommAnalysis.raw: unknown key"}},
 		{"unknown top-level key", base + "agent: x\n",
 			[]string{`t.yaml:6: agent: unknown key; did you mean "agents"?`}},
 		{"duplicate key", strings.Replace(base, "  name: acme\n", "  name: acme\n  name: other\n", 1),
@@ -198,6 +200,21 @@ func TestValidationErrors(t *testing.T) {
 				t.Errorf("got %d problems, want %d:\n%v", got, want, err)
 			}
 		})
+	}
+}
+
+// An empty AgentCommAnalysis block enables the tool; no block, no tool.
+func TestAgentCommAnalysisBlock(t *testing.T) {
+	doc := base + "    tools:\n      AgentCommAnalysis: {}\n  - id: atlas\n"
+	c, err := Parse(context.Background(), "t.yaml", []byte(doc), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := c.Agent("hermes"); h.Tools.AgentCommAnalysis == nil {
+		t.Error("hermes: AgentCommAnalysis: {} did not enable the tool")
+	}
+	if a, _ := c.Agent("atlas"); a.Tools.AgentCommAnalysis != nil {
+		t.Error("atlas has the analysis tool without a block")
 	}
 }
 

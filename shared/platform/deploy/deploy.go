@@ -49,6 +49,7 @@ var (
 	rootRunID = KeyAttr{"rootRunId", "S"}
 	fromAgent = KeyAttr{"fromAgent", "S"}
 	toAgent   = KeyAttr{"toAgent", "S"}
+	month     = KeyAttr{"month", "S"}
 )
 
 // Index names used by the stores.
@@ -56,6 +57,9 @@ const (
 	IndexByRoot = "byRoot"
 	IndexByFrom = "byFrom" // agent messages by sender, sorted by time
 	IndexByTo   = "byTo"   // agent messages by recipient, sorted by time
+	// IndexByMonth holds every agent message under its calendar month
+	// ("2026-03"), sorted by time: all pairs of a time range without a scan.
+	IndexByMonth = "byMonth"
 )
 
 // Tables is every table Switchboard uses.
@@ -80,12 +84,13 @@ var Tables = []Table{
 	{
 		ID: "agentmessages", EnvVar: "SWITCHBOARD_TABLE_AGENTMESSAGES",
 		Doc: "agent-to-agent messages: pk pair#a|b, sk time#id; byFrom/byTo list one agent's partners, " +
-			"byRoot a chain; search rows pk tok#word, sk of their message",
+			"byRoot a chain, byMonth all pairs of a time range; search rows pk tok#word, sk of their message",
 		PK: pk, SK: sk, TTLAttr: "expiresAt",
 		Indexes: []Index{
 			{Name: IndexByRoot, PK: rootRunID, SK: sk},
 			{Name: IndexByFrom, PK: fromAgent, SK: sk},
 			{Name: IndexByTo, PK: toAgent, SK: sk},
+			{Name: IndexByMonth, PK: month, SK: sk},
 		},
 	},
 }
@@ -120,7 +125,10 @@ type Function struct {
 	MemoryMB       int
 	TimeoutSeconds int
 	Tables         []string // table IDs it reads and writes
-	Bucket         bool     // reads and writes the workspace bucket
+	// ReadTables lists table IDs it only reads (no write action granted);
+	// a table is in Tables or ReadTables, never both.
+	ReadTables []string
+	Bucket     bool // reads and writes the workspace bucket
 	// Invokes lists functions this one invokes asynchronously; each gets
 	// the invoke grant and its name in FunctionEnvVar(name).
 	Invokes []string
@@ -149,8 +157,10 @@ var Functions = []Function{
 		URLAuth:  "AWS_IAM",
 		Routes:   []Route{{"GET", "/tools"}, {"POST", "/tools/invoke"}},
 		MemoryMB: 256, TimeoutSeconds: 60, // a tool call may upload a file (route budget 55 s)
-		// agentmessages: it records the ask-agent machine's rows.
+		// agentmessages: it records the ask-agent machine's rows; the
+		// AgentCommAnalysis tool reads them and the chain costs.
 		Tables: []string{"audit", "state", "agentmessages"}, Bucket: true,
+		ReadTables: []string{"receipts"},
 	},
 	{
 		Name: "jobs", Description: "runs a scheduled job named in the event ({\"job\":…})",
@@ -184,6 +194,8 @@ var Functions = []Function{
 		Name: "agent-worker", Description: "runs one woken agent (async invoke with a wake job) and replies where it was woken",
 		MemoryMB: 512, TimeoutSeconds: 600,
 		Tables: []string{"audit", "receipts", "state"}, Bucket: true,
+		// Runs execute tools in-process: AgentCommAnalysis reads agent messages.
+		ReadTables: []string{"agentmessages"},
 		RunsAgents: true, AsyncRetries: 2,
 	},
 }

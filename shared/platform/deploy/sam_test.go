@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -140,9 +141,11 @@ func TestSAMTemplateCoversCatalogue(t *testing.T) {
 		)
 		for _, tb := range Tables {
 			mustContain(t, id, block, tb.EnvVar+": !Ref "+LogicalID(tb.ID, "Table"))
-			grant := "TableName: !Ref " + LogicalID(tb.ID, "Table")
-			if listed := contains(f.Tables, tb.ID); listed != strings.Contains(block, grant) {
-				t.Errorf("%s: DynamoDBCrudPolicy on %s is %v, catalogue says %v", id, tb.ID, !listed, listed)
+			for policy, list := range map[string][]string{"DynamoDBCrudPolicy": f.Tables, "DynamoDBReadPolicy": f.ReadTables} {
+				grant := "- " + policy + ":\n            TableName: !Ref " + LogicalID(tb.ID, "Table") + "\n"
+				if listed := contains(list, tb.ID); listed != strings.Contains(block, grant) {
+					t.Errorf("%s: %s on %s is %v, catalogue says %v", id, policy, tb.ID, !listed, listed)
+				}
 			}
 		}
 		if f.Bucket != strings.Contains(block, "S3CrudPolicy") {
@@ -228,9 +231,14 @@ func TestLogicalIDsAreUnique(t *testing.T) {
 		}
 	}
 	for _, f := range Functions {
-		for _, id := range f.Tables {
+		for _, id := range append(slices.Clone(f.Tables), f.ReadTables...) {
 			if _, ok := TableByID(id); !ok {
 				t.Errorf("function %s names unknown table %s", f.Name, id)
+			}
+		}
+		for _, id := range f.ReadTables {
+			if contains(f.Tables, id) {
+				t.Errorf("function %s lists table %s in Tables and ReadTables; keep it in one (Tables grants reads too)", f.Name, id)
 			}
 		}
 		if f.URLAuth != "" && f.URLAuth != "AWS_IAM" && f.URLAuth != "NONE" {

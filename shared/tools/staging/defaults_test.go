@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/tools/commtool"
 	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
 	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
 	"github.com/switchboard-dev/switchboard/shared/tools/staging"
@@ -70,6 +71,12 @@ var pinned = map[string]sb.Decision{
 	// A question to a colleague changes nothing outside; its rules are the
 	// ask_agent guard's.
 	"ask_agent.ask": auto,
+	// Reading other agents' messages: whom it is given to is the guard.
+	"AgentCommAnalysis.list_pairs":        auto,
+	"AgentCommAnalysis.stats":             auto,
+	"AgentCommAnalysis.read_conversation": auto,
+	"AgentCommAnalysis.chain":             auto,
+	"AgentCommAnalysis.search":            auto,
 
 	// Not a tool of its own (the router sends through Telegram), but a
 	// rule: an agent's direct Telegram message waits for a human.
@@ -93,6 +100,7 @@ func offered() []string {
 		workspace.NewTool(nil, nil).Spec(),
 		router.NewTool(nil).Spec(),
 		(&askagent.Tool{}).Spec(),
+		commtool.New(nil, nil, nil, nil).Spec(),
 	}
 	var out []string
 	for _, s := range specs {

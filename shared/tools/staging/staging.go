@@ -53,6 +53,12 @@ var Defaults = map[string]switchboard.Decision{
 	"Workspace.read":                     switchboard.DecisionAuto,
 	"Workspace.list":                     switchboard.DecisionAuto,
 	"Workspace.delete":                   switchboard.DecisionAuto,
+	// The analysis tool only reads; who may use it is the config's choice.
+	"AgentCommAnalysis.list_pairs":        switchboard.DecisionAuto,
+	"AgentCommAnalysis.stats":             switchboard.DecisionAuto,
+	"AgentCommAnalysis.read_conversation": switchboard.DecisionAuto,
+	"AgentCommAnalysis.chain":             switchboard.DecisionAuto,
+	"AgentCommAnalysis.search":            switchboard.DecisionAuto,
 }
 
 // Conditioner is implemented by tools whose policy depends on the arguments

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools"
+	"github.com/switchboard-dev/switchboard/shared/tools/commtool"
 	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
 	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
 	"github.com/switchboard-dev/switchboard/shared/tools/staging"
@@ -80,6 +81,7 @@ func New(c *core.Core) (*Actions, error) {
 			a.ncTool,
 			router.NewTool(a.Router),
 			a.askTool(),
+			commtool.New(c.Store.AgentMessages(a.Blobs), c.Store, c.Store, func(id string) bool { return a.permits(id, commtool.ToolName) }),
 		},
 		Policy:  policy,
 		Audit:   c.Store,
@@ -133,6 +135,8 @@ func (a *Actions) permits(agentID, tool string) bool {
 		return c.Tools.RocketChat != nil
 	case "Nextcloud":
 		return c.Tools.Nextcloud != nil
+	case commtool.ToolName:
+		return c.Tools.AgentCommAnalysis != nil
 	case "notify_user":
 		return true // every agent may tell the human something
 	case sb.AskAgentTool:
