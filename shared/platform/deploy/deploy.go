@@ -49,6 +49,10 @@ var (
 	rootRunID = KeyAttr{"rootRunId", "S"}
 	fromAgent = KeyAttr{"fromAgent", "S"}
 	toAgent   = KeyAttr{"toAgent", "S"}
+	assignee  = KeyAttr{"assignee", "S"}
+	creator   = KeyAttr{"creator", "S"}
+	openPart  = KeyAttr{"openPart", "S"}
+	createdAt = KeyAttr{"createdKey", "S"}
 )
 
 // Index names used by the stores.
@@ -56,6 +60,10 @@ const (
 	IndexByRoot = "byRoot"
 	IndexByFrom = "byFrom" // agent messages by sender, sorted by time
 	IndexByTo   = "byTo"   // agent messages by recipient, sorted by time
+
+	IndexByAssignee = "byAssignee" // tasks by assignee, sorted by creation
+	IndexByCreator  = "byCreator"  // tasks by creator, sorted by creation
+	IndexByOpen     = "byOpen"     // open tasks the watchdog has not reported, oldest first (sparse)
 )
 
 // Tables is every table Switchboard uses.
@@ -86,6 +94,17 @@ var Tables = []Table{
 			{Name: IndexByRoot, PK: rootRunID, SK: sk},
 			{Name: IndexByFrom, PK: fromAgent, SK: sk},
 			{Name: IndexByTo, PK: toAgent, SK: sk},
+		},
+	},
+	{
+		ID: "tasks", EnvVar: "SWITCHBOARD_TABLE_TASKS",
+		Doc: "taskboard tasks: pk task#id; byAssignee/byCreator list one party's tasks, " +
+			"byOpen (sparse) the open ones the watchdog has not reported",
+		PK: pk, SK: sk, TTLAttr: "expiresAt",
+		Indexes: []Index{
+			{Name: IndexByAssignee, PK: assignee, SK: createdAt},
+			{Name: IndexByCreator, PK: creator, SK: createdAt},
+			{Name: IndexByOpen, PK: openPart, SK: createdAt},
 		},
 	},
 }
@@ -149,13 +168,17 @@ var Functions = []Function{
 		URLAuth:  "AWS_IAM",
 		Routes:   []Route{{"GET", "/tools"}, {"POST", "/tools/invoke"}},
 		MemoryMB: 256, TimeoutSeconds: 60, // a tool call may upload a file (route budget 55 s)
-		Tables: []string{"audit", "state"}, Bucket: true,
+		// tasks, agentmessages, agent-worker: a Taskboard call records the
+		// task and its message and wakes the other party.
+		Tables: []string{"audit", "state", "tasks", "agentmessages"}, Bucket: true,
+		Invokes: []string{"agent-worker"},
 	},
 	{
 		Name: "jobs", Description: "runs a scheduled job named in the event ({\"job\":…})",
 		MemoryMB: 256, TimeoutSeconds: 120,
 		// agentmessages: the heartbeat describes every table.
-		Tables: []string{"audit", "receipts", "state", "agentmessages"}, Bucket: true,
+		// tasks: the task-watchdog job.
+		Tables: []string{"audit", "receipts", "state", "agentmessages", "tasks"}, Bucket: true,
 		Invokes: []string{"agent-worker"},
 	},
 	{
@@ -182,7 +205,10 @@ var Functions = []Function{
 	{
 		Name: "agent-worker", Description: "runs one woken agent (async invoke with a wake job) and replies where it was woken",
 		MemoryMB: 512, TimeoutSeconds: 600,
-		Tables: []string{"audit", "receipts", "state"}, Bucket: true,
+		// tasks, agentmessages: an agent's Taskboard calls record the task
+		// and its message. (Waking the other party means invoking this
+		// function itself, which the catalogue cannot grant yet.)
+		Tables: []string{"audit", "receipts", "state", "tasks", "agentmessages"}, Bucket: true,
 		RunsAgents: true, AsyncRetries: 2,
 	},
 }
@@ -210,6 +236,8 @@ var Jobs = []Job{
 		Description: "slow getUpdates poll for when no Telegram webhook is set"},
 	{Name: "rocketchat-health", Function: "jobs", Schedule: "rate(5 minutes)",
 		Description: "checks Rocket.Chat's /api/info; after 3 failures one notice through the next channel, one on recovery"},
+	{Name: "task-watchdog", Function: "jobs", Schedule: "rate(15 minutes)",
+		Description: "tells the human once about each task open longer than instance.taskboard.watchdogHours"},
 }
 
 // FunctionByName finds a function.
