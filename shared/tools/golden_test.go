@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tools/staging"
 	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
+	"github.com/switchboard-dev/switchboard/shared/usecases/taskboard"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/tools.golden.json from the current specs")
@@ -31,6 +32,7 @@ func productTools() []sb.Tool {
 		rctool.New(func(string) (rctool.Agent, bool) { return rctool.Agent{}, false }, blobs),
 		nctool.New(func(string) (nctool.Agent, bool) { return nctool.Agent{}, false }, blobs, nil),
 		router.NewTool(nil),
+		taskboard.NewTool(nil),
 	}
 }
 

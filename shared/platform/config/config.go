@@ -33,6 +33,8 @@ type Instance struct {
 
 	// AgentMessageRetentionDays keeps agent-to-agent messages this long; 0 = forever.
 	AgentMessageRetentionDays int `yaml:"agentMessageRetentionDays"`
+	// Taskboard configures the delegation board's watchdog.
+	Taskboard TaskboardSettings `yaml:"taskboard"`
 	// AuditRetentionDays keeps audit entries and receipts this long; default 365, 0 = forever.
 	AuditRetentionDays int `yaml:"auditRetentionDays"`
 
@@ -41,6 +43,13 @@ type Instance struct {
 	Staging map[string]string `yaml:"staging"`
 
 	Dev Dev `yaml:"dev"`
+}
+
+// TaskboardSettings are the instance's taskboard settings.
+type TaskboardSettings struct {
+	// WatchdogHours: a task open longer than this is reported to the human
+	// once; default 24, 0 = no watchdog.
+	WatchdogHours int `yaml:"watchdogHours"`
 }
 
 // Human is the person the router delivers notices and approvals to.
@@ -132,7 +141,13 @@ type Tools struct {
 	RocketChat *RocketChatTool `yaml:"RocketChat"`
 	Nextcloud  *NextcloudTool  `yaml:"Nextcloud"`
 	Workspace  *WorkspaceTool  `yaml:"Workspace"`
+	// Taskboard lets the agent take tasks and give them to other agents
+	// that have it too; it has no settings ("Taskboard: {}").
+	Taskboard *TaskboardTool `yaml:"Taskboard"`
 }
+
+// TaskboardTool enables the Taskboard for an agent.
+type TaskboardTool struct{}
 
 // RocketChatTool is an agent's Rocket.Chat identity and limits.
 type RocketChatTool struct {
@@ -189,6 +204,7 @@ func (in *Instance) setDefaults() {
 	in.Telegram.APIBaseURL = "https://api.telegram.org"
 	in.Approvals.TTLHours = 24
 	in.AuditRetentionDays = 365
+	in.Taskboard.WatchdogHours = 24
 	in.Dev.Scheduler = true
 }
 

@@ -143,6 +143,7 @@ func validate(c *Config, ps *problems) {
 
 	checkRange(ps, "instance.agentMessageRetentionDays", in.AgentMessageRetentionDays, 0, 36500, "0 keeps agent messages forever")
 	checkRange(ps, "instance.auditRetentionDays", in.AuditRetentionDays, 0, 36500, "0 keeps audit entries forever")
+	checkRange(ps, "instance.taskboard.watchdogHours", in.Taskboard.WatchdogHours, 0, 8760, "0 turns the task watchdog off")
 
 	keys := make([]string, 0, len(in.Staging))
 	for k := range in.Staging {

@@ -48,7 +48,7 @@ func TestValidationErrors(t *testing.T) {
 		{"unknown key case", withRC + "        baseURL: https://x.example.org\n",
 			[]string{`t.yaml:12: agents[0].tools.RocketChat.baseURL: unknown key; did you mean "baseUrl"?`}},
 		{"unknown tool lists the known ones", base + "    tools:\n      Telegram: {}\n",
-			[]string{"t.yaml:7: agents[0].tools.Telegram: unknown key; remove it; the keys allowed here are Nextcloud, RocketChat, Workspace"}},
+			[]string{"t.yaml:7: agents[0].tools.Telegram: unknown key; remove it; the keys allowed here are Nextcloud, RocketChat, Taskboard, Workspace"}},
 		{"unknown top-level key", base + "agent: x\n",
 			[]string{`t.yaml:6: agent: unknown key; did you mean "agents"?`}},
 		{"duplicate key", strings.Replace(base, "  name: acme\n", "  name: acme\n  name: other\n", 1),

@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tools/staging"
 	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
+	"github.com/switchboard-dev/switchboard/shared/usecases/taskboard"
 )
 
 const (
@@ -66,6 +67,14 @@ var pinned = map[string]sb.Decision{
 
 	"notify_user.send": auto,
 
+	// Delegation between agents that both have the Taskboard; the wakes it
+	// causes are bounded by each agent's budget.
+	"Taskboard.task_create":   auto,
+	"Taskboard.task_comment":  auto,
+	"Taskboard.task_complete": auto,
+	"Taskboard.task_block":    auto,
+	"Taskboard.task_list":     auto,
+
 	// Not a tool of its own (the router sends through Telegram), but a
 	// rule: an agent's direct Telegram message waits for a human.
 	"Telegram.send_message": approve,
@@ -87,6 +96,7 @@ func offered() []string {
 		nctool.New(nil, nil, nil).Spec(),
 		workspace.NewTool(nil, nil).Spec(),
 		router.NewTool(nil).Spec(),
+		taskboard.NewTool(nil).Spec(),
 	}
 	var out []string
 	for _, s := range specs {

@@ -48,6 +48,11 @@ var Defaults = map[string]switchboard.Decision{
 	"Nextcloud.unshare":                  switchboard.DecisionAuto, // removing access; by path it asks for confirmation
 	"Telegram.send_message":              switchboard.DecisionApprove,
 	"notify_user.send":                   switchboard.DecisionAuto,
+	"Taskboard.task_create":              switchboard.DecisionAuto, // the assignee must have the Taskboard too
+	"Taskboard.task_comment":             switchboard.DecisionAuto,
+	"Taskboard.task_complete":            switchboard.DecisionAuto,
+	"Taskboard.task_block":               switchboard.DecisionAuto,
+	"Taskboard.task_list":                switchboard.DecisionAuto,
 	"Workspace.write":                    switchboard.DecisionAuto,
 	"Workspace.read":                     switchboard.DecisionAuto,
 	"Workspace.list":                     switchboard.DecisionAuto,

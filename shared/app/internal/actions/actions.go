@@ -29,6 +29,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
+	"github.com/switchboard-dev/switchboard/shared/usecases/taskboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
@@ -47,6 +48,7 @@ type Actions struct {
 	Tools      *tools.Executor
 	Approvals  *approvals.Service // nil when approvals are not set up
 	TelegramIn *tginbound.Inbound
+	Taskboard  *taskboard.Service
 
 	nc     map[string]nctool.Agent
 	ncTool *nctool.Tool
@@ -70,6 +72,7 @@ func New(c *core.Core) (*Actions, error) {
 		}
 	}
 	a.setupRouter()
+	a.setupTaskboard()
 	if err := a.setupNextcloud(); err != nil {
 		return nil, err
 	}
@@ -79,6 +82,7 @@ func New(c *core.Core) (*Actions, error) {
 			rctool.New(a.rocketChatAgent, a.Blobs),
 			a.ncTool,
 			router.NewTool(a.Router),
+			taskboard.NewTool(a.Taskboard),
 		},
 		Policy:  policy,
 		Audit:   c.Store,
@@ -132,6 +136,8 @@ func (a *Actions) permits(agentID, tool string) bool {
 		return c.Tools.RocketChat != nil
 	case "Nextcloud":
 		return c.Tools.Nextcloud != nil
+	case taskboard.ToolName:
+		return c.Tools.Taskboard != nil
 	case "notify_user":
 		return true // every agent may tell the human something
 	}
@@ -197,6 +203,7 @@ func (a *Actions) Jobs() (*jobs.Runner, error) {
 		"nextcloud-cleanup": a.cleanupNextcloud,
 		"approvals-expire":  a.expireApprovals,
 		"telegram-poll":     a.pollTelegram,
+		"task-watchdog":     a.watchTasks,
 	}, a.Store, a.Log)
 }
 
