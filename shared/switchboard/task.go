@@ -134,6 +134,29 @@ type TaskStore interface {
 	// next run of the job tries again.
 	ClaimWatchdog(ctx context.Context, id string, at time.Time) (bool, error)
 	ReleaseWatchdog(ctx context.Context, id string, at time.Time) error
+
+	// DeferWake keeps a wake that could not be queued when it arose, for
+	// the job that queues deferred wakes. Writing the same wake again
+	// overwrites it.
+	DeferWake(ctx context.Context, w DeferredWake) error
+	// DeferredWakes lists kept wakes, oldest first, at most limit: an
+	// index read.
+	DeferredWakes(ctx context.Context, limit int) ([]DeferredWake, error)
+	// TakeWake removes a kept wake and reports true for the one caller
+	// that removed it (so that overlapping jobs queue it once); false
+	// when it is gone already.
+	TakeWake(ctx context.Context, id string) (bool, error)
+}
+
+// DeferredWake is a wake that could not be queued when it arose: the
+// function that made the call cannot start the agent-worker itself, or
+// starting it failed. A scheduled job queues it later.
+type DeferredWake struct {
+	ID      string    `json:"id"`
+	TaskID  string    `json:"taskId"`
+	AgentID string    `json:"agentId"`
+	Job     string    `json:"job"` // the wake job as JSON, opaque to the store
+	At      time.Time `json:"at"`
 }
 
 // Check is EINVALID for a bad listing query.

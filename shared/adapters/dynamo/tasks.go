@@ -84,8 +84,8 @@ func toTaskItem(t switchboard.Task) taskItem {
 		PK: pk, SK: sk, ID: t.ID, Creator: t.Creator, Assignee: t.Assignee,
 		CreatedKey: timeKey(t.CreatedAt) + keySep + t.ID,
 		Title:      t.Title, Description: t.Description, Status: string(t.Status),
-		Comments:  []taskCommentItem{},
-		Result:    t.Result, Blocker: t.Blocker,
+		Comments: []taskCommentItem{},
+		Result:   t.Result, Blocker: t.Blocker,
 		CreatedAt: timeKey(t.CreatedAt), UpdatedAt: timeKey(t.UpdatedAt),
 		Run: toRunItem(t.Run), ReplyTo: toReplyToItem(t.ReplyTo), FinishedBy: toRunItem(t.FinishedBy),
 	}
@@ -370,4 +370,77 @@ func (x *Tasks) ReleaseWatchdog(ctx context.Context, id string, at time.Time) er
 		return nil // finished meanwhile, or another claim: nothing of ours to give back
 	}
 	return err
+}
+
+// wakePartValue is the one partition of the byWake index: deferred wakes
+// are few and short-lived (the job queues them within a minute).
+const wakePartValue = "due"
+
+func wakeKey(id string) (pk, sk string) { return "wake" + keySep + id, itemSK }
+
+// wakeItem is one deferred wake, in the tasks table next to its task. It
+// has no assignee or creator attribute, so it stays out of the party
+// indexes.
+type wakeItem struct {
+	PK         string `dynamodbav:"pk"`
+	SK         string `dynamodbav:"sk"`
+	ID         string `dynamodbav:"id"`
+	WakePart   string `dynamodbav:"wakePart"`
+	CreatedKey string `dynamodbav:"createdKey"`
+	TaskID     string `dynamodbav:"taskId"`
+	AgentID    string `dynamodbav:"agentId"`
+	Job        string `dynamodbav:"job"`
+	At         string `dynamodbav:"at"`
+}
+
+// DeferWake implements switchboard.TaskStore.
+func (x *Tasks) DeferWake(ctx context.Context, w switchboard.DeferredWake) error {
+	const op = "tasks.deferWake"
+	if w.ID == "" || w.Job == "" || w.At.IsZero() {
+		return switchboard.E(op, switchboard.EINVALID, "a deferred wake needs an id, a job and a time")
+	}
+	pk, sk := wakeKey(w.ID)
+	av, err := attributevalue.MarshalMap(wakeItem{PK: pk, SK: sk, ID: w.ID, WakePart: wakePartValue,
+		CreatedKey: timeKey(w.At) + keySep + w.ID, TaskID: w.TaskID, AgentID: w.AgentID, Job: w.Job, At: timeKey(w.At)})
+	if err != nil {
+		return switchboard.Wrap(op, switchboard.EINTERNAL, "the wake could not be kept", err)
+	}
+	return x.s.put(ctx, op, x.s.tasks, av, condition{})
+}
+
+// DeferredWakes implements switchboard.TaskStore.
+func (x *Tasks) DeferredWakes(ctx context.Context, limit int) ([]switchboard.DeferredWake, error) {
+	const op = "tasks.deferredWakes"
+	if limit <= 0 {
+		limit = switchboard.MaxTaskPage
+	}
+	var out []switchboard.DeferredWake
+	err := queryItems(ctx, x.s, op, &dynamodb.QueryInput{
+		TableName:                 &x.s.tasks,
+		IndexName:                 aws.String(deploy.IndexByWake),
+		KeyConditionExpression:    aws.String("#p = :p"),
+		ExpressionAttributeNames:  map[string]string{"#p": "wakePart"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": strAV(wakePartValue)},
+		ScanIndexForward:          aws.Bool(true),
+		Limit:                     aws.Int32(int32(limit)),
+	}, func(it wakeItem) (switchboard.DeferredWake, error) {
+		at, err := time.Parse(timeLayout, it.At)
+		return switchboard.DeferredWake{ID: it.ID, TaskID: it.TaskID, AgentID: it.AgentID, Job: it.Job, At: at}, err
+	}, func(w switchboard.DeferredWake) {
+		if len(out) < limit {
+			out = append(out, w)
+		}
+	})
+	return out, err
+}
+
+// TakeWake implements switchboard.TaskStore: a conditional delete, so that
+// exactly one caller takes it.
+func (x *Tasks) TakeWake(ctx context.Context, id string) (bool, error) {
+	const op = "tasks.takeWake"
+	err := x.s.del(ctx, op, x.s.tasks, itemKey(wakeKey(id)), condition{expr: "attribute_exists(pk)"})
+	if conditionFailed(err) {
+		return false, nil
+	}
+	return err == nil, err
 }

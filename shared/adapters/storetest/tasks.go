@@ -223,4 +223,50 @@ func RunTaskStore(t *testing.T, newStore func(t *testing.T) switchboard.TaskStor
 			t.Fatalf("due after finish = [%s], want [old1]", ids)
 		}
 	})
+
+	t.Run("deferred wakes: oldest first, taken once, not in the party listings", func(t *testing.T) {
+		s := newStore(t)
+		noErr(t, "create", s.Create(t.Context(), task("t1", "ada", "bob", base)))
+		for i, id := range []string{"w2", "w1"} {
+			noErr(t, "defer "+id, s.DeferWake(t.Context(), switchboard.DeferredWake{ID: id, TaskID: "t1", AgentID: "bob",
+				Job: `{"agentId":"bob"}`, At: base.Add(time.Duration(2-i) * time.Minute)}))
+		}
+		got, err := s.DeferredWakes(t.Context(), 0)
+		noErr(t, "list", err)
+		if len(got) != 2 || got[0].ID != "w1" || got[1].ID != "w2" || got[0].Job != `{"agentId":"bob"}` || got[0].TaskID != "t1" ||
+			got[0].AgentID != "bob" || !got[0].At.Equal(base.Add(time.Minute)) {
+			t.Fatalf("deferred = %+v, want w1 then w2", got)
+		}
+		if one, _ := s.DeferredWakes(t.Context(), 1); len(one) != 1 || one[0].ID != "w1" {
+			t.Errorf("limit 1 = %+v", one)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		took := 0
+		for range 5 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ok, err := s.TakeWake(t.Context(), "w1")
+				noErr(t, "take", err)
+				if ok {
+					mu.Lock()
+					took++
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if took != 1 {
+			t.Fatalf("w1 taken %d times, want once", took)
+		}
+		got, _ = s.DeferredWakes(t.Context(), 0)
+		if len(got) != 1 || got[0].ID != "w2" {
+			t.Fatalf("after take = %+v, want w2", got)
+		}
+		listed, _ := s.List(t.Context(), switchboard.TaskQuery{Party: "bob", Role: switchboard.TaskAssignedTo})
+		if taskIDs(listed) != "t1" {
+			t.Errorf("bob's tasks = [%s], want only t1", taskIDs(listed))
+		}
+	})
 }

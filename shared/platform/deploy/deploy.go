@@ -52,6 +52,7 @@ var (
 	assignee  = KeyAttr{"assignee", "S"}
 	creator   = KeyAttr{"creator", "S"}
 	openPart  = KeyAttr{"openPart", "S"}
+	wakePart  = KeyAttr{"wakePart", "S"}
 	createdAt = KeyAttr{"createdKey", "S"}
 )
 
@@ -64,6 +65,7 @@ const (
 	IndexByAssignee = "byAssignee" // tasks by assignee, sorted by creation
 	IndexByCreator  = "byCreator"  // tasks by creator, sorted by creation
 	IndexByOpen     = "byOpen"     // open tasks the watchdog has not reported, oldest first (sparse)
+	IndexByWake     = "byWake"     // wakes waiting for the task-wakes job, oldest first (sparse)
 )
 
 // Tables is every table Switchboard uses.
@@ -99,12 +101,13 @@ var Tables = []Table{
 	{
 		ID: "tasks", EnvVar: "SWITCHBOARD_TABLE_TASKS",
 		Doc: "taskboard tasks: pk task#id; byAssignee/byCreator list one party's tasks, " +
-			"byOpen (sparse) the open ones the watchdog has not reported",
+			"byOpen (sparse) the open ones the watchdog has not reported; wake#id items (byWake) wait for task-wakes",
 		PK: pk, SK: sk, TTLAttr: "expiresAt",
 		Indexes: []Index{
 			{Name: IndexByAssignee, PK: assignee, SK: createdAt},
 			{Name: IndexByCreator, PK: creator, SK: createdAt},
 			{Name: IndexByOpen, PK: openPart, SK: createdAt},
+			{Name: IndexByWake, PK: wakePart, SK: createdAt},
 		},
 	},
 }
@@ -206,8 +209,9 @@ var Functions = []Function{
 		Name: "agent-worker", Description: "runs one woken agent (async invoke with a wake job) and replies where it was woken",
 		MemoryMB: 512, TimeoutSeconds: 600,
 		// tasks, agentmessages: an agent's Taskboard calls record the task
-		// and its message. (Waking the other party means invoking this
-		// function itself, which the catalogue cannot grant yet.)
+		// and its message. The wakes they cause would invoke this function
+		// itself, which a template cannot grant: they wait in the tasks
+		// table for the task-wakes job.
 		Tables: []string{"audit", "receipts", "state", "tasks", "agentmessages"}, Bucket: true,
 		RunsAgents: true, AsyncRetries: 2,
 	},
@@ -238,6 +242,8 @@ var Jobs = []Job{
 		Description: "checks Rocket.Chat's /api/info; after 3 failures one notice through the next channel, one on recovery"},
 	{Name: "task-watchdog", Function: "jobs", Schedule: "rate(15 minutes)",
 		Description: "tells the human once about each task open longer than instance.taskboard.watchdogHours"},
+	{Name: "task-wakes", Function: "jobs", Schedule: "rate(1 minute)",
+		Description: "queues the taskboard wakes a function could not queue itself (the agent-worker cannot invoke itself)"},
 }
 
 // FunctionByName finds a function.

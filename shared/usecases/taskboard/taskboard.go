@@ -10,6 +10,7 @@ package taskboard
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -97,16 +98,18 @@ func isAgent(party string) bool { return party != sb.HumanParty }
 
 // Created is the outcome of Create.
 type Created struct {
-	Task  sb.Task
-	Woken bool // the assignee's wake was queued
+	Task     sb.Task
+	Woken    bool // the assignee's wake was queued, now or (Deferred) by the task-wakes job
+	Deferred bool
 }
 
 // Create gives a new task to assignee. The assignee must be a configured
 // agent with the Taskboard tool (EINVALID, ENOTFOUND otherwise). Unless
 // the creator gives the task to itself, the assignee is woken with the
 // task as a follow-up of the creating run, and the hand-over is recorded
-// as a message. A wake that could not be queued is no error: the task is
-// kept (Woken false) and the watchdog reports it if it stays open.
+// as a message. A wake that cannot be queued now waits for the task-wakes
+// job (Deferred); one that cannot even be kept is no error either: the task
+// is stored (Woken false) and the watchdog reports it if it stays open.
 func (s *Service) Create(ctx context.Context, call sb.ToolCall, assignee, title, description string) (Created, error) {
 	const op = "taskboard.create"
 	actor := Actor(call)
@@ -137,12 +140,12 @@ func (s *Service) Create(ctx context.Context, call sb.ToolCall, assignee, title,
 		return Created{Task: t, Woken: true}, nil // a note to itself: it is running already
 	}
 	parent := call.Run
-	woken := s.wake(ctx, wake.Job{AgentID: assignee, Source: JobSource, Text: AssignedText(t, s.name(actor)), Parent: &parent}, t.ID)
+	woken, deferred := s.wake(ctx, wake.Job{AgentID: assignee, Source: JobSource, Text: AssignedText(t, s.name(actor)), Parent: &parent}, t.ID)
 	if isAgent(actor) {
 		s.record(ctx, sb.AgentMessage{From: actor, To: assignee, Channel: sb.ChannelTask, Direction: sb.DirectionRequest,
 			Content: title + "\n\n" + description, TaskID: t.ID, Status: deliveredIf(woken), OccurredAt: now}, call.Run)
 	}
-	return Created{Task: t, Woken: woken}, nil
+	return Created{Task: t, Woken: woken, Deferred: deferred}, nil
 }
 
 // Comment adds a comment by the caller, who must be the task's creator or
@@ -223,7 +226,7 @@ func (s *Service) Finish(ctx context.Context, call sb.ToolCall, id string, to sb
 		}
 	default:
 		run := call.Run
-		out.CreatorWoken = s.wake(ctx, wake.Job{AgentID: t.Creator, Source: JobSource, Text: FinishedText(t, s.name(t.Assignee)),
+		out.CreatorWoken, _ = s.wake(ctx, wake.Job{AgentID: t.Creator, Source: JobSource, Text: FinishedText(t, s.name(t.Assignee)),
 			Parent: &run, ReplyTo: t.ReplyTo.Clone()}, t.ID)
 		if isAgent(actor) {
 			content := text
@@ -302,13 +305,64 @@ func (s *Service) Watchdog(ctx context.Context) (string, error) {
 	return fmt.Sprintf("%d open tasks past %s reported, %d could not be", told, s.WatchdogAfter, failed), errors.Join(errs...)
 }
 
-// wake queues job and reports whether it was queued; a failure is logged.
-func (s *Service) wake(ctx context.Context, job wake.Job, taskID string) bool {
-	if err := s.Waker.Dispatch(ctx, job); err != nil {
-		s.log().ErrorContext(ctx, "taskboard could not wake an agent", "agent", job.AgentID, "task", taskID, "err", err)
-		return false
+// wake queues job. When that fails (the agent-worker cannot invoke
+// itself; an invoke was refused) the job is kept for the task-wakes job
+// (deferred). woken is false only when the wake is lost: it could be
+// neither queued nor kept (logged).
+func (s *Service) wake(ctx context.Context, job wake.Job, taskID string) (woken, deferred bool) {
+	err := s.Waker.Dispatch(ctx, job)
+	if err == nil {
+		return true, false
 	}
-	return true
+	raw, merr := json.Marshal(job)
+	if merr == nil {
+		now := s.now()
+		merr = s.Tasks.DeferWake(context.WithoutCancel(ctx), sb.DeferredWake{ID: sb.NewID(now), TaskID: taskID, AgentID: job.AgentID, Job: string(raw), At: now})
+	}
+	if merr != nil {
+		s.log().ErrorContext(ctx, "taskboard could not wake an agent, nor keep the wake for later", "agent", job.AgentID,
+			"task", taskID, "err", err, "keepErr", merr)
+		return false, false
+	}
+	s.log().InfoContext(ctx, "taskboard wake deferred to the task-wakes job", "agent", job.AgentID, "task", taskID, "reason", sb.ErrorMessage(err))
+	return true, true
+}
+
+// RunDeferredWakes is the task-wakes job: it queues the wakes that could
+// not be queued when they arose, oldest first. Each is taken with a
+// conditional delete, so overlapping runs queue it once; one that still
+// cannot be queued is kept again for the next run.
+func (s *Service) RunDeferredWakes(ctx context.Context) (string, error) {
+	due, err := s.Tasks.DeferredWakes(ctx, sb.MaxTaskPage)
+	if err != nil {
+		return "", err
+	}
+	queued, failed := 0, 0
+	var errs []error
+	for _, w := range due {
+		ok, err := s.Tasks.TakeWake(ctx, w.ID)
+		if err != nil || !ok {
+			if err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		var job wake.Job
+		if err := json.Unmarshal([]byte(w.Job), &job); err != nil {
+			s.log().ErrorContext(ctx, "a deferred taskboard wake is unreadable; dropped", "task", w.TaskID, "agent", w.AgentID, "err", err)
+			continue
+		}
+		if err := s.Waker.Dispatch(ctx, job); err != nil {
+			failed++
+			errs = append(errs, err)
+			if kerr := s.Tasks.DeferWake(context.WithoutCancel(ctx), w); kerr != nil {
+				s.log().ErrorContext(ctx, "a deferred taskboard wake is lost", "task", w.TaskID, "agent", w.AgentID, "err", kerr)
+			}
+			continue
+		}
+		queued++
+	}
+	return fmt.Sprintf("%d deferred wakes queued, %d kept for the next run", queued, failed), errors.Join(errs...)
 }
 
 // tell delivers a notice to the human and reports whether it arrived; a

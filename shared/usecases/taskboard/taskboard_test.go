@@ -430,9 +430,41 @@ func TestHumanCreatorIsToldThroughTheRouter(t *testing.T) {
 	}
 }
 
-func TestAWakeThatCannotBeQueuedKeepsTheTask(t *testing.T) {
+func TestWakesThatCannotBeQueuedWaitForTheJob(t *testing.T) {
+	w := newWorld(t)
+	w.jobs.fail = true // as in the agent-worker, which cannot invoke itself
+	adaRun := run("ada", "ada-1", "", "ada-1")
+	env := mustOK(t, "create", w.call(t, adaRun, "task_create", map[string]any{"assignee": "bob", "title": "x", "description": "y"}))
+	if env.Data["assigneeWoken"] != true || env.Data["wakeDeferred"] != true {
+		t.Errorf("envelope = %+v, want the wake deferred", env.Data)
+	}
+	if rows := w.rows(t, "ada", "bob"); len(rows) != 1 || rows[0].Status != sb.MessageDelivered {
+		t.Errorf("rows = %+v, want one delivered request", rows)
+	}
+	// While the worker cannot be reached, the job keeps the wake.
+	if _, err := w.svc.RunDeferredWakes(t.Context()); err == nil {
+		t.Error("job with the worker unreachable: no error")
+	}
+	w.jobs.fail = false
+	var wg sync.WaitGroup
+	for range 3 { // overlapping runs queue it once
+		wg.Add(1)
+		go func() { defer wg.Done(); _, _ = w.svc.RunDeferredWakes(t.Context()) }()
+	}
+	wg.Wait()
+	got := w.jobs.all()
+	if len(got) != 1 || got[0].AgentID != "bob" || got[0].Parent == nil || *got[0].Parent != adaRun || !strings.Contains(got[0].Text, "task_complete") {
+		t.Fatalf("queued = %+v, want bob's wake once, as a follow-up of ada's run", got)
+	}
+	if out, err := w.svc.RunDeferredWakes(t.Context()); err != nil || !strings.HasPrefix(out, "0 ") {
+		t.Errorf("job again = %q, %v; want nothing left", out, err)
+	}
+}
+
+func TestAWakeThatCannotBeKeptEither(t *testing.T) {
 	w := newWorld(t)
 	w.jobs.fail = true
+	w.svc.Tasks = noDefer{w.tasks}
 	env := mustOK(t, "create", w.call(t, run("ada", "ada-1", "", "ada-1"), "task_create",
 		map[string]any{"assignee": "bob", "title": "x", "description": "y"}))
 	if env.Data["assigneeWoken"] != false || !strings.Contains(env.Data["note"].(string), "do not create it again") {
@@ -441,6 +473,13 @@ func TestAWakeThatCannotBeQueuedKeepsTheTask(t *testing.T) {
 	if rows := w.rows(t, "ada", "bob"); len(rows) != 1 || rows[0].Status != sb.MessageFailed {
 		t.Errorf("rows = %+v, want one failed request", rows)
 	}
+}
+
+// noDefer is the tasks store with its deferred-wake writes failing.
+type noDefer struct{ sb.TaskStore }
+
+func (noDefer) DeferWake(context.Context, sb.DeferredWake) error {
+	return sb.E("tasks.deferWake", sb.EUNAVAILABLE, "throttled")
 }
 
 func TestWatchdogTellsTheHumanOncePerTask(t *testing.T) {

@@ -113,6 +113,9 @@ func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
 			return sb.FailErr(err)
 		}
 		data := map[string]any{"taskId": c.Task.ID, "taskStatus": string(c.Task.Status), "assignee": c.Task.Assignee, "assigneeWoken": c.Woken}
+		if c.Deferred {
+			data["wakeDeferred"] = true // queued by the task-wakes job within a minute
+		}
 		if !c.Woken {
 			data["note"] = "the task is kept, but " + assignee + " could not be woken right now; do not create it again"
 		}

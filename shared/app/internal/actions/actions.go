@@ -204,6 +204,7 @@ func (a *Actions) Jobs() (*jobs.Runner, error) {
 		"approvals-expire":  a.expireApprovals,
 		"telegram-poll":     a.pollTelegram,
 		"task-watchdog":     a.watchTasks,
+		"task-wakes":        a.Taskboard.RunDeferredWakes,
 	}, a.Store, a.Log)
 }
 
