@@ -417,14 +417,17 @@ func AssignedText(t sb.Task, creator string) string {
 func FinishedText(t sb.Task, assignee string) string {
 	var head, body string
 	if t.Status == sb.TaskDone {
-		head = fmt.Sprintf("Task %s (%q) that you gave to %s is done. Its result is below; carry on with what you needed it for.",
-			t.ID, t.Title, assignee)
+		head = fmt.Sprintf("Task %s that you gave to %s is done. Its title and result are below; carry on with what you needed it for.",
+			t.ID, assignee)
 		body = "result: " + scrub.Cap(t.Result, wakeTextCap)
 	} else {
-		head = fmt.Sprintf("Task %s (%q) that you gave to %s is blocked; the reason is below and the human has been told. "+
-			"Help with task_comment if you can, or decide with the human what happens to it.", t.ID, t.Title, assignee)
+		head = fmt.Sprintf("Task %s that you gave to %s is blocked; its title and the reason are below, and the human has been told. "+
+			"Help with task_comment if you can, or decide with the human what happens to it.", t.ID, assignee)
 		body = "reason: " + scrub.Cap(t.Blocker, wakeTextCap)
 	}
+	// The title may carry text the creator took from others: it stays in
+	// the frame like the rest.
+	body = "title: " + t.Title + "\n" + body
 	if n := len(t.Comments); n > 0 {
 		var b strings.Builder
 		for _, c := range t.Comments[max(0, n-5):] {

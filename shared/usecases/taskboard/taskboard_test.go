@@ -232,8 +232,10 @@ func TestCompleteWakesTheCreatorAsAFollowUpOfTheCompletingRun(t *testing.T) {
 	if next := sb.NewRun("ada", j.Parent, t0); next.ParentRunID != "bob-1" || next.RootRunID != "ada-1" {
 		t.Errorf("creator's run = %+v, want parent bob-1 in chain ada-1", next)
 	}
-	if !strings.Contains(j.Text, "is done") || !strings.Contains(j.Text, "4711 EUR") {
-		t.Errorf("completion text = %q", j.Text)
+	head, framed, _ := strings.Cut(j.Text, "<untrusted_content")
+	if !strings.Contains(head, "is done") || strings.Contains(head, "Sum the invoices") ||
+		!strings.Contains(framed, "4711 EUR") || !strings.Contains(framed, "title: Sum the invoices") {
+		t.Errorf("completion text = %q, want our words first and the title and result framed", j.Text)
 	}
 
 	rows := w.rows(t, "ada", "bob")
