@@ -182,3 +182,18 @@ agents:
 		t.Errorf("audit = %v", got)
 	}
 }
+
+// TestTaskJobsRunInTheJobsFunction: the two taskboard jobs run through the
+// jobs function's own builder, as the schedules invoke them.
+func TestTaskJobsRunInTheJobsFunction(t *testing.T) {
+	a := newApp(t)
+	for job, want := range map[string]string{
+		"task-watchdog": "0 open tasks past 24h0m0s reported",
+		"task-wakes":    "0 deferred wakes queued",
+	} {
+		out, err := invoke(t, a, "jobs", []byte(`{"job":"`+job+`"}`))
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Errorf("%s: %s, %v; want %q", job, out, err, want)
+		}
+	}
+}
