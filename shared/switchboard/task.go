@@ -148,14 +148,16 @@ type TaskStore interface {
 	TakeWake(ctx context.Context, id string) (bool, error)
 }
 
-// DeferredWake is a wake that could not be queued when it arose: the
+// DeferredWake is a wake that could not be queued when it arose (the
 // function that made the call cannot start the agent-worker itself, or
-// starting it failed. A scheduled job queues it later.
+// starting it failed), or with Notice a notice for the human that could
+// not be delivered. A scheduled job queues or delivers it later.
 type DeferredWake struct {
 	ID      string    `json:"id"`
 	TaskID  string    `json:"taskId"`
 	AgentID string    `json:"agentId"`
-	Job     string    `json:"job"` // the wake job as JSON, opaque to the store
+	Job     string    `json:"job"` // the wake job (or the notice) as JSON, opaque to the store
+	Notice  bool      `json:"notice,omitempty"`
 	At      time.Time `json:"at"`
 }
 

@@ -390,6 +390,7 @@ type wakeItem struct {
 	TaskID     string `dynamodbav:"taskId"`
 	AgentID    string `dynamodbav:"agentId"`
 	Job        string `dynamodbav:"job"`
+	Notice     bool   `dynamodbav:"notice,omitempty"`
 	At         string `dynamodbav:"at"`
 }
 
@@ -401,7 +402,7 @@ func (x *Tasks) DeferWake(ctx context.Context, w switchboard.DeferredWake) error
 	}
 	pk, sk := wakeKey(w.ID)
 	av, err := attributevalue.MarshalMap(wakeItem{PK: pk, SK: sk, ID: w.ID, WakePart: wakePartValue,
-		CreatedKey: timeKey(w.At) + keySep + w.ID, TaskID: w.TaskID, AgentID: w.AgentID, Job: w.Job, At: timeKey(w.At)})
+		CreatedKey: timeKey(w.At) + keySep + w.ID, TaskID: w.TaskID, AgentID: w.AgentID, Job: w.Job, Notice: w.Notice, At: timeKey(w.At)})
 	if err != nil {
 		return switchboard.Wrap(op, switchboard.EINTERNAL, "the wake could not be kept", err)
 	}
@@ -425,7 +426,7 @@ func (x *Tasks) DeferredWakes(ctx context.Context, limit int) ([]switchboard.Def
 		Limit:                     aws.Int32(int32(limit)),
 	}, func(it wakeItem) (switchboard.DeferredWake, error) {
 		at, err := time.Parse(timeLayout, it.At)
-		return switchboard.DeferredWake{ID: it.ID, TaskID: it.TaskID, AgentID: it.AgentID, Job: it.Job, At: at}, err
+		return switchboard.DeferredWake{ID: it.ID, TaskID: it.TaskID, AgentID: it.AgentID, Job: it.Job, Notice: it.Notice, At: at}, err
 	}, func(w switchboard.DeferredWake) {
 		if len(out) < limit {
 			out = append(out, w)

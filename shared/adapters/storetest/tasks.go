@@ -229,12 +229,12 @@ func RunTaskStore(t *testing.T, newStore func(t *testing.T) switchboard.TaskStor
 		noErr(t, "create", s.Create(t.Context(), task("t1", "ada", "bob", base)))
 		for i, id := range []string{"w2", "w1"} {
 			noErr(t, "defer "+id, s.DeferWake(t.Context(), switchboard.DeferredWake{ID: id, TaskID: "t1", AgentID: "bob",
-				Job: `{"agentId":"bob"}`, At: base.Add(time.Duration(2-i) * time.Minute)}))
+				Job: `{"agentId":"bob"}`, Notice: id == "w2", At: base.Add(time.Duration(2-i) * time.Minute)}))
 		}
 		got, err := s.DeferredWakes(t.Context(), 0)
 		noErr(t, "list", err)
 		if len(got) != 2 || got[0].ID != "w1" || got[1].ID != "w2" || got[0].Job != `{"agentId":"bob"}` || got[0].TaskID != "t1" ||
-			got[0].AgentID != "bob" || !got[0].At.Equal(base.Add(time.Minute)) {
+			got[0].AgentID != "bob" || !got[0].At.Equal(base.Add(time.Minute)) || got[0].Notice || !got[1].Notice {
 			t.Fatalf("deferred = %+v, want w1 then w2", got)
 		}
 		if one, _ := s.DeferredWakes(t.Context(), 1); len(one) != 1 || one[0].ID != "w1" {

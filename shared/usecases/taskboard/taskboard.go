@@ -329,9 +329,10 @@ func (s *Service) wake(ctx context.Context, job wake.Job, taskID string) (woken,
 }
 
 // RunDeferredWakes is the task-wakes job: it queues the wakes that could
-// not be queued when they arose, oldest first. Each is taken with a
-// conditional delete, so overlapping runs queue it once; one that still
-// cannot be queued is kept again for the next run.
+// not be queued when they arose, and delivers the notices that could not
+// be delivered, oldest first. Each is taken with a conditional delete, so
+// overlapping runs handle it once; one that still fails is kept again for
+// the next run.
 func (s *Service) RunDeferredWakes(ctx context.Context) (string, error) {
 	due, err := s.Tasks.DeferredWakes(ctx, sb.MaxTaskPage)
 	if err != nil {
@@ -347,12 +348,7 @@ func (s *Service) RunDeferredWakes(ctx context.Context) (string, error) {
 			}
 			continue
 		}
-		var job wake.Job
-		if err := json.Unmarshal([]byte(w.Job), &job); err != nil {
-			s.log().ErrorContext(ctx, "a deferred taskboard wake is unreadable; dropped", "task", w.TaskID, "agent", w.AgentID, "err", err)
-			continue
-		}
-		if err := s.Waker.Dispatch(ctx, job); err != nil {
+		if err := s.redo(ctx, w); err != nil {
 			failed++
 			errs = append(errs, err)
 			if kerr := s.Tasks.DeferWake(context.WithoutCancel(ctx), w); kerr != nil {
@@ -365,14 +361,46 @@ func (s *Service) RunDeferredWakes(ctx context.Context) (string, error) {
 	return fmt.Sprintf("%d deferred wakes queued, %d kept for the next run", queued, failed), errors.Join(errs...)
 }
 
-// tell delivers a notice to the human and reports whether it arrived; a
-// failure is logged.
-func (s *Service) tell(ctx context.Context, n router.Notice, taskID string) bool {
-	if _, err := s.Notify.Deliver(ctx, n); err != nil {
-		s.log().ErrorContext(ctx, "taskboard could not tell the human", "kind", n.Kind, "task", taskID, "err", err)
-		return false
+// redo queues a deferred wake or delivers a deferred notice. One that
+// cannot be read is dropped (logged): it would fail every run.
+func (s *Service) redo(ctx context.Context, w sb.DeferredWake) error {
+	if w.Notice {
+		var n router.Notice
+		if err := json.Unmarshal([]byte(w.Job), &n); err != nil {
+			s.log().ErrorContext(ctx, "a deferred taskboard notice is unreadable; dropped", "task", w.TaskID, "err", err)
+			return nil
+		}
+		_, err := s.Notify.Deliver(ctx, n)
+		return err
 	}
-	return true
+	var job wake.Job
+	if err := json.Unmarshal([]byte(w.Job), &job); err != nil {
+		s.log().ErrorContext(ctx, "a deferred taskboard wake is unreadable; dropped", "task", w.TaskID, "agent", w.AgentID, "err", err)
+		return nil
+	}
+	return s.Waker.Dispatch(ctx, job)
+}
+
+// tell delivers a notice to the human and reports whether it arrived. One
+// that did not (no channel reached the human) is kept for the task-wakes
+// job, which tries again every minute.
+func (s *Service) tell(ctx context.Context, n router.Notice, taskID string) bool {
+	_, err := s.Notify.Deliver(ctx, n)
+	if err == nil {
+		return true
+	}
+	raw, kerr := json.Marshal(n)
+	if kerr == nil {
+		now := s.now()
+		kerr = s.Tasks.DeferWake(context.WithoutCancel(ctx), sb.DeferredWake{ID: sb.NewID(now), TaskID: taskID, Job: string(raw), Notice: true, At: now})
+	}
+	if kerr != nil {
+		s.log().ErrorContext(ctx, "taskboard could not tell the human, nor keep the notice for later", "kind", n.Kind, "task", taskID,
+			"err", err, "keepErr", kerr)
+	} else {
+		s.log().WarnContext(ctx, "taskboard could not tell the human; the task-wakes job tries again", "kind", n.Kind, "task", taskID, "err", err)
+	}
+	return false
 }
 
 // record writes one message with the acting run's ids. A record that

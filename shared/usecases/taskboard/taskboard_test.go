@@ -324,6 +324,28 @@ func TestBlockWakesTheCreatorAndTellsTheHumanOnce(t *testing.T) {
 	}
 }
 
+func TestABlockNoticeThatDidNotArriveIsDeliveredLaterOnce(t *testing.T) {
+	w := newWorld(t)
+	id := w.create(t, run("ada", "ada-1", "", "ada-1"))
+	w.human.fail = true
+	env := mustOK(t, "block", w.call(t, run("bob", "bob-1", "ada-1", "ada-1"), "task_block", map[string]any{"taskId": id, "reason": "no access"}))
+	if env.Data["humanTold"] != false || env.Data["creatorWoken"] != true {
+		t.Errorf("envelope = %+v", env.Data)
+	}
+	if _, err := w.svc.RunDeferredWakes(t.Context()); err == nil {
+		t.Error("job with the human unreachable: no error")
+	}
+	w.human.fail = false
+	for range 2 {
+		if _, err := w.svc.RunDeferredWakes(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if k := w.human.kinds(); len(k) != 1 || k[0] != router.KindTaskBlocked || !strings.Contains(w.human.notices[0].Text, "no access") {
+		t.Errorf("human got %v, want the block notice once", k)
+	}
+}
+
 func TestCommentsAreRowsByDirection(t *testing.T) {
 	w := newWorld(t)
 	id := w.create(t, run("ada", "ada-1", "", "ada-1"))
