@@ -75,6 +75,8 @@ func TestValidationErrors(t *testing.T) {
 			[]string{"t.yaml:12: agents[0].tools.RocketChat.maxWakesPerRoomPerHour: -1 is out of range"}},
 		{"maxSteps out of range", base + "    maxSteps: 0\n",
 			[]string{"t.yaml:6: agents[0].maxSteps: 0 is out of range; use a value from 1 to 100"}},
+		{"task watchdog beyond a year", strings.Replace(base, "model:", "taskboard: {watchdogHours: 9000}\n  model:", 1),
+			[]string{"t.yaml:3: instance.taskboard.watchdogHours: 9000 is out of range; use a value from 0 to 8760 (0 turns the task watchdog off)"}},
 		{"negative agent message retention", strings.Replace(base, "model:", "agentMessageRetentionDays: -1\n  model:", 1),
 			[]string{"t.yaml:3: instance.agentMessageRetentionDays: -1 is out of range; use a value from 0 to 36500 (0 keeps agent messages forever)"}},
 		{"negative budget", base + "    dailyBudgetUsd: -1\n",
