@@ -84,7 +84,8 @@ func (m *assigneeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // TestTaskboardWakeChain runs the whole delegation through the app layer:
-// ada (the scripted model) is woken with "call Taskboard.task_create …",
+// ada (the scripted model) is woken with "call Taskboard.create …" (the
+// short name, audited as task_create),
 // which wakes bob (an OpenAI-compatible model) in the local pool; bob
 // completes the task, which wakes ada again. The three runs form one chain:
 // bob's run is a follow-up of ada's first, ada's second of bob's.
@@ -118,11 +119,11 @@ agents:
 	t.Cleanup(func() { a.Close(t.Context()) })
 
 	first, err := a.Ask(t.Context(), "ada", "test",
-		`call Taskboard.task_create {"assignee":"bob","title":"Sum the invoices","description":"Add up the November invoices."}`, nil)
+		`call Taskboard.create {"assignee":"bob","title":"Sum the invoices","description":"Add up the November invoices."}`, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(first.Answer, "Taskboard.task_create → ok") {
+	if !strings.Contains(first.Answer, "Taskboard.create → ok") {
 		t.Fatalf("ada's answer = %q, want the task created", first.Answer)
 	}
 	root := first.Run.RootRunID
