@@ -164,6 +164,10 @@ func (s *Service) Comment(ctx context.Context, call sb.ToolCall, id, text string
 		return sb.Task{}, sb.E(op, sb.EFORBIDDEN, fmt.Sprintf(
 			"task %s is between %s and %s; only they comment on it", id, s.name(t.Creator), s.name(t.Assignee)))
 	}
+	if taskBytes(t)+len(text) > maxTaskBytes-resultRoom {
+		return sb.Task{}, sb.E(op, sb.ECONFLICT, fmt.Sprintf(
+			"task %s holds as much text as it can; finish it, or put long text into a file and comment with its path", id))
+	}
 	now := s.now()
 	t, err = s.Tasks.Comment(ctx, id, sb.TaskComment{By: actor, Text: text, At: now})
 	if err != nil {
@@ -178,6 +182,24 @@ func (s *Service) Comment(ctx context.Context, call sb.ToolCall, id, text string
 			Content: text, TaskID: id, Status: sb.MessageDelivered, OccurredAt: now}, call.Run)
 	}
 	return t, nil
+}
+
+// A task is one DynamoDB item (at most 400 KB). Its texts are bounded in
+// characters, which is up to four bytes each, so the comments are bounded
+// in bytes: they may fill the item up to maxTaskBytes less the room its
+// result or blocker reason may still need.
+const (
+	maxTaskBytes = 300 << 10
+	resultRoom   = 4 * sb.MaxTaskText
+)
+
+// taskBytes is the size of t's texts in bytes.
+func taskBytes(t sb.Task) int {
+	n := len(t.Title) + len(t.Description) + len(t.Result) + len(t.Blocker)
+	for _, c := range t.Comments {
+		n += len(c.Text) + len(c.By) + 64 // the comment's other attributes
+	}
+	return n
 }
 
 // Finished is the outcome of Finish.

@@ -372,6 +372,30 @@ func TestCommentsAreRowsByDirection(t *testing.T) {
 	}
 }
 
+// TestCommentsStayWithinOneItem: comments in four-byte characters cannot
+// push a task past DynamoDB's item limit; the last one is refused with
+// what to do, and the result still fits.
+func TestCommentsStayWithinOneItem(t *testing.T) {
+	w := newWorld(t)
+	id := w.create(t, run("ada", "ada-1", "", "ada-1"))
+	bobRun := run("bob", "bob-1", "ada-1", "ada-1")
+	long := strings.Repeat("😀", sb.MaxTaskText) // 80,000 bytes
+	n := 0
+	for ; n < 10; n++ {
+		env := w.call(t, bobRun, "task_comment", map[string]any{"taskId": id, "text": long})
+		if env.Status != "ok" {
+			if env.Data["code"] != sb.ECONFLICT || !strings.Contains(env.Error, "put long text into a file") {
+				t.Fatalf("comment %d = %+v, want a conflict that says what to do", n+1, env)
+			}
+			break
+		}
+	}
+	if n == 0 || n == 10 {
+		t.Fatalf("%d long comments were taken, want some and then a refusal", n)
+	}
+	mustOK(t, "complete with a long result", w.call(t, bobRun, "task_complete", map[string]any{"taskId": id, "result": long}))
+}
+
 func TestRefusals(t *testing.T) {
 	w := newWorld(t)
 	id := w.create(t, run("ada", "ada-1", "", "ada-1"))
