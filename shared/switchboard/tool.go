@@ -132,8 +132,12 @@ type ToolSpec struct {
 }
 
 // ActionSpec describes one action; Parameters is a JSON Schema object.
+// Aliases are other names a caller may use for the action (a short name
+// next to the one offered to models); the executor runs the action under
+// Name, so staging rules and audits see one name.
 type ActionSpec struct {
 	Name        string         `json:"name"`
+	Aliases     []string       `json:"aliases,omitempty"`
 	Description string         `json:"description"`
 	Parameters  map[string]any `json:"parameters"`
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
 	"github.com/switchboard-dev/switchboard/shared/usecases/askagent"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
+	"github.com/switchboard-dev/switchboard/shared/usecases/taskboard"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/tools.golden.json from the current specs")
@@ -35,6 +36,7 @@ func productTools() []sb.Tool {
 		router.NewTool(nil),
 		&askagent.Tool{},
 		commtool.New(nil, nil, nil, nil),
+		taskboard.NewTool(nil),
 	}
 }
 

@@ -44,6 +44,7 @@ type Executor struct {
 	tools   map[string]sb.Tool
 	specs   map[string]sb.ToolSpec
 	schemas map[string]*actionSchema // "Tool.action"
+	aliases map[string]string        // "Tool.alias" → action
 	policy  *staging.Policy
 	audit   sb.AuditStore
 	scrub   Scrubber
@@ -83,7 +84,7 @@ func New(o Options) (*Executor, error) {
 		o.Now = time.Now
 	}
 	x := &Executor{tools: map[string]sb.Tool{}, specs: map[string]sb.ToolSpec{}, schemas: map[string]*actionSchema{},
-		policy: o.Policy, audit: o.Audit, scrub: o.Scrub, permits: o.Permits, log: o.Log, now: o.Now}
+		aliases: map[string]string{}, policy: o.Policy, audit: o.Audit, scrub: o.Scrub, permits: o.Permits, log: o.Log, now: o.Now}
 	for _, t := range o.Tools {
 		spec := t.Spec()
 		if _, dup := x.tools[spec.Name]; dup {
@@ -93,6 +94,15 @@ func New(o Options) (*Executor, error) {
 		x.specs[spec.Name] = spec
 		for _, a := range spec.Actions {
 			x.schemas[spec.Name+"."+a.Name] = &actionSchema{name: spec.Name + "." + a.Name, params: a.Parameters}
+		}
+		for _, a := range spec.Actions {
+			for _, alias := range a.Aliases {
+				key := spec.Name + "." + alias
+				if _, clash := x.schemas[key]; clash || x.aliases[key] != "" {
+					return nil, fmt.Errorf("tools: %s: alias %q of %s is already an action or another alias", spec.Name, alias, a.Name)
+				}
+				x.aliases[key] = a.Name
+			}
 		}
 	}
 	return x, nil
@@ -146,6 +156,9 @@ func (x *Executor) Specs(agentID string) []sb.ToolSpec {
 // entry. The audit write comes after the action: if it fails, the entry goes
 // to the error log (scrubbed) so that it is never lost silently.
 func (x *Executor) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
+	if action, ok := x.aliases[call.Tool+"."+call.Action]; ok {
+		call.Action = action // one name for the tool, the rules and the audit
+	}
 	start := x.now()
 	entry := sb.AuditEntry{
 		ID: sb.NewID(start), At: start.UTC(), Run: call.Run, AgentID: call.AgentID,

@@ -43,6 +43,7 @@ type Store struct {
 	c                      *dynamodb.Client
 	audit, receipts, state string
 	agentMessages          string
+	tasks                  string
 
 	mu    sync.Mutex
 	stats Stats
@@ -57,6 +58,7 @@ func New(c *dynamodb.Client, getenv func(string) string) *Store {
 		state:    tableName("state", getenv),
 
 		agentMessages: tableName("agentmessages", getenv),
+		tasks:         tableName("tasks", getenv),
 	}
 }
 

@@ -35,6 +35,8 @@ type Instance struct {
 	AgentMessageRetentionDays int `yaml:"agentMessageRetentionDays"`
 	// AskAgent bounds the questions agents ask each other (ask_agent).
 	AskAgent AskAgent `yaml:"askAgent"`
+	// Taskboard configures the delegation board's watchdog.
+	Taskboard TaskboardSettings `yaml:"taskboard"`
 	// AuditRetentionDays keeps audit entries and receipts this long; default 365, 0 = forever.
 	AuditRetentionDays int `yaml:"auditRetentionDays"`
 
@@ -56,6 +58,13 @@ type AskAgent struct {
 // runs in an Express state machine, which AWS ends after five minutes, and
 // the guard and the two records need time too.
 const MaxAskTimeoutSeconds = 240
+
+// TaskboardSettings are the instance's taskboard settings.
+type TaskboardSettings struct {
+	// WatchdogHours: a task open longer than this is reported to the human
+	// once; default 24, 0 = no watchdog.
+	WatchdogHours int `yaml:"watchdogHours"`
+}
 
 // Human is the person the router delivers notices and approvals to.
 type Human struct {
@@ -154,6 +163,9 @@ type Tools struct {
 	// messages to other agents; give it only to an agent meant to analyse
 	// how the agents work together.
 	AgentCommAnalysis *AgentCommAnalysisTool `yaml:"AgentCommAnalysis"`
+	// Taskboard lets the agent take tasks and give them to other agents
+	// that have it too; it has no settings ("Taskboard: {}").
+	Taskboard *TaskboardTool `yaml:"Taskboard"`
 }
 
 // AskAgentTool lets the agent ask other agents short questions. Agents
@@ -171,6 +183,9 @@ func (t *AskAgentTool) MayAsk(target string) bool {
 // AgentCommAnalysisTool has no settings: "AgentCommAnalysis: {}" enables
 // the tool. Its limits are fixed (see shared/tools/commtool).
 type AgentCommAnalysisTool struct{}
+
+// TaskboardTool enables the Taskboard for an agent.
+type TaskboardTool struct{}
 
 // RocketChatTool is an agent's Rocket.Chat identity and limits.
 type RocketChatTool struct {
@@ -228,6 +243,7 @@ func (in *Instance) setDefaults() {
 	in.Approvals.TTLHours = 24
 	in.AuditRetentionDays = 365
 	in.AskAgent = AskAgent{TimeoutSeconds: 60, MaxSteps: 5}
+	in.Taskboard.WatchdogHours = 24
 	in.Dev.Scheduler = true
 }
 

@@ -145,6 +145,7 @@ func validate(c *Config, ps *problems) {
 	checkRange(ps, "instance.askAgent.timeoutSeconds", in.AskAgent.TimeoutSeconds, 1, MaxAskTimeoutSeconds, "seconds an asking agent waits for the answer")
 	checkRange(ps, "instance.askAgent.maxSteps", in.AskAgent.MaxSteps, 1, 100, "model turns of a run that answers a question")
 	checkRange(ps, "instance.auditRetentionDays", in.AuditRetentionDays, 0, 36500, "0 keeps audit entries forever")
+	checkRange(ps, "instance.taskboard.watchdogHours", in.Taskboard.WatchdogHours, 0, 8760, "0 turns the task watchdog off")
 
 	keys := make([]string, 0, len(in.Staging))
 	for k := range in.Staging {

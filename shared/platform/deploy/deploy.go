@@ -50,6 +50,11 @@ var (
 	fromAgent = KeyAttr{"fromAgent", "S"}
 	toAgent   = KeyAttr{"toAgent", "S"}
 	month     = KeyAttr{"month", "S"}
+	assignee  = KeyAttr{"assignee", "S"}
+	creator   = KeyAttr{"creator", "S"}
+	openPart  = KeyAttr{"openPart", "S"}
+	wakePart  = KeyAttr{"wakePart", "S"}
+	createdAt = KeyAttr{"createdKey", "S"}
 )
 
 // Index names used by the stores.
@@ -60,6 +65,11 @@ const (
 	// IndexByMonth holds every agent message under its calendar month
 	// ("2026-03"), sorted by time: all pairs of a time range without a scan.
 	IndexByMonth = "byMonth"
+
+	IndexByAssignee = "byAssignee" // tasks by assignee, sorted by creation
+	IndexByCreator  = "byCreator"  // tasks by creator, sorted by creation
+	IndexByOpen     = "byOpen"     // open tasks the watchdog has not reported, oldest first (sparse)
+	IndexByWake     = "byWake"     // wakes waiting for the task-wakes job, oldest first (sparse)
 )
 
 // Tables is every table Switchboard uses.
@@ -91,6 +101,18 @@ var Tables = []Table{
 			{Name: IndexByFrom, PK: fromAgent, SK: sk},
 			{Name: IndexByTo, PK: toAgent, SK: sk},
 			{Name: IndexByMonth, PK: month, SK: sk},
+		},
+	},
+	{
+		ID: "tasks", EnvVar: "SWITCHBOARD_TABLE_TASKS",
+		Doc: "taskboard tasks: pk task#id; byAssignee/byCreator list one party's tasks, " +
+			"byOpen (sparse) the open ones the watchdog has not reported; wake#id items (byWake) wait for task-wakes",
+		PK: pk, SK: sk, TTLAttr: "expiresAt",
+		Indexes: []Index{
+			{Name: IndexByAssignee, PK: assignee, SK: createdAt},
+			{Name: IndexByCreator, PK: creator, SK: createdAt},
+			{Name: IndexByOpen, PK: openPart, SK: createdAt},
+			{Name: IndexByWake, PK: wakePart, SK: createdAt},
 		},
 	},
 }
@@ -157,16 +179,20 @@ var Functions = []Function{
 		URLAuth:  "AWS_IAM",
 		Routes:   []Route{{"GET", "/tools"}, {"POST", "/tools/invoke"}},
 		MemoryMB: 256, TimeoutSeconds: 60, // a tool call may upload a file (route budget 55 s)
-		// agentmessages: it records the ask-agent machine's rows; the
-		// AgentCommAnalysis tool reads them and the chain costs.
-		Tables: []string{"audit", "state", "agentmessages"}, Bucket: true,
+		// agentmessages: it records the ask-agent machine's rows and the
+		// Taskboard's; tasks, agent-worker: a Taskboard call records the task
+		// and wakes the other party. The AgentCommAnalysis tool reads the
+		// messages and the chain costs.
+		Tables: []string{"audit", "state", "tasks", "agentmessages"}, Bucket: true,
 		ReadTables: []string{"receipts"},
+		Invokes:    []string{"agent-worker"},
 	},
 	{
 		Name: "jobs", Description: "runs a scheduled job named in the event ({\"job\":…})",
 		MemoryMB: 256, TimeoutSeconds: 120,
 		// agentmessages: the heartbeat describes every table.
-		Tables: []string{"audit", "receipts", "state", "agentmessages"}, Bucket: true,
+		// tasks: the task-watchdog job.
+		Tables: []string{"audit", "receipts", "state", "agentmessages", "tasks"}, Bucket: true,
 		Invokes: []string{"agent-worker"},
 	},
 	{
@@ -193,9 +219,11 @@ var Functions = []Function{
 	{
 		Name: "agent-worker", Description: "runs one woken agent (async invoke with a wake job) and replies where it was woken",
 		MemoryMB: 512, TimeoutSeconds: 600,
-		Tables: []string{"audit", "receipts", "state"}, Bucket: true,
-		// Runs execute tools in-process: AgentCommAnalysis reads agent messages.
-		ReadTables: []string{"agentmessages"},
+		// tasks, agentmessages: an agent's Taskboard calls record the task
+		// and its message. The wakes they cause would invoke this function
+		// itself, which a template cannot grant: they wait in the tasks
+		// table for the task-wakes job.
+		Tables: []string{"audit", "receipts", "state", "tasks", "agentmessages"}, Bucket: true,
 		RunsAgents: true, AsyncRetries: 2,
 	},
 }
@@ -223,6 +251,10 @@ var Jobs = []Job{
 		Description: "slow getUpdates poll for when no Telegram webhook is set"},
 	{Name: "rocketchat-health", Function: "jobs", Schedule: "rate(5 minutes)",
 		Description: "checks Rocket.Chat's /api/info; after 3 failures one notice through the next channel, one on recovery"},
+	{Name: "task-watchdog", Function: "jobs", Schedule: "rate(15 minutes)",
+		Description: "tells the human once about each task open longer than instance.taskboard.watchdogHours"},
+	{Name: "task-wakes", Function: "jobs", Schedule: "rate(1 minute)",
+		Description: "queues the taskboard wakes a function could not queue itself (the agent-worker cannot invoke itself)"},
 }
 
 // FunctionByName finds a function.

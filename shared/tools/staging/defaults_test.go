@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
 	"github.com/switchboard-dev/switchboard/shared/usecases/askagent"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
+	"github.com/switchboard-dev/switchboard/shared/usecases/taskboard"
 )
 
 const (
@@ -77,6 +78,13 @@ var pinned = map[string]sb.Decision{
 	"AgentCommAnalysis.read_conversation": auto,
 	"AgentCommAnalysis.chain":             auto,
 	"AgentCommAnalysis.search":            auto,
+	// Delegation between agents that both have the Taskboard; the wakes it
+	// causes are bounded by each agent's budget.
+	"Taskboard.task_create":   auto,
+	"Taskboard.task_comment":  auto,
+	"Taskboard.task_complete": auto,
+	"Taskboard.task_block":    auto,
+	"Taskboard.task_list":     auto,
 
 	// Not a tool of its own (the router sends through Telegram), but a
 	// rule: an agent's direct Telegram message waits for a human.
@@ -101,6 +109,7 @@ func offered() []string {
 		router.NewTool(nil).Spec(),
 		(&askagent.Tool{}).Spec(),
 		commtool.New(nil, nil, nil, nil).Spec(),
+		taskboard.NewTool(nil).Spec(),
 	}
 	var out []string
 	for _, s := range specs {

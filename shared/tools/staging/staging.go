@@ -49,6 +49,11 @@ var Defaults = map[string]switchboard.Decision{
 	"Telegram.send_message":              switchboard.DecisionApprove,
 	"notify_user.send":                   switchboard.DecisionAuto,
 	"ask_agent.ask":                      switchboard.DecisionAuto, // changes nothing outside; its guard refuses what the rules forbid
+	"Taskboard.task_create":              switchboard.DecisionAuto, // the assignee must have the Taskboard too
+	"Taskboard.task_comment":             switchboard.DecisionAuto,
+	"Taskboard.task_complete":            switchboard.DecisionAuto,
+	"Taskboard.task_block":               switchboard.DecisionAuto,
+	"Taskboard.task_list":                switchboard.DecisionAuto,
 	"Workspace.write":                    switchboard.DecisionAuto,
 	"Workspace.read":                     switchboard.DecisionAuto,
 	"Workspace.list":                     switchboard.DecisionAuto,

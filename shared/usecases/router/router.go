@@ -26,6 +26,7 @@ const (
 	KindBudget      = "budget_exceeded"
 	KindWatchdog    = "watchdog"
 	KindTaskBlocked = "task_blocked"
+	KindTaskDone    = "task_done" // a task the human gave is done
 	KindOutage      = "outage"
 	KindRecovery    = "recovery"
 )

@@ -30,6 +30,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
+	"github.com/switchboard-dev/switchboard/shared/usecases/taskboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
@@ -48,6 +49,7 @@ type Actions struct {
 	Tools      *tools.Executor
 	Approvals  *approvals.Service // nil when approvals are not set up
 	TelegramIn *tginbound.Inbound
+	Taskboard  *taskboard.Service
 
 	nc     map[string]nctool.Agent
 	ncTool *nctool.Tool
@@ -71,6 +73,7 @@ func New(c *core.Core) (*Actions, error) {
 		}
 	}
 	a.setupRouter()
+	a.setupTaskboard()
 	if err := a.setupNextcloud(); err != nil {
 		return nil, err
 	}
@@ -82,6 +85,7 @@ func New(c *core.Core) (*Actions, error) {
 			router.NewTool(a.Router),
 			a.askTool(),
 			commtool.New(c.Store.AgentMessages(a.Blobs), c.Store, c.Store, func(id string) bool { return a.permits(id, commtool.ToolName) }),
+			taskboard.NewTool(a.Taskboard),
 		},
 		Policy:  policy,
 		Audit:   c.Store,
@@ -137,6 +141,8 @@ func (a *Actions) permits(agentID, tool string) bool {
 		return c.Tools.Nextcloud != nil
 	case commtool.ToolName:
 		return c.Tools.AgentCommAnalysis != nil
+	case taskboard.ToolName:
+		return c.Tools.Taskboard != nil
 	case "notify_user":
 		return true // every agent may tell the human something
 	case sb.AskAgentTool:
@@ -204,6 +210,8 @@ func (a *Actions) Jobs() (*jobs.Runner, error) {
 		"nextcloud-cleanup": a.cleanupNextcloud,
 		"approvals-expire":  a.expireApprovals,
 		"telegram-poll":     a.pollTelegram,
+		"task-watchdog":     a.watchTasks,
+		"task-wakes":        a.Taskboard.RunDeferredWakes,
 	}, a.Store, a.Log)
 }
 

@@ -1,0 +1,447 @@
+package dynamo
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+	"github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+var _ switchboard.TaskStore = (*Tasks)(nil)
+
+// Tasks is the switchboard.TaskStore on the tasks table, a view of its
+// Store (same client, clock and Stats; get it from Store.Tasks).
+//
+// One item per task (pk task#id). Three indexes make every listing a
+// query: byAssignee and byCreator (partition = the party, sort = created
+// time#id) and byOpen, a sparse index whose partition attribute (openPart)
+// exists only while the task is open and the watchdog has not reported it,
+// so that the watchdog reads exactly the tasks it may still have to report.
+// Open tasks are few (each is someone's current work), so one partition
+// holds them.
+//
+// Requests: Create 1 conditional put; Comment and Finish 1 conditional
+// update each (plus 1 read to explain a refusal); Get 1 read; List 1
+// query; the watchdog 1 query plus 1 conditional update per task it
+// reports.
+type Tasks struct{ s *Store }
+
+// Tasks returns the store's tasks view.
+func (s *Store) Tasks() *Tasks { return &Tasks{s: s} }
+
+// openPartValue is the one partition of the byOpen index.
+const openPartValue = "open"
+
+// Attribute names used in expressions.
+const (
+	attrStatus     = "status"
+	attrOpenPart   = "openPart"
+	attrWatchdogAt = "watchdogAt"
+)
+
+func taskKey(id string) (pk, sk string) { return "task" + keySep + id, itemSK }
+
+// taskItem is one task. Times are timeKey strings; createdKey (created
+// time#id) sorts the party indexes.
+type taskItem struct {
+	PK          string            `dynamodbav:"pk"`
+	SK          string            `dynamodbav:"sk"`
+	ID          string            `dynamodbav:"id"`
+	Creator     string            `dynamodbav:"creator"`
+	Assignee    string            `dynamodbav:"assignee"`
+	CreatedKey  string            `dynamodbav:"createdKey"`
+	OpenPart    string            `dynamodbav:"openPart,omitempty"`
+	Title       string            `dynamodbav:"title"`
+	Description string            `dynamodbav:"description,omitempty"`
+	Status      string            `dynamodbav:"status"`
+	Comments    []taskCommentItem `dynamodbav:"comments"`
+	Result      string            `dynamodbav:"result,omitempty"`
+	Blocker     string            `dynamodbav:"blocker,omitempty"`
+	CreatedAt   string            `dynamodbav:"createdAt"`
+	UpdatedAt   string            `dynamodbav:"updatedAt"`
+	Run         runItem           `dynamodbav:"run"`
+	ReplyTo     *replyToItem      `dynamodbav:"replyTo,omitempty"`
+	FinishedBy  runItem           `dynamodbav:"finishedBy"`
+	WatchdogAt  string            `dynamodbav:"watchdogAt,omitempty"`
+}
+
+type taskCommentItem struct {
+	By   string `dynamodbav:"by"`
+	Text string `dynamodbav:"text"`
+	At   string `dynamodbav:"at"`
+}
+
+func toTaskItem(t switchboard.Task) taskItem {
+	pk, sk := taskKey(t.ID)
+	it := taskItem{
+		PK: pk, SK: sk, ID: t.ID, Creator: t.Creator, Assignee: t.Assignee,
+		CreatedKey: timeKey(t.CreatedAt) + keySep + t.ID,
+		Title:      t.Title, Description: t.Description, Status: string(t.Status),
+		Comments: []taskCommentItem{},
+		Result:   t.Result, Blocker: t.Blocker,
+		CreatedAt: timeKey(t.CreatedAt), UpdatedAt: timeKey(t.UpdatedAt),
+		Run: toRunItem(t.Run), ReplyTo: toReplyToItem(t.ReplyTo), FinishedBy: toRunItem(t.FinishedBy),
+	}
+	if t.Status == switchboard.TaskOpen {
+		it.OpenPart = openPartValue
+	}
+	for _, c := range t.Comments {
+		it.Comments = append(it.Comments, taskCommentItem{By: c.By, Text: c.Text, At: timeKey(c.At)})
+	}
+	return it
+}
+
+func fromTaskItem(it taskItem) (switchboard.Task, error) {
+	t := switchboard.Task{
+		ID: it.ID, Creator: it.Creator, Assignee: it.Assignee, Title: it.Title, Description: it.Description,
+		Status: switchboard.TaskStatus(it.Status), Result: it.Result, Blocker: it.Blocker,
+		Run: it.Run.run(), ReplyTo: it.ReplyTo.replyTo(), FinishedBy: it.FinishedBy.run(),
+	}
+	var err error
+	if t.CreatedAt, err = time.Parse(timeLayout, it.CreatedAt); err != nil {
+		return t, err
+	}
+	if t.UpdatedAt, err = time.Parse(timeLayout, it.UpdatedAt); err != nil {
+		return t, err
+	}
+	for _, c := range it.Comments {
+		at, err := time.Parse(timeLayout, c.At)
+		if err != nil {
+			return t, err
+		}
+		t.Comments = append(t.Comments, switchboard.TaskComment{By: c.By, Text: c.Text, At: at})
+	}
+	return t, nil
+}
+
+func decodeTask(av map[string]types.AttributeValue) (switchboard.Task, error) {
+	var it taskItem
+	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+		return switchboard.Task{}, err
+	}
+	return fromTaskItem(it)
+}
+
+// Create implements switchboard.TaskStore.
+func (x *Tasks) Create(ctx context.Context, t switchboard.Task) error {
+	const op = "tasks.create"
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	if t.UpdatedAt.IsZero() {
+		t.UpdatedAt = t.CreatedAt
+	}
+	av, err := attributevalue.MarshalMap(toTaskItem(t))
+	if err != nil {
+		return switchboard.Wrap(op, switchboard.EINTERNAL, "the task could not be stored", err)
+	}
+	err = x.s.put(ctx, op, x.s.tasks, av, condition{expr: "attribute_not_exists(pk)"})
+	if conditionFailed(err) {
+		return switchboard.Wrap(op, switchboard.ECONFLICT, "a task with this id exists already", err)
+	}
+	return err
+}
+
+// Get implements switchboard.TaskStore.
+func (x *Tasks) Get(ctx context.Context, id string) (switchboard.Task, error) {
+	const op = "tasks.get"
+	av, err := x.s.get(ctx, op, x.s.tasks, itemKey(taskKey(id)))
+	if err != nil {
+		return switchboard.Task{}, err
+	}
+	if av == nil {
+		return switchboard.Task{}, switchboard.E(op, switchboard.ENOTFOUND, "no task with this id; list your tasks to find its id")
+	}
+	t, err := decodeTask(av)
+	if err != nil {
+		return t, undecodable(op, err)
+	}
+	return t, nil
+}
+
+// refusal explains a refused conditional update of task id: ENOTFOUND when
+// it does not exist, else ECONFLICT with why, as the stored task tells.
+func (x *Tasks) refusal(ctx context.Context, op, id string, why func(switchboard.Task) string) error {
+	t, err := x.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	return switchboard.E(op, switchboard.ECONFLICT, why(t))
+}
+
+// Comment implements switchboard.TaskStore.
+func (x *Tasks) Comment(ctx context.Context, id string, c switchboard.TaskComment) (switchboard.Task, error) {
+	const op = "tasks.comment"
+	cv, err := attributevalue.Marshal([]taskCommentItem{{By: c.By, Text: c.Text, At: timeKey(c.At)}})
+	if err != nil {
+		return switchboard.Task{}, switchboard.Wrap(op, switchboard.EINTERNAL, "the comment could not be stored", err)
+	}
+	out, err := x.s.update(ctx, op, &dynamodb.UpdateItemInput{
+		TableName:           &x.s.tasks,
+		Key:                 itemKey(taskKey(id)),
+		UpdateExpression:    aws.String("SET #c = list_append(#c, :c), #u = :u"),
+		ConditionExpression: aws.String("attribute_exists(pk) AND #s <> :done AND size(#c) < :max"),
+		ExpressionAttributeNames: map[string]string{
+			"#c": "comments", "#u": "updatedAt", "#s": attrStatus,
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":c": cv, ":u": strAV(timeKey(c.At)), ":done": strAV(string(switchboard.TaskDone)),
+			":max": numAV(switchboard.MaxTaskComments),
+		},
+		ReturnValues: types.ReturnValueAllNew,
+	})
+	if conditionFailed(err) {
+		return switchboard.Task{}, x.refusal(ctx, op, id, func(t switchboard.Task) string {
+			if t.Status == switchboard.TaskDone {
+				return "task " + id + " is done; it takes no more comments (create a new task for more work)"
+			}
+			return "task " + id + " has " + strconv.Itoa(switchboard.MaxTaskComments) + " comments, the most it takes; finish it or create a new task"
+		})
+	}
+	if err != nil {
+		return switchboard.Task{}, err
+	}
+	t, err := decodeTask(out.Attributes)
+	if err != nil {
+		return t, undecodable(op, err)
+	}
+	return t, nil
+}
+
+// Finish implements switchboard.TaskStore.
+func (x *Tasks) Finish(ctx context.Context, id string, to switchboard.TaskStatus, text string, by switchboard.RunContext, at time.Time) (switchboard.Task, error) {
+	const op = "tasks.finish"
+	field, cond := "result", "#s <> :done"
+	values := map[string]types.AttributeValue{":done": strAV(string(switchboard.TaskDone))}
+	switch to {
+	case switchboard.TaskDone:
+	case switchboard.TaskBlocked:
+		field, cond = "blocker", "#s = :open"
+		values = map[string]types.AttributeValue{":open": strAV(string(switchboard.TaskOpen))}
+	default:
+		return switchboard.Task{}, switchboard.E(op, switchboard.EINVALID, "a task finishes as done or blocked")
+	}
+	byAV, err := attributevalue.Marshal(toRunItem(by))
+	if err != nil {
+		return switchboard.Task{}, switchboard.Wrap(op, switchboard.EINTERNAL, "the task could not be updated", err)
+	}
+	values[":to"], values[":t"], values[":u"], values[":by"] = strAV(string(to)), strAV(text), strAV(timeKey(at)), byAV
+	out, err := x.s.update(ctx, op, &dynamodb.UpdateItemInput{
+		TableName: &x.s.tasks,
+		Key:       itemKey(taskKey(id)),
+		// Leaving open also leaves the watchdog's index.
+		UpdateExpression:    aws.String("SET #s = :to, #f = :t, #u = :u, #b = :by REMOVE #o"),
+		ConditionExpression: aws.String("attribute_exists(pk) AND " + cond),
+		ExpressionAttributeNames: map[string]string{
+			"#s": attrStatus, "#f": field, "#u": "updatedAt", "#b": "finishedBy", "#o": attrOpenPart,
+		},
+		ExpressionAttributeValues: values,
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	if conditionFailed(err) {
+		return switchboard.Task{}, x.refusal(ctx, op, id, func(t switchboard.Task) string {
+			if t.Status == switchboard.TaskDone {
+				return "task " + id + " is done already; its result stands"
+			}
+			return "task " + id + " is blocked already; complete it when it can go on, or comment on it"
+		})
+	}
+	if err != nil {
+		return switchboard.Task{}, err
+	}
+	t, err := decodeTask(out.Attributes)
+	if err != nil {
+		return t, undecodable(op, err)
+	}
+	return t, nil
+}
+
+// List implements switchboard.TaskStore.
+func (x *Tasks) List(ctx context.Context, q switchboard.TaskQuery) ([]switchboard.Task, error) {
+	const op = "tasks.list"
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
+	index, attr := deploy.IndexByAssignee, "assignee"
+	if q.Role == switchboard.TaskCreatedBy {
+		index, attr = deploy.IndexByCreator, "creator"
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 &x.s.tasks,
+		IndexName:                 aws.String(index),
+		KeyConditionExpression:    aws.String("#p = :p"),
+		ExpressionAttributeNames:  map[string]string{"#p": attr},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": strAV(q.Party)},
+		ScanIndexForward:          aws.Bool(false),
+	}
+	if q.Status != "" {
+		// A filter within one party's partition, never over the table.
+		in.FilterExpression = aws.String("#s = :s")
+		in.ExpressionAttributeNames["#s"] = attrStatus
+		in.ExpressionAttributeValues[":s"] = strAV(string(q.Status))
+	} else {
+		in.Limit = aws.Int32(int32(q.PageSize()))
+	}
+	return x.collect(ctx, op, in, q.PageSize())
+}
+
+// collect runs in page by page until limit tasks are read.
+func (x *Tasks) collect(ctx context.Context, op string, in *dynamodb.QueryInput, limit int) ([]switchboard.Task, error) {
+	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	var out []switchboard.Task
+	for {
+		page, err := x.s.c.Query(ctx, in)
+		x.s.record(op, reads, queryCapacity(page), err)
+		if err != nil {
+			return nil, mapErr(op, *in.TableName, err)
+		}
+		for _, av := range page.Items {
+			t, err := decodeTask(av)
+			if err != nil {
+				return nil, undecodable(op, err)
+			}
+			out = append(out, t)
+			if len(out) == limit {
+				return out, nil
+			}
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+}
+
+// OpenSince implements switchboard.TaskStore.
+func (x *Tasks) OpenSince(ctx context.Context, cutoff time.Time, limit int) ([]switchboard.Task, error) {
+	const op = "tasks.openSince"
+	if limit <= 0 {
+		limit = switchboard.MaxTaskPage
+	}
+	return x.collect(ctx, op, &dynamodb.QueryInput{
+		TableName:                 &x.s.tasks,
+		IndexName:                 aws.String(deploy.IndexByOpen),
+		KeyConditionExpression:    aws.String("#p = :p AND #k < :k"),
+		ExpressionAttributeNames:  map[string]string{"#p": attrOpenPart, "#k": "createdKey"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": strAV(openPartValue), ":k": strAV(timeKey(cutoff))},
+		ScanIndexForward:          aws.Bool(true),
+		Limit:                     aws.Int32(int32(limit)),
+	}, limit)
+}
+
+// ClaimWatchdog implements switchboard.TaskStore: the claim takes the task
+// out of the byOpen index, so that the next run does not read it again.
+func (x *Tasks) ClaimWatchdog(ctx context.Context, id string, at time.Time) (bool, error) {
+	const op = "tasks.claimWatchdog"
+	_, err := x.s.update(ctx, op, &dynamodb.UpdateItemInput{
+		TableName:                 &x.s.tasks,
+		Key:                       itemKey(taskKey(id)),
+		UpdateExpression:          aws.String("SET #w = :w REMOVE #o"),
+		ConditionExpression:       aws.String("#s = :open AND attribute_not_exists(#w)"),
+		ExpressionAttributeNames:  map[string]string{"#w": attrWatchdogAt, "#o": attrOpenPart, "#s": attrStatus},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":w": strAV(timeKey(at)), ":open": strAV(string(switchboard.TaskOpen))},
+	})
+	if conditionFailed(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// ReleaseWatchdog implements switchboard.TaskStore: the task goes back into
+// the byOpen index if it is still open and the claim is the one made at at.
+func (x *Tasks) ReleaseWatchdog(ctx context.Context, id string, at time.Time) error {
+	const op = "tasks.releaseWatchdog"
+	_, err := x.s.update(ctx, op, &dynamodb.UpdateItemInput{
+		TableName:                 &x.s.tasks,
+		Key:                       itemKey(taskKey(id)),
+		UpdateExpression:          aws.String("SET #o = :p REMOVE #w"),
+		ConditionExpression:       aws.String("#s = :open AND #w = :w"),
+		ExpressionAttributeNames:  map[string]string{"#w": attrWatchdogAt, "#o": attrOpenPart, "#s": attrStatus},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":w": strAV(timeKey(at)), ":open": strAV(string(switchboard.TaskOpen)), ":p": strAV(openPartValue)},
+	})
+	if conditionFailed(err) {
+		return nil // finished meanwhile, or another claim: nothing of ours to give back
+	}
+	return err
+}
+
+// wakePartValue is the one partition of the byWake index: deferred wakes
+// are few and short-lived (the job queues them within a minute).
+const wakePartValue = "due"
+
+func wakeKey(id string) (pk, sk string) { return "wake" + keySep + id, itemSK }
+
+// wakeItem is one deferred wake, in the tasks table next to its task. It
+// has no assignee or creator attribute, so it stays out of the party
+// indexes.
+type wakeItem struct {
+	PK         string `dynamodbav:"pk"`
+	SK         string `dynamodbav:"sk"`
+	ID         string `dynamodbav:"id"`
+	WakePart   string `dynamodbav:"wakePart"`
+	CreatedKey string `dynamodbav:"createdKey"`
+	TaskID     string `dynamodbav:"taskId"`
+	AgentID    string `dynamodbav:"agentId"`
+	Job        string `dynamodbav:"job"`
+	Notice     bool   `dynamodbav:"notice,omitempty"`
+	At         string `dynamodbav:"at"`
+}
+
+// DeferWake implements switchboard.TaskStore.
+func (x *Tasks) DeferWake(ctx context.Context, w switchboard.DeferredWake) error {
+	const op = "tasks.deferWake"
+	if w.ID == "" || w.Job == "" || w.At.IsZero() {
+		return switchboard.E(op, switchboard.EINVALID, "a deferred wake needs an id, a job and a time")
+	}
+	pk, sk := wakeKey(w.ID)
+	av, err := attributevalue.MarshalMap(wakeItem{PK: pk, SK: sk, ID: w.ID, WakePart: wakePartValue,
+		CreatedKey: timeKey(w.At) + keySep + w.ID, TaskID: w.TaskID, AgentID: w.AgentID, Job: w.Job, Notice: w.Notice, At: timeKey(w.At)})
+	if err != nil {
+		return switchboard.Wrap(op, switchboard.EINTERNAL, "the wake could not be kept", err)
+	}
+	return x.s.put(ctx, op, x.s.tasks, av, condition{})
+}
+
+// DeferredWakes implements switchboard.TaskStore.
+func (x *Tasks) DeferredWakes(ctx context.Context, limit int) ([]switchboard.DeferredWake, error) {
+	const op = "tasks.deferredWakes"
+	if limit <= 0 {
+		limit = switchboard.MaxTaskPage
+	}
+	var out []switchboard.DeferredWake
+	err := queryItems(ctx, x.s, op, &dynamodb.QueryInput{
+		TableName:                 &x.s.tasks,
+		IndexName:                 aws.String(deploy.IndexByWake),
+		KeyConditionExpression:    aws.String("#p = :p"),
+		ExpressionAttributeNames:  map[string]string{"#p": "wakePart"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": strAV(wakePartValue)},
+		ScanIndexForward:          aws.Bool(true),
+		Limit:                     aws.Int32(int32(limit)),
+	}, func(it wakeItem) (switchboard.DeferredWake, error) {
+		at, err := time.Parse(timeLayout, it.At)
+		return switchboard.DeferredWake{ID: it.ID, TaskID: it.TaskID, AgentID: it.AgentID, Job: it.Job, Notice: it.Notice, At: at}, err
+	}, func(w switchboard.DeferredWake) {
+		if len(out) < limit {
+			out = append(out, w)
+		}
+	})
+	return out, err
+}
+
+// TakeWake implements switchboard.TaskStore: a conditional delete, so that
+// exactly one caller takes it.
+func (x *Tasks) TakeWake(ctx context.Context, id string) (bool, error) {
+	const op = "tasks.takeWake"
+	err := x.s.del(ctx, op, x.s.tasks, itemKey(wakeKey(id)), condition{expr: "attribute_exists(pk)"})
+	if conditionFailed(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
