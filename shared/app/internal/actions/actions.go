@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/collabora"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
@@ -42,11 +43,15 @@ const EnvPublicBaseURL = "SWITCHBOARD_PUBLIC_BASE_URL"
 // Actions is the core plus everything that acts.
 type Actions struct {
 	*core.Core
-	Telegram   *telegram.Client // nil without a bot token
-	Router     *router.Router
-	Bucket     string
-	Blobs      *s3blob.Store
-	Tools      *tools.Executor
+	Telegram *telegram.Client // nil without a bot token
+	Router   *router.Router
+	Bucket   string
+	Blobs    *s3blob.Store
+	Tools    *tools.Executor
+	// Messages is the store of the messages agents send each other (long
+	// contents in the bucket, the configured retention). Only the core
+	// writes it, through MessageLog; the analysis tool reads it.
+	Messages   *dynamo.AgentMessages
 	Approvals  *approvals.Service // nil when approvals are not set up
 	TelegramIn *tginbound.Inbound
 	Taskboard  *taskboard.Service
@@ -63,6 +68,7 @@ func New(c *core.Core) (*Actions, error) {
 		return nil, fmt.Errorf("app: %s is not set; it names the workspace bucket (cdk deploy sets it; switchboard dev uses switchboard-dev)", deploy.EnvBucket)
 	}
 	a.Blobs = s3blob.New(s3blob.NewClientFromConfig(c.AWS), a.Bucket)
+	a.Messages = c.Store.AgentMessages(a.Blobs)
 	policy, err := staging.New(c.Config.Instance.Staging)
 	if err != nil {
 		return nil, fmt.Errorf("app: config %s: instance.staging: %w", c.Config.File, err)
@@ -84,7 +90,7 @@ func New(c *core.Core) (*Actions, error) {
 			a.ncTool,
 			router.NewTool(a.Router),
 			a.askTool(),
-			commtool.New(c.Store.AgentMessages(a.Blobs), c.Store, c.Store, func(id string) bool { return a.permits(id, commtool.ToolName) }),
+			commtool.New(a.Messages, c.Store, c.Store, func(id string) bool { return a.permits(id, commtool.ToolName) }),
 			taskboard.NewTool(a.Taskboard),
 		},
 		Policy:  policy,
@@ -253,4 +259,10 @@ func (a *Actions) TelegramChannel() router.Channel {
 		return nil
 	}
 	return &router.TelegramChannel{Client: a.Telegram, ChatID: t.ChatID, Names: a.AgentName}
+}
+
+// MessageLog records agent messages with their contents scrubbed: the one
+// way the core writes them (ask_agent rows, the Taskboard's).
+func (a *Actions) MessageLog() sb.ScrubbingMessages {
+	return sb.ScrubbingMessages{Log: a.Messages, Scrub: a.Scrubber.String}
 }

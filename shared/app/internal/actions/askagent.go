@@ -8,7 +8,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
-	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/askagent"
 )
 
@@ -47,7 +46,7 @@ func (a *Actions) AskGuardTasks() handlers.Tasks {
 		}
 		return as
 	}}
-	rec := &askagent.Recorder{Log: sb.ScrubbingMessages{Log: a.Store.AgentMessages(a.Blobs), Scrub: a.Scrubber.String}}
+	rec := &askagent.Recorder{Log: a.MessageLog()}
 	return handlers.Tasks{
 		askagent.OpGuard: handlers.TaskOf(func(ctx context.Context, q askagent.Question) (any, error) {
 			return nil, guard.Check(ctx, q)

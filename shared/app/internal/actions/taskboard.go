@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/taskboard"
 )
 
@@ -14,7 +13,7 @@ import (
 func (a *Actions) setupTaskboard() {
 	a.Taskboard = &taskboard.Service{
 		Tasks:    a.Store.Tasks(),
-		Messages: sb.ScrubbingMessages{Log: a.Store.AgentMessages(a.Blobs), Scrub: a.Scrubber.String},
+		Messages: a.MessageLog(),
 		Waker:    a.Dispatcher,
 		Notify:   a.Router,
 		Agents: func(id string) (taskboard.Party, bool) {

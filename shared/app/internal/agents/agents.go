@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/bedrock"
-	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/openai"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
@@ -34,10 +33,6 @@ type Agents struct {
 	Budget *agentrun.Budget
 	Worker *wake.Worker
 }
-
-// AgentMessages is the store of the messages agents send each other, with
-// long contents in the workspace bucket and the configured retention.
-func (g *Agents) AgentMessages() *dynamo.AgentMessages { return g.Store.AgentMessages(g.Blobs) }
 
 // AskRunTasks are the ask-agent machine's Tasks that the agent-worker
 // serves: running the asked agent.
