@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/shared/app/act"
+	"github.com/switchboard-dev/switchboard/shared/app/decide"
 	"github.com/switchboard-dev/switchboard/shared/app/receive"
 	"github.com/switchboard-dev/switchboard/shared/app/run"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
@@ -301,8 +302,8 @@ func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
 var builders = map[string]any{
 	"rocketchat-webhook": receive.RocketChatWebhook,
 	"tools":              act.Tools,
-	"approvals":          act.Approvals,
-	"telegram-webhook":   act.TelegramWebhook,
+	"approvals":          decide.Approvals,
+	"telegram-webhook":   decide.TelegramWebhook,
 	"jobs":               act.Jobs,
 	"agent-worker":       run.AgentWorker,
 }
@@ -356,7 +357,7 @@ func funcName(fn any) string {
 	return path.Base(full)
 }
 
-// startedHandlers lists the builder calls (receive.X, act.X, run.X) a
+// startedHandlers lists the builder calls (receive.X, decide.X, act.X, run.X) a
 // function's files use.
 func startedHandlers(t *testing.T, root string, p *pkg) []string {
 	t.Helper()
@@ -369,7 +370,7 @@ func startedHandlers(t *testing.T, root string, p *pkg) []string {
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			if sel, ok := n.(*ast.SelectorExpr); ok {
-				if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "receive" || id.Name == "act" || id.Name == "run") {
+				if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "receive" || id.Name == "decide" || id.Name == "act" || id.Name == "run") {
 					set[id.Name+"."+sel.Sel.Name] = true
 				}
 			}

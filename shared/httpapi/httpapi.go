@@ -40,8 +40,8 @@ var statusOf = map[string]int{
 	sb.EINTERNAL:     http.StatusInternalServerError,
 
 	"approval.ready":           http.StatusOK,
-	"approval.executed":        http.StatusOK,
-	"approval.failed":          http.StatusOK, // the decision worked; the page says the action failed
+	"approval.approved":        http.StatusOK, // the worker runs the call; the agent reports back
+	"approval.failed":          http.StatusOK, // the decision worked; the page says the action did not run
 	"approval.denied":          http.StatusOK,
 	"approval.already_decided": http.StatusConflict,
 	"approval.invalid_token":   http.StatusForbidden,

@@ -114,7 +114,7 @@ type formView struct {
 }
 
 var titles = map[OutcomeKind]string{
-	KindReady: "Approval requested", KindExecuted: "Approved and executed", KindFailed: "Approved; the action failed",
+	KindReady: "Approval requested", KindApproved: "Approved; running", KindFailed: "Approved; the action did not run",
 	KindDenied: "Denied", KindAlreadyDecided: "Already decided", KindInvalidToken: "Invalid link",
 	KindNotApprover: "Not allowed", KindExpired: "Expired", KindUnknown: "Unknown request", KindMalformed: "Not decided",
 }

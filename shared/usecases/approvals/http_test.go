@@ -231,13 +231,14 @@ func TestPostDecides(t *testing.T) {
 		e.assertUnchanged(t, a)
 
 		p := post(t, srv, id, form("approve", approveToken))
-		if p.status != http.StatusOK || !strings.Contains(p.body, "Approved and executed") || !strings.Contains(p.body, "hermes has been told") {
+		if p.status != http.StatusOK || !strings.Contains(p.body, "Approved; running") || !strings.Contains(p.body, "hermes will report back") {
 			t.Fatalf("approve: %d\n%s", p.status, p.body)
 		}
 		checkHeaders(t, p)
 		if strings.Contains(p.body, "<form") || strings.Contains(p.body, "hunter2-secret") {
 			t.Fatalf("the result page has a form or a secret:\n%s", p.body)
 		}
+		e.work(t)
 		if e.exec.n.Load() != 1 || e.status(t, id) != approvals.StatusExecuted {
 			t.Fatal("not executed once")
 		}
@@ -299,6 +300,7 @@ func TestConcurrentPostsExecuteOnce(t *testing.T) {
 		}
 		close(start)
 		wg.Wait()
+		e.work(t)
 		count := map[int]int{}
 		for _, s := range statuses {
 			count[s]++
