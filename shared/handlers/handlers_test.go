@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	"github.com/switchboard-dev/switchboard/shared/app"
 	"github.com/switchboard-dev/switchboard/shared/app/act"
+	"github.com/switchboard-dev/switchboard/shared/app/decide"
 	"github.com/switchboard-dev/switchboard/shared/app/receive"
 	"github.com/switchboard-dev/switchboard/shared/app/run"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
@@ -333,8 +334,8 @@ var envOf sync.Map // *app.App → func(string) string
 var builders = map[string]func(context.Context, func(string) string) (any, error){
 	"rocketchat-webhook": receive.RocketChatWebhook,
 	"tools":              act.Tools,
-	"approvals":          act.Approvals,
-	"telegram-webhook":   act.TelegramWebhook,
+	"approvals":          decide.Approvals,
+	"telegram-webhook":   decide.TelegramWebhook,
 	"jobs":               act.Jobs,
 	"agent-worker":       run.AgentWorker,
 }

@@ -487,6 +487,11 @@ func (s *Service) decide(ctx context.Context, a Approval, d Decision, by string)
 		return Outcome{Kind: KindDenied, Approval: won, AgentInformed: informed,
 			Message: fmt.Sprintf("Denied. %s.%s did not run.%s", won.Tool, won.Action, informedText(won, informed))}, nil
 	}
+	// "Running" is shown before the worker gets the call, so that the
+	// worker's result is always the last thing the message shows.
+	if err := s.notifier.Decided(ctx, won); err != nil {
+		s.log.WarnContext(ctx, "approval message not updated", s.attrs(won, "err", err)...)
+	}
 	job := wake.Job{AgentID: won.AgentID, Source: JobSource, ApprovalID: won.ID}
 	if err := s.waker.Dispatch(ctx, job); err != nil {
 		s.log.ErrorContext(ctx, "approved call not handed to the worker; closing it as not run", s.attrs(won, "err", err)...)
@@ -501,9 +506,6 @@ func (s *Service) decide(ctx context.Context, a Approval, d Decision, by string)
 		informed := s.finish(ctx, done)
 		return Outcome{Kind: KindFailed, Approval: done, AgentInformed: informed, Message: fmt.Sprintf(
 			"Approved, but %s.%s could not be started right now, so it did not run.%s", done.Tool, done.Action, informedText(done, informed))}, nil
-	}
-	if err := s.notifier.Decided(ctx, won); err != nil {
-		s.log.WarnContext(ctx, "approval message not updated", s.attrs(won, "err", err)...)
 	}
 	if won.Origin == sb.OriginOperator { // no agent waits for it
 		return Outcome{Kind: KindApproved, Approval: won, Message: fmt.Sprintf(

@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 func TestNewChecksOptions(t *testing.T) {
@@ -732,5 +733,43 @@ func TestResultsAreCapped(t *testing.T) {
 	raw, _ := json.Marshal(got.Result)
 	if got.Status != approvals.StatusExecuted || len(raw) > 32<<10 || got.Result.Data["truncated"] == nil {
 		t.Fatalf("stored result of %d bytes: %.200s", len(raw), raw)
+	}
+}
+
+// inlineWorker runs a handed-over call at once, inside Dispatch: a worker
+// faster than the deciding function's own next step.
+type inlineWorker struct {
+	*waker
+	svc *approvals.Service
+}
+
+func (w *inlineWorker) Dispatch(ctx context.Context, j wake.Job) error {
+	if j.ApprovalID != "" {
+		return w.svc.Execute(ctx, j.ApprovalID)
+	}
+	return w.waker.Dispatch(ctx, j)
+}
+
+// However fast the worker is, the message shows "running" before the
+// result, never after it.
+func TestRunningIsShownBeforeTheResult(t *testing.T) {
+	e := newEnv(t, backends[0])
+	w := &inlineWorker{waker: e.waker}
+	svc, err := approvals.New(approvals.Options{Store: e.store, Signer: e.signer, Executor: e.exec, Notifier: e.notify,
+		Waker: w, PublicBaseURL: publicBase, Now: e.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.svc = svc
+	a, _ := e.stage(t)
+	if o, err := svc.DecideByCallback(t.Context(), approvals.CallbackData(approvals.Approve, a.ID), "1", []string{"1"}); err != nil || o.Kind != approvals.KindApproved {
+		t.Fatalf("approve: %+v, %v", o, err)
+	}
+	var shown []approvals.Status
+	for _, d := range e.notify.Decisions() {
+		shown = append(shown, d.Status)
+	}
+	if !reflect.DeepEqual(shown, []approvals.Status{approvals.StatusApproved, approvals.StatusExecuted}) {
+		t.Fatalf("the message showed %v, want approved, then executed", shown)
 	}
 }
