@@ -93,9 +93,9 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 func (a *App) Endpoints(toolAuth func(http.Handler) http.Handler) map[string]http.Handler {
 	return map[string]http.Handler{
 		"tools":              toolAuth(a.g.ToolsHandler()),
-		"rocketchat-webhook": a.g.Receiver(),
+		"rocketchat-webhook": httpapi.RocketChatWebhook(a.g.Receiver()),
 		"approvals":          a.g.ApprovalsHandler(),
-		"telegram-webhook":   a.g.TelegramIn,
+		"telegram-webhook":   a.g.TelegramHandler(),
 	}
 }
 

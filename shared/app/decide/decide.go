@@ -42,5 +42,5 @@ func TelegramWebhook(ctx context.Context, getenv func(string) string) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	return handlers.URL("telegram-webhook", d.TelegramIn, d.Log, d.Scrubber)
+	return handlers.URL("telegram-webhook", d.TelegramHandler(), d.Log, d.Scrubber)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
@@ -198,7 +199,7 @@ func newWorld(t *testing.T) *world {
 		Now:      c.Now,
 	}
 	mux := http.NewServeMux()
-	mux.Handle("POST /hooks/telegram", w.in)
+	mux.Handle("POST /hooks/telegram", httpapi.TelegramWebhook(w.in))
 	srv := httptest.NewServer(mux) // 127.0.0.1
 	t.Cleanup(srv.Close)
 	w.hook = srv.URL + "/hooks/telegram"

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
@@ -653,7 +654,7 @@ func TestPollAndWebhookShareClaims(t *testing.T) {
 		t.Helper()
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, "/hooks/rocketchat", strings.NewReader(string(e.rc.OutgoingWebhookPayload(m))))
-		recv.ServeHTTP(rec, req)
+		httpapi.RocketChatWebhook(recv).ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {
 			t.Fatalf("webhook: %d %s", rec.Code, rec.Body)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
@@ -325,7 +326,7 @@ func TestWebhookToReplyEndToEnd(t *testing.T) {
 	t.Cleanup(func() { pool.Close(context.Background()) })
 	recv := wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{{ID: "hermes", UserID: e.ids["agent-hermes"],
 		Username: "agent-hermes", AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true}}, wakes, pool, log)
-	srv := httptest.NewServer(recv)
+	srv := httptest.NewServer(httpapi.RocketChatWebhook(recv))
 	t.Cleanup(srv.Close)
 
 	parent := e.post(t, "richard", e.general, "Quartal", rcfake.PostOptions{})

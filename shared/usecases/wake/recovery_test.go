@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
@@ -92,7 +93,7 @@ func TestReceiverRetryTakesOverADeadRun(t *testing.T) {
 	log, _ := newLog()
 	recv := wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{hermesHook(e.ids)}, &sb.WakeClaims{KV: e.store.KV()}, e.disp, log)
 	recv.ClaimFor = 200 * time.Millisecond
-	srv := httptest.NewServer(recv)
+	srv := httptest.NewServer(httpapi.RocketChatWebhook(recv))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL
 	m := e.post(t, "richard", e.general, "@agent-hermes hallo", rcfake.PostOptions{})
@@ -385,7 +386,7 @@ func TestReceiverClaimWhoseAnswerWasLostIsItsOwn(t *testing.T) {
 	log, _ := newLog()
 	kv := &lostAnswerKV{KV: e.store.KV(), lose: 1}
 	wakes := &sb.WakeClaims{KV: kv}
-	srv := httptest.NewServer(wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{hermesHook(e.ids)}, wakes, e.disp, log))
+	srv := httptest.NewServer(httpapi.RocketChatWebhook(wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{hermesHook(e.ids)}, wakes, e.disp, log)))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL
 	m := e.post(t, "richard", e.general, "@agent-hermes hallo", rcfake.PostOptions{})

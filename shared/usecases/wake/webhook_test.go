@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
@@ -71,7 +72,7 @@ func newHookEnv(t *testing.T, tokens []string, agents func(e *hookEnv) []wake.We
 	}
 	log, logs := newLog()
 	e.logs = logs
-	srv := httptest.NewServer(wake.NewReceiver(tokens, agents(e), &sb.WakeClaims{KV: e.store.KV()}, d, log))
+	srv := httptest.NewServer(httpapi.RocketChatWebhook(wake.NewReceiver(tokens, agents(e), &sb.WakeClaims{KV: e.store.KV()}, d, log)))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL + "/hooks/rocketchat"
 	return e
@@ -451,7 +452,7 @@ func TestReceiverStoreDownIs503(t *testing.T) {
 	e := newHookEnv(t, []string{hookToken}, nil, nil)
 	log, _ := newLog()
 	fc := &failingClaims{}
-	srv := httptest.NewServer(wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{hermesHook(e.ids)}, fc, e.disp, log))
+	srv := httptest.NewServer(httpapi.RocketChatWebhook(wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{hermesHook(e.ids)}, fc, e.disp, log)))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL
 	m := e.post(t, "richard", e.general, "@agent-hermes hallo", rcfake.PostOptions{})

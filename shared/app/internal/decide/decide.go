@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -54,6 +55,9 @@ func New(c *core.Core) (*Decide, error) {
 	return d, nil
 }
 
+// TelegramHandler serves POST /hooks/telegram.
+func (d *Decide) TelegramHandler() http.Handler { return httpapi.TelegramWebhook(d.TelegramIn) }
+
 // ApprovalsHandler serves GET/POST /approvals/{id}; without approvals set
 // up it answers 404 with a page that says so.
 func (d *Decide) ApprovalsHandler() http.Handler {
@@ -62,7 +66,7 @@ func (d *Decide) ApprovalsHandler() http.Handler {
 			http.Error(w, "approvals are not set up on this instance", http.StatusNotFound)
 		})
 	}
-	return approvals.Handler(d.Approvals)
+	return httpapi.Approvals(d.Approvals)
 }
 
 // setupRouter builds the channel router from instance.channels.
