@@ -13,27 +13,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.*")
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type fakeClock = clocktest.Clock
 
 var t0 = time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
 
@@ -52,7 +42,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	s := rcfake.New()
 	t.Cleanup(s.Close)
-	f := &fixture{s: s, clock: &fakeClock{t: t0}, ids: map[string]string{}}
+	f := &fixture{s: s, clock: clocktest.New(t0), ids: map[string]string{}}
 	s.SetClock(f.clock.Now)
 	f.ids["alice"], _ = s.AddUser("alice")
 	var hermesID string

@@ -14,36 +14,11 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-type fakeClock struct {
-	mu     sync.Mutex
-	t      time.Time
-	sleeps []time.Duration
-}
-
-// Sleep records d and moves the clock on instead of waiting.
-func (c *fakeClock) Sleep(_ context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.sleeps = append(c.sleeps, d)
-	c.t = c.t.Add(d)
-	return nil
-}
-
-func (c *fakeClock) Slept() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]time.Duration(nil), c.sleeps...)
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type fakeClock = clocktest.Clock
 
 var t0 = time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
 
@@ -67,7 +42,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	s := tgfake.New()
 	t.Cleanup(s.Close)
-	f := &fixture{s: s, clock: &fakeClock{t: t0}}
+	f := &fixture{s: s, clock: clocktest.New(t0)}
 	s.SetClock(f.clock.Now)
 	s.AddUser(annUser)
 	s.AddChat(team, "supergroup")

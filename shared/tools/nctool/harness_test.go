@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
@@ -38,23 +39,7 @@ const (
 // dates and the share rate limit agree.
 var start = time.Date(2026, 5, 1, 21, 30, 0, 0, time.UTC)
 
-// clock is a settable clock safe for concurrent use.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
+type clock = clocktest.Clock
 
 // env is one test's world: a fake Nextcloud, a fake Collabora, an
 // in-process S3 with the workspace bucket, and the tool for agent hermes.
@@ -73,7 +58,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	clk := &clock{t: start}
+	clk := clocktest.New(start)
 	nc := ncfake.Start(t, ncfake.Options{User: "switchboard", Now: clk.Now})
 	nc.AddUser("richard", "anna")
 	nc.AddGroup("finance")

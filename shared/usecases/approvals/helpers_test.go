@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
@@ -24,18 +25,7 @@ func TestMain(m *testing.M) { dynamotest.Main(m) }
 
 const publicBase = "https://approvals.example.test/base"
 
-// clock is a settable fake clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type clock = clocktest.Clock
 
 // executor counts calls and answers a fixed envelope.
 type executor struct {
@@ -194,7 +184,7 @@ func newEnv(t *testing.T, b backend) *env {
 	e := &env{store: store, dyn: dyn,
 		exec:   &executor{env: sb.OK(map[string]any{"deleted": "reports/q1.md"})},
 		notify: &notifier{}, waker: &waker{},
-		clock:  &clock{t: time.Date(2026, 3, 14, 9, 26, 53, 589793238, time.UTC)},
+		clock:  clocktest.New(time.Date(2026, 3, 14, 9, 26, 53, 589793238, time.UTC)),
 		signer: mustSigner(t, testKey),
 	}
 	e.svc = e.service(t, store)

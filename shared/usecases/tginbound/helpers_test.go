@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
@@ -38,18 +39,7 @@ var (
 	agents  = []string{"hermes", "atlas", "iris"}
 )
 
-// clock is a settable clock shared by the fake, the store and Inbound.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type clock = clocktest.Clock
 
 // dispatcher records jobs; fail queues errors for the next Dispatch calls
 // (a nil entry lets that call through).
@@ -168,7 +158,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	c := &clock{t: t0}
+	c := clocktest.New(t0)
 	tg := tgfake.New()
 	t.Cleanup(tg.Close)
 	tg.SetClock(c.Now)

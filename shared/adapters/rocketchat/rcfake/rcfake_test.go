@@ -9,25 +9,14 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 )
 
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type fakeClock = clocktest.Clock
 
 var t0 = time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
 
@@ -44,7 +33,7 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	s := rcfake.New()
 	t.Cleanup(s.Close)
-	w := &world{s: s, clock: &fakeClock{t: t0}, ids: map[string]string{}, tokens: map[string]string{}}
+	w := &world{s: s, clock: clocktest.New(t0), ids: map[string]string{}, tokens: map[string]string{}}
 	s.SetClock(w.clock.Now)
 	for _, u := range []string{"alice", "hermes", "bob"} {
 		w.ids[u], w.tokens[u] = s.AddUser(u)

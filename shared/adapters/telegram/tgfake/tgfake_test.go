@@ -11,24 +11,14 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 )
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type fakeClock = clocktest.Clock
 
 var t0 = time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
 
@@ -49,7 +39,7 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	s := tgfake.New()
 	t.Cleanup(s.Close)
-	w := &world{s: s, clock: &fakeClock{t: t0}}
+	w := &world{s: s, clock: clocktest.New(t0)}
 	s.SetClock(w.clock.Now)
 	s.AddUser(annUser)
 	s.AddChat(group, "group")
