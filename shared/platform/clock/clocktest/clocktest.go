@@ -61,3 +61,26 @@ func (c *Clock) Slept() []time.Duration {
 	defer c.mu.Unlock()
 	return append([]time.Duration(nil), c.sleeps...)
 }
+
+// Stepping is a clock that moves on by a fixed step at every reading, so
+// that a duration measured between two readings is exact.
+type Stepping struct {
+	mu   sync.Mutex
+	t    time.Time
+	step time.Duration
+}
+
+// NewStepping returns a Stepping clock whose first reading is t.
+func NewStepping(t time.Time, step time.Duration) *Stepping { return &Stepping{t: t, step: step} }
+
+// Now returns the clock's time and moves it on by the step.
+func (c *Stepping) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.t
+	c.t = c.t.Add(c.step)
+	return now
+}
+
+// Step is the clock's step.
+func (c *Stepping) Step() time.Duration { return c.step }
