@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/collabora"
@@ -101,22 +98,12 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // so tests can run in parallel.
 func newBlobStore(t *testing.T) *s3blob.Store {
 	t.Helper()
-	endpoint, stop, err := s3fake.StartFake("")
+	blobs, stop, err := s3fake.NewStore(bucket)
 	if err != nil {
-		t.Fatalf("StartFake: %v", err)
+		t.Fatalf("s3fake: %v", err)
 	}
 	t.Cleanup(stop)
-	client := s3.New(s3.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(endpoint),
-		UsePathStyle: true,
-		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
-		DisableLogOutputChecksumValidationSkipped: true,
-	})
-	if err := s3blob.EnsureBucket(context.Background(), client, bucket); err != nil {
-		t.Fatalf("EnsureBucket: %v", err)
-	}
-	return s3blob.New(client, bucket)
+	return blobs
 }
 
 // configure changes the agent's configuration.

@@ -10,10 +10,10 @@ import (
 // use to the limits the argument structs declare (and so the schemas).
 func TestLimitsMatchDeclarations(t *testing.T) {
 	toolargstest.CheckPins(t, []toolargstest.Pin{
-		{listArgs{}, "depth", "maximum", MaxListDepth},
-		{listArgs{}, "limit", "maximum", MaxListLimit},
-		{searchArgs{}, "limit", "maximum", MaxSearchLimit},
-		{shareArgs{}, "expireDays", "maximum", MaxExpireDays},
-		{pathArgs{}, "path", "maxLength", MaxPathBytes},
+		toolargstest.Limit(listArgs{}, "depth", "maximum", MaxListDepth),
+		toolargstest.Limit(listArgs{}, "limit", "maximum", MaxListLimit),
+		toolargstest.Limit(searchArgs{}, "limit", "maximum", MaxSearchLimit),
+		toolargstest.Limit(shareArgs{}, "expireDays", "maximum", MaxExpireDays),
+		toolargstest.Limit(pathArgs{}, "path", "maxLength", MaxPathBytes),
 	})
 }

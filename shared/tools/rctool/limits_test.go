@@ -10,9 +10,9 @@ import (
 // use to the limits the argument structs declare (and so the schemas).
 func TestLimitsMatchDeclarations(t *testing.T) {
 	toolargstest.CheckPins(t, []toolargstest.Pin{
-		{readRoomArgs{}, "count", "maximum", MaxCount},
-		{readRoomArgs{}, "count", "default", DefaultCount},
-		{searchArgs{}, "count", "maximum", MaxCount},
-		{searchArgs{}, "count", "default", DefaultCount},
+		toolargstest.Limit(readRoomArgs{}, "count", "maximum", MaxCount),
+		toolargstest.Limit(readRoomArgs{}, "count", "default", DefaultCount),
+		toolargstest.Limit(searchArgs{}, "count", "maximum", MaxCount),
+		toolargstest.Limit(searchArgs{}, "count", "default", DefaultCount),
 	})
 }

@@ -10,7 +10,7 @@ import (
 // use to the limits the argument structs declare (and so the schemas).
 func TestLimitsMatchDeclarations(t *testing.T) {
 	toolargstest.CheckPins(t, []toolargstest.Pin{
-		{readArgs{}, "maxBytes", "maximum", MaxReadBytes},
-		{readArgs{}, "maxBytes", "default", DefaultReadBytes},
+		toolargstest.Limit(readArgs{}, "maxBytes", "maximum", MaxReadBytes),
+		toolargstest.Limit(readArgs{}, "maxBytes", "default", DefaultReadBytes),
 	})
 }

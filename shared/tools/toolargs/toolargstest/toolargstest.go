@@ -17,6 +17,11 @@ type Pin struct {
 	Want      int
 }
 
+// Limit is the pin of limit key of argument name in args to want.
+func Limit(args any, name, key string, want int) Pin {
+	return Pin{Args: args, Name: name, Key: key, Want: want}
+}
+
 // CheckPins fails t for every pin the declaration does not match.
 func CheckPins(t testing.TB, pins []Pin) {
 	t.Helper()
