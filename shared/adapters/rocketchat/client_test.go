@@ -64,11 +64,7 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) post(t *testing.T, as, rid, text string, opts rcfake.PostOptions) rcfake.Message {
 	t.Helper()
 	f.clock.Add(time.Second)
-	m, err := f.s.Post(as, rid, text, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return f.s.MustPost(t, as, rid, text, opts)
 }
 
 func ctx(t *testing.T) context.Context {

@@ -93,11 +93,7 @@ func (e *pollEnv) newPoller() *wake.Poller {
 func (e *pollEnv) post(t *testing.T, as, rid, text string, opts rcfake.PostOptions) rcfake.Message {
 	t.Helper()
 	e.clk.Add(time.Second)
-	m, err := e.rc.Post(as, rid, text, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return e.rc.MustPost(t, as, rid, text, opts)
 }
 
 // tick runs the poll for hermes ten seconds after the last event and fails

@@ -83,11 +83,7 @@ func newHookEnv(t *testing.T, tokens []string, agents func(e *hookEnv) []wake.We
 func (e *hookEnv) post(t *testing.T, as, rid, text string, opts rcfake.PostOptions) rcfake.Message {
 	t.Helper()
 	e.clk.Add(time.Second)
-	m, err := e.rc.Post(as, rid, text, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return e.rc.MustPost(t, as, rid, text, opts)
 }
 
 // payload is the webhook body for m, changed by edit (keys set; a nil value

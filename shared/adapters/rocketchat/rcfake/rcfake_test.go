@@ -48,11 +48,7 @@ func newWorld(t *testing.T) *world {
 func (w *world) post(t *testing.T, as, rid, text string, opts rcfake.PostOptions) rcfake.Message {
 	t.Helper()
 	w.clock.Add(time.Second)
-	m, err := w.s.Post(as, rid, text, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return w.s.MustPost(t, as, rid, text, opts)
 }
 
 type answer struct {
