@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
+	"github.com/switchboard-dev/switchboard/shared/platform/logtest"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
@@ -47,7 +48,7 @@ type env struct {
 	blobs *s3blob.Store
 	tool  *nctool.Tool
 	clock *clock
-	logs  *bytes.Buffer
+	logs  *logtest.Buffer
 
 	mu    sync.Mutex
 	agent nctool.Agent
@@ -69,7 +70,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatalf("collabora.New: %v", err)
 	}
-	e := &env{t: t, nc: nc, co: co, clock: clk, logs: &bytes.Buffer{}, blobs: newBlobStore(t)}
+	e := &env{t: t, nc: nc, co: co, clock: clk, logs: &logtest.Buffer{}, blobs: newBlobStore(t)}
 	e.agent = nctool.Agent{Client: client, Collabora: coc, RootPath: root, AgentName: "Hermes", BaseURL: "https://cloud.example.org"}
 	e.tool = nctool.New(func(id string) (nctool.Agent, bool) {
 		if id != agentID {
@@ -79,19 +80,8 @@ func newEnv(t *testing.T) *env {
 		defer e.mu.Unlock()
 		return e.agent, true
 	}, e.blobs, clk.Now)
-	e.tool.SetLogger(slog.New(slog.NewJSONHandler(&lockedWriter{w: e.logs}, nil)))
+	e.tool.SetLogger(slog.New(slog.NewJSONHandler(e.logs, nil)))
 	return e
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // newBlobStore starts an in-process S3 without touching the environment,

@@ -3,7 +3,6 @@ package tginbound_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
+	"github.com/switchboard-dev/switchboard/shared/platform/logtest"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
@@ -112,34 +112,7 @@ func (d *decider) all() []decision {
 }
 
 // logs captures log lines.
-type logs struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-type logHandler struct{ l *logs }
-
-func (h logHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h logHandler) Handle(_ context.Context, r slog.Record) error {
-	h.l.mu.Lock()
-	defer h.l.mu.Unlock()
-	h.l.msgs = append(h.l.msgs, r.Message)
-	return nil
-}
-func (h logHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h logHandler) WithGroup(string) slog.Handler      { return h }
-
-func (l *logs) count(msg string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, m := range l.msgs {
-		if m == msg {
-			n++
-		}
-	}
-	return n
-}
+type logs = logtest.Records
 
 // world is the fake Telegram, a client for it, the store, the fakes and
 // the receiver, served at hook (http://127.0.0.1:port/hooks/telegram).
@@ -172,7 +145,7 @@ func newWorld(t *testing.T) *world {
 	}
 	store := memstore.New()
 	store.Now = c.Now
-	l := &logs{}
+	log, l := logtest.New()
 	w := &world{tg: tg, client: client, store: store, disp: &dispatcher{}, dec: &decider{reply: "approved by ann"},
 		log: l, clock: c}
 	w.in = &tginbound.Inbound{
@@ -185,7 +158,7 @@ func newWorld(t *testing.T) *world {
 		},
 		Dispatch: w.disp,
 		Claims:   store,
-		Log:      slog.New(logHandler{l}),
+		Log:      log,
 		Now:      c.Now,
 	}
 	mux := http.NewServeMux()

@@ -605,7 +605,7 @@ func TestPollHourlyThrottle(t *testing.T) {
 	if e.disp.len() != 2 {
 		t.Fatalf("%d jobs, want 2", e.disp.len())
 	}
-	recs := e.logs.find("wake throttle reached; silent in this room until the next hour")
+	recs := e.logs.Find("wake throttle reached; silent in this room until the next hour")
 	if len(recs) != 1 {
 		t.Fatalf("throttle logged %d times, want once per room and hour", len(recs))
 	}
@@ -632,7 +632,7 @@ func TestPollHourlyThrottle(t *testing.T) {
 		mention(e.general)
 		e.tick(t)
 	}
-	if got := len(e.logs.find("wake throttle reached; silent in this room until the next hour")); got != 2 {
+	if got := len(e.logs.Find("wake throttle reached; silent in this room until the next hour")); got != 2 {
 		t.Errorf("throttle logged %d times over two hours, want 2", got)
 	}
 }

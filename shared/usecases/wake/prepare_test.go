@@ -154,7 +154,7 @@ func TestPrepareDirectMessage(t *testing.T) {
 				t.Fatalf("wake = %v, want %v", ok, tt.want)
 			}
 			if !ok {
-				if recs := e.logs.find("webhook message does not wake"); len(recs) != 1 || recs[0].Attrs["reason"] != "room not in allowedRooms" {
+				if recs := e.logs.Find("webhook message does not wake"); len(recs) != 1 || recs[0].Attrs["reason"] != "room not in allowedRooms" {
 					t.Errorf("logs %+v, want one 'does not wake' with the reason", recs)
 				}
 				return
@@ -248,7 +248,7 @@ func TestPrepareThrottle(t *testing.T) {
 			t.Fatalf("wake %d over the limit was allowed", i+3)
 		}
 	}
-	if n := e.logs.count("wake throttle reached; silent in this room until the next hour"); n != 1 {
+	if n := e.logs.Count("wake throttle reached; silent in this room until the next hour"); n != 1 {
 		t.Errorf("throttle logged %d times, want once", n)
 	}
 	d := e.post(t, "richard", e.dmRich, "anderer Raum", rcfake.PostOptions{})

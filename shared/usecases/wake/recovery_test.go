@@ -271,10 +271,10 @@ func TestPoolRetriesLikeLambda(t *testing.T) {
 			if runs != tt.wantRuns {
 				t.Errorf("%d runs, want %d", runs, tt.wantRuns)
 			}
-			if got := logs.count("wake job failed; the wake will be retried"); got != tt.retried {
+			if got := logs.Count("wake job failed; the wake will be retried"); got != tt.retried {
 				t.Errorf("%d 'will be retried' logs, want %d", got, tt.retried)
 			}
-			if got := logs.count("wake job failed; no retries left"); got != tt.gaveUp {
+			if got := logs.Count("wake job failed; no retries left"); got != tt.gaveUp {
 				t.Errorf("%d 'no retries left' logs, want %d", got, tt.gaveUp)
 			}
 		})
@@ -348,7 +348,7 @@ func TestWorkerFinishAfterTheAnswerSurvivesAThrottledWrite(t *testing.T) {
 	if err := w.Handle(context.Background(), j2); sb.ErrorCode(err) != sb.EUNAVAILABLE {
 		t.Errorf("Handle with the claim write refused throughout = %v, want EUNAVAILABLE", err)
 	}
-	if logs.count("wake claim could not be marked done; a retry may run the wake again") != 1 {
+	if logs.Count("wake claim could not be marked done; a retry may run the wake again") != 1 {
 		t.Error("the log does not say that the answer may come twice")
 	}
 }

@@ -420,7 +420,7 @@ func TestReceiverDispatchFailure(t *testing.T) {
 	if got := agentsOf(e.disp.all()); got != "hermes,atlas" {
 		t.Fatalf("after the retry queued %q, want hermes,atlas (each once)", got)
 	}
-	if e.logs.count("rocketchat webhook: temporary failure") != 1 {
+	if e.logs.Count("rocketchat webhook: temporary failure") != 1 {
 		t.Errorf("the failure was not logged once")
 	}
 }
