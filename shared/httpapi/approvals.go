@@ -98,37 +98,22 @@ type formView struct {
 	Primary                bool
 }
 
-// pageTitle is the heading of the page for an outcome.
-func pageTitle(k approvals.OutcomeKind) string {
-	switch k {
-	case approvals.KindReady:
-		return "Approval requested"
-	case approvals.KindApproved:
-		return "Approved; running"
-	case approvals.KindFailed:
-		return "Approved; the action did not run"
-	case approvals.KindDenied:
-		return "Denied"
-	case approvals.KindAlreadyDecided:
-		return "Already decided"
-	case approvals.KindInvalidToken:
-		return "Invalid link"
-	case approvals.KindNotApprover:
-		return "Not allowed"
-	case approvals.KindExpired:
-		return "Expired"
-	case approvals.KindUnknown:
-		return "Unknown request"
-	case approvals.KindMalformed:
-		return "Not decided"
+// pageTitles are the headings of the page per outcome, built on first use
+// (every function links this package; only one serves pages).
+var pageTitles = sync.OnceValue(func() map[approvals.OutcomeKind]string {
+	return map[approvals.OutcomeKind]string{
+		approvals.KindReady: "Approval requested", approvals.KindApproved: "Approved; running",
+		approvals.KindFailed: "Approved; the action did not run", approvals.KindDenied: "Denied",
+		approvals.KindAlreadyDecided: "Already decided", approvals.KindInvalidToken: "Invalid link",
+		approvals.KindNotApprover: "Not allowed", approvals.KindExpired: "Expired",
+		approvals.KindUnknown: "Unknown request", approvals.KindMalformed: "Not decided",
 	}
-	return ""
-}
+})
 
 // view turns an outcome into page text. Refusals without proof of access
 // show no details.
 func (h *approvalPages) view(o approvals.Outcome) pageView {
-	v := pageView{Title: pageTitle(o.Kind), Message: o.Message}
+	v := pageView{Title: pageTitles()[o.Kind], Message: o.Message}
 	if o.Approval.ID == "" {
 		return v
 	}
