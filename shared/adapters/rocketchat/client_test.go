@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
+	"github.com/switchboard-dev/switchboard/shared/platform/errtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -78,18 +79,7 @@ func ctx(t *testing.T) context.Context {
 // neither the message nor the whole error text carries the token.
 func checkErr(t *testing.T, err error, token, wantCode string, wantMsg ...string) *sb.Error {
 	t.Helper()
-	var e *sb.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("err = %v (%T), want *switchboard.Error", err, err)
-	}
-	if e.Code != wantCode {
-		t.Errorf("code = %q, want %q (%v)", e.Code, wantCode, err)
-	}
-	for _, w := range wantMsg {
-		if !strings.Contains(e.Message, w) {
-			t.Errorf("message %q does not contain %q", e.Message, w)
-		}
-	}
+	e := errtest.Check(t, err, wantCode, wantMsg...)
 	if token != "" && (strings.Contains(e.Message, token) || strings.Contains(err.Error(), token)) {
 		t.Errorf("error leaks the token: %v", err)
 	}

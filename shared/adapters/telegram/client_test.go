@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
 	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
+	"github.com/switchboard-dev/switchboard/shared/platform/errtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -66,18 +67,7 @@ func ctx(t *testing.T) context.Context {
 // neither its message nor the whole error text carries the bot token.
 func checkErr(t *testing.T, err error, wantCode string, wantMsg ...string) *sb.Error {
 	t.Helper()
-	var e *sb.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("err = %v (%T), want *switchboard.Error", err, err)
-	}
-	if e.Code != wantCode {
-		t.Errorf("code = %q, want %q (%v)", e.Code, wantCode, err)
-	}
-	for _, w := range wantMsg {
-		if !strings.Contains(e.Message, w) {
-			t.Errorf("message %q does not contain %q", e.Message, w)
-		}
-	}
+	e := errtest.Check(t, err, wantCode, wantMsg...)
 	secret := token[strings.IndexByte(token, ':')+1:]
 	for _, s := range []string{e.Message, err.Error(), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", err)} {
 		if strings.Contains(s, secret) {
