@@ -48,18 +48,7 @@ func TestToolCallRoundTrip(t *testing.T) {
 	e, n := agentruntest.Engine(t)
 	res, err := e.Run(context.Background(), agentrun.Agent{ID: "ada", SystemPrompt: "You are Ada.", Model: bedrock.New(f, modelID),
 		Provider: "bedrock", ModelName: modelID}, "please note: buy milk", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Outcome != "answered" || res.Answer != `Saved the note "todo".` {
-		t.Errorf("outcome %q answer %q", res.Outcome, res.Answer)
-	}
-	if got, want := n.Written("todo"), "buy milk"; got != want {
-		t.Errorf("note todo = %q, want %q", got, want)
-	}
-	if res.Receipt.TokensIn != 720 || res.Receipt.TokensOut != 49 {
-		t.Errorf("receipt tokens in/out = %d/%d, want 720/49", res.Receipt.TokensIn, res.Receipt.TokensOut)
-	}
+	agentruntest.WantNoteSaved(t, res, err, n, 720, 49)
 	lines := strings.Split(second, "\n")
 	if len(lines) != 3 {
 		t.Fatalf("step 2 messages:\n%s\nwant user, assistant, user", second)

@@ -69,18 +69,7 @@ func TestToolCallRoundTrip(t *testing.T) {
 	e, n := agentruntest.Engine(t)
 	res, err := e.Run(context.Background(), agentrun.Agent{ID: "ada", SystemPrompt: "You are Ada.", Model: f.model(t, apiKey),
 		Provider: "openai", ModelName: "gpt-4o-mini"}, "please note: buy milk", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Outcome != "answered" || res.Answer != `Saved the note "todo".` {
-		t.Errorf("outcome %q answer %q", res.Outcome, res.Answer)
-	}
-	if got, want := n.Written("todo"), "buy milk"; got != want {
-		t.Errorf("note todo = %q, want %q", got, want)
-	}
-	if res.Receipt.TokensIn != 280 || res.Receipt.TokensOut != 38 {
-		t.Errorf("receipt tokens in/out = %d/%d, want 280/38", res.Receipt.TokensIn, res.Receipt.TokensOut)
-	}
+	agentruntest.WantNoteSaved(t, res, err, n, 280, 38)
 	if n := f.requests(); n != 2 {
 		t.Errorf("server got %d requests, want 2", n)
 	}

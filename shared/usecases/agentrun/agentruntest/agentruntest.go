@@ -67,3 +67,22 @@ func Engine(t testing.TB) (*agentrun.Engine, *Notes) {
 	}
 	return &agentrun.Engine{Tools: x, Receipts: store}, n
 }
+
+// WantNoteSaved checks the run Engine made for "please note: buy milk": it
+// answered, the note was written through the tool, and the receipt has the
+// provider's token counts.
+func WantNoteSaved(t testing.TB, res agentrun.Result, err error, n *Notes, tokensIn, tokensOut int) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != "answered" || res.Answer != `Saved the note "todo".` {
+		t.Errorf("outcome %q answer %q", res.Outcome, res.Answer)
+	}
+	if got, want := n.Written("todo"), "buy milk"; got != want {
+		t.Errorf("note todo = %q, want %q", got, want)
+	}
+	if res.Receipt.TokensIn != tokensIn || res.Receipt.TokensOut != tokensOut {
+		t.Errorf("receipt tokens in/out = %d/%d, want %d/%d", res.Receipt.TokensIn, res.Receipt.TokensOut, tokensIn, tokensOut)
+	}
+}
