@@ -1,7 +1,6 @@
 package nctool_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -24,6 +23,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
+	"github.com/switchboard-dev/switchboard/shared/tools/toolargs/toolargstest"
 	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
 )
 
@@ -239,19 +239,7 @@ func validate(spec sb.ToolSpec, action, args string) error {
 	if !ok {
 		return nil // unknown actions are the executor's business
 	}
-	raw, err := json.Marshal(a.Parameters)
-	if err != nil {
-		return err
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return err
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("mem:///"+action+".json", doc); err != nil {
-		return err
-	}
-	s, err := c.Compile("mem:///" + action + ".json")
+	s, err := toolargstest.CompileSchema(action, a.Parameters)
 	if err != nil {
 		return err
 	}
