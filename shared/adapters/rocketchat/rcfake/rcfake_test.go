@@ -71,12 +71,23 @@ func (w *world) do(t *testing.T, as, method, path string, body any) answer {
 		raw, _ := json.Marshal(b)
 		rd = bytes.NewReader(raw)
 	}
-	req, err := http.NewRequest(method, w.s.URL+path, rd)
+	ctype := ""
+	if body != nil {
+		ctype = "application/json"
+	}
+	return w.send(t, as, method, path, rd, ctype)
+}
+
+// send sends a request as user as ("" for none) with the body's content
+// type (none when ""), and reads the answer.
+func (w *world) send(t *testing.T, as, method, path string, body io.Reader, ctype string) answer {
+	t.Helper()
+	req, err := http.NewRequest(method, w.s.URL+path, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
 	}
 	if as != "" {
 		req.Header.Set("X-User-Id", w.ids[as])
@@ -430,19 +441,7 @@ func multipartBody(t *testing.T, field, name, typ string, content []byte) ([]byt
 
 func (w *world) upload(t *testing.T, as, rid string, body []byte, ctype string) answer {
 	t.Helper()
-	req, _ := http.NewRequest("POST", w.s.URL+"/api/v1/rooms.media/"+rid, bytes.NewReader(body))
-	req.Header.Set("Content-Type", ctype)
-	req.Header.Set("X-User-Id", w.ids[as])
-	req.Header.Set("X-Auth-Token", w.tokens[as])
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	a := answer{status: resp.StatusCode, header: resp.Header, raw: raw}
-	json.Unmarshal(raw, &a.obj)
-	return a
+	return w.send(t, as, "POST", "/api/v1/rooms.media/"+rid, bytes.NewReader(body), ctype)
 }
 
 func TestTwoStepUploadAndDownload(t *testing.T) {
