@@ -737,7 +737,7 @@ func TestGetUpdatesConflicts(t *testing.T) {
 		_, err := f.c.GetUpdates(ctx(t), 0, 5*time.Second, nil)
 		errc <- err
 	}()
-	waitFor(t, func() bool { return f.s.Calls("getUpdates") == 1 })
+	clocktest.WaitFor(t, func() bool { return f.s.Calls("getUpdates") == 1 })
 	time.Sleep(50 * time.Millisecond) // let the first poll start waiting
 	other, _ := New(f.s.URL, token, f.s.Client())
 	go func() { _, _ = other.GetUpdates(context.Background(), 0, time.Second, nil) }()
@@ -759,17 +759,6 @@ func TestGetUpdatesConflicts(t *testing.T) {
 	}
 	if _, err := f.c.GetUpdates(ctx(t), 0, 0, nil); err != nil {
 		t.Errorf("after DeleteWebhook: %v", err)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 5s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

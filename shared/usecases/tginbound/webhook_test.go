@@ -314,12 +314,7 @@ func TestNoAllowedChatsIgnoresEverything(t *testing.T) {
 	w.in.AllowedChats = nil
 	w.setWebhook(t, secret)
 	w.tg.InjectMessage(ann, annUser, "hi")
-	if ds := w.push(t); len(ds) != 1 || ds[0].Status != http.StatusOK {
-		t.Fatalf("deliveries = %+v", ds)
-	}
-	if n := w.disp.attempts(); n != 0 {
-		t.Errorf("%d dispatches", n)
-	}
+	w.pushOneWakesNobody(t)
 }
 
 func TestOtherUpdatesAreConfirmedAndDropped(t *testing.T) {
@@ -342,12 +337,7 @@ func TestNoAgentsConfiguredIsLoggedNotRetried(t *testing.T) {
 	w.in.Agents = nil
 	w.setWebhook(t, secret)
 	w.tg.InjectMessage(ann, annUser, "hi")
-	if ds := w.push(t); len(ds) != 1 || ds[0].Status != http.StatusOK {
-		t.Fatalf("deliveries = %+v", ds)
-	}
-	if n := w.disp.attempts(); n != 0 {
-		t.Errorf("%d dispatches", n)
-	}
+	w.pushOneWakesNobody(t)
 	if w.log.Count("telegram update not handled") != 1 {
 		t.Errorf("logs = %v", w.log.All())
 	}
@@ -435,9 +425,7 @@ func TestCallbackDecideErrorIsAnswered(t *testing.T) {
 	w.dec.err = sb.E("approvals.decide", sb.EFORBIDDEN, "only approvers can decide")
 	msg := w.buttonMessage(t, "1111", "approve:42")
 	w.tg.InjectCallback(annUser, msg, "approve:42")
-	if ds := w.push(t); len(ds) != 1 || ds[0].Status != http.StatusOK {
-		t.Fatalf("deliveries = %+v", ds)
-	}
+	w.pushOne(t)
 	if as := w.tg.Answers(); len(as) != 1 || as[0].Text != "only approvers can decide" {
 		t.Errorf("answers = %+v", as)
 	}
@@ -462,9 +450,7 @@ func TestCallbackAnswerFailureStillConfirms(t *testing.T) {
 	w.tg.FailNext("answerCallbackQuery", http.StatusBadGateway, 0)
 	msg := w.buttonMessage(t, "1111", "approve:42")
 	w.tg.InjectCallback(annUser, msg, "approve:42")
-	if ds := w.push(t); len(ds) != 1 || ds[0].Status != http.StatusOK {
-		t.Fatalf("deliveries = %+v", ds)
-	}
+	w.pushOne(t)
 	if len(w.dec.all()) != 1 {
 		t.Errorf("decisions = %+v", w.dec.all())
 	}
@@ -700,4 +686,21 @@ func TestNilClockUsesTimeNow(t *testing.T) {
 		}
 	}
 	oneJob(t, w.disp)
+}
+
+// pushOne delivers the one pending update, which must be answered 200.
+func (w *world) pushOne(t *testing.T) {
+	t.Helper()
+	if ds := w.push(t); len(ds) != 1 || ds[0].Status != http.StatusOK {
+		t.Fatalf("deliveries = %+v", ds)
+	}
+}
+
+// pushOneWakesNobody is pushOne, and no agent was woken.
+func (w *world) pushOneWakesNobody(t *testing.T) {
+	t.Helper()
+	w.pushOne(t)
+	if n := w.disp.attempts(); n != 0 {
+		t.Errorf("%d dispatches", n)
+	}
 }
