@@ -23,6 +23,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app/receive"
 	"github.com/switchboard-dev/switchboard/shared/app/run"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+	"github.com/switchboard-dev/switchboard/shared/platform/noderun"
 )
 
 // pkg is one Go package directory of the root module.
@@ -50,7 +51,7 @@ func loadRepo(t *testing.T) *repo {
 	if parsed != nil {
 		return parsed
 	}
-	root, err := findRoot()
+	root, err := noderun.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,24 +125,6 @@ func (r *repo) parseDir(dir string) error {
 	}
 	r.pkgs[p.importPath] = p
 	return nil
-}
-
-// findRoot walks up from the package directory to the directory holding go.mod.
-func findRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 func modulePath(gomod string) (string, error) {
