@@ -18,10 +18,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/app/act"
-	"github.com/switchboard-dev/switchboard/shared/app/decide"
-	"github.com/switchboard-dev/switchboard/shared/app/receive"
-	"github.com/switchboard-dev/switchboard/shared/app/run"
+	"github.com/switchboard-dev/switchboard/shared/app/builders"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/platform/noderun"
 )
@@ -281,16 +278,6 @@ func TestOnePackageDocComment(t *testing.T) {
 
 func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
 
-// builders is the lean builder each function's main.go must call.
-var builders = map[string]any{
-	"rocketchat-webhook": receive.RocketChatWebhook,
-	"tools":              act.Tools,
-	"approvals":          decide.Approvals,
-	"telegram-webhook":   decide.TelegramWebhook,
-	"jobs":               act.Jobs,
-	"agent-worker":       run.AgentWorker,
-}
-
 // TestFunctionsMatchCatalogue: functions/<name> exists exactly for the
 // functions of the deploy catalogue, each has a builder, and its main.go
 // calls that very builder.
@@ -315,7 +302,7 @@ func TestFunctionsMatchCatalogue(t *testing.T) {
 		if !dirs[f.Name] {
 			t.Errorf("catalogue function %q has no functions/%s/main.go", f.Name, f.Name)
 		}
-		h, ok := builders[f.Name]
+		h, ok := builders.ByFunction[f.Name]
 		if !ok {
 			t.Errorf("catalogue function %q has no builder", f.Name)
 			continue
