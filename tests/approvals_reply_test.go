@@ -142,7 +142,7 @@ agents:
 	if got := postDecision(t, approve, "approve", nil); got != http.StatusOK {
 		t.Fatalf("approve = %d, want 200", got)
 	}
-	if fileExists(t, w.dev, file) {
+	if !eventually(10*time.Second, func() bool { return !fileExists(t, w.dev, file) }) {
 		t.Error("the file is still there after the approval")
 	}
 

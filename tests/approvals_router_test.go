@@ -3,6 +3,7 @@ package tests
 import (
 	"net/http"
 	"testing"
+	"time"
 )
 
 // An approval request that Telegram refuses (a long 429) reaches the human
@@ -29,7 +30,7 @@ func TestApprovalLinkOverRocketChatDecides(t *testing.T) {
 	if got := postDecision(t, links["approve"], "approve", nil); got != http.StatusOK {
 		t.Fatalf("approve by the Rocket.Chat link = %d, want 200", got)
 	}
-	if fileExists(t, w.dev, file) {
+	if !eventually(10*time.Second, func() bool { return !fileExists(t, w.dev, file) }) {
 		t.Error("the file is still there after the approval")
 	}
 	if got := postDecision(t, links["approve"], "approve", nil); got != http.StatusConflict {

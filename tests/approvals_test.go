@@ -179,20 +179,23 @@ func TestApprovalLinkGetChangesNothingPostApprovesOnce(t *testing.T) {
 	if ok != 1 || conflict != 7 {
 		t.Errorf("concurrent approvals: %d ok, %d conflict; want 1 and 7", ok, conflict)
 	}
-	if fileExists(t, d, "personal:old.md") {
+	// The decision answers at once; the worker runs the delete and the
+	// Telegram message shows "running", then the outcome.
+	if !eventually(10*time.Second, func() bool { return !fileExists(t, d, "personal:old.md") }) {
 		t.Error("the approved delete did not run")
 	}
 	// Replay after the decision.
 	if got := postDecision(t, links["approve"], "approve", nil); got != http.StatusConflict {
 		t.Errorf("replay = %d, want 409", got)
 	}
-	// The Telegram message shows the outcome.
-	deadline := time.Now().Add(5 * time.Second)
-	for len(tg.Edits()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	if !eventually(10*time.Second, func() bool {
+		e := tg.Edits()
+		return len(e) > 0 && strings.Contains(e[len(e)-1].Text, "approved by link and done")
+	}) {
+		t.Errorf("approval message edits = %+v, want the outcome", tg.Edits())
 	}
-	if e := tg.Edits(); len(e) == 0 || !strings.Contains(fmt.Sprint(e[len(e)-1]), "done") {
-		t.Errorf("approval message edits = %+v, want the outcome", e)
+	if e := tg.Edits(); len(e) != 2 || !strings.Contains(e[0].Text, "running; the agent will report back") || e[0].ReplyMarkup != nil {
+		t.Errorf("approval message edits = %+v, want \"running\" without buttons, then the outcome", e)
 	}
 }
 
@@ -214,11 +217,15 @@ func TestApprovalButtonsOnlyFromApprovers(t *testing.T) {
 	if _, err := tg.PushPending(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if fileExists(t, d, "personal:b.md") {
+	if !eventually(10*time.Second, func() bool { return !fileExists(t, d, "personal:b.md") }) {
 		t.Error("the approver's button press did not run the delete")
 	}
-	if n := len(tg.Answers()); n < 2 {
-		t.Errorf("%d callback queries answered, want every press answered", n)
+	a := tg.Answers()
+	if len(a) < 2 {
+		t.Fatalf("%d callback queries answered, want every press answered", len(a))
+	}
+	if !strings.Contains(a[len(a)-1].Text, "is running now; hermes will report back") {
+		t.Errorf("the approver's press was answered %q, want that it runs and the agent reports back", a[len(a)-1].Text)
 	}
 }
 
@@ -327,21 +334,27 @@ func TestApprovedCallIsAuditedAsApproved(t *testing.T) {
 	if got := postDecision(t, link, "approve", nil); got != http.StatusOK {
 		t.Fatalf("approve = %d", got)
 	}
-	_, _, chain := d.do("GET", "/dev/chains/"+root, "", nil)
-	entries, _ := chain["audit"].([]any)
+	// The agent-worker runs the approved call after the page answered.
+	var entries []any
 	var staged, executed map[string]any
-	for _, x := range entries {
-		e, _ := x.(map[string]any)
-		if e["tool"] != "Workspace" || e["action"] != "delete" {
-			continue
+	eventually(10*time.Second, func() bool {
+		_, _, chain := d.do("GET", "/dev/chains/"+root, "", nil)
+		entries, _ = chain["audit"].([]any)
+		staged, executed = nil, nil
+		for _, x := range entries {
+			e, _ := x.(map[string]any)
+			if e["tool"] != "Workspace" || e["action"] != "delete" {
+				continue
+			}
+			switch e["outcome"] {
+			case "pending_approval":
+				staged = e
+			case "ok":
+				executed = e
+			}
 		}
-		switch e["outcome"] {
-		case "pending_approval":
-			staged = e
-		case "ok":
-			executed = e
-		}
-	}
+		return staged != nil && executed != nil
+	})
 	if staged == nil || executed == nil {
 		t.Fatalf("audit of the chain = %v, want the staged and the executed delete", entries)
 	}

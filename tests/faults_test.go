@@ -489,14 +489,21 @@ func TestFaultTelegram429ApprovalDecisions(t *testing.T) {
 		req, _ := stageDelete(t, w.tg, w.dev, "personal:a.md")
 		approve := req.ReplyMarkup.InlineKeyboard[0][0].CallbackData
 		// The press is acted on, but its answer (the toast) meets a 429 and
-		// the outcome edit meets two (the one short wait does not help):
-		// the human sees nothing happen and presses the stale button again.
+		// both edits ("running", then the worker's outcome) meet two each
+		// (the one short wait does not help): the human sees nothing happen
+		// and presses the stale button again.
+		edits := w.tg.Calls("editMessageText")
 		w.tg.FailNext("answerCallbackQuery", 429, 1)
-		w.tg.FailNext("editMessageText", 429, 1)
-		w.tg.FailNext("editMessageText", 429, 1)
+		for range 4 {
+			w.tg.FailNext("editMessageText", 429, 1)
+		}
 		w.tg.InjectCallback(richard, req.MessageID, approve)
 		if _, err := w.tg.PushPending(context.Background()); err != nil {
 			t.Fatal(err)
+		}
+		// The worker has run the delete and recorded it once it tried its edit.
+		if !eventually(10*time.Second, func() bool { return w.tg.Calls("editMessageText") >= edits+4 }) {
+			t.Fatalf("%d edit attempts, want 4", w.tg.Calls("editMessageText")-edits)
 		}
 		ran := !fileExists(t, w.dev, "personal:a.md")
 		// Put the file back: a second execution would delete it again.
@@ -525,9 +532,9 @@ func TestFaultTelegram429ApprovalDecisions(t *testing.T) {
 		_, links := stageDelete(t, w.tg, w.dev, "personal:b.md")
 		w.tg.FailNext("editMessageText", 429, 1)
 		if got := postDecision(t, links["approve"], "approve", nil); got != http.StatusOK {
-			t.Errorf("approve by link = %d, want 200 (the page shows the outcome)", got)
+			t.Errorf("approve by link = %d, want 200 (the page says it runs)", got)
 		}
-		ran := !fileExists(t, w.dev, "personal:b.md")
+		ran := eventually(10*time.Second, func() bool { return !fileExists(t, w.dev, "personal:b.md") })
 		w.dev.invoke("hermes", "Workspace", "write", map[string]any{"path": "personal:b.md", "content": "new"})
 		replay := postDecision(t, links["approve"], "approve", nil)
 		if replay != http.StatusConflict {

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
@@ -38,7 +39,7 @@ func BenchmarkWebhookAck(b *testing.B) {
 		{ID: "hermes", UserID: "u-hermes", Username: "agent-hermes", AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true},
 		{ID: "atlas", UserID: "u-atlas", Username: "agent-atlas", AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true},
 	}, &switchboard.WakeClaims{KV: store.KV()}, d, quietLog())
-	srv := httptest.NewServer(recv)
+	srv := httptest.NewServer(httpapi.RocketChatWebhook(recv))
 	defer srv.Close()
 	lat := make([]time.Duration, 0, b.N)
 	before := store.Stats().Total

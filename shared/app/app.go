@@ -1,10 +1,11 @@
 // Package app is the composition root of the whole system in one process:
 // `switchboard dev`, the operator CLI and `switchboard invoke` build it. It
 // stacks the same layers the Lambdas build one by one (shared/app/internal:
-// core → actions → agents) and, where no agent-worker Lambda is named,
-// queues wakes on an in-process pool. The Lambdas do not import it: each
-// functions/<name>/main.go calls its own builder (shared/app/receive,
-// shared/app/act, shared/app/run), so that it links only what it uses.
+// core → decide → actions → agents) and, where no agent-worker Lambda is
+// named, queues wakes on an in-process pool. The Lambdas do not import it:
+// each functions/<name>/main.go calls its own builder (shared/app/receive,
+// shared/app/decide, shared/app/act, shared/app/run), so that it links only
+// what it uses.
 package app
 
 import (
@@ -17,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/agents"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
@@ -35,7 +37,7 @@ const DefaultConfigFile = core.DefaultConfigFile
 
 // EnvPublicBaseURL stands in for an empty instance.publicBaseUrl; the dev
 // runtime sets it to its own listener so that approval links work locally.
-const EnvPublicBaseURL = actions.EnvPublicBaseURL
+const EnvPublicBaseURL = decide.EnvPublicBaseURL
 
 // App is every layer, built once per process.
 type App struct {
@@ -68,7 +70,11 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 		a.pool.SetRetryDelays(delays)
 		c.Dispatcher = a.pool
 	}
-	act, err := actions.New(c)
+	d, err := decide.New(c)
+	if err != nil {
+		return nil, err
+	}
+	act, err := actions.New(d)
 	if err != nil {
 		return nil, err
 	}
@@ -87,9 +93,9 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 func (a *App) Endpoints(toolAuth func(http.Handler) http.Handler) map[string]http.Handler {
 	return map[string]http.Handler{
 		"tools":              toolAuth(a.g.ToolsHandler()),
-		"rocketchat-webhook": a.g.Receiver(),
+		"rocketchat-webhook": httpapi.RocketChatWebhook(a.g.Receiver()),
 		"approvals":          a.g.ApprovalsHandler(),
-		"telegram-webhook":   a.g.TelegramIn,
+		"telegram-webhook":   a.g.TelegramHandler(),
 	}
 }
 

@@ -18,10 +18,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/app/act"
-	"github.com/switchboard-dev/switchboard/shared/app/receive"
-	"github.com/switchboard-dev/switchboard/shared/app/run"
+	"github.com/switchboard-dev/switchboard/shared/app/builders"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+	"github.com/switchboard-dev/switchboard/shared/platform/noderun"
 )
 
 // pkg is one Go package directory of the root module.
@@ -49,7 +48,7 @@ func loadRepo(t *testing.T) *repo {
 	if parsed != nil {
 		return parsed
 	}
-	root, err := findRoot()
+	root, err := noderun.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,24 +122,6 @@ func (r *repo) parseDir(dir string) error {
 	}
 	r.pkgs[p.importPath] = p
 	return nil
-}
-
-// findRoot walks up from the package directory to the directory holding go.mod.
-func findRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 func modulePath(gomod string) (string, error) {
@@ -297,16 +278,6 @@ func TestOnePackageDocComment(t *testing.T) {
 
 func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
 
-// builders is the lean builder each function's main.go must call.
-var builders = map[string]any{
-	"rocketchat-webhook": receive.RocketChatWebhook,
-	"tools":              act.Tools,
-	"approvals":          act.Approvals,
-	"telegram-webhook":   act.TelegramWebhook,
-	"jobs":               act.Jobs,
-	"agent-worker":       run.AgentWorker,
-}
-
 // TestFunctionsMatchCatalogue: functions/<name> exists exactly for the
 // functions of the deploy catalogue, each has a builder, and its main.go
 // calls that very builder.
@@ -331,7 +302,7 @@ func TestFunctionsMatchCatalogue(t *testing.T) {
 		if !dirs[f.Name] {
 			t.Errorf("catalogue function %q has no functions/%s/main.go", f.Name, f.Name)
 		}
-		h, ok := builders[f.Name]
+		h, ok := builders.ByFunction[f.Name]
 		if !ok {
 			t.Errorf("catalogue function %q has no builder", f.Name)
 			continue
@@ -356,7 +327,7 @@ func funcName(fn any) string {
 	return path.Base(full)
 }
 
-// startedHandlers lists the builder calls (receive.X, act.X, run.X) a
+// startedHandlers lists the builder calls (receive.X, decide.X, act.X, run.X) a
 // function's files use.
 func startedHandlers(t *testing.T, root string, p *pkg) []string {
 	t.Helper()
@@ -369,7 +340,7 @@ func startedHandlers(t *testing.T, root string, p *pkg) []string {
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			if sel, ok := n.(*ast.SelectorExpr); ok {
-				if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "receive" || id.Name == "act" || id.Name == "run") {
+				if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "receive" || id.Name == "decide" || id.Name == "act" || id.Name == "run") {
 					set[id.Name+"."+sel.Sel.Name] = true
 				}
 			}

@@ -40,10 +40,12 @@ var notFor = map[string][]string{
 		"shared/adapters/nextcloud", "shared/adapters/collabora", "shared/adapters/s3blob",
 		"service/s3", "shared/tools",
 	},
-	// Approving runs the staged tool call (Nextcloud and S3 included), but
-	// no model runs here.
-	"telegram-webhook": {"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai"},
-	"approvals":        {"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai"},
+	// The deciding functions record a decision and hand the approved call
+	// to the agent-worker, which runs it: no tool executor, tools, files or
+	// models (the router's tool arguments, shared/tools/toolargs, are only
+	// declarations).
+	"telegram-webhook": decidingNotFor,
+	"approvals":        decidingNotFor,
 	"tools":            {"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai"},
 	"jobs":             {"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai"},
 }
@@ -74,4 +76,11 @@ func TestLambdasLinkOnlyWhatTheyUse(t *testing.T) {
 			}
 		})
 	}
+}
+
+var decidingNotFor = []string{
+	"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai",
+	"shared/adapters/nextcloud", "shared/adapters/collabora", "shared/adapters/s3blob", "service/s3",
+	"shared/tools\n", "shared/tools/staging", "shared/tools/workspace", "shared/tools/rctool", "shared/tools/nctool",
+	"shared/app/internal/actions", "shared/app/internal/agents",
 }

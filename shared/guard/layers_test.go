@@ -28,6 +28,8 @@ var layerRules = []struct {
 		"an adapter implements a port of the domain (shared/switchboard); move the type it needs into the domain"},
 	{"shared/usecases", []string{"shared/app", "shared/handlers", "shared/devrt"},
 		"a use case is wired by shared/app, it never reaches back into the wiring"},
+	{"shared/usecases", []string{"shared/httpapi"},
+		"a use case exposes plain methods; every endpoint's HTTP code lives in shared/httpapi"},
 	{"shared/tools", []string{"shared/app", "shared/handlers", "shared/devrt", "shared/usecases"},
 		"agent tools call adapters through the domain's ports; a tool that is a use case's facade lives in that use case"},
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	appbuilders "github.com/switchboard-dev/switchboard/shared/app/builders"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -25,9 +26,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	"github.com/switchboard-dev/switchboard/shared/app"
-	"github.com/switchboard-dev/switchboard/shared/app/act"
-	"github.com/switchboard-dev/switchboard/shared/app/receive"
-	"github.com/switchboard-dev/switchboard/shared/app/run"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
@@ -331,16 +329,7 @@ func newAppOn(t *testing.T, config, ddbEndpoint string) *app.App {
 // invoke can build the function's own handler from the same one.
 var envOf sync.Map // *app.App → func(string) string
 
-// builders are what functions/<name>/main.go call: each Lambda's own,
-// lean composition.
-var builders = map[string]func(context.Context, func(string) string) (any, error){
-	"rocketchat-webhook": receive.RocketChatWebhook,
-	"tools":              act.Tools,
-	"approvals":          act.Approvals,
-	"telegram-webhook":   act.TelegramWebhook,
-	"jobs":               act.Jobs,
-	"agent-worker":       run.AgentWorker,
-}
+var builders = appbuilders.ByFunction
 
 // invoke runs raw through the production decode path of function fn, as
 // its main.go builds it (the lean builder) on a's environment.

@@ -32,8 +32,9 @@ var Budgets = map[string]Budget{
 	// not. Nothing slow runs here: one claim and one dispatch per agent.
 	"POST /hooks/rocketchat": {Limit: 900 * time.Millisecond, Status: http.StatusServiceUnavailable,
 		Message: "temporarily unable to queue the message; Rocket.Chat will retry"},
-	// An approval button runs the approved tool call before it answers, so
-	// the Telegram webhook gets a tool call's budget. Telegram resends on
+	// An approval button records the decision and edits the request
+	// message (waiting out one Telegram 429) before it answers; the
+	// approved call itself runs in the agent-worker. Telegram resends on
 	// any non-2xx status.
 	"POST /hooks/telegram": {Limit: 55 * time.Second, Status: http.StatusServiceUnavailable,
 		Message: "temporarily unable to take the update; Telegram will resend it"},
@@ -48,7 +49,8 @@ var Budgets = map[string]Budget{
 		Message: "the approval could not be loaded in time; open the link again in a minute"},
 	"HEAD /approvals/{id}": {Limit: 10 * time.Second, Status: http.StatusServiceUnavailable,
 		Message: "the approval could not be loaded in time; open the link again in a minute"},
-	// Approving runs the approved tool call before the page answers.
+	// Approving records the decision and edits the request message before
+	// the page answers; the agent-worker runs the call.
 	"POST /approvals/{id}": {Limit: 55 * time.Second, Status: http.StatusServiceUnavailable,
 		Message: "the decision did not finish in time; open the link again in a minute to see whether it was recorded"},
 

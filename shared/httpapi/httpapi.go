@@ -1,6 +1,11 @@
-// Package httpapi is the HTTP transport: the routes that function URLs serve
-// in AWS and the dev listener serves locally, the one table that maps domain
-// error codes to HTTP status, strict JSON decoding and the auth guards.
+// Package httpapi is the HTTP transport: every endpoint (the tools, the
+// Rocket.Chat and Telegram webhooks, the approval pages) over the use
+// cases' plain methods, the routes that function URLs serve in AWS and the
+// dev listener serves locally, the one table that maps domain error codes
+// to HTTP status, strict JSON decoding and the auth guards. Every function
+// links this package but uses only its own endpoint: nothing here is built
+// at package init (the approval page's CSP is built on first use), so the
+// others cost no start time and the linker drops their code.
 package httpapi
 
 import (
@@ -40,8 +45,8 @@ var statusOf = map[string]int{
 	sb.EINTERNAL:     http.StatusInternalServerError,
 
 	"approval.ready":           http.StatusOK,
-	"approval.executed":        http.StatusOK,
-	"approval.failed":          http.StatusOK, // the decision worked; the page says the action failed
+	"approval.approved":        http.StatusOK, // the worker runs the call; the agent reports back
+	"approval.failed":          http.StatusOK, // the decision worked; the page says the action did not run
 	"approval.denied":          http.StatusOK,
 	"approval.already_decided": http.StatusConflict,
 	"approval.invalid_token":   http.StatusForbidden,

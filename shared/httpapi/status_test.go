@@ -12,7 +12,7 @@ import (
 // have is in the one status table, with the status the page promises.
 func TestApprovalOutcomesHaveAStatus(t *testing.T) {
 	for kind, want := range map[approvals.OutcomeKind]int{
-		approvals.KindReady: 200, approvals.KindExecuted: 200, approvals.KindFailed: 200, approvals.KindDenied: 200,
+		approvals.KindReady: 200, approvals.KindApproved: 200, approvals.KindFailed: 200, approvals.KindDenied: 200,
 		approvals.KindAlreadyDecided: 409, approvals.KindInvalidToken: 403, approvals.KindNotApprover: 403,
 		approvals.KindExpired: 410, approvals.KindUnknown: 404, approvals.KindMalformed: 400,
 	} {

@@ -9,31 +9,37 @@ import (
 )
 
 // ApprovalStatus is where an approval stands. pending → approved | denied |
-// expired; approved → executed | failed. Nothing ever goes back, so a
-// conditional write on the status is enough to make every step happen once.
+// expired; approved → executing | failed (never started); executing →
+// executed | failed. Nothing ever goes back, so a conditional write on the
+// status is enough to make every step happen once: in particular only the
+// one caller that moves an approval to executing runs its action.
 type ApprovalStatus string
 
 const (
-	ApprovalPending  ApprovalStatus = "pending"
-	ApprovalApproved ApprovalStatus = "approved" // a human said yes; the action runs now (or its runner died and expiry closes it)
-	ApprovalDenied   ApprovalStatus = "denied"
-	ApprovalExpired  ApprovalStatus = "expired"
-	ApprovalExecuted ApprovalStatus = "executed" // the action ran and answered status "ok"
-	ApprovalFailed   ApprovalStatus = "failed"   // the action ran and failed, or its outcome is unknown
+	ApprovalPending   ApprovalStatus = "pending"
+	ApprovalApproved  ApprovalStatus = "approved"  // a human said yes; the action is queued for the worker (or never starts and expiry closes it)
+	ApprovalExecuting ApprovalStatus = "executing" // the worker runs the action now (or died and expiry closes it)
+	ApprovalDenied    ApprovalStatus = "denied"
+	ApprovalExpired   ApprovalStatus = "expired"
+	ApprovalExecuted  ApprovalStatus = "executed" // the action ran and answered status "ok"
+	ApprovalFailed    ApprovalStatus = "failed"   // the action ran and failed, or its outcome is unknown
 )
 
-// Valid reports whether s is one of the six statuses.
+// Valid reports whether s is one of the seven statuses.
 func (s ApprovalStatus) Valid() bool {
 	switch s {
-	case ApprovalPending, ApprovalApproved, ApprovalDenied, ApprovalExpired, ApprovalExecuted, ApprovalFailed:
+	case ApprovalPending, ApprovalApproved, ApprovalExecuting, ApprovalDenied, ApprovalExpired, ApprovalExecuted, ApprovalFailed:
 		return true
 	}
 	return false
 }
 
 // Open reports whether an approval in status s still needs work: pending
-// (waits for a human) or approved (its action has not recorded a result).
-func (s ApprovalStatus) Open() bool { return s == ApprovalPending || s == ApprovalApproved }
+// (waits for a human), approved (its action has not started) or executing
+// (its action has not recorded a result).
+func (s ApprovalStatus) Open() bool {
+	return s == ApprovalPending || s == ApprovalApproved || s == ApprovalExecuting
+}
 
 // CanBecome reports whether s → to is a step of the lifecycle.
 func (s ApprovalStatus) CanBecome(to ApprovalStatus) bool {
@@ -41,6 +47,8 @@ func (s ApprovalStatus) CanBecome(to ApprovalStatus) bool {
 	case ApprovalPending:
 		return to == ApprovalApproved || to == ApprovalDenied || to == ApprovalExpired
 	case ApprovalApproved:
+		return to == ApprovalExecuting || to == ApprovalFailed
+	case ApprovalExecuting:
 		return to == ApprovalExecuted || to == ApprovalFailed
 	}
 	return false
@@ -69,6 +77,9 @@ type Approval struct {
 	Status    ApprovalStatus `json:"status"`
 	DecidedBy string         `json:"decidedBy,omitempty"` // "link", "telegram:<user id>", "expiry"
 	DecidedAt time.Time      `json:"decidedAt,omitzero"`
+	// StartedAt is when the worker took the approved action (approved →
+	// executing); zero until then.
+	StartedAt time.Time `json:"startedAt,omitzero"`
 	// Result is the action's envelope (executed or failed).
 	Result Envelope `json:"result,omitzero"`
 	// ExecRun is the run context the action ran (and was audited) under: a
@@ -102,7 +113,7 @@ type ApprovalStore interface {
 	// the approval as written; it never touches other fields. ENOTFOUND for
 	// an unknown id.
 	SetNotice(ctx context.Context, id string, notice json.RawMessage) (Approval, error)
-	// ListOpen returns every pending or approved approval, earliest expiry
+	// ListOpen returns every pending, approved or executing approval, earliest expiry
 	// first, with a query on a small index (never a scan).
 	ListOpen(ctx context.Context) ([]Approval, error)
 }

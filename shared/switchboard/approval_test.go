@@ -11,13 +11,15 @@ import (
 
 func TestApprovalLifecycle(t *testing.T) {
 	steps := map[[2]sb.ApprovalStatus]bool{
-		{sb.ApprovalPending, sb.ApprovalApproved}:  true,
-		{sb.ApprovalPending, sb.ApprovalDenied}:    true,
-		{sb.ApprovalPending, sb.ApprovalExpired}:   true,
-		{sb.ApprovalApproved, sb.ApprovalExecuted}: true,
-		{sb.ApprovalApproved, sb.ApprovalFailed}:   true,
+		{sb.ApprovalPending, sb.ApprovalApproved}:   true,
+		{sb.ApprovalPending, sb.ApprovalDenied}:     true,
+		{sb.ApprovalPending, sb.ApprovalExpired}:    true,
+		{sb.ApprovalApproved, sb.ApprovalExecuting}: true,
+		{sb.ApprovalApproved, sb.ApprovalFailed}:    true, // never started
+		{sb.ApprovalExecuting, sb.ApprovalExecuted}: true,
+		{sb.ApprovalExecuting, sb.ApprovalFailed}:   true,
 	}
-	all := []sb.ApprovalStatus{sb.ApprovalPending, sb.ApprovalApproved, sb.ApprovalDenied,
+	all := []sb.ApprovalStatus{sb.ApprovalPending, sb.ApprovalApproved, sb.ApprovalExecuting, sb.ApprovalDenied,
 		sb.ApprovalExpired, sb.ApprovalExecuted, sb.ApprovalFailed}
 	for _, from := range all {
 		if !from.Valid() {
@@ -28,7 +30,7 @@ func TestApprovalLifecycle(t *testing.T) {
 				t.Errorf("%s.CanBecome(%s) = %v", from, to, got)
 			}
 		}
-		if want := from == sb.ApprovalPending || from == sb.ApprovalApproved; from.Open() != want {
+		if want := from == sb.ApprovalPending || from == sb.ApprovalApproved || from == sb.ApprovalExecuting; from.Open() != want {
 			t.Errorf("%s.Open() = %v", from, !want)
 		}
 	}

@@ -1,7 +1,6 @@
 package tools_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -12,27 +11,14 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/switchboard-dev/switchboard/shared/tools"
+	"github.com/switchboard-dev/switchboard/shared/tools/toolargs/toolargstest"
 )
 
 // librarySchema compiles an action's schema with a full JSON Schema
 // implementation (which also checks it against the draft's meta-schema).
 func librarySchema(t *testing.T, name string, params map[string]any) *jsonschema.Schema {
 	t.Helper()
-	raw, err := json.Marshal(params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	url := "mem:///" + name + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(url)
+	s, err := toolargstest.CompileSchema(name, params, (*jsonschema.Compiler).AssertFormat)
 	if err != nil {
 		t.Fatalf("%s: not a valid JSON Schema: %v", name, err)
 	}

@@ -5,12 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools"
@@ -92,20 +92,7 @@ func (otherTool) Spec() sb.ToolSpec {
 
 func (otherTool) Invoke(context.Context, sb.ToolCall) sb.Envelope { return sb.OK(nil) }
 
-// stepClock advances by step on every reading, so durations are exact.
-type stepClock struct {
-	mu   sync.Mutex
-	t    time.Time
-	step time.Duration
-}
-
-func (c *stepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.t
-	c.t = c.t.Add(c.step)
-	return now
-}
+type stepClock = clocktest.Stepping
 
 // failingAudit refuses every write, like a throttled table.
 type failingAudit struct{ calls atomic.Int32 }
@@ -155,7 +142,7 @@ func newFixture(t testing.TB, opts ...fixtureOption) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{echo: &echoTool{}, store: memstore.New(), clock: &stepClock{t: t0, step: 7 * time.Millisecond}, logs: &bytes.Buffer{}}
+	f := &fixture{echo: &echoTool{}, store: memstore.New(), clock: clocktest.NewStepping(t0, 7*time.Millisecond), logs: &bytes.Buffer{}}
 	o := tools.Options{
 		Tools:   []sb.Tool{f.echo, otherTool{}},
 		Policy:  policy,

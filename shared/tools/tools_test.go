@@ -175,8 +175,8 @@ func TestInvoke(t *testing.T) {
 			if !e.At.Equal(t0) || e.At.Location() != time.UTC {
 				t.Errorf("audit at = %v, want %v in UTC", e.At, t0)
 			}
-			if e.Duration != f.clock.step {
-				t.Errorf("audit duration = %v, want %v (one clock step)", e.Duration, f.clock.step)
+			if e.Duration != f.clock.Step() {
+				t.Errorf("audit duration = %v, want %v (one clock step)", e.Duration, f.clock.Step())
 			}
 			if len(e.ID) != 26 {
 				t.Errorf("audit id = %q, want a 26-character id", e.ID)

@@ -18,6 +18,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/bedrock"
+	"github.com/switchboard-dev/switchboard/shared/platform/errtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 )
@@ -328,18 +329,7 @@ func TestRequestsRejectedBeforeTheCall(t *testing.T) {
 
 func checkErr(t *testing.T, err error, wantCode string, wantMsg ...string) {
 	t.Helper()
-	if err == nil {
-		t.Fatalf("err = nil, want code %s", wantCode)
-	}
-	if got := sb.ErrorCode(err); got != wantCode {
-		t.Errorf("code = %s, want %s (err: %v)", got, wantCode, err)
-	}
-	msg := sb.ErrorMessage(err)
-	for _, w := range wantMsg {
-		if !strings.Contains(msg, w) {
-			t.Errorf("message %q does not contain %q", msg, w)
-		}
-	}
+	errtest.Check(t, err, wantCode, wantMsg...)
 }
 
 // show prints a Response with Args verbatim.

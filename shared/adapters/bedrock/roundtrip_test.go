@@ -2,8 +2,6 @@ package bedrock_test
 
 import (
 	"context"
-	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -13,49 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/bedrock"
-	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
-	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
-	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/tools"
-	"github.com/switchboard-dev/switchboard/shared/tools/staging"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
+	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun/agentruntest"
 )
-
-// notes is a small real tool: Notes.write stores text under a name.
-type notes struct{ written map[string]string }
-
-func (n *notes) Spec() sb.ToolSpec {
-	return sb.ToolSpec{Name: "Notes", Description: "Notes of the team.", Actions: []sb.ActionSpec{
-		{Name: "write", Description: "Writes a note.", Parameters: map[string]any{
-			"type": "object", "required": []any{"name", "text"}, "additionalProperties": false,
-			"properties": map[string]any{"name": map[string]any{"type": "string"}, "text": map[string]any{"type": "string"}}}},
-	}}
-}
-
-func (n *notes) Invoke(_ context.Context, call sb.ToolCall) sb.Envelope {
-	var a struct{ Name, Text string }
-	_ = json.Unmarshal(call.Args, &a)
-	n.written[a.Name] = a.Text
-	return sb.OK(map[string]any{"name": a.Name})
-}
-
-// engine is agentrun.Engine over the real executor (schema check, staging,
-// audit) with the notes tool.
-func engine(t *testing.T) (*agentrun.Engine, *notes) {
-	t.Helper()
-	n := &notes{written: map[string]string{}}
-	policy, err := staging.New(map[string]string{"Notes.write": "auto"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := memstore.New()
-	x, err := tools.New(tools.Options{Tools: []sb.Tool{n}, Policy: policy, Audit: store, Scrub: scrub.New(nil),
-		Permits: func(string, string) bool { return true }, Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &agentrun.Engine{Tools: x, Receipts: store}, n
-}
 
 // TestToolCallRoundTrip runs a whole agent run through the provider: the
 // model calls Notes.write twice (once with a missing field), sees both
@@ -87,21 +45,10 @@ func TestToolCallRoundTrip(t *testing.T) {
 			second = strings.Join(s, "\n")
 		}},
 	}}
-	e, n := engine(t)
+	e, n := agentruntest.Engine(t)
 	res, err := e.Run(context.Background(), agentrun.Agent{ID: "ada", SystemPrompt: "You are Ada.", Model: bedrock.New(f, modelID),
 		Provider: "bedrock", ModelName: modelID}, "please note: buy milk", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Outcome != "answered" || res.Answer != `Saved the note "todo".` {
-		t.Errorf("outcome %q answer %q", res.Outcome, res.Answer)
-	}
-	if got, want := n.written["todo"], "buy milk"; got != want {
-		t.Errorf("note todo = %q, want %q", got, want)
-	}
-	if res.Receipt.TokensIn != 720 || res.Receipt.TokensOut != 49 {
-		t.Errorf("receipt tokens in/out = %d/%d, want 720/49", res.Receipt.TokensIn, res.Receipt.TokensOut)
-	}
+	agentruntest.WantNoteSaved(t, res, err, n, 720, 49)
 	lines := strings.Split(second, "\n")
 	if len(lines) != 3 {
 		t.Fatalf("step 2 messages:\n%s\nwant user, assistant, user", second)

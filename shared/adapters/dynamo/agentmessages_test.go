@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -24,20 +22,12 @@ import (
 // testBlobs is the in-process S3 server with one bucket, for long content.
 func testBlobs(t testing.TB) *s3blob.Store {
 	t.Helper()
-	endpoint, stop, err := s3fake.StartFake("")
+	blobs, stop, err := s3fake.NewStore("messages")
 	if err != nil {
-		t.Fatalf("StartFake: %v", err)
+		t.Fatalf("s3fake: %v", err)
 	}
 	t.Cleanup(stop)
-	c := s3blob.NewClientFromConfig(aws.Config{
-		Region:       "us-east-1",
-		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
-		BaseEndpoint: aws.String(endpoint),
-	})
-	if err := s3blob.EnsureBucket(t.Context(), c, "messages"); err != nil {
-		t.Fatalf("EnsureBucket: %v", err)
-	}
-	return s3blob.New(c, "messages")
+	return blobs
 }
 
 // newMessages is an AgentMessages on fresh tables and a fresh bucket.

@@ -78,6 +78,7 @@ type approvalItem struct {
 	Status    string   `dynamodbav:"status"`
 	DecidedBy string   `dynamodbav:"decidedBy,omitempty"`
 	DecidedAt string   `dynamodbav:"decidedAt,omitempty"`
+	StartedAt string   `dynamodbav:"startedAt,omitempty"`
 	Result    string   `dynamodbav:"result,omitempty"`
 	ExecRun   *runItem `dynamodbav:"execRun,omitempty"`
 	Notice    string   `dynamodbav:"notice,omitempty"`
@@ -155,6 +156,9 @@ func toApprovalItem(a switchboard.Approval) (map[string]types.AttributeValue, er
 	if !a.DecidedAt.IsZero() {
 		it.DecidedAt = timeKey(a.DecidedAt)
 	}
+	if !a.StartedAt.IsZero() {
+		it.StartedAt = timeKey(a.StartedAt)
+	}
 	if a.Result.Status != "" {
 		raw, err := json.Marshal(a.Result)
 		if err != nil {
@@ -196,6 +200,11 @@ func fromApprovalItem(av map[string]types.AttributeValue) (switchboard.Approval,
 	if it.DecidedAt != "" {
 		if a.DecidedAt, err = time.Parse(timeLayout, it.DecidedAt); err != nil {
 			return switchboard.Approval{}, fmt.Errorf("approval %s: decidedAt: %w", it.ID, err)
+		}
+	}
+	if it.StartedAt != "" {
+		if a.StartedAt, err = time.Parse(timeLayout, it.StartedAt); err != nil {
+			return switchboard.Approval{}, fmt.Errorf("approval %s: startedAt: %w", it.ID, err)
 		}
 	}
 	if it.Result != "" {

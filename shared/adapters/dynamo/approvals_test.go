@@ -91,7 +91,13 @@ func TestApprovalItemsHaveTTLAndAnIndexWhileOpen(t *testing.T) {
 	if raw.countIndex(t) != 1 {
 		t.Fatal("the index item went away while the approval is approved (still open)")
 	}
-	if _, err := s.Approvals().Transition(ctx, a.ID, switchboard.ApprovalApproved, switchboard.ApprovalExecuted, nil); err != nil {
+	if _, err := s.Approvals().Transition(ctx, a.ID, switchboard.ApprovalApproved, switchboard.ApprovalExecuting, nil); err != nil {
+		t.Fatal(err)
+	}
+	if raw.countIndex(t) != 1 {
+		t.Fatal("the index item went away while the approval is executing (still open)")
+	}
+	if _, err := s.Approvals().Transition(ctx, a.ID, switchboard.ApprovalExecuting, switchboard.ApprovalExecuted, nil); err != nil {
 		t.Fatal(err)
 	}
 	if n := raw.countIndex(t); n != 0 {

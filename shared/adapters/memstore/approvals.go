@@ -45,6 +45,9 @@ func stored(a switchboard.Approval) switchboard.Approval {
 	if !a.DecidedAt.IsZero() {
 		a.DecidedAt = a.DecidedAt.UTC()
 	}
+	if !a.StartedAt.IsZero() {
+		a.StartedAt = a.StartedAt.UTC()
+	}
 	if a.Result.Status == "" {
 		a.Result = switchboard.Envelope{}
 	} else if raw, err := json.Marshal(a.Result); err == nil {
@@ -120,7 +123,7 @@ func (s *Approvals) SetNotice(_ context.Context, id string, notice json.RawMessa
 	return stored(cur), nil
 }
 
-// ListOpen returns the pending and approved approvals ordered by expiry,
+// ListOpen returns the open (pending, approved, executing) approvals ordered by expiry,
 // then id (the adapter's index order).
 func (s *Approvals) ListOpen(context.Context) ([]switchboard.Approval, error) {
 	s.mu.Lock()

@@ -8,32 +8,16 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// fakeClock is a settable clock for the fake's rate limit and expiry.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+type fakeClock = clocktest.Clock
 
 func setup(t testing.TB) (*ncfake.Server, *nextcloud.Client) {
 	t.Helper()
@@ -735,7 +719,7 @@ func TestCapabilities(t *testing.T) {
 }
 
 func TestShares(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 5, 1, 22, 30, 0, 0, time.UTC)}
+	clock := clocktest.New(time.Date(2026, 5, 1, 22, 30, 0, 0, time.UTC))
 	fake := ncfake.Start(t, ncfake.Options{Now: clock.Now})
 	c := newClient(t, fake, fake.Password())
 	ctx := context.Background()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -263,7 +264,7 @@ func groupShare(p, with string) func(*nextcloud.Client) error {
 // TestShareRateLimit: 20 creations per 10 minutes, then 429 with the wait
 // from Retry-After and no retry by the client.
 func TestShareRateLimit(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	clock := clocktest.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	fake := ncfake.Start(t, ncfake.Options{Now: clock.Now})
 	c := newClient(t, fake, fake.Password())
 	fake.WriteFile("a.txt", []byte("a"))
@@ -271,7 +272,7 @@ func TestShareRateLimit(t *testing.T) {
 		if err := linkShare("a.txt")(c); err != nil {
 			t.Fatalf("share %d: %v", i+1, err)
 		}
-		clock.Advance(10 * time.Second)
+		clock.Add(10 * time.Second)
 	}
 	err := linkShare("a.txt")(c)
 	wantCode(t, err, switchboard.ERATELIMITED)
@@ -292,7 +293,7 @@ func TestShareRateLimit(t *testing.T) {
 	if got := fake.Calls("POST shares"); got != 21 {
 		t.Errorf("POST shares = %d, want 21 (no retry storm)", got)
 	}
-	clock.Advance(400 * time.Second)
+	clock.Add(400 * time.Second)
 	if err := linkShare("a.txt")(c); err != nil {
 		t.Errorf("after the wait: %v", err)
 	}

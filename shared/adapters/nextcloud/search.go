@@ -80,16 +80,7 @@ func (c *Client) searchBody(folder string, q SearchQuery) string {
   <d:basicsearch>
     <d:select>
       <d:prop>
-        <d:getlastmodified/>
-        <d:getetag/>
-        <d:getcontentlength/>
-        <d:resourcetype/>
-        <oc:fileid/>
-        <oc:permissions/>
-        <oc:size/>
-        <oc:share-types/>
-        <oc:favorite/>
-      </d:prop>
+` + indent(fileProps, "    ") + `      </d:prop>
     </d:select>
     <d:from>
       <d:scope>

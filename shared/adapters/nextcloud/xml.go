@@ -24,7 +24,12 @@ const (
 	propfindFiles = `<?xml version="1.0" encoding="UTF-8"?>
 <d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns">
   <d:prop>
-    <d:getlastmodified/>
+` + fileProps + `  </d:prop>
+</d:propfind>
+`
+	// fileProps are the properties of an Entry, one a line, indented for
+	// the PROPFIND above; the SEARCH request selects the same.
+	fileProps = `    <d:getlastmodified/>
     <d:getetag/>
     <d:getcontentlength/>
     <d:resourcetype/>
@@ -33,8 +38,6 @@ const (
     <oc:size/>
     <oc:share-types/>
     <oc:favorite/>
-  </d:prop>
-</d:propfind>
 `
 	propfindQuota = `<?xml version="1.0" encoding="UTF-8"?>
 <d:propfind xmlns:d="DAV:">

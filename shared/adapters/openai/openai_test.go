@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/openai"
+	"github.com/switchboard-dev/switchboard/shared/platform/errtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 )
@@ -423,18 +424,7 @@ func TestPrintingTheModelHidesTheKey(t *testing.T) {
 // nowhere in it, internal detail included.
 func checkErr(t *testing.T, err error, key, wantCode string, wantMsg, wantNotMsg []string) {
 	t.Helper()
-	if err == nil {
-		t.Fatalf("err = nil, want code %s", wantCode)
-	}
-	if got := sb.ErrorCode(err); got != wantCode {
-		t.Errorf("code = %s, want %s (err: %v)", got, wantCode, err)
-	}
-	msg := sb.ErrorMessage(err)
-	for _, w := range wantMsg {
-		if !strings.Contains(msg, w) {
-			t.Errorf("message %q does not contain %q", msg, w)
-		}
-	}
+	errtest.Check(t, err, wantCode, wantMsg...)
 	for _, w := range wantNotMsg {
 		if strings.Contains(err.Error(), w) {
 			t.Errorf("error %q contains %q", err.Error(), w)

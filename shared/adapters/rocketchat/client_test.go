@@ -13,27 +13,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
+	"github.com/switchboard-dev/switchboard/shared/platform/errtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.*")
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type fakeClock = clocktest.Clock
 
 var t0 = time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
 
@@ -52,7 +43,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	s := rcfake.New()
 	t.Cleanup(s.Close)
-	f := &fixture{s: s, clock: &fakeClock{t: t0}, ids: map[string]string{}}
+	f := &fixture{s: s, clock: clocktest.New(t0), ids: map[string]string{}}
 	s.SetClock(f.clock.Now)
 	f.ids["alice"], _ = s.AddUser("alice")
 	var hermesID string
@@ -74,11 +65,7 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) post(t *testing.T, as, rid, text string, opts rcfake.PostOptions) rcfake.Message {
 	t.Helper()
 	f.clock.Add(time.Second)
-	m, err := f.s.Post(as, rid, text, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return f.s.MustPost(t, as, rid, text, opts)
 }
 
 func ctx(t *testing.T) context.Context {
@@ -92,18 +79,7 @@ func ctx(t *testing.T) context.Context {
 // neither the message nor the whole error text carries the token.
 func checkErr(t *testing.T, err error, token, wantCode string, wantMsg ...string) *sb.Error {
 	t.Helper()
-	var e *sb.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("err = %v (%T), want *switchboard.Error", err, err)
-	}
-	if e.Code != wantCode {
-		t.Errorf("code = %q, want %q (%v)", e.Code, wantCode, err)
-	}
-	for _, w := range wantMsg {
-		if !strings.Contains(e.Message, w) {
-			t.Errorf("message %q does not contain %q", e.Message, w)
-		}
-	}
+	e := errtest.Check(t, err, wantCode, wantMsg...)
 	if token != "" && (strings.Contains(e.Message, token) || strings.Contains(err.Error(), token)) {
 		t.Errorf("error leaks the token: %v", err)
 	}

@@ -36,6 +36,9 @@ func utcApproval(a sb.Approval) sb.Approval {
 	if !a.DecidedAt.IsZero() {
 		a.DecidedAt = a.DecidedAt.UTC()
 	}
+	if !a.StartedAt.IsZero() {
+		a.StartedAt = a.StartedAt.UTC()
+	}
 	return a
 }
 
@@ -151,14 +154,27 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) sb.ApprovalStore
 		_, err = s.Transition(ctx, a.ID, sb.ApprovalPending, sb.ApprovalDenied, nil)
 		wantCode(t, "second decision", err, sb.ECONFLICT)
 
+		_, err = s.Transition(ctx, a.ID, sb.ApprovalApproved, sb.ApprovalExecuted, nil)
+		wantCode(t, "approved→executed skips executing", err, sb.EINVALID)
+		started := decided.Add(time.Second)
+		got, err = s.Transition(ctx, a.ID, sb.ApprovalApproved, sb.ApprovalExecuting, func(x *sb.Approval) { x.StartedAt = started })
+		noErr(t, "Transition approved→executing", err)
+		want.Status, want.StartedAt = sb.ApprovalExecuting, started.UTC()
+		sameApproval(t, "Transition to executing", got, want)
+		stored, err = s.Get(ctx, a.ID)
+		noErr(t, "Get executing", err)
+		sameApproval(t, "Get executing", stored, want)
+		_, err = s.Transition(ctx, a.ID, sb.ApprovalApproved, sb.ApprovalExecuting, nil)
+		wantCode(t, "second start", err, sb.ECONFLICT)
+
 		res := sb.OK(map[string]any{"deleted": "reports/q1.md", "size": 12})
-		got, err = s.Transition(ctx, a.ID, sb.ApprovalApproved, sb.ApprovalExecuted, func(x *sb.Approval) { x.Result = res })
-		noErr(t, "Transition approved→executed", err)
+		got, err = s.Transition(ctx, a.ID, sb.ApprovalExecuting, sb.ApprovalExecuted, func(x *sb.Approval) { x.Result = res })
+		noErr(t, "Transition executing→executed", err)
 		if got.Status != sb.ApprovalExecuted || got.Result.Status != "ok" || got.Result.Data["deleted"] != "reports/q1.md" ||
-			got.Result.Data["size"] != float64(12) || got.DecidedBy != "telegram:42" {
+			got.Result.Data["size"] != float64(12) || got.DecidedBy != "telegram:42" || !got.StartedAt.Equal(started) {
 			t.Fatalf("after execution: %+v", got)
 		}
-		_, err = s.Transition(ctx, a.ID, sb.ApprovalApproved, sb.ApprovalFailed, nil)
+		_, err = s.Transition(ctx, a.ID, sb.ApprovalExecuting, sb.ApprovalFailed, nil)
 		wantCode(t, "second result", err, sb.ECONFLICT)
 	})
 
@@ -174,11 +190,13 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) sb.ApprovalStore
 			{sb.ApprovalDenied, sb.ApprovalApproved},
 			{sb.ApprovalExpired, sb.ApprovalPending},
 			{"bogus", sb.ApprovalApproved},
+			{sb.ApprovalExecuting, sb.ApprovalApproved},
+			{sb.ApprovalPending, sb.ApprovalExecuting},
 		} {
 			_, err := s.Transition(ctx, a.ID, step[0], step[1], nil)
 			wantCode(t, string(step[0])+"→"+string(step[1]), err, sb.EINVALID)
 		}
-		_, err = s.Transition(ctx, a.ID, sb.ApprovalApproved, sb.ApprovalExecuted, nil)
+		_, err = s.Transition(ctx, a.ID, sb.ApprovalApproved, sb.ApprovalExecuting, nil)
 		wantCode(t, "from a status it is not in", err, sb.ECONFLICT)
 		got, err := s.Get(ctx, a.ID)
 		noErr(t, "Get", err)
@@ -262,9 +280,14 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) sb.ApprovalStore
 		mid := SampleApproval("mid", base, 2*time.Hour)
 		denied := SampleApproval("denied", base, 30*time.Minute)
 		done := SampleApproval("done", base, 30*time.Minute)
-		for _, a := range []sb.Approval{late, early, mid, denied, done} {
+		running := SampleApproval("running", base, 150*time.Minute)
+		for _, a := range []sb.Approval{late, early, mid, denied, done, running} {
 			noErr(t, "Create "+a.ID, s.Create(ctx, a))
 		}
+		_, err = s.Transition(ctx, running.ID, sb.ApprovalPending, sb.ApprovalApproved, nil)
+		noErr(t, "approve running", err)
+		_, err = s.Transition(ctx, running.ID, sb.ApprovalApproved, sb.ApprovalExecuting, nil)
+		noErr(t, "start running", err)
 		_, err = s.Transition(ctx, mid.ID, sb.ApprovalPending, sb.ApprovalApproved, nil)
 		noErr(t, "approve mid", err)
 		_, err = s.Transition(ctx, denied.ID, sb.ApprovalPending, sb.ApprovalDenied, nil)
@@ -279,7 +302,7 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) sb.ApprovalStore
 		for _, a := range got {
 			ids = append(ids, a.ID+":"+string(a.Status))
 		}
-		want := []string{"early:pending", "mid:approved", "late:pending"}
+		want := []string{"early:pending", "mid:approved", "running:executing", "late:pending"}
 		if !reflect.DeepEqual(ids, want) {
 			t.Fatalf("ListOpen: %v, want %v", ids, want)
 		}

@@ -8,33 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// Clock is the settable clock RunCounters, RunKV and RunLeases hand to
-// newStore (as its Now), so that expiry is tested without sleeping.
-type Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Set moves the clock to t.
-func (c *Clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
+type Clock = clocktest.Clock
 
 // newClock starts at base, whose nanoseconds make second and millisecond
 // truncation visible.
-func newClock() *Clock { return &Clock{t: base} }
+func newClock() *Clock { return clocktest.New(base) }
 
 // concurrently runs f(i) for i in [0, n) at once and waits for all.
 func concurrently(n int, f func(i int)) {

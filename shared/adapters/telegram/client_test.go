@@ -14,36 +14,12 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
+	"github.com/switchboard-dev/switchboard/shared/platform/errtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-type fakeClock struct {
-	mu     sync.Mutex
-	t      time.Time
-	sleeps []time.Duration
-}
-
-// Sleep records d and moves the clock on instead of waiting.
-func (c *fakeClock) Sleep(_ context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.sleeps = append(c.sleeps, d)
-	c.t = c.t.Add(d)
-	return nil
-}
-
-func (c *fakeClock) Slept() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]time.Duration(nil), c.sleeps...)
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type fakeClock = clocktest.Clock
 
 var t0 = time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
 
@@ -67,7 +43,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	s := tgfake.New()
 	t.Cleanup(s.Close)
-	f := &fixture{s: s, clock: &fakeClock{t: t0}}
+	f := &fixture{s: s, clock: clocktest.New(t0)}
 	s.SetClock(f.clock.Now)
 	s.AddUser(annUser)
 	s.AddChat(team, "supergroup")
@@ -91,18 +67,7 @@ func ctx(t *testing.T) context.Context {
 // neither its message nor the whole error text carries the bot token.
 func checkErr(t *testing.T, err error, wantCode string, wantMsg ...string) *sb.Error {
 	t.Helper()
-	var e *sb.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("err = %v (%T), want *switchboard.Error", err, err)
-	}
-	if e.Code != wantCode {
-		t.Errorf("code = %q, want %q (%v)", e.Code, wantCode, err)
-	}
-	for _, w := range wantMsg {
-		if !strings.Contains(e.Message, w) {
-			t.Errorf("message %q does not contain %q", e.Message, w)
-		}
-	}
+	e := errtest.Check(t, err, wantCode, wantMsg...)
 	secret := token[strings.IndexByte(token, ':')+1:]
 	for _, s := range []string{e.Message, err.Error(), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", err)} {
 		if strings.Contains(s, secret) {
@@ -772,7 +737,7 @@ func TestGetUpdatesConflicts(t *testing.T) {
 		_, err := f.c.GetUpdates(ctx(t), 0, 5*time.Second, nil)
 		errc <- err
 	}()
-	waitFor(t, func() bool { return f.s.Calls("getUpdates") == 1 })
+	clocktest.WaitFor(t, func() bool { return f.s.Calls("getUpdates") == 1 })
 	time.Sleep(50 * time.Millisecond) // let the first poll start waiting
 	other, _ := New(f.s.URL, token, f.s.Client())
 	go func() { _, _ = other.GetUpdates(context.Background(), 0, time.Second, nil) }()
@@ -794,17 +759,6 @@ func TestGetUpdatesConflicts(t *testing.T) {
 	}
 	if _, err := f.c.GetUpdates(ctx(t), 0, 0, nil); err != nil {
 		t.Errorf("after DeleteWebhook: %v", err)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 5s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

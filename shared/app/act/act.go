@@ -1,8 +1,7 @@
 // Package act builds the functions that act without running a model:
-// tools, approvals, telegram-webhook and jobs. They share the core and the
-// actions layer (the workspace bucket, the tool executor with every tool,
-// approvals, the Telegram inbound, the scheduled jobs); no model provider
-// is linked into them.
+// tools and jobs. They share the core and the actions layer (the
+// workspace bucket, the tool executor with every tool, approvals, the
+// scheduled jobs); no model provider is linked into them.
 package act
 
 import (
@@ -10,6 +9,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 )
@@ -22,7 +22,11 @@ func build(ctx context.Context, fn string, getenv func(string) string) (*actions
 	if c.Dispatcher == nil {
 		c.Dispatcher = core.NoDispatcher{Function: fn}
 	}
-	return actions.New(c)
+	d, err := decide.New(c)
+	if err != nil {
+		return nil, err
+	}
+	return actions.New(d)
 }
 
 // Tools serves the tools function URL (AuthType AWS_IAM; RequireIAM makes
@@ -38,26 +42,6 @@ func Tools(ctx context.Context, getenv func(string) string) (any, error) {
 		return nil, err
 	}
 	return handlers.URLWithTasks(url, a.AskGuardTasks()), nil
-}
-
-// Approvals serves the approval links (GET page, POST decision) on a
-// function URL with AuthType NONE: the signed token is the credential.
-func Approvals(ctx context.Context, getenv func(string) string) (any, error) {
-	a, err := build(ctx, "approvals", getenv)
-	if err != nil {
-		return nil, err
-	}
-	return handlers.URL("approvals", a.ApprovalsHandler(), a.Log, a.Scrubber)
-}
-
-// TelegramWebhook serves POST /hooks/telegram; the handler checks
-// X-Telegram-Bot-Api-Secret-Token itself.
-func TelegramWebhook(ctx context.Context, getenv func(string) string) (any, error) {
-	a, err := build(ctx, "telegram-webhook", getenv)
-	if err != nil {
-		return nil, err
-	}
-	return handlers.URL("telegram-webhook", a.TelegramIn, a.Log, a.Scrubber)
 }
 
 // Jobs runs the job an EventBridge schedule names.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
 )
 
 // RocketChatWebhook is the rocketchat-webhook function's handler.
@@ -20,5 +21,5 @@ func RocketChatWebhook(ctx context.Context, getenv func(string) string) (any, er
 	if c.Dispatcher == nil {
 		c.Dispatcher = core.NoDispatcher{Function: "rocketchat-webhook"}
 	}
-	return handlers.URL("rocketchat-webhook", c.Receiver(), c.Log, c.Scrubber)
+	return handlers.URL("rocketchat-webhook", httpapi.RocketChatWebhook(c.Receiver()), c.Log, c.Scrubber)
 }

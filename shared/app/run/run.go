@@ -1,5 +1,6 @@
 // Package run builds the agent-worker function: the actions layer plus
-// the per-agent models, the run engine and the wake worker.
+// the per-agent models, the run engine and the wake worker, which also
+// runs the calls people approved.
 package run
 
 import (
@@ -8,6 +9,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/agents"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 )
 
@@ -21,7 +23,11 @@ func AgentWorker(ctx context.Context, getenv func(string) string) (any, error) {
 	if c.Dispatcher == nil {
 		c.Dispatcher = core.NoDispatcher{Function: "agent-worker"}
 	}
-	a, err := actions.New(c)
+	d, err := decide.New(c)
+	if err != nil {
+		return nil, err
+	}
+	a, err := actions.New(d)
 	if err != nil {
 		return nil, err
 	}

@@ -44,9 +44,7 @@ func (f *fakeSecretsManager) GetSecretValue(_ context.Context, in *secretsmanage
 
 func TestEnvResolver(t *testing.T) {
 	r := envOf(map[string]string{"SET": "value", "EMPTY": ""})
-	tests := []struct {
-		name, ref, want, wantErr string
-	}{
+	tests := []resolveCase{
 		{"inline", "literal-value", "literal-value", ""},
 		{"env", "env:SET", "value", ""},
 		{"env unset", "env:UNSET", "", "environment variable UNSET is not set; export UNSET=…"},
@@ -54,20 +52,7 @@ func TestEnvResolver(t *testing.T) {
 		{"env bad name", "env:1-X", "", "is not a valid environment variable reference"},
 		{"secretsmanager refused", "secretsmanager:switchboard/x", "", "only available in AWS or with AWS credentials"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := r.Resolve(context.Background(), tc.ref)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("Resolve(%q) error = %v, want containing %q", tc.ref, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tc.want {
-				t.Fatalf("Resolve(%q) = %q, %v; want %q", tc.ref, got, err, tc.want)
-			}
-		})
-	}
+	resolveCases(t, r, tests)
 }
 
 func TestEnvResolverReadsProcessEnvironment(t *testing.T) {
@@ -103,9 +88,7 @@ func TestSecretsManagerResolver(t *testing.T) {
 		"arn:aws:secretsmanager:eu-central-1:123456789012:secret:sb/rc-AbCdEf": "by-arn",
 	}}
 	r := NewSecretsManagerResolver(fake)
-	tests := []struct {
-		name, ref, want, wantErr string
-	}{
+	tests := []resolveCase{
 		{"plain", "secretsmanager:plain", "plain-secret", ""},
 		{"plain again (cached)", "secretsmanager:plain", "plain-secret", ""},
 		{"json key", "secretsmanager:json#token", "json-token", ""},
@@ -121,20 +104,7 @@ func TestSecretsManagerResolver(t *testing.T) {
 		{"empty key", "secretsmanager:plain#", "", "incomplete secretsmanager: reference"},
 		{"not a reference", "env:X", "", "not a secretsmanager: reference"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := r.Resolve(context.Background(), tc.ref)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("Resolve(%q) error = %v, want containing %q", tc.ref, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tc.want {
-				t.Fatalf("Resolve(%q) = %q, %v; want %q", tc.ref, got, err, tc.want)
-			}
-		})
-	}
+	resolveCases(t, r, tests)
 	// Once per cold start: "plain" was read twice and for a #key, "json"
 	// for four keys; each was fetched once.
 	for id, want := range map[string]int{"plain": 1, "json": 1} {
@@ -198,5 +168,28 @@ func TestSecretsManagerErrorInConfig(t *testing.T) {
 	want := "t.yaml:3: instance.toolApiToken: secret switchboard/gone does not exist in Secrets Manager (in this account and region); create it or correct the name"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error = %v\nwant containing %q", err, want)
+	}
+}
+
+// resolveCase is one reference, what it resolves to, or a part of the
+// error it must give.
+type resolveCase struct{ name, ref, want, wantErr string }
+
+// resolveCases resolves every case with r.
+func resolveCases(t *testing.T, r SecretResolver, tests []resolveCase) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := r.Resolve(context.Background(), tc.ref)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Resolve(%q) error = %v, want containing %q", tc.ref, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("Resolve(%q) = %q, %v; want %q", tc.ref, got, err, tc.want)
+			}
+		})
 	}
 }

@@ -1,7 +1,6 @@
 package nctool_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/collabora"
@@ -22,9 +18,12 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
+	"github.com/switchboard-dev/switchboard/shared/platform/logtest"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
+	"github.com/switchboard-dev/switchboard/shared/tools/toolargs/toolargstest"
 	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
 )
 
@@ -38,23 +37,7 @@ const (
 // dates and the share rate limit agree.
 var start = time.Date(2026, 5, 1, 21, 30, 0, 0, time.UTC)
 
-// clock is a settable clock safe for concurrent use.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
+type clock = clocktest.Clock
 
 // env is one test's world: a fake Nextcloud, a fake Collabora, an
 // in-process S3 with the workspace bucket, and the tool for agent hermes.
@@ -65,7 +48,7 @@ type env struct {
 	blobs *s3blob.Store
 	tool  *nctool.Tool
 	clock *clock
-	logs  *bytes.Buffer
+	logs  *logtest.Buffer
 
 	mu    sync.Mutex
 	agent nctool.Agent
@@ -73,7 +56,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	clk := &clock{t: start}
+	clk := clocktest.New(start)
 	nc := ncfake.Start(t, ncfake.Options{User: "switchboard", Now: clk.Now})
 	nc.AddUser("richard", "anna")
 	nc.AddGroup("finance")
@@ -87,7 +70,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatalf("collabora.New: %v", err)
 	}
-	e := &env{t: t, nc: nc, co: co, clock: clk, logs: &bytes.Buffer{}, blobs: newBlobStore(t)}
+	e := &env{t: t, nc: nc, co: co, clock: clk, logs: &logtest.Buffer{}, blobs: newBlobStore(t)}
 	e.agent = nctool.Agent{Client: client, Collabora: coc, RootPath: root, AgentName: "Hermes", BaseURL: "https://cloud.example.org"}
 	e.tool = nctool.New(func(id string) (nctool.Agent, bool) {
 		if id != agentID {
@@ -97,41 +80,20 @@ func newEnv(t *testing.T) *env {
 		defer e.mu.Unlock()
 		return e.agent, true
 	}, e.blobs, clk.Now)
-	e.tool.SetLogger(slog.New(slog.NewJSONHandler(&lockedWriter{w: e.logs}, nil)))
+	e.tool.SetLogger(slog.New(slog.NewJSONHandler(e.logs, nil)))
 	return e
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // newBlobStore starts an in-process S3 without touching the environment,
 // so tests can run in parallel.
 func newBlobStore(t *testing.T) *s3blob.Store {
 	t.Helper()
-	endpoint, stop, err := s3fake.StartFake("")
+	blobs, stop, err := s3fake.NewStore(bucket)
 	if err != nil {
-		t.Fatalf("StartFake: %v", err)
+		t.Fatalf("s3fake: %v", err)
 	}
 	t.Cleanup(stop)
-	client := s3.New(s3.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(endpoint),
-		UsePathStyle: true,
-		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
-		DisableLogOutputChecksumValidationSkipped: true,
-	})
-	if err := s3blob.EnsureBucket(context.Background(), client, bucket); err != nil {
-		t.Fatalf("EnsureBucket: %v", err)
-	}
-	return s3blob.New(client, bucket)
+	return blobs
 }
 
 // configure changes the agent's configuration.
@@ -277,19 +239,7 @@ func validate(spec sb.ToolSpec, action, args string) error {
 	if !ok {
 		return nil // unknown actions are the executor's business
 	}
-	raw, err := json.Marshal(a.Parameters)
-	if err != nil {
-		return err
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return err
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("mem:///"+action+".json", doc); err != nil {
-		return err
-	}
-	s, err := c.Compile("mem:///" + action + ".json")
+	s, err := toolargstest.CompileSchema(action, a.Parameters)
 	if err != nil {
 		return err
 	}

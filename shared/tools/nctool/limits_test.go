@@ -3,26 +3,17 @@ package nctool
 import (
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/tools/toolargs"
+	"github.com/switchboard-dev/switchboard/shared/tools/toolargs/toolargstest"
 )
 
 // TestLimitsMatchDeclarations pins the constants the code and its messages
 // use to the limits the argument structs declare (and so the schemas).
 func TestLimitsMatchDeclarations(t *testing.T) {
-	pins := []struct {
-		args      any
-		name, key string
-		want      int
-	}{
-		{listArgs{}, "depth", "maximum", MaxListDepth},
-		{listArgs{}, "limit", "maximum", MaxListLimit},
-		{searchArgs{}, "limit", "maximum", MaxSearchLimit},
-		{shareArgs{}, "expireDays", "maximum", MaxExpireDays},
-		{pathArgs{}, "path", "maxLength", MaxPathBytes},
-	}
-	for _, p := range pins {
-		if got, ok := toolargs.Limit(p.args, p.name, p.key); !ok || got != p.want {
-			t.Errorf("%T %s %s = %d (declared %v), want %d", p.args, p.name, p.key, got, ok, p.want)
-		}
-	}
+	toolargstest.CheckPins(t, []toolargstest.Pin{
+		toolargstest.Limit(listArgs{}, "depth", "maximum", MaxListDepth),
+		toolargstest.Limit(listArgs{}, "limit", "maximum", MaxListLimit),
+		toolargstest.Limit(searchArgs{}, "limit", "maximum", MaxSearchLimit),
+		toolargstest.Limit(shareArgs{}, "expireDays", "maximum", MaxExpireDays),
+		toolargstest.Limit(pathArgs{}, "path", "maxLength", MaxPathBytes),
+	})
 }

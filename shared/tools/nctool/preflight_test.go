@@ -3,9 +3,9 @@ package nctool_test
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"testing"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/errtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
 )
@@ -107,15 +107,7 @@ func TestPreflightRefusesCallsThatCanOnlyFail(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := e.preflight(tt.action, tt.args)
-			if err == nil {
-				t.Fatalf("Preflight(%s %s) = nil, want a refusal", tt.action, tt.args)
-			}
-			if got := sb.ErrorCode(err); got != tt.code {
-				t.Errorf("code = %s, want %s (%v)", got, tt.code, err)
-			}
-			if !strings.Contains(sb.ErrorMessage(err), tt.want) {
-				t.Errorf("message = %q, want it to contain %q", sb.ErrorMessage(err), tt.want)
-			}
+			errtest.WantRefusal(t, "Preflight("+tt.action+" "+tt.args+")", err, tt.code, tt.want)
 		})
 	}
 	if _, ok := e.file(root + "/reports/old.md"); !ok {

@@ -10,14 +10,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
+	"github.com/switchboard-dev/switchboard/shared/platform/logtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
 )
@@ -36,7 +33,7 @@ type env struct {
 	rc    *rcfake.Server
 	blobs *s3blob.Store
 	tool  *rctool.Tool
-	logs  *bytes.Buffer
+	logs  *logtest.Buffer
 
 	mu    sync.Mutex
 	agent rctool.Agent
@@ -58,7 +55,7 @@ func newEnv(t *testing.T) *env {
 	uid, token := rc.AddUser(agentRC, "bot", "user")
 	_, richardToken := rc.AddUser("richard")
 	rc.AddUser("anna")
-	e := &env{t: t, rc: rc, logs: &bytes.Buffer{}, richardToken: richardToken}
+	e := &env{t: t, rc: rc, logs: &logtest.Buffer{}, richardToken: richardToken}
 	e.finanz = rc.AddChannel("finanz-team", agentRC, "richard", "anna")
 	e.vorstand = rc.AddGroup("vorstand", agentRC, "richard")
 	e.geheim = rc.AddGroup("geheim", "anna")
@@ -79,19 +76,8 @@ func newEnv(t *testing.T) *env {
 		defer e.mu.Unlock()
 		return e.agent, true
 	}, e.blobs)
-	e.tool.SetLogger(slog.New(slog.NewJSONHandler(&lockedWriter{w: e.logs}, nil)))
+	e.tool.SetLogger(slog.New(slog.NewJSONHandler(e.logs, nil)))
 	return e
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // newBlobStore starts an in-process S3 (gofakes3 in memory) and builds the
@@ -99,22 +85,12 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // parallel.
 func newBlobStore(t *testing.T) *s3blob.Store {
 	t.Helper()
-	endpoint, stop, err := s3fake.StartFake("")
+	blobs, stop, err := s3fake.NewStore(bucket)
 	if err != nil {
-		t.Fatalf("StartFake: %v", err)
+		t.Fatalf("s3fake: %v", err)
 	}
 	t.Cleanup(stop)
-	client := s3.New(s3.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(endpoint),
-		UsePathStyle: true,
-		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
-		DisableLogOutputChecksumValidationSkipped: true,
-	})
-	if err := s3blob.EnsureBucket(context.Background(), client, bucket); err != nil {
-		t.Fatalf("EnsureBucket: %v", err)
-	}
-	return s3blob.New(client, bucket)
+	return blobs
 }
 
 // configure changes the agent's configuration.

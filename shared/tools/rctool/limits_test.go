@@ -3,25 +3,16 @@ package rctool
 import (
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/tools/toolargs"
+	"github.com/switchboard-dev/switchboard/shared/tools/toolargs/toolargstest"
 )
 
 // TestLimitsMatchDeclarations pins the constants the code and its messages
 // use to the limits the argument structs declare (and so the schemas).
 func TestLimitsMatchDeclarations(t *testing.T) {
-	pins := []struct {
-		args      any
-		name, key string
-		want      int
-	}{
-		{readRoomArgs{}, "count", "maximum", MaxCount},
-		{readRoomArgs{}, "count", "default", DefaultCount},
-		{searchArgs{}, "count", "maximum", MaxCount},
-		{searchArgs{}, "count", "default", DefaultCount},
-	}
-	for _, p := range pins {
-		if got, ok := toolargs.Limit(p.args, p.name, p.key); !ok || got != p.want {
-			t.Errorf("%T %s %s = %d (declared %v), want %d", p.args, p.name, p.key, got, ok, p.want)
-		}
-	}
+	toolargstest.CheckPins(t, []toolargstest.Pin{
+		toolargstest.Limit(readRoomArgs{}, "count", "maximum", MaxCount),
+		toolargstest.Limit(readRoomArgs{}, "count", "default", DefaultCount),
+		toolargstest.Limit(searchArgs{}, "count", "maximum", MaxCount),
+		toolargstest.Limit(searchArgs{}, "count", "default", DefaultCount),
+	})
 }

@@ -3,9 +3,9 @@ package rctool_test
 import (
 	"context"
 	"slices"
-	"strings"
 	"testing"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/errtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
 )
@@ -81,15 +81,7 @@ func TestPreflightRefusesCallsThatCanOnlyFail(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := e.tool.Preflight(context.Background(), e.call(tt.action, tt.args))
-			if err == nil {
-				t.Fatalf("Preflight(%s %s) = nil, want a refusal", tt.action, tt.args)
-			}
-			if got := sb.ErrorCode(err); got != tt.code {
-				t.Errorf("code = %s, want %s (%v)", got, tt.code, err)
-			}
-			if !strings.Contains(sb.ErrorMessage(err), tt.want) {
-				t.Errorf("message = %q, want it to contain %q", sb.ErrorMessage(err), tt.want)
-			}
+			errtest.WantRefusal(t, "Preflight("+tt.action+" "+tt.args+")", err, tt.code, tt.want)
 		})
 	}
 	if n := len(e.rc.Requests()) - before; n != 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/errtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -66,15 +67,7 @@ func TestPreflight(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := e.preflight("hermes", tt.action, tt.args)
-			if err == nil {
-				t.Fatalf("Preflight(%s %s) = nil, want a refusal", tt.action, tt.args)
-			}
-			if got := sb.ErrorCode(err); got != tt.code {
-				t.Errorf("code = %s, want %s (%v)", got, tt.code, err)
-			}
-			if !strings.Contains(sb.ErrorMessage(err), tt.want) {
-				t.Errorf("message = %q, want it to contain %q", sb.ErrorMessage(err), tt.want)
-			}
+			errtest.WantRefusal(t, "Preflight("+tt.action+" "+tt.args+")", err, tt.code, tt.want)
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 )
@@ -77,13 +78,7 @@ func (c cancelSensitiveReceipts) Put(ctx context.Context, r sb.Receipt) error {
 	return c.Store.Put(ctx, r)
 }
 
-// stepClock advances by step on every reading.
-type stepClock struct {
-	t    time.Time
-	step time.Duration
-}
-
-func (c *stepClock) Now() time.Time { now := c.t; c.t = c.t.Add(c.step); return now }
+type stepClock = clocktest.Stepping
 
 var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.FixedZone("CEST", 2*3600))
 
@@ -100,7 +95,7 @@ func calls(in, out int, c ...agentrun.ToolCallReq) step {
 }
 
 func newEngine(inv agentrun.Invoker, receipts sb.ReceiptStore) (*agentrun.Engine, *stepClock) {
-	clock := &stepClock{t: t0, step: 250 * time.Millisecond}
+	clock := clocktest.NewStepping(t0, 250*time.Millisecond)
 	return &agentrun.Engine{Tools: inv, Receipts: receipts, Now: clock.Now}, clock
 }
 
@@ -305,7 +300,7 @@ func TestRunOutcomes(t *testing.T) {
 			// The receipt, returned and stored, even on error.
 			want := sb.Receipt{
 				Run: res.Run, AgentID: "ada", Provider: "test", Model: "step-1", StartedAt: t0.UTC(),
-				Duration: clock.step, TokensIn: tt.wantIn, TokensOut: tt.wantOut,
+				Duration: clock.Step(), TokensIn: tt.wantIn, TokensOut: tt.wantOut,
 				CostUSD: float64(tt.wantIn)*3/1e6 + float64(tt.wantOut)*15/1e6,
 				Steps:   tt.wantSteps, Outcome: tt.wantOutcome,
 			}

@@ -22,12 +22,13 @@ type (
 )
 
 const (
-	StatusPending  = sb.ApprovalPending
-	StatusApproved = sb.ApprovalApproved // the action runs now (or its runner died: see ExpireDue)
-	StatusDenied   = sb.ApprovalDenied
-	StatusExpired  = sb.ApprovalExpired
-	StatusExecuted = sb.ApprovalExecuted
-	StatusFailed   = sb.ApprovalFailed
+	StatusPending   = sb.ApprovalPending
+	StatusApproved  = sb.ApprovalApproved  // handed to the worker (or never started: see ExpireDue)
+	StatusExecuting = sb.ApprovalExecuting // the worker runs it now (or died: see ExpireDue)
+	StatusDenied    = sb.ApprovalDenied
+	StatusExpired   = sb.ApprovalExpired
+	StatusExecuted  = sb.ApprovalExecuted
+	StatusFailed    = sb.ApprovalFailed
 )
 
 // Decision is what a human chose.

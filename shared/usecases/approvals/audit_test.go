@@ -73,8 +73,11 @@ func TestApprovedCallIsAuditedAsApproved(t *testing.T) {
 				}
 				reqs := e.notify.Requests()
 				o, err := tt.decide(id, reqs[len(reqs)-1])
-				if err != nil || o.Kind != approvals.KindExecuted {
+				if err != nil || o.Kind != approvals.KindApproved {
 					t.Fatalf("approve: %+v, %v", o, err)
+				}
+				if err := svc.Execute(t.Context(), id); err != nil { // the worker's job
+					t.Fatal(err)
 				}
 				entries, err := audit.ByRoot(t.Context(), root)
 				if err != nil || len(entries) != 2 {

@@ -31,6 +31,11 @@ func FollowUpText(a Approval) string {
 			what, who, when)
 		withResult = true
 	case StatusFailed:
+		if a.Result.Data["code"] == "not_started" {
+			head = fmt.Sprintf("Your request %s was approved by %s at %s, but it did not run and will not run now; the reason is below. "+
+				"If it is still needed, ask again.", what, who, when)
+			break
+		}
 		head = fmt.Sprintf("Your request %s was approved by %s at %s, but the action failed; the tool's answer is below. "+
 			"Do not simply repeat it (that would need a new approval); tell the human what went wrong if it matters.", what, who, when)
 		withResult = true

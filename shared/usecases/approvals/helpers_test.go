@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
@@ -24,18 +25,7 @@ func TestMain(m *testing.M) { dynamotest.Main(m) }
 
 const publicBase = "https://approvals.example.test/base"
 
-// clock is a settable fake clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type clock = clocktest.Clock
 
 // executor counts calls and answers a fixed envelope.
 type executor struct {
@@ -101,10 +91,12 @@ func (n *notifier) Decisions() []approvals.Approval {
 	return append([]approvals.Approval(nil), n.decided...)
 }
 
-// waker records follow-up jobs.
+// waker records the jobs handed to the worker, as the asynchronous
+// invoke does: approved calls to run (ApprovalID set) and follow-up runs.
 type waker struct {
 	mu       sync.Mutex
 	jobs     []wake.Job
+	starts   []wake.Job
 	failWith error
 }
 
@@ -114,14 +106,41 @@ func (w *waker) Dispatch(_ context.Context, j wake.Job) error {
 	if w.failWith != nil {
 		return w.failWith
 	}
+	if j.ApprovalID != "" {
+		w.starts = append(w.starts, j)
+		return nil
+	}
 	w.jobs = append(w.jobs, j)
 	return nil
 }
 
+// Jobs are the follow-up runs queued so far.
 func (w *waker) Jobs() []wake.Job {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]wake.Job(nil), w.jobs...)
+}
+
+// Starts are the approved calls handed to the worker so far.
+func (w *waker) Starts() []wake.Job {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]wake.Job(nil), w.starts...)
+}
+
+// work is the agent-worker: it runs every approved call handed over so
+// far through Execute, as the worker does with such a job. Running a job
+// twice is what Lambda's retry does; Execute must make it harmless.
+func (e *env) work(t *testing.T) {
+	t.Helper()
+	for _, j := range e.waker.Starts() {
+		if j.AgentID == "" || j.Source != approvals.JobSource || j.Text != "" {
+			t.Fatalf("job handing over approval %s: %+v", j.ApprovalID, j)
+		}
+		if err := e.svc.Execute(t.Context(), j.ApprovalID); err != nil {
+			t.Fatalf("Execute %s: %v", j.ApprovalID, err)
+		}
+	}
 }
 
 // env is one Service over one store with its fakes.
@@ -165,7 +184,7 @@ func newEnv(t *testing.T, b backend) *env {
 	e := &env{store: store, dyn: dyn,
 		exec:   &executor{env: sb.OK(map[string]any{"deleted": "reports/q1.md"})},
 		notify: &notifier{}, waker: &waker{},
-		clock:  &clock{t: time.Date(2026, 3, 14, 9, 26, 53, 589793238, time.UTC)},
+		clock:  clocktest.New(time.Date(2026, 3, 14, 9, 26, 53, 589793238, time.UTC)),
 		signer: mustSigner(t, testKey),
 	}
 	e.svc = e.service(t, store)
@@ -279,6 +298,9 @@ func (e *env) assertUnchanged(t *testing.T, a approvals.Approval) {
 	}
 	if n := len(e.waker.Jobs()); n != 0 {
 		t.Fatalf("%d follow-up jobs, want none", n)
+	}
+	if n := len(e.waker.Starts()); n != 0 {
+		t.Fatalf("%d approved calls handed to the worker, want none", n)
 	}
 }
 

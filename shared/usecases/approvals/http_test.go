@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 )
@@ -21,7 +22,7 @@ import (
 // server serves the approval handler on 127.0.0.1.
 func (e *env) server(t *testing.T) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(approvals.Handler(e.svc))
+	srv := httptest.NewServer(httpapi.Approvals(e.svc))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -231,13 +232,14 @@ func TestPostDecides(t *testing.T) {
 		e.assertUnchanged(t, a)
 
 		p := post(t, srv, id, form("approve", approveToken))
-		if p.status != http.StatusOK || !strings.Contains(p.body, "Approved and executed") || !strings.Contains(p.body, "hermes has been told") {
+		if p.status != http.StatusOK || !strings.Contains(p.body, "Approved; running") || !strings.Contains(p.body, "hermes will report back") {
 			t.Fatalf("approve: %d\n%s", p.status, p.body)
 		}
 		checkHeaders(t, p)
 		if strings.Contains(p.body, "<form") || strings.Contains(p.body, "hunter2-secret") {
 			t.Fatalf("the result page has a form or a secret:\n%s", p.body)
 		}
+		e.work(t)
 		if e.exec.n.Load() != 1 || e.status(t, id) != approvals.StatusExecuted {
 			t.Fatal("not executed once")
 		}
@@ -281,7 +283,7 @@ func TestPostDenyAnswersOK(t *testing.T) {
 func TestConcurrentPostsExecuteOnce(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e *env) {
 		e.exec.delay = 20 * time.Millisecond
-		srv := httptest.NewServer(approvals.Handler(e.service(t, slowReads{Store: e.store, delay: 30 * time.Millisecond})))
+		srv := httptest.NewServer(httpapi.Approvals(e.service(t, slowReads{Store: e.store, delay: 30 * time.Millisecond})))
 		t.Cleanup(srv.Close)
 		_, req := e.stage(t)
 		id, _, tok := linkParts(t, req.ApproveURL)
@@ -299,6 +301,7 @@ func TestConcurrentPostsExecuteOnce(t *testing.T) {
 		}
 		close(start)
 		wg.Wait()
+		e.work(t)
 		count := map[int]int{}
 		for _, s := range statuses {
 			count[s]++
@@ -319,7 +322,7 @@ func (failingStore) Get(context.Context, string) (approvals.Approval, error) {
 func TestStoreFailureIsA503AndSaysNothingChanged(t *testing.T) {
 	e := newEnv(t, backends[0])
 	_, req := e.stage(t)
-	srv := httptest.NewServer(approvals.Handler(e.service(t, failingStore{e.store})))
+	srv := httptest.NewServer(httpapi.Approvals(e.service(t, failingStore{e.store})))
 	t.Cleanup(srv.Close)
 	id, _, tok := linkParts(t, req.ApproveURL)
 	for _, p := range []page{open(t, srv, http.MethodGet, req.ApproveURL), post(t, srv, id, form("approve", tok))} {

@@ -21,9 +21,10 @@ func TestOutcomeNotShownLeavesStateFinal(t *testing.T) {
 		a, req := e.stage(t)
 		id, decision, token := linkParts(t, req.ApproveURL)
 		o, err := e.svc.DecideByLink(t.Context(), id, decision, token)
-		if err != nil || o.Kind != approvals.KindExecuted || !o.AgentInformed {
-			t.Fatalf("approve by link while the edit fails: %+v, %v; want executed and the agent informed", o, err)
+		if err != nil || o.Kind != approvals.KindApproved || !o.AgentInformed {
+			t.Fatalf("approve by link while the edit fails: %+v, %v; want approved and handed to the worker", o, err)
 		}
+		e.work(t)
 		press, err := e.svc.DecideByCallback(t.Context(), approvals.CallbackData(approvals.Approve, a.ID), "123456789", approvers)
 		if err != nil || press.Kind != approvals.KindAlreadyDecided || !strings.Contains(press.Message, "already executed") {
 			t.Errorf("stale Approve button: %+v, %v; want already executed", press, err)
@@ -38,7 +39,7 @@ func TestOutcomeNotShownLeavesStateFinal(t *testing.T) {
 			t.Errorf("after ExpireDue: %s, want expired", got.Status)
 		}
 		press, err = e.svc.DecideByCallback(t.Context(), approvals.CallbackData(approvals.Approve, b.ID), "123456789", approvers)
-		if err != nil || press.Kind == approvals.KindExecuted || press.Kind == approvals.KindDenied {
+		if err != nil || press.Kind == approvals.KindApproved || press.Kind == approvals.KindDenied {
 			t.Errorf("stale button of an expired request: %+v, %v; want a refusal", press, err)
 		}
 		if e.exec.n.Load() != 1 || len(e.waker.Jobs()) != 2 {

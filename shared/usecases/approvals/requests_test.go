@@ -49,10 +49,11 @@ func TestDynamoRequestsPerLifecycle(t *testing.T) {
 		{"approve → executed", func(t *testing.T, e *env) {
 			_, req := e.stage(t)
 			id, d, tok := linkParts(t, req.ApproveURL)
-			if o, err := e.svc.DecideByLink(t.Context(), id, d, tok); err != nil || o.Kind != "executed" {
+			if o, err := e.svc.DecideByLink(t.Context(), id, d, tok); err != nil || o.Kind != "approved" {
 				t.Fatalf("%+v %v", o, err)
 			}
-		}, 6},
+			e.work(t) // approved → executing → executed
+		}, 7},
 		{"deny", func(t *testing.T, e *env) {
 			_, req := e.stage(t)
 			id, d, tok := linkParts(t, req.DenyURL)
@@ -75,7 +76,9 @@ func TestDynamoRequestsPerLifecycle(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-		}, 6},
+			e.work(t)
+			e.work(t) // a retried job writes nothing
+		}, 7},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, b)

@@ -20,10 +20,17 @@ import (
 // Defaults and caps.
 const (
 	DefaultTTL = 24 * time.Hour
-	// DefaultStuckAfter is how long an approval may stay approved before
+	// DefaultStuckAfter is how long an approval may stay executing before
 	// ExpireDue calls its outcome unknown. It must outlast any run of the
 	// action: Lambda stops every invocation after at most 15 minutes.
 	DefaultStuckAfter = 20 * time.Minute
+	// DefaultStartWithin is how long an approved call may wait for the
+	// worker to start it before ExpireDue closes it as not run. Lambda
+	// retries a failed asynchronous invocation after about one and two
+	// minutes; a call that has not started after this will not start (the
+	// conditional write that closes it also keeps any late job from
+	// running it).
+	DefaultStartWithin = 15 * time.Minute
 
 	maxArgs   = 64 << 10 // staged args; an approval item stays far below DynamoDB's 400 KB
 	maxReason = 2000
@@ -49,19 +56,25 @@ type Scrubber interface {
 	String(s string) string
 }
 
-// Options configure a Service. Store, Signer, Executor, Notifier, Waker and
+// Options configure a Service. Store, Signer, Notifier, Waker and
 // PublicBaseURL are required.
 type Options struct {
-	Store    Store
-	Signer   *Signer
+	Store  Store
+	Signer *Signer
+	// Executor runs approved calls (Execute). Only the agent-worker has
+	// one: the functions that decide record the decision and hand the
+	// call to the worker as a job, so they do not link the tools.
 	Executor Executor
 	Notifier Notifier
-	Waker    wake.Dispatcher
+	// Waker queues the worker's jobs: the approved call, and the
+	// follow-up run that tells the agent.
+	Waker wake.Dispatcher
 	// PublicBaseURL is instance.publicBaseUrl: links are
 	// {PublicBaseURL}/approvals/{id}?decision=…&token=….
 	PublicBaseURL string
 	TTL           time.Duration // default DefaultTTL
 	StuckAfter    time.Duration // default DefaultStuckAfter
+	StartWithin   time.Duration // default DefaultStartWithin
 	// Scrub masks what the confirmation page shows; nil masks the
 	// well-known secret patterns only.
 	Scrub Scrubber
@@ -79,6 +92,7 @@ type Service struct {
 	base       string
 	ttl        time.Duration
 	stuckAfter time.Duration
+	startIn    time.Duration
 	scrub      Scrubber
 	now        func() time.Time
 	log        *slog.Logger
@@ -88,10 +102,10 @@ type Service struct {
 func New(o Options) (*Service, error) {
 	const op = "approvals.new"
 	switch {
-	case o.Store == nil || o.Signer == nil || o.Executor == nil || o.Notifier == nil || o.Waker == nil:
-		return nil, sb.E(op, sb.EINVALID, "approvals need a store, a signer, an executor, a notifier and a waker")
-	case o.TTL < 0 || o.StuckAfter < 0:
-		return nil, sb.E(op, sb.EINVALID, "approval TTL and stuck-after must not be negative")
+	case o.Store == nil || o.Signer == nil || o.Notifier == nil || o.Waker == nil:
+		return nil, sb.E(op, sb.EINVALID, "approvals need a store, a signer, a notifier and a waker")
+	case o.TTL < 0 || o.StuckAfter < 0 || o.StartWithin < 0:
+		return nil, sb.E(op, sb.EINVALID, "approval TTL, stuck-after and start-within must not be negative")
 	}
 	u, err := url.Parse(o.PublicBaseURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
@@ -99,13 +113,16 @@ func New(o Options) (*Service, error) {
 			"instance.publicBaseUrl must be an absolute http(s) URL without query, e.g. https://abc.lambda-url.eu-central-1.on.aws")
 	}
 	s := &Service{store: o.Store, signer: o.Signer, exec: o.Executor, notifier: o.Notifier, waker: o.Waker,
-		base: strings.TrimRight(o.PublicBaseURL, "/"), ttl: o.TTL, stuckAfter: o.StuckAfter,
+		base: strings.TrimRight(o.PublicBaseURL, "/"), ttl: o.TTL, stuckAfter: o.StuckAfter, startIn: o.StartWithin,
 		scrub: o.Scrub, now: o.Now, log: o.Log}
 	if s.ttl == 0 {
 		s.ttl = DefaultTTL
 	}
 	if s.stuckAfter == 0 {
 		s.stuckAfter = DefaultStuckAfter
+	}
+	if s.startIn == 0 {
+		s.startIn = DefaultStartWithin
 	}
 	if s.scrub == nil {
 		s.scrub = (*scrub.Scrubber)(nil) // patterns only
@@ -118,6 +135,11 @@ func New(o Options) (*Service, error) {
 	}
 	return s, nil
 }
+
+// SetExecutor gives the service the executor that runs approved calls
+// (Execute). The executor stages through the service in turn, so one of
+// the two is set after both are built, once at cold start.
+func (s *Service) SetExecutor(x Executor) { s.exec = x }
 
 // Link is the URL that shows the confirmation page for decision d. The
 // token in it is a credential: hand it to the Notifier only.
@@ -199,21 +221,21 @@ func (s *Service) recordNotice(ctx context.Context, a Approval, notice json.RawM
 		s.log.WarnContext(ctx, "approval notice reference not stored; its message will not be updated", s.attrs(a, "err", err)...)
 		return
 	}
-	if !b.Status.Open() {
+	if b.Status != StatusPending {
 		if err := s.notifier.Decided(ctx, b); err != nil {
 			s.log.WarnContext(ctx, "approval message not updated", s.attrs(b, "err", err)...)
 		}
 	}
 }
 
-// OutcomeKind says what a decision attempt did. Only KindExecuted,
+// OutcomeKind says what a decision attempt did. Only KindApproved,
 // KindFailed and KindDenied changed anything.
 type OutcomeKind string
 
 const (
 	KindReady          OutcomeKind = "ready"           // Preview: the link may decide now
-	KindExecuted       OutcomeKind = "executed"        // approved; the action ran once and answered ok
-	KindFailed         OutcomeKind = "failed"          // approved; the action ran once and failed
+	KindApproved       OutcomeKind = "approved"        // approved; the worker runs the action and the agent reports back
+	KindFailed         OutcomeKind = "failed"          // approved, but the action could not be handed to the worker: it did not run
 	KindDenied         OutcomeKind = "denied"          // denied; the action did not run
 	KindAlreadyDecided OutcomeKind = "already_decided" // not pending any more (replay, second click, race loser)
 	KindInvalidToken   OutcomeKind = "invalid_token"   // tampered, truncated, other approval's or other decision's token
@@ -225,7 +247,7 @@ const (
 
 // Refused reports whether the attempt changed nothing.
 func (k OutcomeKind) Refused() bool {
-	return k != KindExecuted && k != KindFailed && k != KindDenied && k != KindReady
+	return k != KindApproved && k != KindFailed && k != KindDenied && k != KindReady
 }
 
 // Outcome is the answer to a decision attempt, for the confirmation page
@@ -238,7 +260,8 @@ type Outcome struct {
 	Approval Approval
 	// Message tells the human what happened, or why nothing did.
 	Message string
-	// AgentInformed reports that the follow-up run was queued.
+	// AgentInformed reports that the follow-up run was queued (on
+	// approve: that the worker was handed the call; it tells the agent).
 	AgentInformed bool
 }
 
@@ -355,12 +378,11 @@ func (s *Service) Preview(ctx context.Context, id, decision, token string) (Prev
 // DecideByLink decides with a link's token (POST /approvals/{id}). The
 // token must be signed for this id, this decision and the hash of the
 // stored args, and unexpired; the approval must be pending and unexpired.
-// Any refusal changes nothing (see OutcomeKind). On approve the action runs
-// exactly once, under a new run context whose parent is the requesting run
-// (Approval.ExecRun; the tool's audit entry carries it), its envelope is
-// stored, the Notifier updates its message and the agent is woken with the
-// result; on deny the Notifier and the agent are told. The error is non-nil
-// only when the store failed before anything was decided.
+// Any refusal changes nothing (see OutcomeKind). On approve the call is
+// handed to the worker as a job (Execute runs it there, once) and the
+// Notifier shows "approved; running"; on deny the Notifier and the agent
+// are told. The error is non-nil only when the store failed before
+// anything was decided.
 func (s *Service) DecideByLink(ctx context.Context, id, decision, token string) (Outcome, error) {
 	a, d, refused, err := s.checkLink(ctx, id, decision, token)
 	if err != nil || refused != nil {
@@ -423,11 +445,13 @@ func isApprover(userID string, approvers []string) bool {
 
 // decide moves a from pending to approved or denied. Exactly one of any
 // number of concurrent deciders wins that write; everyone else is told it
-// was already decided. Only the winner executes, so the action runs at most
-// once even when Lambda retries a request: a retry finds the approval
-// approved (or done) and is refused. If the winner dies between the two
-// writes the approval stays approved; ExpireDue reports it after
-// StuckAfter and closes it as failed with an "outcome unknown" result.
+// was already decided. An approved call does not run here: the winner
+// hands it to the worker as a job carrying the approval id (Execute), so
+// that the deciding functions stay small and answer at once; the worker
+// runs it, records the result, updates the message and wakes the agent.
+// If the job cannot be queued the approval is closed at once as failed
+// (it did not run) and the agent is told; if it is queued but never
+// starts, ExpireDue closes it the same way after StartWithin.
 func (s *Service) decide(ctx context.Context, a Approval, d Decision, by string) (Outcome, error) {
 	now := s.now().UTC()
 	to := StatusDenied
@@ -455,7 +479,7 @@ func (s *Service) decide(ctx context.Context, a Approval, d Decision, by string)
 		return Outcome{}, fmt.Errorf("approvals decide %s: %w", a.ID, err)
 	}
 	// From here on the decision is recorded: finish even if the caller
-	// goes away, or the action would run without its result being kept.
+	// goes away.
 	ctx = context.WithoutCancel(ctx)
 	s.log.InfoContext(ctx, "approval decided", s.attrs(won, "decision", string(d), "decidedBy", by)...)
 	if to == StatusDenied {
@@ -463,28 +487,99 @@ func (s *Service) decide(ctx context.Context, a Approval, d Decision, by string)
 		return Outcome{Kind: KindDenied, Approval: won, AgentInformed: informed,
 			Message: fmt.Sprintf("Denied. %s.%s did not run.%s", won.Tool, won.Action, informedText(won, informed))}, nil
 	}
-	env := s.invoke(ctx, won)
+	// "Running" is shown before the worker gets the call, so that the
+	// worker's result is always the last thing the message shows.
+	if err := s.notifier.Decided(ctx, won); err != nil {
+		s.log.WarnContext(ctx, "approval message not updated", s.attrs(won, "err", err)...)
+	}
+	job := wake.Job{AgentID: won.AgentID, Source: JobSource, ApprovalID: won.ID}
+	if err := s.waker.Dispatch(ctx, job); err != nil {
+		s.log.ErrorContext(ctx, "approved call not handed to the worker; closing it as not run", s.attrs(won, "err", err)...)
+		done, terr := s.notStarted(ctx, won, "it could not be handed to the worker")
+		if terr != nil {
+			// ExpireDue closes it after StartWithin.
+			s.log.ErrorContext(ctx, "approved call not closed either; approvals-expire will", s.attrs(won, "err", terr)...)
+			return Outcome{Kind: KindFailed, Approval: won, Message: fmt.Sprintf(
+				"Approved, but %s.%s could not be started right now. It has not run; it will be closed as not run and %s told within %d minutes.",
+				won.Tool, won.Action, won.AgentID, int((s.startIn + 15*time.Minute).Minutes()))}, nil
+		}
+		informed := s.finish(ctx, done)
+		return Outcome{Kind: KindFailed, Approval: done, AgentInformed: informed, Message: fmt.Sprintf(
+			"Approved, but %s.%s could not be started right now, so it did not run.%s", done.Tool, done.Action, informedText(done, informed))}, nil
+	}
+	if won.Origin == sb.OriginOperator { // no agent waits for it
+		return Outcome{Kind: KindApproved, Approval: won, Message: fmt.Sprintf(
+			"Approved. %s.%s is running now; its result will be recorded with the approval.", won.Tool, won.Action)}, nil
+	}
+	return Outcome{Kind: KindApproved, Approval: won, AgentInformed: true, Message: fmt.Sprintf(
+		"Approved. %s.%s is running now; %s will report back with the result.", won.Tool, won.Action, won.AgentID)}, nil
+}
+
+// Execute runs the approved call of approval id, once (the agent-worker's
+// job from decide). Only the caller whose conditional write moves the
+// approval from approved to executing runs it, so Lambda's retries of the
+// job, a duplicate delivery and concurrent workers never run it twice: any
+// other caller finds it executing or done and returns nil. The call runs
+// under the run context stamped at the decision (a child of the requesting
+// run; the tool's audit entry carries it and the approval), its envelope
+// is stored, the Notifier updates its message and the agent is woken with
+// the result. The error is non-nil only when nothing has run and a retry
+// may help (the store failed before the start was recorded).
+func (s *Service) Execute(ctx context.Context, id string) error {
+	const op = "approvals.execute"
+	if s.exec == nil {
+		return sb.E(op, sb.EUNAVAILABLE, "this function cannot run approved calls; the agent-worker runs them")
+	}
+	a, err := s.store.Get(ctx, id)
+	if err != nil {
+		if sb.ErrorCode(err) == sb.ENOTFOUND {
+			s.log.ErrorContext(ctx, "approved call to run is unknown", "approvalId", logID(id))
+			return nil // retrying cannot help
+		}
+		return fmt.Errorf("approvals execute %s: %w", id, err)
+	}
+	if a.Status != StatusApproved {
+		s.log.InfoContext(ctx, "approved call already started or closed; not run again", s.attrs(a)...)
+		return nil
+	}
+	started, err := s.store.Transition(ctx, id, StatusApproved, StatusExecuting, func(x *Approval) { x.StartedAt = s.now().UTC() })
+	switch sb.ErrorCode(err) {
+	case "":
+	case sb.ECONFLICT:
+		s.log.InfoContext(ctx, "approved call taken by another worker or closed; not run again", s.attrs(a)...)
+		return nil
+	default:
+		return fmt.Errorf("approvals execute %s: %w", id, err)
+	}
+	// Started: finish even if the caller goes away, or the action would
+	// run without its result being kept.
+	ctx = context.WithoutCancel(ctx)
+	env := s.invoke(ctx, started)
 	final := StatusExecuted
 	if env.Status != "ok" {
 		final = StatusFailed
 	}
 	stored := capResult(env)
-	done, err := s.recordResult(ctx, won, final, stored)
+	done, err := s.recordResult(ctx, started, final, stored)
 	if err != nil {
 		s.log.ErrorContext(ctx, "approved action ran but its result could not be recorded; informing with the real result",
-			s.attrs(won, "err", err, "resultStatus", env.Status)...)
-		done = won
+			s.attrs(started, "err", err, "resultStatus", env.Status)...)
+		done = started
 		done.Status, done.Result = final, stored
 	}
-	informed := s.finish(ctx, done)
-	o := Outcome{Kind: KindExecuted, Approval: done, AgentInformed: informed,
-		Message: fmt.Sprintf("Approved. %s.%s ran once and succeeded.%s", done.Tool, done.Action, informedText(done, informed))}
-	if final == StatusFailed {
-		o.Kind = KindFailed
-		o.Message = fmt.Sprintf("Approved. %s.%s ran once and failed: %s%s", done.Tool, done.Action,
-			scrub.Cap(s.scrub.String(env.Error), 300), informedText(done, informed))
-	}
-	return o, nil
+	s.log.InfoContext(ctx, "approved call ran", s.attrs(done, "resultStatus", env.Status)...)
+	s.finish(ctx, done)
+	return nil
+}
+
+// notStarted closes an approved call that will not run (approved → failed,
+// one conditional write: a late job then finds it closed).
+func (s *Service) notStarted(ctx context.Context, a Approval, why string) (Approval, error) {
+	return s.store.Transition(ctx, a.ID, StatusApproved, StatusFailed, func(x *Approval) {
+		x.Result = sb.Fail(fmt.Sprintf("%s.%s was approved at %s but did not run: %s. It will not run now; "+
+			"if it is still needed, ask again.", a.Tool, a.Action, a.DecidedAt.UTC().Format(time.RFC3339), why))
+		x.Result.Data = map[string]any{"code": "not_started"}
+	})
 }
 
 // invoke runs the approved call; a panicking executor becomes an error
@@ -504,7 +599,7 @@ func (s *Service) invoke(ctx context.Context, a Approval) (env sb.Envelope) {
 		Args: a.Args, Run: a.ExecRun, Origin: origin, Approved: true, ApprovalID: a.ID, ApprovedBy: a.DecidedBy})
 }
 
-// recordResult writes approved → final, retrying a store that is briefly
+// recordResult writes executing → final, retrying a store that is briefly
 // unavailable (the action already ran; its result should not be lost).
 func (s *Service) recordResult(ctx context.Context, a Approval, final Status, res sb.Envelope) (Approval, error) {
 	var err error
@@ -513,7 +608,7 @@ func (s *Service) recordResult(ctx context.Context, a Approval, final Status, re
 			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
 		}
 		var done Approval
-		done, err = s.store.Transition(ctx, a.ID, StatusApproved, final, func(x *Approval) { x.Result = res })
+		done, err = s.store.Transition(ctx, a.ID, StatusExecuting, final, func(x *Approval) { x.Result = res })
 		if err == nil {
 			return done, nil
 		}
@@ -577,12 +672,15 @@ func replyTo(a Approval) *wake.ReplyTo {
 }
 
 // ExpireDue closes what nobody will finish (the approvals-expire job):
-// pending approvals at or past ExpiresAt become expired, and approvals
-// approved more than StuckAfter ago whose runner never recorded a result
-// become failed with an "outcome unknown" result (logged as an error for
-// the operator: the action ran at most once, possibly not at all). Each is
-// shown to the Notifier and its agent is woken. It returns how many it
-// closed; one failure does not stop the others.
+// pending approvals at or past ExpiresAt become expired; approved calls
+// the worker has not started within StartWithin of the decision become
+// failed "not started" (certain: the same conditional write keeps a late
+// job from running them); and calls executing for more than StuckAfter
+// whose worker never recorded a result become failed with an "outcome
+// unknown" result (logged as an error for the operator: the action ran at
+// most once, possibly not at all). Each is shown to the Notifier and its
+// agent is woken. It returns how many it closed; one failure does not stop
+// the others.
 func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	open, err := s.store.ListOpen(ctx)
 	if err != nil {
@@ -598,13 +696,17 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 			b, err = s.store.Transition(ctx, a.ID, StatusPending, StatusExpired, func(x *Approval) {
 				x.DecidedBy, x.DecidedAt = DecidedByExpiry, now
 			})
-		case a.Status == StatusApproved && !a.DecidedAt.IsZero() && now.Sub(a.DecidedAt) >= s.stuckAfter:
-			s.log.ErrorContext(ctx, "approval stuck in approved: its runner never recorded a result; closing it as failed (outcome unknown)",
-				s.attrs(a, "decidedAt", a.DecidedAt, "execRunId", a.ExecRun.RunID)...)
-			b, err = s.store.Transition(ctx, a.ID, StatusApproved, StatusFailed, func(x *Approval) {
-				x.Result = sb.Fail(fmt.Sprintf("the outcome of %s.%s is unknown: it was approved at %s but its result was never recorded. "+
+		case a.Status == StatusApproved && !a.DecidedAt.IsZero() && now.Sub(a.DecidedAt) >= s.startIn:
+			s.log.ErrorContext(ctx, "approved call never started by the worker; closing it as not run",
+				s.attrs(a, "decidedAt", a.DecidedAt)...)
+			b, err = s.notStarted(ctx, a, fmt.Sprintf("the worker did not start it within %d minutes", int(s.startIn.Minutes())))
+		case a.Status == StatusExecuting && now.Sub(a.StartedAt) >= s.stuckAfter:
+			s.log.ErrorContext(ctx, "approval stuck in executing: its worker never recorded a result; closing it as failed (outcome unknown)",
+				s.attrs(a, "startedAt", a.StartedAt, "execRunId", a.ExecRun.RunID)...)
+			b, err = s.store.Transition(ctx, a.ID, StatusExecuting, StatusFailed, func(x *Approval) {
+				x.Result = sb.Fail(fmt.Sprintf("the outcome of %s.%s is unknown: it started at %s but its result was never recorded. "+
 					"It ran at most once, possibly not at all; check (for example by listing or reading) before you try again.",
-					a.Tool, a.Action, a.DecidedAt.UTC().Format(time.RFC3339)))
+					a.Tool, a.Action, a.StartedAt.UTC().Format(time.RFC3339)))
 				x.Result.Data = map[string]any{"code": "outcome_unknown"}
 			})
 		default:

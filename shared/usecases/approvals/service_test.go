@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 func TestNewChecksOptions(t *testing.T) {
@@ -114,18 +115,36 @@ func TestStageRefusesBadCalls(t *testing.T) {
 	}
 }
 
+// Approving records the decision and hands the call to the worker; the
+// worker runs it once (a retried or repeated job runs nothing), records
+// the result, updates the message and wakes the agent.
 func TestApproveByLinkExecutesOnceAndWakesTheAgent(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e *env) {
 		a, req := e.stage(t)
 		id, decision, token := linkParts(t, req.ApproveURL)
 		e.clock.Add(10 * time.Minute)
+		decidedAt := e.clock.Now()
 		o, err := e.svc.DecideByLink(t.Context(), id, decision, token)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o.Kind != approvals.KindExecuted || !o.AgentInformed || o.Approval.Status != approvals.StatusExecuted {
+		if o.Kind != approvals.KindApproved || !o.AgentInformed || o.Approval.Status != approvals.StatusApproved ||
+			!strings.Contains(o.Message, "is running now; hermes will report back") {
 			t.Fatalf("outcome %+v", o)
 		}
+		if e.exec.n.Load() != 0 || len(e.waker.Jobs()) != 0 {
+			t.Fatal("the deciding side ran the action or woke the agent itself")
+		}
+		if st := e.waker.Starts(); len(st) != 1 || st[0].ApprovalID != id || st[0].AgentID != "hermes" || st[0].Source != "approval" {
+			t.Fatalf("jobs handed to the worker: %+v, want one for approval %s", st, id)
+		}
+		if d := e.notify.Decisions(); len(d) != 1 || d[0].Status != approvals.StatusApproved ||
+			approvals.OutcomeLine(d[0]) != "approved by link; running; the agent will report back" {
+			t.Fatalf("notifier told %+v, want the approval as approved and running", d)
+		}
+		e.clock.Add(3 * time.Second)
+		e.work(t)
+		e.work(t) // Lambda's retry of the same job, or a duplicate delivery
 		calls := e.exec.Calls()
 		if len(calls) != 1 {
 			t.Fatalf("%d executions, want 1", len(calls))
@@ -141,13 +160,14 @@ func TestApproveByLinkExecutesOnceAndWakesTheAgent(t *testing.T) {
 			t.Fatalf("execution run %+v", c.Run)
 		}
 		done, _ := e.store.Get(t.Context(), id)
-		if done.Status != approvals.StatusExecuted || done.DecidedBy != "link" || !done.DecidedAt.Equal(e.clock.Now()) ||
+		if done.Status != approvals.StatusExecuted || done.DecidedBy != "link" || !done.DecidedAt.Equal(decidedAt) ||
+			!done.StartedAt.Equal(e.clock.Now()) ||
 			done.Result.Status != "ok" || done.Result.Data["deleted"] != "reports/q1.md" || done.ExecRun != c.Run {
 			j, _ := json.Marshal(done)
 			t.Fatalf("stored after execution: %s", j)
 		}
-		if d := e.notify.Decisions(); len(d) != 1 || d[0].Status != approvals.StatusExecuted || len(d[0].Notice) == 0 {
-			t.Fatalf("notifier told %+v, want one executed approval with its notice", d)
+		if d := e.notify.Decisions(); len(d) != 2 || d[1].Status != approvals.StatusExecuted || len(d[1].Notice) == 0 {
+			t.Fatalf("notifier told %+v, want the approved and then the executed approval, with its notice", d)
 		}
 		jobs := e.waker.Jobs()
 		if len(jobs) != 1 {
@@ -177,7 +197,7 @@ func TestApproveByLinkExecutesOnceAndWakesTheAgent(t *testing.T) {
 		if err != nil || again.Kind != approvals.KindAlreadyDecided || !strings.Contains(again.Message, "already executed") {
 			t.Fatalf("replay: %+v, %v", again, err)
 		}
-		if e.exec.n.Load() != 1 || len(e.waker.Jobs()) != 1 || len(e.notify.Decisions()) != 1 {
+		if e.exec.n.Load() != 1 || len(e.waker.Jobs()) != 1 || len(e.waker.Starts()) != 1 || len(e.notify.Decisions()) != 2 {
 			t.Fatal("a replay did something")
 		}
 	})
@@ -323,9 +343,10 @@ func TestCallbackDecisions(t *testing.T) {
 		e.assertUnchanged(t, a)
 
 		o, err := e.svc.DecideByCallback(t.Context(), approvals.CallbackData(approvals.Approve, a.ID), "123456789", approvers)
-		if err != nil || o.Kind != approvals.KindExecuted {
+		if err != nil || o.Kind != approvals.KindApproved {
 			t.Fatalf("approver's approve: %+v, %v", o, err)
 		}
+		e.work(t)
 		got, _ := e.store.Get(t.Context(), a.ID)
 		if got.DecidedBy != "telegram:123456789" || e.exec.n.Load() != 1 || len(e.waker.Jobs()) != 1 {
 			t.Fatalf("after the callback: decided by %q, %d executions, %d jobs", got.DecidedBy, e.exec.n.Load(), len(e.waker.Jobs()))
@@ -383,6 +404,7 @@ func TestConcurrentDecisionsExecuteOnce(t *testing.T) {
 		}
 		close(start)
 		wg.Wait()
+		e.work(t)
 		won := 0
 		for _, k := range kinds {
 			if !k.Refused() {
@@ -392,9 +414,11 @@ func TestConcurrentDecisionsExecuteOnce(t *testing.T) {
 			}
 		}
 		executions := e.exec.n.Load()
-		if won != 1 || executions > 1 || len(e.waker.Jobs()) != 1 || len(e.notify.Decisions()) != 1 {
-			t.Fatalf("%d winners, %d executions, %d jobs, %d notices; want 1 winner, at most 1 execution, 1 job, 1 notice",
-				won, executions, len(e.waker.Jobs()), len(e.notify.Decisions()))
+		notices := 1 + int(executions) // an approval shows "running", then the result
+		if won != 1 || executions > 1 || len(e.waker.Starts()) != int(executions) || len(e.waker.Jobs()) != 1 ||
+			len(e.notify.Decisions()) != notices {
+			t.Fatalf("%d winners, %d executions, %d handed over, %d jobs, %d notices; want 1 winner, at most 1 execution, 1 job, %d notices",
+				won, executions, len(e.waker.Starts()), len(e.waker.Jobs()), len(e.notify.Decisions()), notices)
 		}
 	})
 }
@@ -405,9 +429,10 @@ func TestFailedActionIsRecorded(t *testing.T) {
 		_, req := e.stage(t)
 		id, d, tok := linkParts(t, req.ApproveURL)
 		o, err := e.svc.DecideByLink(t.Context(), id, d, tok)
-		if err != nil || o.Kind != approvals.KindFailed || !strings.Contains(o.Message, "423 Locked") {
+		if err != nil || o.Kind != approvals.KindApproved {
 			t.Fatalf("outcome %+v, %v", o, err)
 		}
+		e.work(t)
 		got, _ := e.store.Get(t.Context(), id)
 		if got.Status != approvals.StatusFailed || got.Result.HTTPStatus != 423 {
 			t.Fatalf("stored %s / %+v", got.Status, got.Result)
@@ -415,24 +440,32 @@ func TestFailedActionIsRecorded(t *testing.T) {
 		if j := e.waker.Jobs(); len(j) != 1 || !strings.Contains(j[0].Text, "the action failed") || !strings.Contains(j[0].Text, "423") {
 			t.Fatalf("jobs %+v", j)
 		}
+		if d := e.notify.Decisions(); len(d) != 2 || !strings.Contains(approvals.OutcomeLine(d[1]), "423 Locked") {
+			t.Fatalf("the message does not show the failure: %+v", d)
+		}
 	})
 }
 
-// A runner that died after winning pending → approved (Lambda timeout,
-// crash): the retry is refused, nothing runs twice, and after StuckAfter
-// ExpireDue closes the approval as failed with an unknown outcome.
-func TestStuckApprovedIsClosedNotRerun(t *testing.T) {
+// A worker that died after winning approved → executing (Lambda timeout,
+// crash): the retried job and the link are refused, nothing runs twice,
+// and after StuckAfter ExpireDue closes the approval as failed with an
+// unknown outcome.
+func TestStuckExecutingIsClosedNotRerun(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e *env) {
 		a, req := e.stage(t)
 		id, d, tok := linkParts(t, req.ApproveURL)
-		// The winner's first write, then "crash".
-		if _, err := e.store.Transition(t.Context(), a.ID, approvals.StatusPending, approvals.StatusApproved, func(x *approvals.Approval) {
-			x.DecidedBy, x.DecidedAt = "link", e.clock.Now()
+		if o, err := e.svc.DecideByLink(t.Context(), id, d, tok); err != nil || o.Kind != approvals.KindApproved {
+			t.Fatalf("approve: %+v, %v", o, err)
+		}
+		e.clock.Add(time.Minute)
+		// The worker's first write, then "crash".
+		if _, err := e.store.Transition(t.Context(), a.ID, approvals.StatusApproved, approvals.StatusExecuting, func(x *approvals.Approval) {
+			x.StartedAt = e.clock.Now()
 		}); err != nil {
 			t.Fatal(err)
 		}
-		o, err := e.svc.DecideByLink(t.Context(), id, d, tok) // Lambda's retry of the same request
-		if err != nil || o.Kind != approvals.KindAlreadyDecided || e.exec.n.Load() != 0 {
+		e.work(t) // Lambda's retry of the job
+		if o, err := e.svc.DecideByLink(t.Context(), id, d, tok); err != nil || o.Kind != approvals.KindAlreadyDecided || e.exec.n.Load() != 0 {
 			t.Fatalf("retry after a crash: %+v, %v, %d executions", o, err, e.exec.n.Load())
 		}
 		e.clock.Add(approvals.DefaultStuckAfter - time.Second)
@@ -452,6 +485,101 @@ func TestStuckApprovedIsClosedNotRerun(t *testing.T) {
 			t.Fatalf("jobs %+v", j)
 		}
 	})
+}
+
+// An approved call the worker never starts (its job lost, or every
+// attempt failed before the start was recorded) is closed after
+// StartWithin as not run, the agent and the human are told as on expiry,
+// and a job that arrives later runs nothing.
+func TestApprovedButNeverStartedIsClosedAndNeverRuns(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		_, req := e.stage(t)
+		id, d, tok := linkParts(t, req.ApproveURL)
+		if o, err := e.svc.DecideByLink(t.Context(), id, d, tok); err != nil || o.Kind != approvals.KindApproved {
+			t.Fatalf("approve: %+v, %v", o, err)
+		}
+		e.clock.Add(approvals.DefaultStartWithin - time.Second)
+		if n, err := e.svc.ExpireDue(t.Context()); err != nil || n != 0 {
+			t.Fatalf("ExpireDue before the bound: %d, %v", n, err)
+		}
+		e.clock.Add(time.Second)
+		if n, err := e.svc.ExpireDue(t.Context()); err != nil || n != 1 {
+			t.Fatalf("ExpireDue: %d, %v; want 1", n, err)
+		}
+		got, _ := e.store.Get(t.Context(), id)
+		if got.Status != approvals.StatusFailed || got.Result.Data["code"] != "not_started" || !strings.Contains(got.Result.Error, "did not run") {
+			t.Fatalf("never started: %s %+v", got.Status, got.Result)
+		}
+		j := e.waker.Jobs()
+		if len(j) != 1 || *j[0].Parent != requestingRun || !strings.Contains(j[0].Text, "it did not run") {
+			t.Fatalf("follow-up jobs %+v", j)
+		}
+		if dd := e.notify.Decisions(); len(dd) != 2 || dd[1].Status != approvals.StatusFailed ||
+			!strings.Contains(approvals.OutcomeLine(dd[1]), "did not run") {
+			t.Fatalf("notifier told %+v", dd)
+		}
+		e.work(t) // the late job
+		if e.exec.n.Load() != 0 || len(e.waker.Jobs()) != 1 {
+			t.Fatalf("a late job ran the closed call: %d executions, %d jobs", e.exec.n.Load(), len(e.waker.Jobs()))
+		}
+		if n, _ := e.svc.ExpireDue(t.Context()); n != 0 {
+			t.Fatal("closed twice")
+		}
+	})
+}
+
+// Many deliveries of the job that hands over one approved call, at once
+// (Lambda's at-least-once delivery, concurrent workers): one runs it.
+func TestConcurrentWorkersExecuteOnce(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		e.exec.delay = 20 * time.Millisecond
+		_, req := e.stage(t)
+		id, d, tok := linkParts(t, req.ApproveURL)
+		if o, err := e.svc.DecideByLink(t.Context(), id, d, tok); err != nil || o.Kind != approvals.KindApproved {
+			t.Fatalf("approve: %+v, %v", o, err)
+		}
+		svc := e.service(t, slowReads{Store: e.store, delay: 50 * time.Millisecond})
+		var wg sync.WaitGroup
+		for range 10 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := svc.Execute(t.Context(), id); err != nil {
+					t.Errorf("Execute: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		if e.exec.n.Load() != 1 || len(e.waker.Jobs()) != 1 || e.status(t, id) != approvals.StatusExecuted {
+			t.Fatalf("%d executions, %d follow-ups, status %s; want 1, 1, executed", e.exec.n.Load(), len(e.waker.Jobs()), e.status(t, id))
+		}
+	})
+}
+
+// A function without an executor (the deciding ones) refuses to run an
+// approved call and leaves it for the worker.
+func TestExecuteWithoutExecutorRunsNothing(t *testing.T) {
+	e := newEnv(t, backends[0])
+	svc, err := approvals.New(approvals.Options{Store: e.store, Signer: e.signer, Notifier: e.notify, Waker: e.waker,
+		PublicBaseURL: publicBase, Now: e.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, req := e.stage(t)
+	id, d, tok := linkParts(t, req.ApproveURL)
+	if o, err := svc.DecideByLink(t.Context(), id, d, tok); err != nil || o.Kind != approvals.KindApproved {
+		t.Fatalf("approve without an executor: %+v, %v", o, err)
+	}
+	if err := svc.Execute(t.Context(), id); sb.ErrorCode(err) != sb.EUNAVAILABLE {
+		t.Fatalf("Execute without an executor: %v, want EUNAVAILABLE", err)
+	}
+	if e.status(t, id) != approvals.StatusApproved {
+		t.Fatal("the approval moved")
+	}
+	e.work(t)
+	if e.exec.n.Load() != 1 || e.status(t, id) != approvals.StatusExecuted {
+		t.Fatal("the worker did not run it")
+	}
 }
 
 // The follow-up run answers where the asking run was woken from, whatever
@@ -484,6 +612,7 @@ func TestFollowUpAnswersWhereTheRunWasWoken(t *testing.T) {
 					if o, err := e.svc.DecideByLink(t.Context(), id, string(d), e.signer.Token(id, string(d), a.ArgsHash, a.ExpiresAt)); err != nil || !o.AgentInformed {
 						t.Fatalf("outcome %+v, %v", o, err)
 					}
+					e.work(t)
 					jobs := e.waker.Jobs()
 					if len(jobs) != 1 {
 						t.Fatalf("%d follow-up jobs, want 1", len(jobs))
@@ -508,9 +637,10 @@ func TestOperatorCallsWakeNoAgent(t *testing.T) {
 	id := envl.Data["approval_id"].(string)
 	a, _ := e.store.Get(t.Context(), id)
 	o, err := e.svc.DecideByLink(t.Context(), id, "approve", e.signer.Token(id, "approve", a.ArgsHash, a.ExpiresAt))
-	if err != nil || o.Kind != approvals.KindExecuted || o.AgentInformed {
+	if err != nil || o.Kind != approvals.KindApproved || o.AgentInformed || strings.Contains(o.Message, "report back") {
 		t.Fatalf("outcome %+v, %v", o, err)
 	}
+	e.work(t)
 	if c := e.exec.Calls(); len(c) != 1 || c[0].Origin != sb.OriginOperator {
 		t.Fatalf("calls %+v", c)
 	}
@@ -519,16 +649,36 @@ func TestOperatorCallsWakeNoAgent(t *testing.T) {
 	}
 }
 
+// When the worker cannot be reached the approved call is closed at once as
+// not run (the human sees so), and the decision is not an error.
 func TestWakeFailureIsReportedNotFatal(t *testing.T) {
 	e := newEnv(t, backends[0])
 	e.waker.failWith = sb.E("wake.dispatch", sb.EUNAVAILABLE, "queue full")
 	_, req := e.stage(t)
 	id, d, tok := linkParts(t, req.ApproveURL)
 	o, err := e.svc.DecideByLink(t.Context(), id, d, tok)
-	if err != nil || o.Kind != approvals.KindExecuted || o.AgentInformed || !strings.Contains(o.Message, "could not be told") {
+	if err != nil || o.Kind != approvals.KindFailed || o.AgentInformed || !strings.Contains(o.Message, "did not run") ||
+		!strings.Contains(o.Message, "could not be told") {
 		t.Fatalf("outcome %+v, %v", o, err)
 	}
-	if e.status(t, id) != approvals.StatusExecuted {
+	if got, _ := e.store.Get(t.Context(), id); got.Status != approvals.StatusFailed || got.Result.Data["code"] != "not_started" {
+		t.Fatalf("recorded as %s %+v, want failed, not started", got.Status, got.Result)
+	}
+	if e.exec.n.Load() != 0 {
+		t.Fatal("it ran")
+	}
+
+	// The follow-up of an executed call cannot be queued: the result is
+	// still recorded and the worker's job does not fail.
+	e.waker.failWith = nil
+	_, req = e.stage(t)
+	id, d, tok = linkParts(t, req.ApproveURL)
+	if o, err := e.svc.DecideByLink(t.Context(), id, d, tok); err != nil || o.Kind != approvals.KindApproved {
+		t.Fatalf("outcome %+v, %v", o, err)
+	}
+	e.waker.failWith = sb.E("wake.dispatch", sb.EUNAVAILABLE, "queue full")
+	e.work(t)
+	if e.status(t, id) != approvals.StatusExecuted || e.exec.n.Load() != 1 {
 		t.Fatal("not recorded as executed")
 	}
 }
@@ -575,12 +725,51 @@ func TestResultsAreCapped(t *testing.T) {
 	e.exec.env = sb.OK(map[string]any{"text": strings.Repeat("x", 100<<10)})
 	_, req := e.stage(t)
 	id, d, tok := linkParts(t, req.ApproveURL)
-	if o, err := e.svc.DecideByLink(t.Context(), id, d, tok); err != nil || o.Kind != approvals.KindExecuted {
+	if o, err := e.svc.DecideByLink(t.Context(), id, d, tok); err != nil || o.Kind != approvals.KindApproved {
 		t.Fatalf("outcome %+v, %v", o, err)
 	}
+	e.work(t)
 	got, _ := e.store.Get(t.Context(), id)
 	raw, _ := json.Marshal(got.Result)
 	if got.Status != approvals.StatusExecuted || len(raw) > 32<<10 || got.Result.Data["truncated"] == nil {
 		t.Fatalf("stored result of %d bytes: %.200s", len(raw), raw)
+	}
+}
+
+// inlineWorker runs a handed-over call at once, inside Dispatch: a worker
+// faster than the deciding function's own next step.
+type inlineWorker struct {
+	*waker
+	svc *approvals.Service
+}
+
+func (w *inlineWorker) Dispatch(ctx context.Context, j wake.Job) error {
+	if j.ApprovalID != "" {
+		return w.svc.Execute(ctx, j.ApprovalID)
+	}
+	return w.waker.Dispatch(ctx, j)
+}
+
+// However fast the worker is, the message shows "running" before the
+// result, never after it.
+func TestRunningIsShownBeforeTheResult(t *testing.T) {
+	e := newEnv(t, backends[0])
+	w := &inlineWorker{waker: e.waker}
+	svc, err := approvals.New(approvals.Options{Store: e.store, Signer: e.signer, Executor: e.exec, Notifier: e.notify,
+		Waker: w, PublicBaseURL: publicBase, Now: e.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.svc = svc
+	a, _ := e.stage(t)
+	if o, err := svc.DecideByCallback(t.Context(), approvals.CallbackData(approvals.Approve, a.ID), "1", []string{"1"}); err != nil || o.Kind != approvals.KindApproved {
+		t.Fatalf("approve: %+v, %v", o, err)
+	}
+	var shown []approvals.Status
+	for _, d := range e.notify.Decisions() {
+		shown = append(shown, d.Status)
+	}
+	if !reflect.DeepEqual(shown, []approvals.Status{approvals.StatusApproved, approvals.StatusExecuted}) {
+		t.Fatalf("the message showed %v, want approved, then executed", shown)
 	}
 }

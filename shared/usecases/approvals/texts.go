@@ -26,6 +26,8 @@ func OutcomeLine(ap Approval) string {
 		who = "nobody"
 	}
 	switch ap.Status {
+	case StatusApproved, StatusExecuting:
+		return "approved by " + who + "; running; the agent will report back"
 	case StatusExecuted:
 		return "approved by " + who + " and done"
 	case StatusFailed:

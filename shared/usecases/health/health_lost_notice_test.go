@@ -9,7 +9,6 @@ package health_test
 // Copy into shared/usecases/health/ to run: go test -race -run TestTickNoticeNotLostWhenTicksOverlap ./shared/usecases/health
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
@@ -17,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
+	"github.com/switchboard-dev/switchboard/shared/platform/logtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/health"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
@@ -49,22 +50,14 @@ func (c *gatedChannel) Send(_ context.Context, n router.Notice) error {
 	return nil
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 func TestTickNoticeNotLostWhenTicksOverlap(t *testing.T) {
 	store := memstore.New()
 	ch := &gatedChannel{entered: make(chan struct{}), release: make(chan struct{})}
-	var logs syncBuf
+	var logs logtest.Buffer
 	srv := &server{}
-	clk := &clock{t: t0}
+	clk := clocktest.New(t0)
 	c := &health.Checker{Info: srv.info, KV: store.KV(), Key: key,
-		Notify: router.New([]router.Channel{ch}, store, discard()), Loc: cest, Now: clk.now,
+		Notify: router.New([]router.Channel{ch}, store, discard()), Loc: cest, Now: clk.Now,
 		Log: slog.New(slog.NewTextHandler(&logs, nil))}
 
 	for range 2 { // failures 1 and 2

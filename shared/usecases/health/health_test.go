@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/health"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
@@ -89,15 +90,9 @@ func (s *server) info(context.Context) (string, error) {
 
 func (s *server) set(up bool) { s.mu.Lock(); s.up = up; s.mu.Unlock() }
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type clock = clocktest.Clock
 
-func (c *clock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
-func (c *clock) set(t time.Time)     { c.mu.Lock(); c.t = t; c.mu.Unlock() }
-func hhmm(t time.Time) string        { return t.In(cest).Format("15:04") }
+func hhmm(t time.Time) string { return t.In(cest).Format("15:04") }
 func outageSince(t time.Time) string {
 	return "Rocket.Chat unreachable since " + hhmm(t) + ", I'm here now."
 }
@@ -119,10 +114,10 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	w := &world{rc: &channel{name: "RocketChat"}, tg: &channel{name: "Telegram"}, srv: &server{up: true},
-		clock: &clock{t: t0}, store: memstore.New()}
+		clock: clocktest.New(t0), store: memstore.New()}
 	r := router.New([]router.Channel{w.rc, w.tg}, w.store, discard())
 	w.c = &health.Checker{Info: w.srv.info, KV: w.store.KV(), Key: key, Notify: r.Without("RocketChat"),
-		Loc: cest, Now: w.clock.now, Log: discard()}
+		Loc: cest, Now: w.clock.Now, Log: discard()}
 	t.Cleanup(func() {
 		if n := len(w.rc.notices()); n != 0 {
 			t.Errorf("Rocket.Chat got %d notices; the health notices must not use it", n)
@@ -191,7 +186,7 @@ func TestTickSequences(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
 			for i, s := range tt.steps {
-				w.clock.set(t0.Add(time.Duration(i) * 5 * time.Minute))
+				w.clock.Set(t0.Add(time.Duration(i) * 5 * time.Minute))
 				w.srv.set(s.up)
 				w.tg.setFailing(s.sendFails)
 				before := len(w.tg.notices())
@@ -277,14 +272,14 @@ func TestTickState(t *testing.T) {
 	}
 
 	w.srv.set(false)
-	w.clock.set(first)
+	w.clock.Set(first)
 	mustTick(t, w)
-	w.clock.add(5 * time.Minute)
+	w.clock.Add(5 * time.Minute)
 	mustTick(t, w)
 	if st, _ := w.state(t); st.Failures != 2 || !st.Since.Equal(first) || st.Notified {
 		t.Errorf("after 2 failures: %+v, want 2 failures since %v, not notified", st, first)
 	}
-	w.clock.add(5 * time.Minute)
+	w.clock.Add(5 * time.Minute)
 	mustTick(t, w)
 	if st, _ := w.state(t); st.Failures != 3 || !st.Since.Equal(first) || !st.Notified {
 		t.Errorf("after 3 failures: %+v, want notified, since %v", st, first)
@@ -325,7 +320,7 @@ func TestTickRendersTheLocation(t *testing.T) {
 			w.c.Loc = tt.loc
 			w.srv.set(false)
 			for i := range 3 {
-				w.clock.set(t0.Add(time.Duration(i) * 7 * time.Minute))
+				w.clock.Set(t0.Add(time.Duration(i) * 7 * time.Minute))
 				mustTick(t, w)
 			}
 			if got := w.tg.texts(); len(got) != 1 || got[0] != tt.want {

@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -34,20 +34,7 @@ func withCatalogue(t *testing.T, jobs []deploy.Job) {
 	t.Cleanup(func() { deploy.Jobs = saved })
 }
 
-// stepClock advances by step on every reading.
-type stepClock struct {
-	mu   sync.Mutex
-	t    time.Time
-	step time.Duration
-}
-
-func (c *stepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.t
-	c.t = c.t.Add(c.step)
-	return now
-}
+type stepClock = clocktest.Stepping
 
 var t0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.FixedZone("EST", -5*3600))
 
@@ -60,7 +47,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, funcs map[string]Func, store sb.JobStore) *fixture {
 	t.Helper()
-	f := &fixture{store: memstore.New(), logs: &bytes.Buffer{}, clock: &stepClock{t: t0, step: 42 * time.Millisecond}}
+	f := &fixture{store: memstore.New(), logs: &bytes.Buffer{}, clock: clocktest.NewStepping(t0, 42*time.Millisecond)}
 	if store == nil {
 		store = f.store
 	}
@@ -192,7 +179,7 @@ func TestRun(t *testing.T) {
 				t.Errorf("Run error = %v, want the job's own %v", err, tt.wantErr)
 			}
 			want := tt.want
-			want.StartedAt, want.Duration = t0.UTC(), f.clock.step
+			want.StartedAt, want.Duration = t0.UTC(), f.clock.Step()
 			if got != want {
 				t.Errorf("run = %+v\nwant  %+v", got, want)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 	"github.com/switchboard-dev/switchboard/shared/platform/config"
+	"github.com/switchboard-dev/switchboard/shared/platform/errtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/provision"
 )
@@ -76,14 +77,7 @@ func (w *world) nothingCreated(t *testing.T, before []string) {
 
 func checkErr(t *testing.T, err error, wantCode string, wantMsg ...string) {
 	t.Helper()
-	if got := sb.ErrorCode(err); got != wantCode {
-		t.Fatalf("code = %q, want %q (%v)", got, wantCode, err)
-	}
-	for _, m := range wantMsg {
-		if !strings.Contains(sb.ErrorMessage(err), m) {
-			t.Errorf("message %q does not contain %q", sb.ErrorMessage(err), m)
-		}
-	}
+	errtest.Check(t, err, wantCode, wantMsg...)
 }
 
 func TestAgentHappyPath(t *testing.T) {

@@ -21,7 +21,7 @@ func newE2E(t *testing.T) (*rcWorld, *tgWorld, *memstore.Store, *router.Router) 
 	store := memstore.New()
 	r := router.New([]router.Channel{
 		&router.RocketChatChannel{Human: "richard", Clients: rc.lookup, Default: "hermes"},
-		&router.TelegramChannel{Client: tg.c, ChatID: fmt.Sprint(humanChat), Names: agentNames, Sleep: tg.clock.sleep},
+		&router.TelegramChannel{Client: tg.c, ChatID: fmt.Sprint(humanChat), Names: agentNames, Sleep: tg.clock.Sleep},
 	}, store, discard())
 	return rc, tg, store, r
 }
@@ -107,7 +107,7 @@ func TestEndToEndPreferTelegramWithButtons(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rc, tg, store, r := newE2E(t)
 			tg.s.SetDown(!tt.telegramUp)
-			tgCh := &router.TelegramChannel{Client: tg.c, ChatID: fmt.Sprint(humanChat), Names: agentNames, Sleep: tg.clock.sleep}
+			tgCh := &router.TelegramChannel{Client: tg.c, ChatID: fmt.Sprint(humanChat), Names: agentNames, Sleep: tg.clock.Sleep}
 			pr := r.Prefer(tgCh)
 			if got := fmt.Sprint(pr.Channels()); got != "[Telegram RocketChat]" {
 				t.Fatalf("Prefer(Telegram).Channels() = %s", got)

@@ -1,7 +1,6 @@
 package router_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/tools/toolargs/toolargstest"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 )
 
@@ -24,19 +24,7 @@ func compileSend(t *testing.T) *jsonschema.Schema {
 	if !ok {
 		t.Fatalf("no action send in %+v", spec)
 	}
-	raw, err := json.Marshal(a.Parameters)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("notify_user.send.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("notify_user.send.json")
+	s, err := toolargstest.CompileSchema("notify_user.send", a.Parameters)
 	if err != nil {
 		t.Fatalf("schema does not compile: %v", err)
 	}

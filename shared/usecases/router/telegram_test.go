@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -13,48 +12,25 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 )
 
 const humanChat = int64(4242) // the human's private chat with the bot
 
-// clock is a fake clock the fake Bot API and the injected Sleep share.
-type clock struct {
-	mu     sync.Mutex
-	t      time.Time
-	sleeps []time.Duration
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-// sleep records d and moves the clock on instead of waiting.
-func (c *clock) sleep(_ context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.sleeps = append(c.sleeps, d)
-	c.t = c.t.Add(d)
-	return nil
-}
-
-func (c *clock) slept() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]time.Duration(nil), c.sleeps...)
-}
-
 type tgWorld struct {
 	s     *tgfake.Server
 	c     *telegram.Client
-	clock *clock
+	clock *clocktest.Clock // the fake Bot API and the injected Sleep share it
 }
 
 func newTGWorld(t *testing.T) *tgWorld {
 	t.Helper()
 	s := tgfake.New()
 	t.Cleanup(s.Close)
-	w := &tgWorld{s: s, clock: &clock{t: time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)}}
-	s.SetClock(w.clock.now)
+	w := &tgWorld{s: s, clock: clocktest.New(time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC))}
+	s.SetClock(w.clock.Now)
 	s.AddUser(tgfake.User{ID: humanChat, FirstName: "Richard", Username: "richard"})
 	c, err := telegram.New(s.URL, tgfake.DefaultToken, s.Client())
 	if err != nil {
@@ -65,7 +41,7 @@ func newTGWorld(t *testing.T) *tgWorld {
 }
 
 func (w *tgWorld) channel() *router.TelegramChannel {
-	return &router.TelegramChannel{Client: w.c, ChatID: fmt.Sprint(humanChat), Names: agentNames, Sleep: w.clock.sleep}
+	return &router.TelegramChannel{Client: w.c, ChatID: fmt.Sprint(humanChat), Names: agentNames, Sleep: w.clock.Sleep}
 }
 
 func (w *tgWorld) texts() []string {
@@ -126,8 +102,8 @@ func TestTelegramChannelSends(t *testing.T) {
 				t.Errorf("message %q (parse mode %q, preview disabled %v), want %q as plain text without preview",
 					m.Text, m.ParseMode, m.LinkPreviewDisabled, tt.wantTxt)
 			}
-			if len(w.clock.slept()) != 0 {
-				t.Errorf("slept %v without a 429", w.clock.slept())
+			if len(w.clock.Slept()) != 0 {
+				t.Errorf("slept %v without a 429", w.clock.Slept())
 			}
 		})
 	}
@@ -217,7 +193,7 @@ func TestTelegramChannelRateLimit(t *testing.T) {
 			if got := sb.ErrorCode(err); err != nil && got != tt.wantCode || err == nil && tt.wantCode != "" {
 				t.Fatalf("Send = %v (code %q), want code %q", err, got, tt.wantCode)
 			}
-			if got := w.clock.slept(); fmt.Sprint(got) != fmt.Sprint(tt.wantSleeps) {
+			if got := w.clock.Slept(); fmt.Sprint(got) != fmt.Sprint(tt.wantSleeps) {
 				t.Errorf("slept %v, want %v", got, tt.wantSleeps)
 			}
 			if got := w.texts(); len(got) != tt.wantMsgs {
@@ -251,7 +227,7 @@ func TestTelegramChannelResendsOnlyTheRest(t *testing.T) {
 			if got := sb.ErrorCode(err); err != nil && got != tt.wantCode || err == nil && tt.wantCode != "" {
 				t.Fatalf("Send = %v (code %q), want code %q", err, got, tt.wantCode)
 			}
-			if got := w.clock.slept(); len(got) != 1 || got[0] != time.Second {
+			if got := w.clock.Slept(); len(got) != 1 || got[0] != time.Second {
 				t.Errorf("slept %v, want [1s]", got)
 			}
 			want := telegram.SplitText("Hermes: "+text, telegram.MaxTextLength, "")
@@ -295,7 +271,7 @@ func TestTelegramChannelErrors(t *testing.T) {
 			if got := sb.ErrorCode(err); got != tt.wantCode {
 				t.Errorf("Send = %v (code %q), want %q", err, got, tt.wantCode)
 			}
-			if got := w.clock.slept(); len(got) != 0 {
+			if got := w.clock.Slept(); len(got) != 0 {
 				t.Errorf("slept %v on a non-429 error", got)
 			}
 			if n := w.s.Calls("sendMessage"); n != 1 {
@@ -355,7 +331,7 @@ func TestTelegramLongRateLimitFailsOver(t *testing.T) {
 	if d.Channel != "Mail" || !d.PrimaryFailed || len(d.Failures) != 1 || !strings.HasPrefix(d.Failures[0], "Telegram: ") {
 		t.Errorf("delivery = %+v, want Mail after Telegram's 429", d)
 	}
-	if got := w.clock.slept(); len(got) != 0 {
+	if got := w.clock.Slept(); len(got) != 0 {
 		t.Errorf("slept %v; a 60 s retry_after is over MaxWait", got)
 	}
 	if len(next.sent()) != 1 {

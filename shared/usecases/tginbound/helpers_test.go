@@ -3,7 +3,6 @@ package tginbound_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +13,9 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
+	"github.com/switchboard-dev/switchboard/shared/platform/logtest"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
@@ -37,18 +39,7 @@ var (
 	agents  = []string{"hermes", "atlas", "iris"}
 )
 
-// clock is a settable clock shared by the fake, the store and Inbound.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type clock = clocktest.Clock
 
 // dispatcher records jobs; fail queues errors for the next Dispatch calls
 // (a nil entry lets that call through).
@@ -121,34 +112,7 @@ func (d *decider) all() []decision {
 }
 
 // logs captures log lines.
-type logs struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-type logHandler struct{ l *logs }
-
-func (h logHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h logHandler) Handle(_ context.Context, r slog.Record) error {
-	h.l.mu.Lock()
-	defer h.l.mu.Unlock()
-	h.l.msgs = append(h.l.msgs, r.Message)
-	return nil
-}
-func (h logHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h logHandler) WithGroup(string) slog.Handler      { return h }
-
-func (l *logs) count(msg string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, m := range l.msgs {
-		if m == msg {
-			n++
-		}
-	}
-	return n
-}
+type logs = logtest.Records
 
 // world is the fake Telegram, a client for it, the store, the fakes and
 // the receiver, served at hook (http://127.0.0.1:port/hooks/telegram).
@@ -167,7 +131,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	c := &clock{t: t0}
+	c := clocktest.New(t0)
 	tg := tgfake.New()
 	t.Cleanup(tg.Close)
 	tg.SetClock(c.Now)
@@ -181,7 +145,7 @@ func newWorld(t *testing.T) *world {
 	}
 	store := memstore.New()
 	store.Now = c.Now
-	l := &logs{}
+	log, l := logtest.New()
 	w := &world{tg: tg, client: client, store: store, disp: &dispatcher{}, dec: &decider{reply: "approved by ann"},
 		log: l, clock: c}
 	w.in = &tginbound.Inbound{
@@ -194,11 +158,11 @@ func newWorld(t *testing.T) *world {
 		},
 		Dispatch: w.disp,
 		Claims:   store,
-		Log:      slog.New(logHandler{l}),
+		Log:      log,
 		Now:      c.Now,
 	}
 	mux := http.NewServeMux()
-	mux.Handle("POST /hooks/telegram", w.in)
+	mux.Handle("POST /hooks/telegram", httpapi.TelegramWebhook(w.in))
 	srv := httptest.NewServer(mux) // 127.0.0.1
 	t.Cleanup(srv.Close)
 	w.hook = srv.URL + "/hooks/telegram"

@@ -1,5 +1,6 @@
 // Package tginbound takes Telegram updates in — from the webhook (POST
-// /hooks/telegram, X-Telegram-Bot-Api-Secret-Token checked in constant time)
+// /hooks/telegram, served by shared/httpapi; the secret header checked in
+// constant time)
 // or from the slow getUpdates poll when no webhook is set: button
 // presses decide approvals, and messages from allowed chats wake an
 // agent whose answer goes back to that chat, so people reach their agents
@@ -10,16 +11,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
-	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
@@ -40,31 +38,11 @@ type Inbound struct {
 	Now      func() time.Time
 }
 
-// ServeHTTP is POST /hooks/telegram. A wrong or missing secret answers 401
-// (fail closed, also when no secret is configured); everything else answers
-// 200 once handled, because Telegram resends on any other status. A
-// temporary failure answers 503 so that Telegram delivers again.
-func (in *Inbound) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !telegram.CheckSecretToken(r.Header.Get(telegram.SecretTokenHeader), in.Secret) {
-		httpapi.WriteJSON(w, http.StatusUnauthorized, sb.Fail("wrong or missing X-Telegram-Bot-Api-Secret-Token; setWebhook with instance.telegram.webhookSecret"))
-		return
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, httpapi.MaxBody+1))
-	if err != nil || len(body) > httpapi.MaxBody {
-		httpapi.WriteJSON(w, http.StatusBadRequest, sb.Fail("the update could not be read"))
-		return
-	}
-	u, err := telegram.ParseUpdate(body)
-	if err != nil {
-		httpapi.WriteJSON(w, http.StatusBadRequest, sb.Fail("the body is not a Telegram Update"))
-		return
-	}
-	if err := in.Handle(r.Context(), u); err != nil {
-		in.Log.WarnContext(r.Context(), "telegram update: temporary failure", "update", u.ID, "err", err)
-		httpapi.WriteJSON(w, http.StatusServiceUnavailable, sb.Fail("temporarily unable to take the update; Telegram will resend it"))
-		return
-	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]bool{"ok": true})
+// Authorized reports whether secret, the X-Telegram-Bot-Api-Secret-Token
+// of a delivery, is the configured webhook secret (constant time; with no
+// secret configured nothing is: fail closed).
+func (in *Inbound) Authorized(secret string) bool {
+	return telegram.CheckSecretToken(secret, in.Secret)
 }
 
 // Handle processes one update once (a claim per update id).

@@ -300,8 +300,8 @@ func TestMessageFromChatNotAllowedIsIgnored(t *testing.T) {
 	if len(w.tg.Pending()) != 0 {
 		t.Errorf("the ignored update is still pending")
 	}
-	if w.log.count("telegram message from a chat that is not allowed; ignored") != 1 {
-		t.Errorf("logs = %v", w.log.msgs)
+	if w.log.Count("telegram message from a chat that is not allowed; ignored") != 1 {
+		t.Errorf("logs = %v", w.log.All())
 	}
 	// The allowed chat still works.
 	w.tg.InjectMessage(ann, annUser, "hi")
@@ -314,12 +314,7 @@ func TestNoAllowedChatsIgnoresEverything(t *testing.T) {
 	w.in.AllowedChats = nil
 	w.setWebhook(t, secret)
 	w.tg.InjectMessage(ann, annUser, "hi")
-	if ds := w.push(t); len(ds) != 1 || ds[0].Status != http.StatusOK {
-		t.Fatalf("deliveries = %+v", ds)
-	}
-	if n := w.disp.attempts(); n != 0 {
-		t.Errorf("%d dispatches", n)
-	}
+	w.pushOneWakesNobody(t)
 }
 
 func TestOtherUpdatesAreConfirmedAndDropped(t *testing.T) {
@@ -342,14 +337,9 @@ func TestNoAgentsConfiguredIsLoggedNotRetried(t *testing.T) {
 	w.in.Agents = nil
 	w.setWebhook(t, secret)
 	w.tg.InjectMessage(ann, annUser, "hi")
-	if ds := w.push(t); len(ds) != 1 || ds[0].Status != http.StatusOK {
-		t.Fatalf("deliveries = %+v", ds)
-	}
-	if n := w.disp.attempts(); n != 0 {
-		t.Errorf("%d dispatches", n)
-	}
-	if w.log.count("telegram update not handled") != 1 {
-		t.Errorf("logs = %v", w.log.msgs)
+	w.pushOneWakesNobody(t)
+	if w.log.Count("telegram update not handled") != 1 {
+		t.Errorf("logs = %v", w.log.All())
 	}
 }
 
@@ -416,7 +406,7 @@ func TestCallbackAnswerIsShortened(t *testing.T) {
 			}
 			as := w.tg.Answers() // the fake (and the client) refuse more than 200
 			if len(as) != 1 {
-				t.Fatalf("answers = %+v (logs %v)", as, w.log.msgs)
+				t.Fatalf("answers = %+v (logs %v)", as, w.log.All())
 			}
 			if as[0].Text != c.want {
 				t.Errorf("answer = %q (%d runes), want %q", as[0].Text, utf8.RuneCountInString(as[0].Text), c.want)
@@ -435,9 +425,7 @@ func TestCallbackDecideErrorIsAnswered(t *testing.T) {
 	w.dec.err = sb.E("approvals.decide", sb.EFORBIDDEN, "only approvers can decide")
 	msg := w.buttonMessage(t, "1111", "approve:42")
 	w.tg.InjectCallback(annUser, msg, "approve:42")
-	if ds := w.push(t); len(ds) != 1 || ds[0].Status != http.StatusOK {
-		t.Fatalf("deliveries = %+v", ds)
-	}
+	w.pushOne(t)
 	if as := w.tg.Answers(); len(as) != 1 || as[0].Text != "only approvers can decide" {
 		t.Errorf("answers = %+v", as)
 	}
@@ -462,14 +450,12 @@ func TestCallbackAnswerFailureStillConfirms(t *testing.T) {
 	w.tg.FailNext("answerCallbackQuery", http.StatusBadGateway, 0)
 	msg := w.buttonMessage(t, "1111", "approve:42")
 	w.tg.InjectCallback(annUser, msg, "approve:42")
-	if ds := w.push(t); len(ds) != 1 || ds[0].Status != http.StatusOK {
-		t.Fatalf("deliveries = %+v", ds)
-	}
+	w.pushOne(t)
 	if len(w.dec.all()) != 1 {
 		t.Errorf("decisions = %+v", w.dec.all())
 	}
-	if w.log.count("answerCallbackQuery failed") != 1 {
-		t.Errorf("logs = %v", w.log.msgs)
+	if w.log.Count("answerCallbackQuery failed") != 1 {
+		t.Errorf("logs = %v", w.log.All())
 	}
 }
 
@@ -572,8 +558,8 @@ func TestDispatchUnavailableAnswers503AndRedeliveryIsHandled(t *testing.T) {
 	if len(w.disp.all()) != 0 || len(w.tg.Pending()) != 2 {
 		t.Fatalf("jobs %v, pending %v", w.disp.all(), w.tg.Pending())
 	}
-	if w.log.count("telegram update: temporary failure") != 1 {
-		t.Errorf("logs = %v", w.log.msgs)
+	if w.log.Count("telegram update: temporary failure") != 1 {
+		t.Errorf("logs = %v", w.log.All())
 	}
 
 	ds = w.push(t)
@@ -656,8 +642,8 @@ func TestDispatchPermanentFailureIsNotRetried(t *testing.T) {
 	if len(ds) != 1 || ds[0].Status != http.StatusOK {
 		t.Fatalf("deliveries = %+v (a permanent failure must not make Telegram resend)", ds)
 	}
-	if w.log.count("telegram update not handled") != 1 {
-		t.Errorf("logs = %v", w.log.msgs)
+	if w.log.Count("telegram update not handled") != 1 {
+		t.Errorf("logs = %v", w.log.All())
 	}
 	// A redelivery (Telegram may still resend) is not handled again.
 	if d, _ := w.tg.PushUpdate(context.Background(), u); !d.OK() {
@@ -700,4 +686,21 @@ func TestNilClockUsesTimeNow(t *testing.T) {
 		}
 	}
 	oneJob(t, w.disp)
+}
+
+// pushOne delivers the one pending update, which must be answered 200.
+func (w *world) pushOne(t *testing.T) {
+	t.Helper()
+	if ds := w.push(t); len(ds) != 1 || ds[0].Status != http.StatusOK {
+		t.Fatalf("deliveries = %+v", ds)
+	}
+}
+
+// pushOneWakesNobody is pushOne, and no agent was woken.
+func (w *world) pushOneWakesNobody(t *testing.T) {
+	t.Helper()
+	w.pushOne(t)
+	if n := w.disp.attempts(); n != 0 {
+		t.Errorf("%d dispatches", n)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
@@ -47,7 +48,7 @@ func TestWebhookEditWakesOncePerRealEdit(t *testing.T) {
 	log, _ := newLog()
 	recv := wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{{ID: "hermes", UserID: e.ids["agent-hermes"],
 		Username: "agent-hermes", AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true}}, wakes, syncDispatcher{w}, log)
-	srv := httptest.NewServer(recv)
+	srv := httptest.NewServer(httpapi.RocketChatWebhook(recv))
 	t.Cleanup(srv.Close)
 	deliver := func(body []byte) {
 		t.Helper()

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
+	"github.com/switchboard-dev/switchboard/shared/platform/logtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
@@ -14,104 +16,17 @@ import (
 // t0 is a Monday morning in the seed's test month.
 var t0 = time.Date(2026, 8, 3, 10, 0, 0, 0, time.UTC)
 
-// clock is a settable clock shared by the fake Rocket.Chat, the store and
-// the code under test.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type clock = clocktest.Clock
 
-func newClock(t time.Time) *clock { return &clock{t: t} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
-// logRecord is one captured log line.
-type logRecord struct {
-	Level slog.Level
-	Msg   string
-	Attrs map[string]any
-}
+func newClock(t time.Time) *clock { return clocktest.New(t) }
 
 // logs captures what a *slog.Logger writes.
-type logs struct {
-	mu   sync.Mutex
-	recs []logRecord
-}
+type (
+	logs      = logtest.Records
+	logRecord = logtest.Record
+)
 
-type logHandler struct {
-	l     *logs
-	attrs []slog.Attr
-}
-
-func (h logHandler) Enabled(context.Context, slog.Level) bool { return true }
-
-func (h logHandler) Handle(_ context.Context, r slog.Record) error {
-	rec := logRecord{Level: r.Level, Msg: r.Message, Attrs: map[string]any{}}
-	for _, a := range h.attrs {
-		rec.Attrs[a.Key] = a.Value.Any()
-	}
-	r.Attrs(func(a slog.Attr) bool {
-		rec.Attrs[a.Key] = a.Value.Any()
-		return true
-	})
-	h.l.mu.Lock()
-	defer h.l.mu.Unlock()
-	h.l.recs = append(h.l.recs, rec)
-	return nil
-}
-
-func (h logHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return logHandler{l: h.l, attrs: append(append([]slog.Attr{}, h.attrs...), as...)}
-}
-
-func (h logHandler) WithGroup(string) slog.Handler { return h }
-
-func newLog() (*slog.Logger, *logs) {
-	l := &logs{}
-	return slog.New(logHandler{l: l}), l
-}
-
-// count is how many records have message msg.
-func (l *logs) count(msg string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, r := range l.recs {
-		if r.Msg == msg {
-			n++
-		}
-	}
-	return n
-}
-
-// find returns the records with message msg.
-func (l *logs) find(msg string) []logRecord {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []logRecord
-	for _, r := range l.recs {
-		if r.Msg == msg {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func newLog() (*slog.Logger, *logs) { return logtest.New() }
 
 // dispatcher records jobs; fail queues errors for the next Dispatch calls
 // and before, when set, runs first (to look at the world at dispatch time).

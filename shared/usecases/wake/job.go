@@ -26,6 +26,10 @@ type Job struct {
 	// them; nil for jobs that guard no message (approval follow-ups).
 	Claim  *JobClaim      `json:"claim,omitempty"`
 	Parent *sb.RunContext `json:"parent,omitempty"`
+	// ApprovalID names an approved call for the worker to run (once) in
+	// place of an agent run; the approval's own follow-up job then tells
+	// the agent. The deciding functions hand approved calls over this way.
+	ApprovalID string `json:"approvalId,omitempty"`
 }
 
 // JobClaim is the wake claims of a job and their owner. A retry of the same

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
@@ -92,11 +93,7 @@ func (e *pollEnv) newPoller() *wake.Poller {
 func (e *pollEnv) post(t *testing.T, as, rid, text string, opts rcfake.PostOptions) rcfake.Message {
 	t.Helper()
 	e.clk.Add(time.Second)
-	m, err := e.rc.Post(as, rid, text, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return e.rc.MustPost(t, as, rid, text, opts)
 }
 
 // tick runs the poll for hermes ten seconds after the last event and fails
@@ -608,7 +605,7 @@ func TestPollHourlyThrottle(t *testing.T) {
 	if e.disp.len() != 2 {
 		t.Fatalf("%d jobs, want 2", e.disp.len())
 	}
-	recs := e.logs.find("wake throttle reached; silent in this room until the next hour")
+	recs := e.logs.Find("wake throttle reached; silent in this room until the next hour")
 	if len(recs) != 1 {
 		t.Fatalf("throttle logged %d times, want once per room and hour", len(recs))
 	}
@@ -635,7 +632,7 @@ func TestPollHourlyThrottle(t *testing.T) {
 		mention(e.general)
 		e.tick(t)
 	}
-	if got := len(e.logs.find("wake throttle reached; silent in this room until the next hour")); got != 2 {
+	if got := len(e.logs.Find("wake throttle reached; silent in this room until the next hour")); got != 2 {
 		t.Errorf("throttle logged %d times over two hours, want 2", got)
 	}
 }
@@ -653,7 +650,7 @@ func TestPollAndWebhookShareClaims(t *testing.T) {
 		t.Helper()
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, "/hooks/rocketchat", strings.NewReader(string(e.rc.OutgoingWebhookPayload(m))))
-		recv.ServeHTTP(rec, req)
+		httpapi.RocketChatWebhook(recv).ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {
 			t.Fatalf("webhook: %d %s", rec.Code, rec.Body)
 		}

@@ -68,7 +68,7 @@ func TestPoolLogsFailedJobs(t *testing.T) {
 	}
 	within(t, 5*time.Second, ran, "the job")
 	p.Close(context.Background())
-	recs := logs.find("wake job failed; no retries left")
+	recs := logs.Find("wake job failed; no retries left")
 	if len(recs) != 1 {
 		t.Fatalf("got %d 'wake job failed' logs, want 1", len(recs))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
@@ -153,7 +154,7 @@ func TestPrepareDirectMessage(t *testing.T) {
 				t.Fatalf("wake = %v, want %v", ok, tt.want)
 			}
 			if !ok {
-				if recs := e.logs.find("webhook message does not wake"); len(recs) != 1 || recs[0].Attrs["reason"] != "room not in allowedRooms" {
+				if recs := e.logs.Find("webhook message does not wake"); len(recs) != 1 || recs[0].Attrs["reason"] != "room not in allowedRooms" {
 					t.Errorf("logs %+v, want one 'does not wake' with the reason", recs)
 				}
 				return
@@ -247,7 +248,7 @@ func TestPrepareThrottle(t *testing.T) {
 			t.Fatalf("wake %d over the limit was allowed", i+3)
 		}
 	}
-	if n := e.logs.count("wake throttle reached; silent in this room until the next hour"); n != 1 {
+	if n := e.logs.Count("wake throttle reached; silent in this room until the next hour"); n != 1 {
 		t.Errorf("throttle logged %d times, want once", n)
 	}
 	d := e.post(t, "richard", e.dmRich, "anderer Raum", rcfake.PostOptions{})
@@ -325,7 +326,7 @@ func TestWebhookToReplyEndToEnd(t *testing.T) {
 	t.Cleanup(func() { pool.Close(context.Background()) })
 	recv := wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{{ID: "hermes", UserID: e.ids["agent-hermes"],
 		Username: "agent-hermes", AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true}}, wakes, pool, log)
-	srv := httptest.NewServer(recv)
+	srv := httptest.NewServer(httpapi.RocketChatWebhook(recv))
 	t.Cleanup(srv.Close)
 
 	parent := e.post(t, "richard", e.general, "Quartal", rcfake.PostOptions{})

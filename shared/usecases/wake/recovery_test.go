@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
@@ -92,7 +93,7 @@ func TestReceiverRetryTakesOverADeadRun(t *testing.T) {
 	log, _ := newLog()
 	recv := wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{hermesHook(e.ids)}, &sb.WakeClaims{KV: e.store.KV()}, e.disp, log)
 	recv.ClaimFor = 200 * time.Millisecond
-	srv := httptest.NewServer(recv)
+	srv := httptest.NewServer(httpapi.RocketChatWebhook(recv))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL
 	m := e.post(t, "richard", e.general, "@agent-hermes hallo", rcfake.PostOptions{})
@@ -270,10 +271,10 @@ func TestPoolRetriesLikeLambda(t *testing.T) {
 			if runs != tt.wantRuns {
 				t.Errorf("%d runs, want %d", runs, tt.wantRuns)
 			}
-			if got := logs.count("wake job failed; the wake will be retried"); got != tt.retried {
+			if got := logs.Count("wake job failed; the wake will be retried"); got != tt.retried {
 				t.Errorf("%d 'will be retried' logs, want %d", got, tt.retried)
 			}
-			if got := logs.count("wake job failed; no retries left"); got != tt.gaveUp {
+			if got := logs.Count("wake job failed; no retries left"); got != tt.gaveUp {
 				t.Errorf("%d 'no retries left' logs, want %d", got, tt.gaveUp)
 			}
 		})
@@ -347,7 +348,7 @@ func TestWorkerFinishAfterTheAnswerSurvivesAThrottledWrite(t *testing.T) {
 	if err := w.Handle(context.Background(), j2); sb.ErrorCode(err) != sb.EUNAVAILABLE {
 		t.Errorf("Handle with the claim write refused throughout = %v, want EUNAVAILABLE", err)
 	}
-	if logs.count("wake claim could not be marked done; a retry may run the wake again") != 1 {
+	if logs.Count("wake claim could not be marked done; a retry may run the wake again") != 1 {
 		t.Error("the log does not say that the answer may come twice")
 	}
 }
@@ -385,7 +386,7 @@ func TestReceiverClaimWhoseAnswerWasLostIsItsOwn(t *testing.T) {
 	log, _ := newLog()
 	kv := &lostAnswerKV{KV: e.store.KV(), lose: 1}
 	wakes := &sb.WakeClaims{KV: kv}
-	srv := httptest.NewServer(wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{hermesHook(e.ids)}, wakes, e.disp, log))
+	srv := httptest.NewServer(httpapi.RocketChatWebhook(wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{hermesHook(e.ids)}, wakes, e.disp, log)))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL
 	m := e.post(t, "richard", e.general, "@agent-hermes hallo", rcfake.PostOptions{})

@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
-	"io"
 	"log/slog"
-	"net/http"
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -57,13 +55,12 @@ type WebhookAgent struct {
 	MentionOnly       bool // false: every message may concern it; the worker decides
 }
 
-// Receiver handles POST /hooks/rocketchat. It checks the body token
-// against every configured token in constant time, ignores bot, own and
-// other agents' messages (Rocket.Chat does not filter its own bot posts),
-// picks the agents the message may concern, claims (agent, message) once,
-// and queues a job per agent. It answers at once with a non-empty JSON body
-// that posts nothing; a temporary failure answers 503 so that Rocket.Chat
-// retries (a 500 with a body is never retried; a 200 with an empty body is).
+// Receiver takes Rocket.Chat outgoing-webhook deliveries (POST
+// /hooks/rocketchat, served by shared/httpapi). It checks the body token
+// against every configured token in constant time (Authorized), ignores
+// bot, own and other agents' messages (Rocket.Chat does not filter its own
+// bot posts), picks the agents the message may concern, claims (agent,
+// message) once, and queues a job per agent (Receive).
 type Receiver struct {
 	tokens   [][32]byte
 	agents   []WebhookAgent
@@ -93,37 +90,29 @@ func NewReceiver(tokens []string, agents []WebhookAgent, claims WakeStore, d Dis
 	return r
 }
 
-// okBody is non-empty JSON without text/attachments: Rocket.Chat counts the
-// call as delivered and posts nothing.
-var okBody = map[string]any{"success": true}
+// Authorized reports whether token is one of the configured webhook
+// tokens, comparing with every one in constant time. With no tokens
+// configured nothing is.
+func (r *Receiver) Authorized(token string) bool {
+	g := sha256.Sum256([]byte(token))
+	match := 0
+	for _, d := range r.tokens {
+		match |= subtle.ConstantTimeCompare(d[:], g[:])
+	}
+	return match == 1 && token != ""
+}
 
-func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(req.Body, httpapi.MaxBody+1))
-	if err != nil || len(body) > httpapi.MaxBody {
-		httpapi.WriteJSON(w, http.StatusBadRequest, sb.Fail("the body could not be read or is larger than 1 MiB"))
-		return
-	}
-	var p WebhookPayload
-	if err := json.Unmarshal(body, &p); err != nil {
-		httpapi.WriteJSON(w, http.StatusBadRequest, sb.Fail("the body is not a Rocket.Chat outgoing-webhook JSON object"))
-		return
-	}
-	if !httpapi.TokenMatches(r.tokens, p.Token) {
-		httpapi.WriteJSON(w, http.StatusUnauthorized, sb.Fail("wrong or missing token; set the integration's token to one of instance.rocketchat.webhookTokens"))
-		return
-	}
-	if p.MessageID == "" || p.ChannelID == "" {
-		httpapi.WriteJSON(w, http.StatusBadRequest, sb.Fail("message_id and channel_id are required; configure the integration for the sendMessage event"))
-		return
-	}
-	queued, err := r.deliver(req.Context(), p)
+// Receive claims and queues the wakes of one authorized delivery. An error
+// is temporary (the store or the queue failed): nothing that failed was
+// kept, and Rocket.Chat's retry of the delivery tries again.
+func (r *Receiver) Receive(ctx context.Context, p WebhookPayload) error {
+	queued, err := r.deliver(ctx, p)
 	if err != nil {
-		r.log.WarnContext(req.Context(), "rocketchat webhook: temporary failure", "message", p.MessageID, "err", err)
-		httpapi.WriteJSON(w, http.StatusServiceUnavailable, sb.Fail("temporarily unable to queue the message; Rocket.Chat will retry"))
-		return
+		r.log.WarnContext(ctx, "rocketchat webhook: temporary failure", "message", p.MessageID, "err", err)
+		return err
 	}
-	r.log.InfoContext(req.Context(), "rocketchat webhook", "message", p.MessageID, "room", p.ChannelID, "queued", queued)
-	httpapi.WriteJSON(w, http.StatusOK, okBody)
+	r.log.InfoContext(ctx, "rocketchat webhook", "message", p.MessageID, "room", p.ChannelID, "queued", queued)
+	return nil
 }
 
 // deliver queues one job per concerned agent and reports their ids.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
@@ -71,7 +72,7 @@ func newHookEnv(t *testing.T, tokens []string, agents func(e *hookEnv) []wake.We
 	}
 	log, logs := newLog()
 	e.logs = logs
-	srv := httptest.NewServer(wake.NewReceiver(tokens, agents(e), &sb.WakeClaims{KV: e.store.KV()}, d, log))
+	srv := httptest.NewServer(httpapi.RocketChatWebhook(wake.NewReceiver(tokens, agents(e), &sb.WakeClaims{KV: e.store.KV()}, d, log)))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL + "/hooks/rocketchat"
 	return e
@@ -82,11 +83,7 @@ func newHookEnv(t *testing.T, tokens []string, agents func(e *hookEnv) []wake.We
 func (e *hookEnv) post(t *testing.T, as, rid, text string, opts rcfake.PostOptions) rcfake.Message {
 	t.Helper()
 	e.clk.Add(time.Second)
-	m, err := e.rc.Post(as, rid, text, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return e.rc.MustPost(t, as, rid, text, opts)
 }
 
 // payload is the webhook body for m, changed by edit (keys set; a nil value
@@ -423,7 +420,7 @@ func TestReceiverDispatchFailure(t *testing.T) {
 	if got := agentsOf(e.disp.all()); got != "hermes,atlas" {
 		t.Fatalf("after the retry queued %q, want hermes,atlas (each once)", got)
 	}
-	if e.logs.count("rocketchat webhook: temporary failure") != 1 {
+	if e.logs.Count("rocketchat webhook: temporary failure") != 1 {
 		t.Errorf("the failure was not logged once")
 	}
 }
@@ -451,7 +448,7 @@ func TestReceiverStoreDownIs503(t *testing.T) {
 	e := newHookEnv(t, []string{hookToken}, nil, nil)
 	log, _ := newLog()
 	fc := &failingClaims{}
-	srv := httptest.NewServer(wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{hermesHook(e.ids)}, fc, e.disp, log))
+	srv := httptest.NewServer(httpapi.RocketChatWebhook(wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{hermesHook(e.ids)}, fc, e.disp, log)))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL
 	m := e.post(t, "richard", e.general, "@agent-hermes hallo", rcfake.PostOptions{})

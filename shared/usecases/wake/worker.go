@@ -60,6 +60,10 @@ type Worker struct {
 	// Prepare turns a webhook job (Pending set) into a runnable one, or
 	// reports that it must not wake the agent after all.
 	Prepare func(ctx context.Context, job Job) (Job, bool, error)
+	// Execute runs the approved call a job hands over (Job.ApprovalID) in
+	// place of an agent run: once, however often the job comes (the
+	// approvals use case makes sure). Nil: such jobs fail EUNAVAILABLE.
+	Execute func(ctx context.Context, approvalID string) error
 	// Run runs the agent on the job (app wiring: engine + model + tools).
 	Run func(ctx context.Context, job Job) (agentrun.Result, error)
 	// Reply posts text to the job's ReplyTo as the agent, within run. The
@@ -119,6 +123,12 @@ const (
 
 // Handle implements the worker for one job.
 func (w *Worker) Handle(ctx context.Context, job Job) error {
+	if job.ApprovalID != "" {
+		if w.Execute == nil {
+			return sb.E("wake.worker", sb.EUNAVAILABLE, "this worker cannot run approved calls (approval "+job.ApprovalID+")")
+		}
+		return w.Execute(ctx, job.ApprovalID)
+	}
 	h := &handling{w: w, job: job, now: w.Now, sleep: w.Sleep, log: w.Log}
 	if h.now == nil {
 		h.now = time.Now

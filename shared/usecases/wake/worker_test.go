@@ -506,3 +506,37 @@ func TestWorkerPrepare(t *testing.T) {
 		})
 	}
 }
+
+// A job that hands over an approved call runs that call (Execute) and no
+// agent: no lease, no run, no reply; its error is the job's, so Lambda
+// retries it; a worker without Execute refuses it.
+func TestWorkerRunsApprovedCalls(t *testing.T) {
+	store := memstore.New()
+	runs := 0
+	w, l, r := newWorker(store, func(context.Context, wake.Job) (agentrun.Result, error) {
+		runs++
+		return answered("hermes", "hi"), nil
+	})
+	j := wake.Job{AgentID: "hermes", Source: "approval", ApprovalID: "ap1"}
+	if err := w.Handle(t.Context(), j); sb.ErrorCode(err) != sb.EUNAVAILABLE {
+		t.Fatalf("without Execute: %v, want EUNAVAILABLE", err)
+	}
+	var got []string
+	down := errors.New("store down")
+	w.Execute = func(_ context.Context, id string) error {
+		got = append(got, id)
+		if len(got) == 1 {
+			return down
+		}
+		return nil
+	}
+	if err := w.Handle(t.Context(), j); !errors.Is(err, down) {
+		t.Fatalf("first attempt: %v, want the Execute error", err)
+	}
+	if err := w.Handle(t.Context(), j); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	if len(got) != 2 || got[1] != "ap1" || runs != 0 || len(r.all()) != 0 || l.acquired.Load() != 0 {
+		t.Fatalf("executed %v, %d runs, %d replies, %d leases; want ap1 twice and nothing else", got, runs, len(r.all()), l.acquired.Load())
+	}
+}

@@ -9,25 +9,14 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 )
 
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type fakeClock = clocktest.Clock
 
 var t0 = time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
 
@@ -44,7 +33,7 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	s := rcfake.New()
 	t.Cleanup(s.Close)
-	w := &world{s: s, clock: &fakeClock{t: t0}, ids: map[string]string{}, tokens: map[string]string{}}
+	w := &world{s: s, clock: clocktest.New(t0), ids: map[string]string{}, tokens: map[string]string{}}
 	s.SetClock(w.clock.Now)
 	for _, u := range []string{"alice", "hermes", "bob"} {
 		w.ids[u], w.tokens[u] = s.AddUser(u)
@@ -59,11 +48,7 @@ func newWorld(t *testing.T) *world {
 func (w *world) post(t *testing.T, as, rid, text string, opts rcfake.PostOptions) rcfake.Message {
 	t.Helper()
 	w.clock.Add(time.Second)
-	m, err := w.s.Post(as, rid, text, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return w.s.MustPost(t, as, rid, text, opts)
 }
 
 type answer struct {
@@ -86,12 +71,23 @@ func (w *world) do(t *testing.T, as, method, path string, body any) answer {
 		raw, _ := json.Marshal(b)
 		rd = bytes.NewReader(raw)
 	}
-	req, err := http.NewRequest(method, w.s.URL+path, rd)
+	ctype := ""
+	if body != nil {
+		ctype = "application/json"
+	}
+	return w.send(t, as, method, path, rd, ctype)
+}
+
+// send sends a request as user as ("" for none) with the body's content
+// type (none when ""), and reads the answer.
+func (w *world) send(t *testing.T, as, method, path string, body io.Reader, ctype string) answer {
+	t.Helper()
+	req, err := http.NewRequest(method, w.s.URL+path, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
 	}
 	if as != "" {
 		req.Header.Set("X-User-Id", w.ids[as])
@@ -445,19 +441,7 @@ func multipartBody(t *testing.T, field, name, typ string, content []byte) ([]byt
 
 func (w *world) upload(t *testing.T, as, rid string, body []byte, ctype string) answer {
 	t.Helper()
-	req, _ := http.NewRequest("POST", w.s.URL+"/api/v1/rooms.media/"+rid, bytes.NewReader(body))
-	req.Header.Set("Content-Type", ctype)
-	req.Header.Set("X-User-Id", w.ids[as])
-	req.Header.Set("X-Auth-Token", w.tokens[as])
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	a := answer{status: resp.StatusCode, header: resp.Header, raw: raw}
-	json.Unmarshal(raw, &a.obj)
-	return a
+	return w.send(t, as, "POST", "/api/v1/rooms.media/"+rid, bytes.NewReader(body), ctype)
 }
 
 func TestTwoStepUploadAndDownload(t *testing.T) {

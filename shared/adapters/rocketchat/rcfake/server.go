@@ -44,6 +44,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -509,6 +510,16 @@ type Message struct {
 	Bot        bool
 	Edited     bool
 	FileIDs    []string // originals only
+}
+
+// MustPost is Post for tests: a refused post fails t.
+func (s *Server) MustPost(t testing.TB, asUser, rid, text string, opts PostOptions) Message {
+	t.Helper()
+	m, err := s.Post(asUser, rid, text, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // Post stores a message from asUser (a username, who must be a member of

@@ -4,6 +4,7 @@
 package s3fake
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,10 +13,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3bolt"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 )
 
 // FakeDBFile is the bolt file StartFake keeps under its dir.
@@ -85,4 +91,27 @@ func StartFakeAt(addr, dir string) (endpoint string, stop func(), err error) {
 		})
 	}
 	return "http://" + ln.Addr().String(), stop, nil
+}
+
+// NewStore starts an in-memory fake and returns a workspace store on a new
+// bucket in it, with a client that has static credentials and its own
+// endpoint (the environment is not read or changed, so tests may run in
+// parallel). stop shuts the fake down.
+func NewStore(bucket string) (store *s3blob.Store, stop func(), err error) {
+	endpoint, stop, err := StartFake("")
+	if err != nil {
+		return nil, nil, err
+	}
+	client := s3.New(s3.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(endpoint),
+		UsePathStyle: true,
+		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+		DisableLogOutputChecksumValidationSkipped: true,
+	})
+	if err := s3blob.EnsureBucket(context.Background(), client, bucket); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("s3fake: bucket %s: %w", bucket, err)
+	}
+	return s3blob.New(client, bucket), stop, nil
 }

@@ -11,24 +11,14 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 )
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type fakeClock = clocktest.Clock
 
 var t0 = time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
 
@@ -49,7 +39,7 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	s := tgfake.New()
 	t.Cleanup(s.Close)
-	w := &world{s: s, clock: &fakeClock{t: t0}}
+	w := &world{s: s, clock: clocktest.New(t0)}
 	s.SetClock(w.clock.Now)
 	s.AddUser(annUser)
 	s.AddChat(group, "group")
@@ -418,7 +408,7 @@ func TestGetUpdatesLongPollAndConflicts(t *testing.T) {
 	w.s.SetLongPollCap(5 * time.Second)
 	done := make(chan answer, 1)
 	go func() { done <- w.call(t, tok, "getUpdates", map[string]any{"timeout": 5}) }()
-	waitFor(t, func() bool { return w.s.Calls("getUpdates") == 3 })
+	clocktest.WaitFor(t, func() bool { return w.s.Calls("getUpdates") == 3 })
 	time.Sleep(30 * time.Millisecond)
 	w.s.InjectMessage(ann, annUser, "wake up")
 	select {
@@ -434,7 +424,7 @@ func TestGetUpdatesLongPollAndConflicts(t *testing.T) {
 	go func() {
 		done <- w.call(t, tok, "getUpdates", map[string]any{"offset": -1, "timeout": 5, "allowed_updates": []string{"callback_query"}})
 	}()
-	waitFor(t, func() bool { return w.s.Calls("getUpdates") == 4 })
+	clocktest.WaitFor(t, func() bool { return w.s.Calls("getUpdates") == 4 })
 	time.Sleep(30 * time.Millisecond)
 	second := make(chan answer, 1)
 	go func() { second <- w.call(t, tok, "getUpdates", map[string]any{"timeout": 1}) }()
@@ -445,23 +435,12 @@ func TestGetUpdatesLongPollAndConflicts(t *testing.T) {
 		t.Fatal("the first poll was not ended")
 	}
 	// Setting a webhook ends the second, and getUpdates conflicts from then on.
-	waitFor(t, func() bool { return w.s.Calls("getUpdates") == 5 })
+	clocktest.WaitFor(t, func() bool { return w.s.Calls("getUpdates") == 5 })
 	time.Sleep(30 * time.Millisecond)
 	wantOK(t, w.call(t, tok, "setWebhook", map[string]any{"url": "https://sb.example/hook"}))
 	conflict := "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first"
 	wantError(t, <-second, 409, conflict)
 	wantError(t, w.call(t, tok, "getUpdates", nil), 409, conflict)
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 5s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func TestWebhookMethods(t *testing.T) {

@@ -1,9 +1,9 @@
-// Package actions builds the layer that acts on the world for the agents:
-// the workspace bucket, the tool executor with every tool, the approvals
-// service and the Telegram inbound that decides approvals, and the
-// scheduled jobs. It links no model provider: the tools, approvals,
-// telegram-webhook and jobs functions stop here. Internal: only the
-// builders under shared/app use it.
+// Package actions builds the layer that acts on the world for the agents,
+// on the decide layer: the workspace bucket, the tool executor with every
+// tool (which stages risky calls with the approvals service and runs the
+// approved ones), and the scheduled jobs. It links no model provider: the
+// tools and jobs functions stop here. Internal: only the builders under
+// shared/app use it.
 package actions
 
 import (
@@ -16,10 +16,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
-	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
-	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
-	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools"
@@ -28,42 +26,33 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
 	"github.com/switchboard-dev/switchboard/shared/tools/staging"
 	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
-	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 	"github.com/switchboard-dev/switchboard/shared/usecases/taskboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
-// EnvPublicBaseURL stands in for an empty instance.publicBaseUrl; the dev
-// runtime sets it to its own listener so that approval links work locally.
-const EnvPublicBaseURL = "SWITCHBOARD_PUBLIC_BASE_URL"
-
-// Actions is the core plus everything that acts.
+// Actions is the decide layer plus everything that acts.
 type Actions struct {
-	*core.Core
-	Telegram *telegram.Client // nil without a bot token
-	Router   *router.Router
-	Bucket   string
-	Blobs    *s3blob.Store
-	Tools    *tools.Executor
+	*decide.Decide
+	Bucket string
+	Blobs  *s3blob.Store
+	Tools  *tools.Executor
 	// Messages is the store of the messages agents send each other (long
 	// contents in the bucket, the configured retention). Only the core
 	// writes it, through MessageLog; the analysis tool reads it.
-	Messages   *dynamo.AgentMessages
-	Approvals  *approvals.Service // nil when approvals are not set up
-	TelegramIn *tginbound.Inbound
-	Taskboard  *taskboard.Service
+	Messages  *dynamo.AgentMessages
+	Taskboard *taskboard.Service
 
 	nc     map[string]nctool.Agent
 	ncTool *nctool.Tool
 	poller *wake.Poller // one per process: it remembers Rocket.Chat rate limits between ticks
 }
 
-// New builds the actions layer on c. c.Dispatcher must be set.
-func New(c *core.Core) (*Actions, error) {
-	a := &Actions{Core: c, Bucket: c.Getenv(deploy.EnvBucket)}
+// New builds the actions layer on d.
+func New(d *decide.Decide) (*Actions, error) {
+	c := d.Core
+	a := &Actions{Decide: d, Bucket: c.Getenv(deploy.EnvBucket)}
 	if a.Bucket == "" {
 		return nil, fmt.Errorf("app: %s is not set; it names the workspace bucket (cdk deploy sets it; switchboard dev uses switchboard-dev)", deploy.EnvBucket)
 	}
@@ -73,12 +62,6 @@ func New(c *core.Core) (*Actions, error) {
 	if err != nil {
 		return nil, fmt.Errorf("app: config %s: instance.staging: %w", c.Config.File, err)
 	}
-	if t := c.Config.Instance.Telegram; t.BotToken != "" {
-		if a.Telegram, err = telegram.New(t.APIBaseURL, t.BotToken, c.HTTP, telegram.WithScrubber(c.Scrubber)); err != nil {
-			return nil, fmt.Errorf("app: config %s: instance.telegram: %w", c.Config.File, err)
-		}
-	}
-	a.setupRouter()
 	a.setupTaskboard()
 	if err := a.setupNextcloud(); err != nil {
 		return nil, err
@@ -102,10 +85,12 @@ func New(c *core.Core) (*Actions, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := a.setupApprovals(); err != nil {
-		return nil, err
+	if a.Approvals != nil {
+		// The tools stage risky calls for approval, and the approvals
+		// service runs approved calls through the tools (in the worker).
+		a.Tools.SetStager(a.Approvals)
+		a.Approvals.SetExecutor(a.Tools)
 	}
-	a.setupTelegramInbound()
 	a.poller = &wake.Poller{KV: c.Store.KV(), Counters: c.Store, Claims: c.Store, Wakes: c.Wakes, ClaimFor: c.ClaimFor,
 		Dispatch: c.Dispatcher, Log: c.Log, Loc: time.UTC, Now: time.Now}
 	return a, nil
@@ -120,17 +105,6 @@ func (a *Actions) ToolsHandler() http.Handler {
 	mux := http.NewServeMux()
 	httpapi.ToolRoutes(mux, a.Tools, a.AgentExists, a.Log)
 	return httpapi.Verbatim(mux)
-}
-
-// ApprovalsHandler serves GET/POST /approvals/{id}; without approvals set
-// up it answers 404 with a page that says so.
-func (a *Actions) ApprovalsHandler() http.Handler {
-	if a.Approvals == nil {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			http.Error(w, "approvals are not set up on this instance", http.StatusNotFound)
-		})
-	}
-	return approvals.Handler(a.Approvals)
 }
 
 func (a *Actions) permits(agentID, tool string) bool {
@@ -214,8 +188,8 @@ func (a *Actions) Jobs() (*jobs.Runner, error) {
 		"rocketchat-poll":   a.pollRocketChat,
 		"rocketchat-health": a.healthCheck,
 		"nextcloud-cleanup": a.cleanupNextcloud,
-		"approvals-expire":  a.expireApprovals,
-		"telegram-poll":     a.pollTelegram,
+		"approvals-expire":  a.ExpireApprovals,
+		"telegram-poll":     a.PollTelegram,
 		"task-watchdog":     a.watchTasks,
 		"task-wakes":        a.Taskboard.RunDeferredWakes,
 	}, a.Store, a.Log)
@@ -230,35 +204,6 @@ func (a *Actions) heartbeat(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("%d tables and bucket %s answer", len(deploy.Tables), a.Bucket), nil
-}
-
-// setupRouter builds the channel router from instance.channels.
-func (a *Actions) setupRouter() {
-	var channels []router.Channel
-	for _, name := range a.Config.Instance.Channels {
-		switch name {
-		case swcfg.ChannelRocketChat:
-			channels = append(channels, &router.RocketChatChannel{
-				Human:   a.Config.Instance.Human.RocketChatUsername,
-				Clients: a.RocketChatClient,
-				Default: a.FirstRocketChatAgent(),
-			})
-		case swcfg.ChannelTelegram:
-			if ch := a.TelegramChannel(); ch != nil {
-				channels = append(channels, ch)
-			}
-		}
-	}
-	a.Router = router.New(channels, a.Store, a.Log)
-}
-
-// TelegramChannel is nil when no bot token or chat is configured.
-func (a *Actions) TelegramChannel() router.Channel {
-	t := a.Config.Instance.Telegram
-	if a.Telegram == nil || t.ChatID == "" {
-		return nil
-	}
-	return &router.TelegramChannel{Client: a.Telegram, ChatID: t.ChatID, Names: a.AgentName}
 }
 
 // MessageLog records agent messages with their contents scrubbed: the one

@@ -84,6 +84,7 @@ func New(a *actions.Actions) (*Agents, error) {
 			return preparer.Prepare(ctx, job, rc.Client, rc.Rules, rc.MaxWakes)
 		},
 		Run:        g.runJob,
+		Execute:    g.execute,
 		Reply:      replier.Reply,
 		Fallback:   replier.Fallback,
 		Attach:     replier.Attach,
@@ -107,6 +108,15 @@ func (g *Agents) Ask(ctx context.Context, agentID, source, message string, paren
 			"agent %s has used up its daily budget (dailyBudgetUsd) and takes no requests until 00:00 UTC", agentID))
 	}
 	return g.Engine.Run(ctx, ag, untrusted.Frame(source, message), parent)
+}
+
+// execute runs an approved call handed over by the function that
+// recorded the decision.
+func (g *Agents) execute(ctx context.Context, approvalID string) error {
+	if g.Approvals == nil {
+		return sb.E("app.execute", sb.EUNAVAILABLE, "approvals are not set up here, so approved call "+approvalID+" cannot run")
+	}
+	return g.Approvals.Execute(ctx, approvalID)
 }
 
 // runJob runs the woken agent.

@@ -1,9 +1,11 @@
-package approvals
+package httpapi
 
 import (
 	"bytes"
 	"html/template"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 )
 
 // templatePage is the page as html/template rendered it before renderPage
@@ -52,9 +54,9 @@ var templatePage = template.Must(template.New("page").Parse(`<!doctype html>
 func TestRenderPageEscapesLikeHTMLTemplate(t *testing.T) {
 	views := []pageView{
 		{Title: "T<x>", Message: "m & 'q' \"d\""},
-		{Title: "Approval requested", Message: "msg", Show: true, Note: "n<>", A: approvalView{ID: "ap_1", Agent: "hermes", What: "Workspace.delete", Args: "{\n  \"path\": \"<a>\"\n}", Created: "c", Expires: "e", Status: "pending", RunID: "r1"},
+		{Title: "Approval requested", Message: "msg", Show: true, Note: "n<>", A: approvals.Shown{ID: "ap_1", Agent: "hermes", What: "Workspace.delete", Args: "{\n  \"path\": \"<a>\"\n}", Created: "c", Expires: "e", Status: "pending", RunID: "r1"},
 			Forms: []formView{{Decision: "approve", Label: "Approve: run x once", Token: "tok&1", Primary: true}, {Decision: "deny", Label: "Deny", Token: "t2"}}},
-		{Title: "Done", Show: true, A: approvalView{ID: "ap_2", Reason: "why", Decided: "d", Result: "{\"status\":\"ok\"}"}},
+		{Title: "Done", Show: true, A: approvals.Shown{ID: "ap_2", Reason: "why", Decided: "d", Result: "{\"status\":\"ok\"}"}},
 	}
 	for i, v := range views {
 		var a, b bytes.Buffer

@@ -1,31 +1,21 @@
-package approvals
+package httpapi
 
 import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
-	"fmt"
 	"html"
 	"net/http"
 	"net/url"
-	"time"
+	"sync"
 
-	"github.com/switchboard-dev/switchboard/shared/httpapi"
-	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
+	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 )
 
 // maxForm caps a POST body: a token and a decision fit in well under 1 KB.
 const maxForm = 8 << 10
 
-// Caps of what the page shows.
-const (
-	pageArgs   = 4000
-	pageResult = 2000
-	pageReason = 1000
-)
-
-// Handler serves the approval links:
+// Approvals serves the approval links over the approvals use case:
 //
 //	GET  /approvals/{id}?decision=approve|deny&token=…  confirmation page; changes nothing
 //	POST /approvals/{id}  form: token, decision          decides
@@ -33,20 +23,20 @@ const (
 // A GET (or HEAD) never decides, because link-preview bots and mail
 // scanners open links too. POST answers 200 when it decided, 409 when the
 // approval was already decided, 403 for a bad token, 410 when expired, 404
-// for an unknown id and 400 for a malformed form. Every page is
-// html/template output with no-store, no-referrer, DENY framing and a CSP
-// that allows nothing but its own style and posting to itself.
-func Handler(svc *Service) http.Handler {
-	h := &handler{svc: svc}
+// for an unknown id and 400 for a malformed form. Every page is escaped
+// HTML with no-store, no-referrer, DENY framing and a CSP that allows
+// nothing but its own style and posting to itself.
+func Approvals(svc *approvals.Service) http.Handler {
+	h := &approvalPages{svc: svc}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /approvals/{id}", h.show)
 	mux.HandleFunc("POST /approvals/{id}", h.post)
 	return mux
 }
 
-type handler struct{ svc *Service }
+type approvalPages struct{ svc *approvals.Service }
 
-func (h *handler) show(w http.ResponseWriter, r *http.Request) {
+func (h *approvalPages) show(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	p, err := h.svc.Preview(r.Context(), r.PathValue("id"), q.Get("decision"), q.Get("token"))
 	if err != nil {
@@ -55,25 +45,25 @@ func (h *handler) show(w http.ResponseWriter, r *http.Request) {
 	}
 	v := h.view(p.Outcome)
 	for _, c := range p.Choices {
-		f := formView{Decision: string(c.Decision), Token: c.Token, Primary: c.Decision == Approve}
-		if c.Decision == Approve {
+		f := formView{Decision: string(c.Decision), Token: c.Token, Primary: c.Decision == approvals.Approve}
+		if c.Decision == approvals.Approve {
 			f.Label = "Approve: run " + p.Approval.Tool + "." + p.Approval.Action + " once"
 		} else {
 			f.Label = "Deny"
 		}
 		v.Forms = append(v.Forms, f)
 	}
-	if len(p.Choices) == 1 && p.Choices[0].Decision == Deny {
+	if len(p.Choices) == 1 && p.Choices[0].Decision == approvals.Deny {
 		v.Note = "This is the Deny link. To approve instead, open the Approve link of the same message."
 	}
-	writePage(w, httpapi.ApprovalStatus(string(p.Kind)), v)
+	writePage(w, ApprovalStatus(string(p.Kind)), v)
 }
 
-func (h *handler) post(w http.ResponseWriter, r *http.Request) {
+func (h *approvalPages) post(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if err := r.ParseForm(); err != nil {
 		writePage(w, http.StatusBadRequest, pageView{Title: "Not decided",
-			Message: "The form could not be read; use the buttons on the approval page." + nothingChanged})
+			Message: "The form could not be read; use the buttons on the approval page. Nothing was changed."})
 		return
 	}
 	// PostForm only: a token in the query string must not decide.
@@ -82,30 +72,25 @@ func (h *handler) post(w http.ResponseWriter, r *http.Request) {
 		h.failed(w, r, err)
 		return
 	}
-	writePage(w, httpapi.ApprovalStatus(string(o.Kind)), h.view(o))
+	writePage(w, ApprovalStatus(string(o.Kind)), h.view(o))
 }
 
 // failed answers a store failure: the status from the one error table,
 // the detail only in the log.
-func (h *handler) failed(w http.ResponseWriter, r *http.Request, err error) {
-	status := httpapi.Status(err)
-	h.svc.log.ErrorContext(r.Context(), "approval page failed", "method", r.Method, "approvalId", logID(r.PathValue("id")), "err", err)
-	writePage(w, status, pageView{Title: "Try again",
+func (h *approvalPages) failed(w http.ResponseWriter, r *http.Request, err error) {
+	h.svc.LogFailure(r.Context(), r.Method, r.PathValue("id"), err)
+	writePage(w, Status(err), pageView{Title: "Try again",
 		Message: "The approval service could not answer right now. Nothing was changed; try the link again in a moment."})
 }
 
-// pageView is what the template renders; every field is plain text.
+// pageView is what the page shows; every field is plain text.
 type pageView struct {
 	Title   string
 	Message string
 	Note    string
 	Show    bool
-	A       approvalView
+	A       approvals.Shown
 	Forms   []formView
-}
-
-type approvalView struct {
-	ID, Agent, What, Reason, Created, Expires, Args, Status, Decided, Result, RunID string
 }
 
 type formView struct {
@@ -113,62 +98,28 @@ type formView struct {
 	Primary                bool
 }
 
-var titles = map[OutcomeKind]string{
-	KindReady: "Approval requested", KindExecuted: "Approved and executed", KindFailed: "Approved; the action failed",
-	KindDenied: "Denied", KindAlreadyDecided: "Already decided", KindInvalidToken: "Invalid link",
-	KindNotApprover: "Not allowed", KindExpired: "Expired", KindUnknown: "Unknown request", KindMalformed: "Not decided",
-}
+// pageTitles are the headings of the page per outcome, built on first use
+// (every function links this package; only one serves pages).
+var pageTitles = sync.OnceValue(func() map[approvals.OutcomeKind]string {
+	return map[approvals.OutcomeKind]string{
+		approvals.KindReady: "Approval requested", approvals.KindApproved: "Approved; running",
+		approvals.KindFailed: "Approved; the action did not run", approvals.KindDenied: "Denied",
+		approvals.KindAlreadyDecided: "Already decided", approvals.KindInvalidToken: "Invalid link",
+		approvals.KindNotApprover: "Not allowed", approvals.KindExpired: "Expired",
+		approvals.KindUnknown: "Unknown request", approvals.KindMalformed: "Not decided",
+	}
+})
 
-// view turns an outcome into page text: scrubbed, capped, escaped by the
-// template. Refusals without proof of access show no details.
-func (h *handler) view(o Outcome) pageView {
-	v := pageView{Title: titles[o.Kind], Message: o.Message}
-	a := o.Approval
-	if a.ID == "" {
+// view turns an outcome into page text. Refusals without proof of access
+// show no details.
+func (h *approvalPages) view(o approvals.Outcome) pageView {
+	v := pageView{Title: pageTitles()[o.Kind], Message: o.Message}
+	if o.Approval.ID == "" {
 		return v
 	}
 	v.Show = true
-	sc := h.svc.scrub
-	v.A = approvalView{
-		ID: a.ID, Agent: a.AgentID, What: a.Tool + "." + a.Action,
-		Reason:  scrub.Cap(sc.String(a.Reason), pageReason),
-		Created: a.CreatedAt.UTC().Format("2006-01-02 15:04:05 MST"),
-		Expires: a.ExpiresAt.UTC().Format("2006-01-02 15:04 MST") + until(h.svc.now(), a.ExpiresAt),
-		Args:    scrub.Cap(prettyArgs(sc, a.Args), pageArgs),
-		Status:  string(a.Status), RunID: a.Run.RunID,
-	}
-	if !a.DecidedAt.IsZero() {
-		v.A.Decided = describeDecider(a.DecidedBy) + ", " + a.DecidedAt.UTC().Format("2006-01-02 15:04:05 MST")
-	}
-	if a.Result.Status != "" {
-		if raw, err := json.Marshal(a.Result); err == nil {
-			v.A.Result = scrub.Cap(string(sc.JSON(raw)), pageResult)
-		}
-	}
+	v.A = h.svc.Show(o.Approval)
 	return v
-}
-
-// prettyArgs shows the canonical args (what a Go decoder, and so the tool,
-// will see), scrubbed and indented.
-func prettyArgs(sc Scrubber, args json.RawMessage) string {
-	c, err := Canonical(args)
-	if err != nil {
-		return sc.String(string(args))
-	}
-	c = sc.JSON(c)
-	var b bytes.Buffer
-	if json.Indent(&b, c, "", "  ") != nil {
-		return string(c)
-	}
-	return b.String()
-}
-
-func until(now, t time.Time) string {
-	d := t.Sub(now).Round(time.Minute)
-	if d <= 0 {
-		return " (passed)"
-	}
-	return fmt.Sprintf(" (in %dh %02dmin)", int(d.Hours()), int(d.Minutes())%60)
 }
 
 const pageStyle = `body{font:16px/1.45 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#222}` +
@@ -176,14 +127,14 @@ const pageStyle = `body{font:16px/1.45 system-ui,sans-serif;max-width:40rem;marg
 	`form{display:inline-block;margin:1rem 1rem 0 0}button{font-size:1rem;padding:.5rem 1.1rem;cursor:pointer}` +
 	`.primary{background:#1a7f37;color:#fff;border:0}.note{color:#555}`
 
-// csp allows no script, no image, no connection; only the page's own style
-// (by hash) and forms that post to this origin; no framing.
-var csp = "default-src 'none'; style-src 'sha256-" + styleHash() + "'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-
-func styleHash() string {
+// pageCSP allows no script, no image, no connection; only the page's own
+// style (by hash) and forms that post to this origin; no framing. Built on
+// first use: every function links this package, only one serves pages.
+var pageCSP = sync.OnceValue(func() string {
 	sum := sha256.Sum256([]byte(pageStyle))
-	return base64.StdEncoding.EncodeToString(sum[:])
-}
+	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
+		"'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+})
 
 // renderPage writes the page. Every field is plain text and escaped here;
 // the page is built by hand rather than with html/template because the
@@ -254,7 +205,7 @@ func writePage(w http.ResponseWriter, status int, v pageView) {
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Content-Security-Policy", csp)
+	hd.Set("Content-Security-Policy", pageCSP())
 	if status == 0 {
 		status = http.StatusInternalServerError
 	}
