@@ -415,6 +415,10 @@ func (w *samWriter) function(f Function, asyncConfig bool) {
 		w.line(4, "- DynamoDBCrudPolicy:")
 		w.line(6, "TableName: !Ref %s", LogicalID(id, "Table"))
 	}
+	for _, id := range f.ReadTables {
+		w.line(4, "- DynamoDBReadPolicy:")
+		w.line(6, "TableName: !Ref %s", LogicalID(id, "Table"))
+	}
 	if f.Bucket {
 		w.line(4, "- S3CrudPolicy:")
 		w.line(6, "BucketName: !Ref %s", BucketLogicalID)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -140,9 +141,17 @@ func TestSAMTemplateCoversCatalogue(t *testing.T) {
 		)
 		for _, tb := range Tables {
 			mustContain(t, id, block, tb.EnvVar+": !Ref "+LogicalID(tb.ID, "Table"))
-			grant := "TableName: !Ref " + LogicalID(tb.ID, "Table")
-			if listed := contains(f.Tables, tb.ID); listed != strings.Contains(block, grant) {
+			ref := "\n            TableName: !Ref " + LogicalID(tb.ID, "Table") + "\n"
+			crud := "- DynamoDBCrudPolicy:" + ref
+			if listed := contains(f.Tables, tb.ID); listed != strings.Contains(block, crud) {
 				t.Errorf("%s: DynamoDBCrudPolicy on %s is %v, catalogue says %v", id, tb.ID, !listed, listed)
+			}
+			read := "- DynamoDBReadPolicy:" + ref
+			if listed := contains(f.ReadTables, tb.ID); listed != strings.Contains(block, read) {
+				t.Errorf("%s: DynamoDBReadPolicy on %s is %v, catalogue says %v", id, tb.ID, !listed, listed)
+			}
+			if contains(f.Tables, tb.ID) && contains(f.ReadTables, tb.ID) {
+				t.Errorf("function %s lists table %s in both Tables and ReadTables", f.Name, tb.ID)
 			}
 		}
 		if f.Bucket != strings.Contains(block, "S3CrudPolicy") {
@@ -228,7 +237,7 @@ func TestLogicalIDsAreUnique(t *testing.T) {
 		}
 	}
 	for _, f := range Functions {
-		for _, id := range f.Tables {
+		for _, id := range append(slices.Clone(f.Tables), f.ReadTables...) {
 			if _, ok := TableByID(id); !ok {
 				t.Errorf("function %s names unknown table %s", f.Name, id)
 			}
