@@ -40,6 +40,13 @@ var notFor = map[string][]string{
 		"shared/adapters/nextcloud", "shared/adapters/collabora", "shared/adapters/s3blob",
 		"service/s3", "shared/tools",
 	},
+	// The console reads the tables and renders HTML: no tools, models,
+	// files, Telegram or Nextcloud.
+	"console": {
+		"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai",
+		"shared/adapters/nextcloud", "shared/adapters/collabora", "shared/adapters/s3blob",
+		"service/s3", "shared/tools", "shared/adapters/telegram",
+	},
 	// Approving runs the staged tool call (Nextcloud and S3 included), but
 	// no model runs here.
 	"telegram-webhook": {"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai"},

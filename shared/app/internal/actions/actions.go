@@ -35,7 +35,7 @@ import (
 
 // EnvPublicBaseURL stands in for an empty instance.publicBaseUrl; the dev
 // runtime sets it to its own listener so that approval links work locally.
-const EnvPublicBaseURL = "SWITCHBOARD_PUBLIC_BASE_URL"
+const EnvPublicBaseURL = core.EnvPublicBaseURL
 
 // Actions is the core plus everything that acts.
 type Actions struct {
