@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -314,11 +315,23 @@ func (c *Console) approvals(w http.ResponseWriter, r *http.Request, s *session) 
 			if a.Status == sb.ApprovalPending && c.o.ApprovalLink != nil && a.ExpiresAt.After(now) {
 				av.ApproveURL = c.o.ApprovalLink(a, "approve")
 				av.DenyURL = c.o.ApprovalLink(a, "deny")
+				// The tokens were minted for the operator reading this
+				// page; the answer's scrubbing would mask them.
+				httpapi.AllowInAnswer(r, linkToken(av.ApproveURL), linkToken(av.DenyURL))
 			}
 			v.Approvals = append(v.Approvals, av)
 		}
 	}
 	c.render(w, r, http.StatusOK, "approvals", page{Title: "Approvals", Nav: "approvals", CSRF: s.csrf, Data: v})
+}
+
+// linkToken is the token parameter of a link.
+func linkToken(link string) string {
+	u, err := url.Parse(link)
+	if err != nil {
+		return ""
+	}
+	return u.Query().Get("token")
 }
 
 func prettyJSON(raw json.RawMessage) string {
