@@ -163,6 +163,13 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 			}
 			t.GrantReadWriteData(fn)
 		}
+		for _, tid := range f.ReadTables {
+			t, ok := tables[tid]
+			if !ok {
+				panic(fmt.Sprintf("function %s lists unknown table %q in shared/platform/deploy", f.Name, tid))
+			}
+			t.GrantReadData(fn)
+		}
 		if f.Bucket {
 			bucket.GrantReadWrite(fn, nil)
 		}

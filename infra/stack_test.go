@@ -388,8 +388,12 @@ func TestGrants(t *testing.T) {
 		for _, tb := range deploy.Tables {
 			tid := idOf(t, js, "AWS::DynamoDB::Table", deploy.LogicalID(tb.ID, "Table"))
 			granted := strings.Contains(doc, `"`+tid+`"`)
-			if listed := slices.Contains(f.Tables, tb.ID); granted != listed {
+			if listed := slices.Contains(f.Tables, tb.ID) || slices.Contains(f.ReadTables, tb.ID); granted != listed {
 				t.Errorf("function %s: access to table %s is %v, catalogue says %v", f.Name, tb.ID, granted, listed)
+			}
+			writes := tableActions(t, js, f.Name, tid, "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem")
+			if want := slices.Contains(f.Tables, tb.ID); (len(writes) > 0) != want {
+				t.Errorf("function %s: write actions %v on table %s, catalogue says writes %v", f.Name, writes, tb.ID, want)
 			}
 			indexes := `{"Fn::GetAtt":["` + tid + `","Arn"]},"/index/*"]`
 			if granted && len(tb.Indexes) > 0 && !strings.Contains(doc, indexes) {
@@ -400,6 +404,25 @@ func TestGrants(t *testing.T) {
 			t.Errorf("function %s: bucket access %v, catalogue says %v", f.Name, granted, f.Bucket)
 		}
 	}
+}
+
+// tableActions returns which of actions the function's role has on the
+// table with logical id tid (a read-only grant has none of the writes).
+func tableActions(t *testing.T, js map[string]any, fnName, tid string, actions ...string) []string {
+	t.Helper()
+	var out []string
+	for _, st := range roleStatements(t, js, fnName) {
+		res, _ := json.Marshal(st["Resource"])
+		if !strings.Contains(string(res), `"`+tid+`"`) {
+			continue
+		}
+		for _, a := range asList(st["Action"]) {
+			if slices.Contains(actions, a.(string)) && !slices.Contains(out, a.(string)) {
+				out = append(out, a.(string))
+			}
+		}
+	}
+	return out
 }
 
 // roleStatements returns every statement of every policy attached to a
@@ -906,13 +929,15 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 		same(id+" env vars", s["Environment"].(map[string]any)["Variables"],
 			withoutHashes(c["Environment"].(map[string]any)["Variables"]))
 
-		var samTables, samInvokes []any
+		var samTables, samReadTables, samInvokes []any
 		var samStatements []map[string]any
 		for _, p := range asList(s["Policies"]) {
 			for kind, v := range p.(map[string]any) {
 				switch kind {
 				case "DynamoDBCrudPolicy":
 					samTables = append(samTables, v.(map[string]any)["TableName"])
+				case "DynamoDBReadPolicy":
+					samReadTables = append(samReadTables, v.(map[string]any)["TableName"])
 				case "LambdaInvokePolicy":
 					samInvokes = append(samInvokes, v.(map[string]any)["FunctionName"])
 				case "Statement":
@@ -931,6 +956,11 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 			wantTables = append(wantTables, map[string]any{"Ref": deploy.LogicalID(tid, "Table")})
 		}
 		same(id+" table grants (catalogue, which TestGrants holds CDK to)", samTables, wantTables)
+		var wantReadTables []any
+		for _, tid := range f.ReadTables {
+			wantReadTables = append(wantReadTables, map[string]any{"Ref": deploy.LogicalID(tid, "Table")})
+		}
+		same(id+" read-only table grants", samReadTables, wantReadTables)
 
 		cdkStatements := roleStatements(t, js, f.Name)
 		var cdkInvokes []any
@@ -1178,4 +1208,36 @@ func sortedByName(v any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestConsoleWritesOnlyItsOwnTable: the web console is on the internet
+// behind its own login, so its role may read what it shows and write
+// nothing but its sessions and login counters.
+func TestConsoleWritesOnlyItsOwnTable(t *testing.T) {
+	_, js := synth(t)
+	f, ok := deploy.FunctionByName("console")
+	if !ok || f.URLAuth != "NONE" || f.Bucket || len(f.Invokes) > 0 || f.RunsAgents {
+		t.Fatalf("console in the catalogue: %+v; want a NONE function URL, no bucket, no invokes, no models", f)
+	}
+	writes := []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
+	for _, tb := range deploy.Tables {
+		tid := idOf(t, js, "AWS::DynamoDB::Table", deploy.LogicalID(tb.ID, "Table"))
+		got := tableActions(t, js, "console", tid, writes...)
+		if tb.ID == "console" && len(got) == 0 {
+			t.Errorf("console cannot write its own table")
+		}
+		if tb.ID != "console" && len(got) > 0 {
+			t.Errorf("console may %v on table %s", got, tb.ID)
+		}
+		if reads := tableActions(t, js, "console", tid, "dynamodb:Query", "dynamodb:GetItem"); len(reads) != 2 {
+			t.Errorf("console reads table %s with %v, want Query and GetItem", tb.ID, reads)
+		}
+	}
+	for _, st := range roleStatements(t, js, "console") {
+		for _, a := range asList(st["Action"]) {
+			if strings.HasPrefix(a.(string), "s3:") || strings.HasPrefix(a.(string), "lambda:") || strings.HasPrefix(a.(string), "bedrock:") {
+				t.Errorf("console role has %s", a)
+			}
+		}
+	}
 }
