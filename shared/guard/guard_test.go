@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app/act"
 	"github.com/switchboard-dev/switchboard/shared/app/receive"
 	"github.com/switchboard-dev/switchboard/shared/app/run"
+	"github.com/switchboard-dev/switchboard/shared/app/view"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
 
@@ -305,6 +306,7 @@ var builders = map[string]any{
 	"telegram-webhook":   act.TelegramWebhook,
 	"jobs":               act.Jobs,
 	"agent-worker":       run.AgentWorker,
+	"console":            view.Console,
 }
 
 // TestFunctionsMatchCatalogue: functions/<name> exists exactly for the
@@ -356,7 +358,7 @@ func funcName(fn any) string {
 	return path.Base(full)
 }
 
-// startedHandlers lists the builder calls (receive.X, act.X, run.X) a
+// startedHandlers lists the builder calls (receive.X, act.X, run.X, view.X) a
 // function's files use.
 func startedHandlers(t *testing.T, root string, p *pkg) []string {
 	t.Helper()
@@ -369,7 +371,7 @@ func startedHandlers(t *testing.T, root string, p *pkg) []string {
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			if sel, ok := n.(*ast.SelectorExpr); ok {
-				if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "receive" || id.Name == "act" || id.Name == "run") {
+				if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "receive" || id.Name == "act" || id.Name == "run" || id.Name == "view") {
 					set[id.Name+"."+sel.Sel.Name] = true
 				}
 			}
