@@ -172,7 +172,9 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	// Approval links carry tokens: never leak a URL to another site.
-	h.Set("Referrer-Policy", "no-referrer")
+	// (Not no-referrer: with it Chromium sends "Origin: null" on the
+	// console's own forms, and the origin check would refuse them.)
+	h.Set("Referrer-Policy", "same-origin")
 	if !c.Enabled() {
 		http.NotFound(w, r)
 		return
