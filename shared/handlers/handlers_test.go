@@ -28,6 +28,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app/act"
 	"github.com/switchboard-dev/switchboard/shared/app/receive"
 	"github.com/switchboard-dev/switchboard/shared/app/run"
+	"github.com/switchboard-dev/switchboard/shared/app/view"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
@@ -337,6 +338,7 @@ var builders = map[string]func(context.Context, func(string) string) (any, error
 	"telegram-webhook":   act.TelegramWebhook,
 	"jobs":               act.Jobs,
 	"agent-worker":       run.AgentWorker,
+	"console":            view.Console,
 }
 
 // invoke runs raw through the production decode path of function fn, as
@@ -435,6 +437,12 @@ func checkURLResponse(t *testing.T, a *app.App, ev sampleEvent, s streamed) {
 		// up outside `switchboard dev`: the link fails closed.
 		if s.StatusCode != 404 || !strings.Contains(string(s.Body), "not set up") {
 			t.Errorf("approval link without approvals = %d %s, want 404 naming the missing setup", s.StatusCode, s.Body)
+		}
+		return
+	case strings.HasPrefix(raw.RawPath, "/console/"):
+		// No console password in the example config: the console is off.
+		if s.StatusCode != 404 || s.Headers["Cache-Control"] != "no-store" {
+			t.Errorf("console without a password = %d (Cache-Control %q) %s, want 404, no-store", s.StatusCode, s.Headers["Cache-Control"], s.Body)
 		}
 		return
 	case raw.RawPath == "/hooks/telegram":

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambdaurl"
+
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -79,11 +81,11 @@ func (c *Console) authed(next func(http.ResponseWriter, *http.Request, *session)
 // currentSession checks the cookie's MAC, then the session row (a
 // strongly consistent read, so a logout is final at once).
 func (c *Console) currentSession(r *http.Request) (*session, error) {
-	ck, err := r.Cookie(sessionCookie)
-	if err != nil {
+	value, ok := cookieValue(r, sessionCookie)
+	if !ok {
 		return nil, nil
 	}
-	id, ok := c.sessionID(ck.Value)
+	id, ok := c.sessionID(value)
 	if !ok {
 		return nil, nil
 	}
@@ -92,6 +94,29 @@ func (c *Console) currentSession(r *http.Request) (*session, error) {
 		return nil, err
 	}
 	return &session{id: id, csrf: c.mac("csrf", id)}, nil
+}
+
+// cookieValue reads a cookie from the Cookie header or, behind a function
+// URL, from the event's cookies list: the payload format carries cookies
+// there, and lambdaurl copies only the headers into the request.
+func cookieValue(r *http.Request, name string) (string, bool) {
+	if ck, err := r.Cookie(name); err == nil {
+		return ck.Value, true
+	}
+	ev, ok := lambdaurl.RequestFromContext(r.Context())
+	if !ok {
+		return "", false
+	}
+	cks, err := http.ParseCookie(strings.Join(ev.Cookies, "; "))
+	if err != nil {
+		return "", false
+	}
+	for _, ck := range cks {
+		if ck.Name == name {
+			return ck.Value, true
+		}
+	}
+	return "", false
 }
 
 // sameOriginPost checks a POST's CSRF token and, where the browser says
@@ -150,8 +175,8 @@ func (c *Console) renderLogin(w http.ResponseWriter, r *http.Request, status int
 // and starts a session.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	nc, err := r.Cookie(loginCookie)
-	if err != nil || !c.sameOriginPost(r, c.mac("login", nc.Value)) {
+	nonce, ok := cookieValue(r, loginCookie)
+	if !ok || !c.sameOriginPost(r, c.mac("login", nonce)) {
 		c.forbidden(w, r, "The login form was not sent from this console (CSRF token missing or wrong). Reload the login page and try again.")
 		return
 	}
