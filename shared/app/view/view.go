@@ -8,9 +8,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/core"

@@ -94,7 +94,9 @@ func TestConsoleInChromium(t *testing.T) {
 		}
 		t.Fatalf("waited in vain for %s (at %s)", what, b.Location())
 	}
-	count := func(sel string) int { return browsertest.Eval[int](b, "document.querySelectorAll("+quoteJS(sel)+").length") }
+	count := func(sel string) int {
+		return browsertest.Eval[int](b, "document.querySelectorAll("+quoteJS(sel)+").length")
+	}
 
 	// Log in: the console sends us to the form; a wrong password is refused.
 	b.Do("open the console", chromedp.Navigate(base+"/console/"))
@@ -214,4 +216,6 @@ func TestConsoleInChromium(t *testing.T) {
 	}
 }
 
-func quoteJS(s string) string { return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"` }
+func quoteJS(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}

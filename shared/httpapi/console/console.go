@@ -71,7 +71,9 @@ type Options struct {
 	// way of its own to decide. Nil: no links.
 	ApprovalLink func(a sb.Approval, decision string) string
 	// Health reads the Rocket.Chat health state (HealthKey).
-	Health    interface{ Get(ctx context.Context, key string) (string, bool, error) }
+	Health interface {
+		Get(ctx context.Context, key string) (string, bool, error)
+	}
 	HealthKey string
 
 	Sessions SessionStore

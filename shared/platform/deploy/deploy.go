@@ -127,7 +127,7 @@ type Function struct {
 	Tables         []string // table IDs it reads and writes
 	// ReadTables are table IDs it only reads (query, get; no write grant).
 	ReadTables []string
-	Bucket         bool     // reads and writes the workspace bucket
+	Bucket     bool // reads and writes the workspace bucket
 	// Invokes lists functions this one invokes asynchronously; each gets
 	// the invoke grant and its name in FunctionEnvVar(name).
 	Invokes []string
@@ -188,8 +188,8 @@ var Functions = []Function{
 	},
 	{
 		Name: "console", Description: "the operator's web console (GET /console/): conversations, run chains and costs, approvals waiting, job health",
-		URLAuth: "NONE", // the console's own password login is the credential
-		Routes: []Route{{"GET", "/console/{$}"}, {"GET", "/console/{page}"}, {"POST", "/console/{page}"}},
+		URLAuth:  "NONE", // the console's own password login is the credential
+		Routes:   []Route{{"GET", "/console/{$}"}, {"GET", "/console/{page}"}, {"POST", "/console/{page}"}},
 		MemoryMB: 256, TimeoutSeconds: 15,
 		// It writes nothing but its own sessions and login counters.
 		Tables:     []string{"console"},
