@@ -1,6 +1,8 @@
 package console_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -65,6 +67,15 @@ func BenchmarkConsolePages(b *testing.B) {
 		}
 		return rec.Body.String()
 	}
+	// The store's share of the pair view: the one Query alone.
+	b.Run("pair200-query-only", func(b *testing.B) {
+		for b.Loop() {
+			page, err := e.msgs.Pair(ctx, "alice", "bob", sb.MessageQuery{Limit: 200})
+			if err != nil || len(page.Messages) != 200 {
+				b.Fatalf("Pair: %d messages, %v", len(page.Messages), err)
+			}
+		}
+	})
 	for _, p := range []struct {
 		name, path, marker string
 		want               int
@@ -89,6 +100,11 @@ func BenchmarkConsolePages(b *testing.B) {
 			b.ReportMetric((d.Total.ReadUnits-data.Total.ReadUnits)/n, "RCU/page")
 			b.ReportMetric(float64(o.Total.Calls-own.Total.Calls)/n, "session-calls/page")
 			b.ReportMetric(float64(len(body)), "html-bytes")
+			var z bytes.Buffer
+			zw := gzip.NewWriter(&z)
+			_, _ = zw.Write([]byte(body))
+			_ = zw.Close()
+			b.ReportMetric(float64(z.Len()), "html-gzip-bytes")
 		})
 	}
 }
