@@ -740,13 +740,16 @@ func TestUnknownInvokeTargetPanics(t *testing.T) {
 // outputs that name them.
 func TestSecrets(t *testing.T) {
 	tpl, js := synth(t)
-	countIs(t, tpl, "AWS::SecretsManager::Secret", 2)
+	countIs(t, tpl, "AWS::SecretsManager::Secret", 3)
 	want := map[string]map[string]any{
 		"switchboard/approval-signing-key": {
 			"GenerateSecretString": map[string]any{"PasswordLength": 64, "ExcludePunctuation": true},
 		},
 		"switchboard/telegram-bot-token": {
 			"SecretString": "REPLACE_ME with the token from @BotFather",
+		},
+		"switchboard/console-password": {
+			"GenerateSecretString": map[string]any{"PasswordLength": 32, "ExcludePunctuation": true},
 		},
 	}
 	seen := map[string]bool{}
@@ -759,7 +762,7 @@ func TestSecrets(t *testing.T) {
 		name, _ := p["Name"].(string)
 		w, ok := want[name]
 		if !ok {
-			t.Errorf("%s: name %v, want one of %v", id, p["Name"], keys(map[string]any{"switchboard/approval-signing-key": 0, "switchboard/telegram-bot-token": 0}))
+			t.Errorf("%s: name %v, want one of %v", id, p["Name"], keys(map[string]any{"switchboard/approval-signing-key": 0, "switchboard/telegram-bot-token": 0, "switchboard/console-password": 0}))
 			continue
 		}
 		seen[name] = true
@@ -789,7 +792,7 @@ func TestSecrets(t *testing.T) {
 		})
 	}
 	if len(seen) != len(want) {
-		t.Errorf("secrets %v, want %v", seen, keys(map[string]any{"switchboard/approval-signing-key": 0, "switchboard/telegram-bot-token": 0}))
+		t.Errorf("secrets %v, want %v", seen, keys(map[string]any{"switchboard/approval-signing-key": 0, "switchboard/telegram-bot-token": 0, "switchboard/console-password": 0}))
 	}
 	_, key := byConstruct(t, js, "AWS::SecretsManager::Secret", deploy.LogicalID("approval-signing-key", "Secret"))
 	if desc := props(key)["Description"].(string); !strings.Contains(desc, "signs approval links") || !strings.Contains(desc, "instance.approvals.signingKey") {
