@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/httpapi/console"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
+	"github.com/switchboard-dev/switchboard/shared/usecases/health"
 )
 
 func TestNoPasswordMeansNotFound(t *testing.T) {
@@ -432,5 +434,30 @@ func TestStartPageShowsCostTodayAgainstBudget(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("start page lacks %q", want)
 		}
+	}
+}
+
+// TestHealthPageReadsTheHealthJobsState: the console decodes the state the
+// rocketchat-health job writes (health.State), so the two must agree.
+func TestHealthPageReadsTheHealthJobsState(t *testing.T) {
+	e := newEnv(t, nil)
+	st, err := json.Marshal(health.State{Failures: 3, Since: start.Add(-15 * time.Minute), Notified: true, Version: "7.4.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.KV().Put(context.Background(), "health#rocketchat", string(st), time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	c := e.client()
+	e.login(c)
+	_, body := e.get(c, "/console/health")
+	if want := "unreachable: 3 failed checks in a row since 2026-12-02 08:45:00 UTC; the human was told"; !strings.Contains(body, want) {
+		t.Errorf("health page lacks %q", want)
+	}
+	if err := e.store.KV().Put(context.Background(), "health#rocketchat", `{"failures":0,"notified":false,"version":"7.4.0"}`, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, body = e.get(c, "/console/health"); !strings.Contains(body, "reachable (version 7.4.0)") {
+		t.Errorf("a reachable Rocket.Chat is not shown as such")
 	}
 }
