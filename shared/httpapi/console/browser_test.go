@@ -80,13 +80,13 @@ func must(t testing.TB, err error) {
 // markup staying inert, and the session running out. With
 // SWITCHBOARD_SCREENSHOTS=docs it writes the screenshots of the README.
 func TestConsoleInChromium(t *testing.T) {
-	b := browsertest.New(t, 30*time.Second)
+	b := browsertest.New(t, 2*time.Minute)
 	e := newEnv(t, nil)
 	seedDemo(e)
 	base := e.baseURL
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
-		for range 200 {
+		for range 600 { // up to 30 s: the machine may be busy
 			if ok() {
 				return
 			}
