@@ -1,8 +1,6 @@
 package console_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -100,11 +98,6 @@ func BenchmarkConsolePages(b *testing.B) {
 			b.ReportMetric((d.Total.ReadUnits-data.Total.ReadUnits)/n, "RCU/page")
 			b.ReportMetric(float64(o.Total.Calls-own.Total.Calls)/n, "session-calls/page")
 			b.ReportMetric(float64(len(body)), "html-bytes")
-			var z bytes.Buffer
-			zw := gzip.NewWriter(&z)
-			_, _ = zw.Write([]byte(body))
-			_ = zw.Close()
-			b.ReportMetric(float64(z.Len()), "html-gzip-bytes")
 		})
 	}
 }
