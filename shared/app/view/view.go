@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 
@@ -27,25 +26,21 @@ func Console(ctx context.Context, getenv func(string) string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := New(c.Config.Instance.Console.Password, c, getenv, c.Log)
+	h, err := Handler(c)
 	if err != nil {
 		return nil, err
 	}
 	return handlers.URL("console", h, c.Log, c.Scrubber)
 }
 
-// Handler builds the console over an already built core; the dev runtime
-// mounts it on its listener (see shared/app).
+// Handler builds the console over an already built core: the console
+// function's, or the full App's, which the dev runtime mounts on its
+// listener (see shared/app).
 func Handler(c *core.Core) (http.Handler, error) {
-	return New(c.Config.Instance.Console.Password, c, c.Getenv, c.Log)
-}
-
-// New wires the console's options from the core.
-func New(password string, c *core.Core, getenv func(string) string, log *slog.Logger) (http.Handler, error) {
 	in := c.Config.Instance
-	own := c.Store.ConsoleState(getenv)
+	own := c.Store.ConsoleState(c.Getenv)
 	o := console.Options{
-		Password:     password,
+		Password:     in.Console.Password,
 		SessionHours: in.Console.SessionHours,
 		Reader:       consoleReader{Store: c.Store, AgentMessages: c.Store.AgentMessages(notShown{})},
 		Approvals:    c.Store.Approvals(),
@@ -53,7 +48,7 @@ func New(password string, c *core.Core, getenv func(string) string, log *slog.Lo
 		HealthKey:    core.RocketChatHealthKey,
 		Sessions:     own.KV(),
 		Attempts:     own,
-		Log:          log,
+		Log:          c.Log,
 	}
 	if key, base := in.Approvals.SigningKey, c.PublicBaseURL(); key != "" && base != "" {
 		signer, err := approvals.NewSigner([]byte(key))
