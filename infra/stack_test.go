@@ -426,6 +426,25 @@ func readAction(a string) bool {
 	return false
 }
 
+// tableActions returns which of actions the function's role has on the
+// table with logical id tid (a read-only grant has none of the writes).
+func tableActions(t *testing.T, js map[string]any, fnName, tid string, actions ...string) []string {
+	t.Helper()
+	var out []string
+	for _, st := range roleStatements(t, js, fnName) {
+		res, _ := json.Marshal(st["Resource"])
+		if !strings.Contains(string(res), `"`+tid+`"`) {
+			continue
+		}
+		for _, a := range asList(st["Action"]) {
+			if slices.Contains(actions, a.(string)) && !slices.Contains(out, a.(string)) {
+				out = append(out, a.(string))
+			}
+		}
+	}
+	return out
+}
+
 // roleStatements returns every statement of every policy attached to a
 // catalogue function's role.
 func roleStatements(t *testing.T, js map[string]any, fnName string) []map[string]any {
@@ -741,13 +760,16 @@ func TestUnknownInvokeTargetPanics(t *testing.T) {
 // outputs that name them.
 func TestSecrets(t *testing.T) {
 	tpl, js := synth(t)
-	countIs(t, tpl, "AWS::SecretsManager::Secret", 2)
+	countIs(t, tpl, "AWS::SecretsManager::Secret", 3)
 	want := map[string]map[string]any{
 		"switchboard/approval-signing-key": {
 			"GenerateSecretString": map[string]any{"PasswordLength": 64, "ExcludePunctuation": true},
 		},
 		"switchboard/telegram-bot-token": {
 			"SecretString": "REPLACE_ME with the token from @BotFather",
+		},
+		"switchboard/console-password": {
+			"GenerateSecretString": map[string]any{"PasswordLength": 32, "ExcludePunctuation": true},
 		},
 	}
 	seen := map[string]bool{}
@@ -760,7 +782,7 @@ func TestSecrets(t *testing.T) {
 		name, _ := p["Name"].(string)
 		w, ok := want[name]
 		if !ok {
-			t.Errorf("%s: name %v, want one of %v", id, p["Name"], keys(map[string]any{"switchboard/approval-signing-key": 0, "switchboard/telegram-bot-token": 0}))
+			t.Errorf("%s: name %v, want one of %v", id, p["Name"], keys(map[string]any{"switchboard/approval-signing-key": 0, "switchboard/telegram-bot-token": 0, "switchboard/console-password": 0}))
 			continue
 		}
 		seen[name] = true
@@ -790,7 +812,7 @@ func TestSecrets(t *testing.T) {
 		})
 	}
 	if len(seen) != len(want) {
-		t.Errorf("secrets %v, want %v", seen, keys(map[string]any{"switchboard/approval-signing-key": 0, "switchboard/telegram-bot-token": 0}))
+		t.Errorf("secrets %v, want %v", seen, keys(map[string]any{"switchboard/approval-signing-key": 0, "switchboard/telegram-bot-token": 0, "switchboard/console-password": 0}))
 	}
 	_, key := byConstruct(t, js, "AWS::SecretsManager::Secret", deploy.LogicalID("approval-signing-key", "Secret"))
 	if desc := props(key)["Description"].(string); !strings.Contains(desc, "signs approval links") || !strings.Contains(desc, "instance.approvals.signingKey") {
@@ -1209,4 +1231,36 @@ func sortedByName(v any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestConsoleWritesOnlyItsOwnTable: the web console is on the internet
+// behind its own login, so its role may read what it shows and write
+// nothing but its sessions and login counters.
+func TestConsoleWritesOnlyItsOwnTable(t *testing.T) {
+	_, js := synth(t)
+	f, ok := deploy.FunctionByName("console")
+	if !ok || f.URLAuth != "NONE" || f.Bucket || len(f.Invokes) > 0 || f.RunsAgents {
+		t.Fatalf("console in the catalogue: %+v; want a NONE function URL, no bucket, no invokes, no models", f)
+	}
+	writes := []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
+	for _, tb := range deploy.Tables {
+		tid := idOf(t, js, "AWS::DynamoDB::Table", deploy.LogicalID(tb.ID, "Table"))
+		got := tableActions(t, js, "console", tid, writes...)
+		if tb.ID == "console" && len(got) == 0 {
+			t.Errorf("console cannot write its own table")
+		}
+		if tb.ID != "console" && len(got) > 0 {
+			t.Errorf("console may %v on table %s", got, tb.ID)
+		}
+		if reads := tableActions(t, js, "console", tid, "dynamodb:Query", "dynamodb:GetItem"); len(reads) != 2 {
+			t.Errorf("console reads table %s with %v, want Query and GetItem", tb.ID, reads)
+		}
+	}
+	for _, st := range roleStatements(t, js, "console") {
+		for _, a := range asList(st["Action"]) {
+			if strings.HasPrefix(a.(string), "s3:") || strings.HasPrefix(a.(string), "lambda:") || strings.HasPrefix(a.(string), "bedrock:") {
+				t.Errorf("console role has %s", a)
+			}
+		}
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app/internal/agents"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
+	"github.com/switchboard-dev/switchboard/shared/app/view"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
@@ -41,9 +42,10 @@ const EnvPublicBaseURL = decide.EnvPublicBaseURL
 
 // App is every layer, built once per process.
 type App struct {
-	g    *agents.Agents
-	jobs *jobs.Runner
-	pool *wake.Pool
+	g       *agents.Agents
+	jobs    *jobs.Runner
+	pool    *wake.Pool
+	console http.Handler
 }
 
 // New builds the App. getenv is os.Getenv in production; tests pass their own.
@@ -84,6 +86,9 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 	if a.jobs, err = act.Jobs(); err != nil {
 		return nil, err
 	}
+	if a.console, err = view.Handler(c); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -96,6 +101,7 @@ func (a *App) Endpoints(toolAuth func(http.Handler) http.Handler) map[string]htt
 		"rocketchat-webhook": httpapi.RocketChatWebhook(a.g.Receiver()),
 		"approvals":          a.g.ApprovalsHandler(),
 		"telegram-webhook":   a.g.TelegramHandler(),
+		"console":            a.console,
 	}
 }
 

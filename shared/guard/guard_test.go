@@ -327,7 +327,7 @@ func funcName(fn any) string {
 	return path.Base(full)
 }
 
-// startedHandlers lists the builder calls (receive.X, decide.X, act.X, run.X) a
+// startedHandlers lists the builder calls (receive.X, decide.X, act.X, run.X, view.X) a
 // function's files use.
 func startedHandlers(t *testing.T, root string, p *pkg) []string {
 	t.Helper()
@@ -340,7 +340,7 @@ func startedHandlers(t *testing.T, root string, p *pkg) []string {
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			if sel, ok := n.(*ast.SelectorExpr); ok {
-				if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "receive" || id.Name == "decide" || id.Name == "act" || id.Name == "run") {
+				if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "receive" || id.Name == "decide" || id.Name == "act" || id.Name == "run" || id.Name == "view") {
 					set[id.Name+"."+sel.Sel.Name] = true
 				}
 			}

@@ -46,6 +46,13 @@ var notFor = map[string][]string{
 	// declarations).
 	"telegram-webhook": decidingNotFor,
 	"approvals":        decidingNotFor,
+	// The console reads the tables and renders HTML: no tools, models,
+	// files, Telegram or Nextcloud.
+	"console": {
+		"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai",
+		"shared/adapters/nextcloud", "shared/adapters/collabora", "shared/adapters/s3blob",
+		"service/s3", "shared/tools", "shared/adapters/telegram",
+	},
 	"tools":            {"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai"},
 	"jobs":             {"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai"},
 }

@@ -429,6 +429,12 @@ func checkURLResponse(t *testing.T, a *app.App, ev sampleEvent, s streamed) {
 			t.Errorf("approval link without approvals = %d %s, want 404 naming the missing setup", s.StatusCode, s.Body)
 		}
 		return
+	case strings.HasPrefix(raw.RawPath, "/console/"):
+		// No console password in the example config: the console is off.
+		if s.StatusCode != 404 || s.Headers["Cache-Control"] != "no-store" {
+			t.Errorf("console without a password = %d (Cache-Control %q) %s, want 404, no-store", s.StatusCode, s.Headers["Cache-Control"], s.Body)
+		}
+		return
 	case raw.RawPath == "/hooks/telegram":
 		// No webhookSecret in the example config: every update is refused.
 		if s.StatusCode != 401 || !strings.Contains(string(s.Body), "Secret-Token") {

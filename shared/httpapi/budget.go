@@ -54,6 +54,19 @@ var Budgets = map[string]Budget{
 	"POST /approvals/{id}": {Limit: 55 * time.Second, Status: http.StatusServiceUnavailable,
 		Message: "the decision did not finish in time; open the link again in a minute to see whether it was recorded"},
 
+	// The web console: a page is a handful of DynamoDB reads (the chain
+	// page three queries, the start page one per agent).
+	"GET /console/{$}": {Limit: 10 * time.Second, Status: http.StatusServiceUnavailable,
+		Message: "the console page could not be loaded in time; reload it in a minute"},
+	"HEAD /console/{$}": {Limit: 10 * time.Second, Status: http.StatusServiceUnavailable,
+		Message: "the console page could not be loaded in time; reload it in a minute"},
+	"GET /console/{page}": {Limit: 10 * time.Second, Status: http.StatusServiceUnavailable,
+		Message: "the console page could not be loaded in time; reload it in a minute"},
+	"HEAD /console/{page}": {Limit: 10 * time.Second, Status: http.StatusServiceUnavailable,
+		Message: "the console page could not be loaded in time; reload it in a minute"},
+	"POST /console/{page}": {Limit: 10 * time.Second, Status: http.StatusServiceUnavailable,
+		Message: "the console did not answer in time; reload the page and try again"},
+
 	// Routes of the dev listener only.
 	"GET /healthz": {Limit: 5 * time.Second, Status: http.StatusServiceUnavailable,
 		Message: "the health check did not finish in time; DynamoDB or S3 is not answering"},

@@ -51,11 +51,26 @@ func Verbatim(h http.Handler) http.Handler {
 	})
 }
 
+// AllowInAnswer lets these exact values through the scrubbing of r's
+// answer (see scrub.Allow): for credentials Switchboard minted for the
+// person reading the page, such as the signed token of an approval link,
+// which the scrubber would mask after "token=". Values shorter than 16
+// bytes or containing a configured secret are masked as usual. Outside
+// ScrubResponses it does nothing.
+func AllowInAnswer(r *http.Request, values ...string) {
+	if st, ok := r.Context().Value(scrubStateKey{}).(*scrubState); ok {
+		st.allow = append(st.allow, values...)
+	}
+}
+
 type scrubStateKey struct{}
 
 // scrubState is how Verbatim, deeper in the chain, reaches the writer that
 // ScrubResponses made (other middleware may have wrapped the writer since).
-type scrubState struct{ verbatim bool }
+type scrubState struct {
+	verbatim bool
+	allow    []string // AllowInAnswer
+}
 
 type scrubWriter struct {
 	w    http.ResponseWriter
@@ -164,6 +179,9 @@ func (sw *scrubWriter) scrubbed() []byte {
 	}
 	if sw.json {
 		return sw.s.JSON(sw.buf.Bytes())
+	}
+	if len(sw.st.allow) > 0 {
+		return []byte(sw.s.StringContext(scrub.Allow(context.Background(), sw.st.allow...), sw.buf.String()))
 	}
 	return sw.s.Bytes(sw.buf.Bytes())
 }

@@ -210,3 +210,37 @@ func BenchmarkScrubResponses(b *testing.B) {
 		})
 	}
 }
+
+// TestAllowInAnswerKeepsMintedTokens: a page that shows a person a link
+// Switchboard signed for them (the console's approval links) keeps the
+// token the scrubber would mask after "token=", and only that: a secret
+// next to it is still masked, and a value containing a configured secret
+// is never let through.
+func TestAllowInAnswerKeepsMintedTokens(t *testing.T) {
+	s := scrub.New([]string{planted})
+	minted := "Abc123signedTOKENxyz789longer"
+	h := httpapi.ScrubResponses(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpapi.AllowInAnswer(r, minted, "short", "x"+planted)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<a href="/approvals/1?decision=approve&amp;token=%s">Approve</a> key %s; token=%s`, minted, planted, "x"+planted)
+	}), s)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/console/approvals", nil))
+	body := rec.Body.String()
+	if !strings.Contains(body, "token="+minted+`">`) {
+		t.Errorf("the minted token was masked: %s", body)
+	}
+	if strings.Contains(body, planted) {
+		t.Errorf("a configured secret leaked: %s", body)
+	}
+	// Without the allowance the same page is masked as before.
+	h = httpapi.ScrubResponses(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<a href="/x?token=%s">`, minted)
+	}), s)
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	if strings.Contains(rec.Body.String(), minted) {
+		t.Errorf("a token= value passed without an allowance: %s", rec.Body.String())
+	}
+}

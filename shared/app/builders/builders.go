@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app/decide"
 	"github.com/switchboard-dev/switchboard/shared/app/receive"
 	"github.com/switchboard-dev/switchboard/shared/app/run"
+	"github.com/switchboard-dev/switchboard/shared/app/view"
 )
 
 // Builder builds a function's Lambda handler from its environment.
@@ -24,4 +25,5 @@ var ByFunction = map[string]Builder{
 	"telegram-webhook":   decide.TelegramWebhook,
 	"jobs":               act.Jobs,
 	"agent-worker":       run.AgentWorker,
+	"console":            view.Console,
 }

@@ -30,6 +30,7 @@ type Instance struct {
 	RocketChat InstanceRocketChat `yaml:"rocketchat"`
 	Telegram   Telegram           `yaml:"telegram"`
 	Approvals  Approvals          `yaml:"approvals"`
+	Console    Console            `yaml:"console"`
 
 	// AgentMessageRetentionDays keeps agent-to-agent messages this long; 0 = forever.
 	AgentMessageRetentionDays int `yaml:"agentMessageRetentionDays"`
@@ -121,6 +122,15 @@ type Telegram struct {
 	ChatID         string   `yaml:"chatId"`     // where notices and approvals go
 	AllowedChatIDs []string `yaml:"allowedChatIds"`
 	WebhookSecret  string   `yaml:"webhookSecret"` // secret; X-Telegram-Bot-Api-Secret-Token
+}
+
+// Console configures the operator's web console (GET /console/).
+type Console struct {
+	// Password is the one console login; empty turns the console off (its
+	// routes answer 404).
+	Password string `yaml:"password"` // secret
+	// SessionHours is how long a login lasts; default 12.
+	SessionHours int `yaml:"sessionHours"`
 }
 
 // Approvals configures approval links.
@@ -241,6 +251,7 @@ func (in *Instance) setDefaults() {
 	in.Channels = slices.Clone(DefaultChannels)
 	in.Telegram.APIBaseURL = "https://api.telegram.org"
 	in.Approvals.TTLHours = 24
+	in.Console.SessionHours = 12
 	in.AuditRetentionDays = 365
 	in.AskAgent = AskAgent{TimeoutSeconds: 60, MaxSteps: 5}
 	in.Taskboard.WatchdogHours = 24

@@ -139,6 +139,7 @@ func TestDefaults(t *testing.T) {
 		{"channels", in.Channels, []string{"RocketChat", "Telegram"}},
 		{"telegram.apiBaseUrl", in.Telegram.APIBaseURL, "https://api.telegram.org"},
 		{"approvals.ttlHours", in.Approvals.TTLHours, 24},
+		{"console.sessionHours", in.Console.SessionHours, 12},
 		{"auditRetentionDays", in.AuditRetentionDays, 365},
 		{"agentMessageRetentionDays", in.AgentMessageRetentionDays, 0},
 		{"askAgent.timeoutSeconds", in.AskAgent.TimeoutSeconds, 60},

@@ -133,6 +133,7 @@ func validate(c *Config, ps *problems) {
 		}
 	}
 
+	checkRange(ps, "instance.console.sessionHours", in.Console.SessionHours, 1, 168, "a console login lasts this many hours")
 	checkRange(ps, "instance.approvals.ttlHours", in.Approvals.TTLHours, 1, 720, "approval links expire after this many hours")
 	for i, id := range in.Approvals.ApproverTelegramIDs {
 		if !telegramIDRe.MatchString(id) {
@@ -308,6 +309,10 @@ func validateModel(ps *problems, p string, m Model, top bool) {
 
 // validateResolved checks secret values after resolution.
 func validateResolved(c *Config, ps *problems) {
+	if p := c.Instance.Console.Password; p != "" && len(p) < 12 {
+		ps.at("instance.console.password", "is shorter than 12 characters, too weak for a login on the internet",
+			"use at least 16 random characters, e.g. from: openssl rand -base64 18")
+	}
 	if k := c.Instance.Approvals.SigningKey; k != "" && len(k) < 16 {
 		ps.at("instance.approvals.signingKey", "is shorter than 16 characters, too weak to sign approval links",
 			"use at least 32 random characters, e.g. from: openssl rand -hex 32")

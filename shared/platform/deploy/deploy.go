@@ -92,6 +92,11 @@ var Tables = []Table{
 		PK:  pk, SK: sk, TTLAttr: "expiresAt",
 	},
 	{
+		ID: "console", EnvVar: "SWITCHBOARD_TABLE_CONSOLE",
+		Doc: "the web console's own rows: login sessions and login-attempt counters (the console reads every other table but writes only this one)",
+		PK:  pk, SK: sk, TTLAttr: "expiresAt",
+	},
+	{
 		ID: "agentmessages", EnvVar: "SWITCHBOARD_TABLE_AGENTMESSAGES",
 		Doc: "agent-to-agent messages: pk pair#a|b, sk time#id; byFrom/byTo list one agent's partners, " +
 			"byRoot a chain, byMonth all pairs of a time range; search rows pk tok#word, sk of their message",
@@ -215,6 +220,15 @@ var Functions = []Function{
 		Routes:   []Route{{"POST", "/hooks/telegram"}},
 		MemoryMB: 256, TimeoutSeconds: 60,
 		Tables: []string{"audit", "receipts", "state"}, Bucket: true, Invokes: []string{"agent-worker"},
+	},
+	{
+		Name: "console", Description: "the operator's web console (GET /console/): conversations, run chains and costs, approvals waiting, job health",
+		URLAuth:  "NONE", // the console's own password login is the credential
+		Routes:   []Route{{"GET", "/console/{$}"}, {"GET", "/console/{page}"}, {"POST", "/console/{page}"}},
+		MemoryMB: 256, TimeoutSeconds: 15,
+		// It writes nothing but its own sessions and login counters.
+		Tables:     []string{"console"},
+		ReadTables: []string{"audit", "receipts", "state", "agentmessages"},
 	},
 	{
 		Name: "agent-worker", Description: "runs one woken agent (async invoke with a wake job) and replies where it was woken",

@@ -147,6 +147,9 @@ func TestSAMTemplateCoversCatalogue(t *testing.T) {
 					t.Errorf("%s: %s on %s is %v, catalogue says %v", id, policy, tb.ID, !listed, listed)
 				}
 			}
+			if contains(f.Tables, tb.ID) && contains(f.ReadTables, tb.ID) {
+				t.Errorf("function %s lists table %s in both Tables and ReadTables", f.Name, tb.ID)
+			}
 		}
 		if f.Bucket != strings.Contains(block, "S3CrudPolicy") {
 			t.Errorf("%s: S3CrudPolicy present = %v, catalogue Bucket = %v", id, !f.Bucket, f.Bucket)

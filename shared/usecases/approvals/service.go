@@ -143,9 +143,14 @@ func (s *Service) SetExecutor(x Executor) { s.exec = x }
 
 // Link is the URL that shows the confirmation page for decision d. The
 // token in it is a credential: hand it to the Notifier only.
-func (s *Service) Link(a Approval, d Decision) string {
-	return s.base + "/approvals/" + a.ID + "?decision=" + string(d) + "&token=" +
-		s.signer.Token(a.ID, string(d), a.ArgsHash, a.ExpiresAt)
+func (s *Service) Link(a Approval, d Decision) string { return DecisionLink(s.base, s.signer, a, d) }
+
+// DecisionLink is Service.Link for a reader that holds the signer but no
+// Service (the console links to the same confirmation page): base is
+// instance.publicBaseUrl without a trailing slash.
+func DecisionLink(base string, signer *Signer, a Approval, d Decision) string {
+	return base + "/approvals/" + a.ID + "?decision=" + string(d) + "&token=" +
+		signer.Token(a.ID, string(d), a.ArgsHash, a.ExpiresAt)
 }
 
 // Stage stores call for a human's decision and asks the Notifier to show

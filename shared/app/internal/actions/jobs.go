@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
@@ -47,7 +48,7 @@ func (a *Actions) healthCheck(ctx context.Context) (string, error) {
 	c := &health.Checker{
 		Info:   probe.Info,
 		KV:     a.Store.KV(),
-		Key:    "health#rocketchat",
+		Key:    core.RocketChatHealthKey,
 		Notify: a.Router.Without(swcfg.ChannelRocketChat),
 		Loc:    time.UTC,
 		Now:    time.Now,

@@ -30,6 +30,23 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
+// EnvPublicBaseURL stands in for an empty instance.publicBaseUrl; the dev
+// runtime sets it to its own listener so that approval links work locally.
+const EnvPublicBaseURL = "SWITCHBOARD_PUBLIC_BASE_URL"
+
+// PublicBaseURL is instance.publicBaseUrl, or EnvPublicBaseURL when that is
+// empty, without a trailing slash.
+func (c *Core) PublicBaseURL() string {
+	base := c.Config.Instance.PublicBaseURL
+	if base == "" {
+		base = c.Getenv(EnvPublicBaseURL)
+	}
+	return strings.TrimRight(base, "/")
+}
+
+// RocketChatHealthKey is the KV key of the rocketchat-health job's state.
+const RocketChatHealthKey = "health#rocketchat"
+
 // DefaultConfigFile is used when SWITCHBOARD_CONFIG is unset.
 const DefaultConfigFile = "switchboard.yaml"
 

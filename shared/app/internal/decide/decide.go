@@ -27,7 +27,7 @@ import (
 
 // EnvPublicBaseURL stands in for an empty instance.publicBaseUrl; the dev
 // runtime sets it to its own listener so that approval links work locally.
-const EnvPublicBaseURL = "SWITCHBOARD_PUBLIC_BASE_URL"
+const EnvPublicBaseURL = core.EnvPublicBaseURL
 
 // Decide is the core plus what decides.
 type Decide struct {
@@ -104,10 +104,7 @@ func (d *Decide) TelegramChannel() router.Channel {
 // has no executor here: the actions layer gives it one.
 func (d *Decide) setupApprovals() error {
 	cfg := d.Config.Instance
-	base := cfg.PublicBaseURL
-	if base == "" {
-		base = d.Getenv(EnvPublicBaseURL)
-	}
+	base := d.PublicBaseURL()
 	if cfg.Approvals.SigningKey == "" || base == "" {
 		d.Log.Warn("approvals are not set up: set instance.approvals.signingKey and instance.publicBaseUrl; risky actions only answer pending_approval")
 		return nil

@@ -1,0 +1,204 @@
+// Package console is the operator's web console under /console/: the
+// conversations between agents, a run chain with its tool calls and costs,
+// the approvals waiting for a human and the health of the scheduled jobs.
+// It is server-rendered HTML (html/template escapes everything others
+// wrote) with one small script and one stylesheet served from the same
+// route, behind a password login with a signed session cookie, CSRF tokens
+// on every POST, a strict Content-Security-Policy and no caching. It only
+// reads, except for its own sessions and login-attempt counters. Without a
+// password every console route answers 404.
+package console
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"time"
+
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// Reader is what the console reads: messages, the audit trail, receipts and
+// the last job runs. The dynamo Store satisfies it.
+type Reader interface {
+	sb.AgentMessageReader
+	ByRoot(ctx context.Context, rootRunID string) ([]sb.AuditEntry, error)
+	ChainCost(ctx context.Context, rootRunID string) (sb.ChainCost, error)
+	AgentCostSince(ctx context.Context, agentID string, since time.Time) (float64, error)
+	LastRuns(ctx context.Context) ([]sb.JobRun, error)
+}
+
+// OpenApprovals lists the approvals that still wait (sb.ApprovalStore's
+// ListOpen).
+type OpenApprovals interface {
+	ListOpen(ctx context.Context) ([]sb.Approval, error)
+}
+
+// SessionStore keeps login sessions: a KV with Delete (the console's own
+// table in AWS).
+type SessionStore interface {
+	Get(ctx context.Context, key string) (value string, found bool, err error)
+	Put(ctx context.Context, key, value string, expires time.Time) error
+	Delete(ctx context.Context, key string) error
+}
+
+// Agent is one configured agent as the console shows it.
+type Agent struct {
+	ID             string
+	Name           string
+	DailyBudgetUSD float64 // 0 = no daily limit
+}
+
+// Job is one scheduled job of the deploy catalogue.
+type Job struct {
+	Name, Schedule, Description string
+}
+
+// Options configure the console. Password empty = the console is off.
+type Options struct {
+	Password     string
+	SessionHours int // default 12
+
+	Reader    Reader
+	Approvals OpenApprovals // nil: the approvals page says approvals are not set up
+	// ApprovalLink is the signed link to the confirmation page of one
+	// decision ("approve" or "deny"); the console links to it and adds no
+	// way of its own to decide. Nil: no links.
+	ApprovalLink func(a sb.Approval, decision string) string
+	// Health reads the Rocket.Chat health state (HealthKey).
+	Health interface {
+		Get(ctx context.Context, key string) (string, bool, error)
+	}
+	HealthKey string
+
+	Sessions SessionStore
+	Attempts sb.Counters
+
+	Agents []Agent
+	Jobs   []Job
+
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+// Login limits: attempts per client address and in total, per window. The
+// total keeps a guesser with many addresses slow; it can also lock the
+// operator out for one window, which is the lesser harm.
+const (
+	attemptWindow     = 15 * time.Minute
+	attemptsPerClient = 10
+	attemptsTotal     = 100
+)
+
+// Cookie names. The login cookie carries the nonce the login form's CSRF
+// token is bound to, before there is a session.
+const (
+	sessionCookie = "sb_console"
+	loginCookie   = "sb_console_login"
+	cookiePath    = "/console/"
+)
+
+// MaxPage is the number of messages per page (the newest 200, then "load
+// older").
+const MaxPage = 200
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed assets/app.js assets/app.css
+var assetFS embed.FS
+
+// Console is the console's http.Handler.
+type Console struct {
+	o    Options
+	key  []byte // signs session ids and CSRF tokens; derived from the password
+	pass [32]byte
+	tpl  *template.Template
+	mux  *http.ServeMux
+}
+
+// New builds the console once per cold start.
+func New(o Options) (*Console, error) {
+	if o.SessionHours <= 0 {
+		o.SessionHours = 12
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	tpl, err := template.New("console").Funcs(funcs).ParseFS(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	c := &Console{o: o, tpl: tpl, pass: sha256.Sum256([]byte(o.Password))}
+	// A key of the console's own, derived from the password: changing the
+	// password ends every session and invalidates every form.
+	m := hmac.New(sha256.New, []byte(o.Password))
+	m.Write([]byte("switchboard console v1"))
+	c.key = m.Sum(nil)
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /console/{$}", c.authed(c.conversations))
+	mux.HandleFunc("GET /console/chain", c.authed(c.chain))
+	mux.HandleFunc("GET /console/approvals", c.authed(c.approvals))
+	mux.HandleFunc("GET /console/health", c.authed(c.health))
+	mux.HandleFunc("GET /console/login", c.loginForm)
+	mux.HandleFunc("POST /console/login", c.login)
+	mux.HandleFunc("POST /console/logout", c.authed(c.logout))
+	mux.HandleFunc("GET /console/app.js", c.asset("assets/app.js", "text/javascript; charset=utf-8"))
+	mux.HandleFunc("GET /console/app.css", c.asset("assets/app.css", "text/css; charset=utf-8"))
+	c.mux = mux
+	return c, nil
+}
+
+// Enabled reports whether a password is configured.
+func (c *Console) Enabled() bool { return c.o.Password != "" }
+
+// csp allows the console's own script and stylesheet only: no inline
+// script or style, no frames, forms post back to the console.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// ServeHTTP sets the headers every console answer carries and routes.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	// Approval links carry tokens: never leak a URL to another site.
+	// (Not no-referrer: with it Chromium sends "Origin: null" on the
+	// console's own forms, and the origin check would refuse them.)
+	h.Set("Referrer-Policy", "same-origin")
+	if !c.Enabled() {
+		http.NotFound(w, r)
+		return
+	}
+	c.mux.ServeHTTP(w, r)
+}
+
+// asset serves an embedded file.
+func (c *Console) asset(name, ctype string) http.HandlerFunc {
+	body, err := assetFS.ReadFile(name)
+	if err != nil {
+		panic("console: missing asset " + name) // embedded at build time
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ctype)
+		_, _ = w.Write(body)
+	}
+}
+
+// passwordMatches compares in constant time over SHA-256 digests, so the
+// length leaks nothing either.
+func (c *Console) passwordMatches(got string) bool {
+	g := sha256.Sum256([]byte(got))
+	return subtle.ConstantTimeCompare(c.pass[:], g[:]) == 1
+}

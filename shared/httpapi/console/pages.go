@@ -1,0 +1,404 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/httpapi"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// page is what every template gets.
+type page struct {
+	Title string
+	Nav   string // the active tab
+	CSRF  string // the logout form's token; "" on the login page
+	Data  any
+}
+
+// render writes a page; the template has run into a buffer first, so a
+// failing template never leaves half a page.
+func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
+	var b bytes.Buffer
+	if err := c.tpl.ExecuteTemplate(&b, name, p); err != nil {
+		c.o.Log.ErrorContext(r.Context(), "console: template failed", "template", name, "err", err)
+		http.Error(w, "the page could not be rendered; the details are in the log", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes())
+}
+
+// bidiControls are the characters that reorder text on screen; shown as
+// themselves they could make a message read differently from what it
+// says, so the console shows their code points instead.
+var bidiControls = strings.NewReplacer(
+	"\u202a", "[U+202A]", "\u202b", "[U+202B]", "\u202c", "[U+202C]", "\u202d", "[U+202D]", "\u202e", "[U+202E]",
+	"\u2066", "[U+2066]", "\u2067", "[U+2067]", "\u2068", "[U+2068]", "\u2069", "[U+2069]",
+	"\u200e", "[U+200E]", "\u200f", "[U+200F]", "\u061c", "[U+061C]",
+)
+
+var funcs = template.FuncMap{
+	"text":  bidiControls.Replace,
+	"clock": func(t time.Time) string { return t.UTC().Format("15:04:05") },
+	"stamp": func(t time.Time) string {
+		if t.IsZero() {
+			return "–"
+		}
+		return t.UTC().Format("2006-01-02 15:04:05 UTC")
+	},
+	"usd": func(v float64) string { return fmt.Sprintf("$%.4f", v) },
+	"dur": func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+	"pct": func(spent, budget float64) int {
+		if budget <= 0 {
+			return 0
+		}
+		return min(100, int(spent/budget*100))
+	},
+}
+
+// agentName is an agent's display name, or its id.
+func (c *Console) agentName(id string) string {
+	for _, a := range c.o.Agents {
+		if a.ID == id && a.Name != "" {
+			return a.Name
+		}
+	}
+	return id
+}
+
+// --- conversations --------------------------------------------------------
+
+type msgView struct {
+	sb.AgentMessage
+	Right    bool   // sent by agent A
+	Day      string // set on the first message of a day: the separator
+	FromName string
+	ToName   string
+	ChainURL string
+	TaskURL  string
+}
+
+type agentCost struct {
+	Agent
+	SpentUSD float64
+}
+
+type convView struct {
+	Agents   []Agent
+	Channels []sb.Channel
+	A, B     string
+	AName    string
+	BName    string
+	All      bool
+	From, To string
+	Q        string
+	Checked  map[sb.Channel]bool
+	Messages []msgView
+	OlderURL string
+	Shown    bool // a conversation was asked for
+	Costs    []agentCost
+	Problem  string
+}
+
+var allChannels = []sb.Channel{sb.ChannelAsk, sb.ChannelTask, sb.ChannelTaskComment, sb.ChannelTaskResult}
+
+// conversations is the start page: pick agent A and B (or all of A's
+// partners), a time range, channels and search words; the newest 200
+// messages, "load older" for the next 200. Without a pick it shows each
+// agent's cost today against its daily budget.
+func (c *Console) conversations(w http.ResponseWriter, r *http.Request, s *session) {
+	ctx := r.Context()
+	qv := r.URL.Query()
+	v := convView{Agents: c.o.Agents, Channels: allChannels, Checked: map[sb.Channel]bool{},
+		A: qv.Get("a"), B: qv.Get("b"), From: qv.Get("from"), To: qv.Get("to"), Q: strings.TrimSpace(qv.Get("q"))}
+	v.All = v.B == "" || v.B == "all"
+	v.AName, v.BName = c.agentName(v.A), c.agentName(v.B)
+	q := sb.MessageQuery{Limit: MaxPage, Cursor: qv.Get("cursor")}
+	for _, ch := range qv["ch"] {
+		if sb.Channel(ch).Valid() {
+			q.Channels = append(q.Channels, sb.Channel(ch))
+			v.Checked[sb.Channel(ch)] = true
+		}
+	}
+	var err error
+	if q.Since, err = day(v.From, 0); err != nil {
+		v.Problem = "The start date must look like 2026-12-31."
+	}
+	if q.Until, err = day(v.To, 24*time.Hour); err != nil {
+		v.Problem = "The end date must look like 2026-12-31."
+	}
+	if v.A == "" && v.Q == "" {
+		c.agentCosts(w, r, s, &v)
+		return
+	}
+	v.Shown = true
+	var res sb.MessagePage
+	if v.Problem == "" {
+		switch {
+		case v.Q != "":
+			sq := sb.MessageSearch{Text: v.Q, Agent: v.A, MessageQuery: q}
+			if !v.All {
+				sq.Peer = v.B
+			}
+			res, err = c.o.Reader.Search(ctx, sq)
+		case v.All:
+			res, err = c.o.Reader.Agent(ctx, v.A, q)
+		default:
+			res, err = c.o.Reader.Pair(ctx, v.A, v.B, q)
+		}
+		if sb.ErrorCode(err) == sb.EINVALID {
+			v.Problem, err = sb.ErrorMessage(err), nil
+		}
+		if err != nil {
+			c.fail(w, r, err)
+			return
+		}
+	}
+	// The store answers newest first; a chat reads oldest first.
+	msgs := slices.Clone(res.Messages)
+	slices.Reverse(msgs)
+	lastDay := ""
+	for _, m := range msgs {
+		mv := msgView{AgentMessage: m, Right: m.From == v.A, FromName: c.agentName(m.From), ToName: c.agentName(m.To),
+			ChainURL: "/console/chain?root=" + url.QueryEscape(m.RootRunID)}
+		if d := m.OccurredAt.UTC().Format("Monday, 2 January 2006"); d != lastDay {
+			mv.Day, lastDay = d, d
+		}
+		if m.TaskID != "" {
+			// Tasks have no page of their own yet: the link finds every
+			// message that names the task.
+			tq := url.Values{"q": {m.TaskID}}
+			mv.TaskURL = "/console/?" + tq.Encode()
+		}
+		v.Messages = append(v.Messages, mv)
+	}
+	if res.NextCursor != "" {
+		older := r.URL.Query()
+		older.Set("cursor", res.NextCursor)
+		v.OlderURL = "/console/?" + older.Encode()
+	}
+	c.render(w, r, http.StatusOK, "conversations", page{Title: "Conversations", Nav: "conversations", CSRF: s.csrf, Data: v})
+}
+
+// day parses a date (UTC) and adds offset; "" is the zero time.
+func day(s string, offset time.Duration) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse("2006-01-02", s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return t.Add(offset), nil
+}
+
+// agentCosts fills in each agent's spend since midnight UTC (the day the
+// daily budget counts) and renders the start page.
+func (c *Console) agentCosts(w http.ResponseWriter, r *http.Request, s *session, v *convView) {
+	today := c.o.Now().UTC().Truncate(24 * time.Hour)
+	for _, a := range c.o.Agents {
+		spent, err := c.o.Reader.AgentCostSince(r.Context(), a.ID, today)
+		if err != nil {
+			c.fail(w, r, err)
+			return
+		}
+		v.Costs = append(v.Costs, agentCost{Agent: a, SpentUSD: spent})
+	}
+	c.render(w, r, http.StatusOK, "conversations", page{Title: "Conversations", Nav: "conversations", CSRF: s.csrf, Data: v})
+}
+
+// --- chain ----------------------------------------------------------------
+
+type runView struct {
+	sb.Receipt
+	AgentName string
+	Calls     []sb.AuditEntry
+	Messages  []msgView
+}
+
+type chainView struct {
+	Root      string
+	Cost      sb.ChainCost
+	Runs      []runView
+	Unbilled  runView // calls and messages of runs without a receipt (still running, or crashed)
+	HasOthers bool
+}
+
+// chain shows one run chain end to end: every run with its cost, its tool
+// calls (the audit entries) and the messages it sent, and the total.
+func (c *Console) chain(w http.ResponseWriter, r *http.Request, s *session) {
+	ctx := r.Context()
+	root := r.URL.Query().Get("root")
+	if root == "" {
+		c.fail(w, r, sb.E("console.chain", sb.EINVALID, "Give a chain: /console/chain?root=<root run id>."))
+		return
+	}
+	cost, err := c.o.Reader.ChainCost(ctx, root)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	audit, err := c.o.Reader.ByRoot(ctx, root)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	msgs, err := c.o.Reader.Chain(ctx, root, sb.MessageQuery{Limit: sb.MaxMessagePage, OldestFirst: true})
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	v := chainView{Root: root, Cost: cost}
+	index := map[string]int{}
+	for _, rc := range cost.Receipts {
+		index[rc.Run.RunID] = len(v.Runs)
+		v.Runs = append(v.Runs, runView{Receipt: rc, AgentName: c.agentName(rc.AgentID)})
+	}
+	runOf := func(runID string) *runView {
+		if i, ok := index[runID]; ok {
+			return &v.Runs[i]
+		}
+		v.HasOthers = true
+		return &v.Unbilled
+	}
+	for _, e := range audit {
+		rv := runOf(e.Run.RunID)
+		rv.Calls = append(rv.Calls, e)
+	}
+	for _, m := range msgs.Messages {
+		rv := runOf(m.RunID)
+		rv.Messages = append(rv.Messages, msgView{AgentMessage: m, FromName: c.agentName(m.From), ToName: c.agentName(m.To)})
+	}
+	c.render(w, r, http.StatusOK, "chain", page{Title: "Chain " + root, Nav: "conversations", CSRF: s.csrf, Data: v})
+}
+
+// --- approvals ------------------------------------------------------------
+
+type approvalView struct {
+	sb.Approval
+	AgentName  string
+	ArgsText   string
+	ApproveURL string
+	DenyURL    string
+	Left       string
+}
+
+type approvalsView struct {
+	SetUp     bool
+	Approvals []approvalView
+}
+
+// approvals lists what waits for a human, earliest expiry first, with the
+// signed links to the confirmation page (the same page Telegram links to:
+// the decision is a POST there, with the link's token).
+func (c *Console) approvals(w http.ResponseWriter, r *http.Request, s *session) {
+	v := approvalsView{SetUp: c.o.Approvals != nil}
+	if c.o.Approvals != nil {
+		open, err := c.o.Approvals.ListOpen(r.Context())
+		if err != nil {
+			c.fail(w, r, err)
+			return
+		}
+		now := c.o.Now()
+		for _, a := range open {
+			av := approvalView{Approval: a, AgentName: c.agentName(a.AgentID), ArgsText: prettyJSON(a.Args),
+				Left: a.ExpiresAt.Sub(now).Round(time.Minute).String()}
+			if a.Status == sb.ApprovalPending && c.o.ApprovalLink != nil && a.ExpiresAt.After(now) {
+				av.ApproveURL = c.o.ApprovalLink(a, "approve")
+				av.DenyURL = c.o.ApprovalLink(a, "deny")
+				// The tokens were minted for the operator reading this
+				// page; the answer's scrubbing would mask them.
+				httpapi.AllowInAnswer(r, linkToken(av.ApproveURL), linkToken(av.DenyURL))
+			}
+			v.Approvals = append(v.Approvals, av)
+		}
+	}
+	c.render(w, r, http.StatusOK, "approvals", page{Title: "Approvals", Nav: "approvals", CSRF: s.csrf, Data: v})
+}
+
+// linkToken is the token parameter of a link.
+func linkToken(link string) string {
+	u, err := url.Parse(link)
+	if err != nil {
+		return ""
+	}
+	return u.Query().Get("token")
+}
+
+func prettyJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// --- health ---------------------------------------------------------------
+
+type jobView struct {
+	Job
+	Run   *sb.JobRun
+	Error bool
+}
+
+type rcHealth struct {
+	Known    bool
+	Failures int       `json:"failures"`
+	Since    time.Time `json:"since"`
+	Notified bool      `json:"notified"`
+	Version  string    `json:"version"`
+}
+
+type healthView struct {
+	Jobs   []jobView
+	Errors []sb.JobRun
+	RC     rcHealth
+}
+
+// health shows the last run of every scheduled job, Rocket.Chat's
+// reachability as the health job last saw it, and the jobs whose last run
+// failed.
+func (c *Console) health(w http.ResponseWriter, r *http.Request, s *session) {
+	ctx := r.Context()
+	runs, err := c.o.Reader.LastRuns(ctx)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	v := healthView{}
+	byName := map[string]sb.JobRun{}
+	for _, run := range runs {
+		byName[run.Job] = run
+		if run.Outcome == "error" {
+			v.Errors = append(v.Errors, run)
+		}
+	}
+	slices.SortFunc(v.Errors, func(a, b sb.JobRun) int { return b.StartedAt.Compare(a.StartedAt) })
+	for _, j := range c.o.Jobs {
+		jv := jobView{Job: j}
+		if run, ok := byName[j.Name]; ok {
+			jv.Run, jv.Error = &run, run.Outcome == "error"
+		}
+		v.Jobs = append(v.Jobs, jv)
+	}
+	if c.o.Health != nil && c.o.HealthKey != "" {
+		raw, found, err := c.o.Health.Get(ctx, c.o.HealthKey)
+		if err != nil {
+			c.fail(w, r, err)
+			return
+		}
+		if found && json.Unmarshal([]byte(raw), &v.RC) == nil {
+			v.RC.Known = true
+		}
+	}
+	c.render(w, r, http.StatusOK, "health", page{Title: "Health", Nav: "health", CSRF: s.csrf, Data: v})
+}

@@ -1,0 +1,45 @@
+package browsertest_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/browsertest"
+)
+
+// TestBrowserSeesDialogsAndHonoursCSP: the harness records a dialog a page
+// opens, and Chromium blocks an inline script under script-src 'self' (the
+// console's policy), which is what the console's XSS test relies on.
+func TestBrowserSeesDialogsAndHonoursCSP(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if r.URL.Path == "/strict" {
+			w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'")
+		}
+		fmt.Fprint(w, `<!doctype html><title>t</title><p id="p">x</p><script>document.title = "ran"; alert("hi")</script>`)
+	}))
+	defer srv.Close()
+	b := browsertest.New(t, time.Minute)
+
+	b.Do("open the strict page", chromedp.Navigate(srv.URL+"/strict"))
+	if title := browsertest.Eval[string](b, "document.title"); title != "t" {
+		t.Errorf("an inline script ran under script-src 'self': title %q", title)
+	}
+	if d := b.Dialogs(); len(d) != 0 {
+		t.Errorf("dialogs on the strict page: %v", d)
+	}
+
+	b.Do("open the lax page", chromedp.Navigate(srv.URL+"/lax"))
+	if title := browsertest.Eval[string](b, "document.title"); title != "ran" {
+		t.Errorf("the inline script did not run without a policy: title %q", title)
+	}
+	if d := b.Dialogs(); !slices.Contains(d, "alert: hi") {
+		t.Errorf("dialogs %v, want the alert recorded", d)
+	}
+}
