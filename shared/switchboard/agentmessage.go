@@ -72,13 +72,19 @@ type AgentMessage struct {
 	Direction Direction `json:"direction"`
 	// Content is the whole message, scrubbed of secrets before it reaches
 	// a store (ScrubbingMessages does that); it is not shortened.
-	Content     string        `json:"content"`
-	RunID       string        `json:"runId"`
-	ParentRunID string        `json:"parentRunId,omitempty"`
-	RootRunID   string        `json:"rootRunId"`
-	TaskID      string        `json:"taskId,omitempty"`
-	Status      MessageStatus `json:"status"`
-	OccurredAt  time.Time     `json:"occurredAt"`
+	Content     string `json:"content"`
+	RunID       string `json:"runId"`
+	ParentRunID string `json:"parentRunId,omitempty"`
+	RootRunID   string `json:"rootRunId"`
+	TaskID      string `json:"taskId,omitempty"`
+	// TaskStatus is what a task_result row reports: done (a result) or
+	// blocked (a blocker), so that an analysis can tell them apart.
+	TaskStatus TaskStatus    `json:"taskStatus,omitempty"`
+	Status     MessageStatus `json:"status"`
+	// Reason says why a message was not delivered (denied, timeout,
+	// failed), when the content is the message itself.
+	Reason     string    `json:"reason,omitempty"`
+	OccurredAt time.Time `json:"occurredAt"`
 }
 
 // PairKey is the order-free key of a conversation: "a|b" with a <= b, so A→B
@@ -132,9 +138,16 @@ func (m AgentMessage) Validate() error {
 		return bad("content is longer than 16 MiB")
 	case !utf8.ValidString(m.Content):
 		return bad("content must be UTF-8 text")
+	case m.TaskStatus != "" && (m.Channel != ChannelTaskResult || m.TaskStatus == TaskOpen || !m.TaskStatus.Valid()):
+		return bad("taskStatus is done or blocked, and only on a task_result")
+	case len(m.Reason) > maxMessageReason || !utf8.ValidString(m.Reason):
+		return bad("reason must be UTF-8 text of at most 4,000 bytes")
 	}
 	return nil
 }
+
+// maxMessageReason bounds AgentMessage.Reason (a refusal or error text).
+const maxMessageReason = 4000
 
 // Paging limits of message queries.
 const (
@@ -272,8 +285,8 @@ type AgentMessageStore interface {
 	AgentMessageReader
 }
 
-// ScrubbingMessages is the core's way to record: it scrubs Content (and
-// nothing else: ids and names are not secrets) before the log sees it.
+// ScrubbingMessages is the core's way to record: it scrubs Content and
+// Reason (and nothing else: ids and names are not secrets) before the log sees it.
 type ScrubbingMessages struct {
 	Log   AgentMessageLog
 	Scrub func(string) string
@@ -282,7 +295,7 @@ type ScrubbingMessages struct {
 // Record scrubs m.Content and records m.
 func (s ScrubbingMessages) Record(ctx context.Context, m AgentMessage) error {
 	if s.Scrub != nil {
-		m.Content = s.Scrub(m.Content)
+		m.Content, m.Reason = s.Scrub(m.Content), s.Scrub(m.Reason)
 	}
 	return s.Log.Record(ctx, m)
 }

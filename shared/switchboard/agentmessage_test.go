@@ -44,12 +44,12 @@ func TestScrubbingMessagesScrubsContentOnly(t *testing.T) {
 	log := &recordingLog{}
 	s := ScrubbingMessages{Log: log, Scrub: func(s string) string { return strings.ReplaceAll(s, "hunter2", "[secret]") }}
 	m := AgentMessage{ID: "hunter2-id", From: "alice", To: "bob", Content: "the password is hunter2",
-		RunID: "r", RootRunID: "r", OccurredAt: time.Now()}
+		Reason: "denied: hunter2", RunID: "r", RootRunID: "r", OccurredAt: time.Now()}
 	if err := s.Record(t.Context(), m); err != nil {
 		t.Fatal(err)
 	}
 	want := m
-	want.Content = "the password is [secret]"
+	want.Content, want.Reason = "the password is [secret]", "denied: [secret]"
 	if !reflect.DeepEqual(log.got, []AgentMessage{want}) {
 		t.Fatalf("recorded %+v, want %+v", log.got, want)
 	}

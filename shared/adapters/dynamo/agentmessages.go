@@ -93,7 +93,9 @@ type messageItem struct {
 	RunID        string `dynamodbav:"runId"`
 	ParentRunID  string `dynamodbav:"parentRunId,omitempty"`
 	TaskID       string `dynamodbav:"taskId,omitempty"`
+	TaskStatus   string `dynamodbav:"taskStatus,omitempty"`
 	Status       string `dynamodbav:"status"`
+	Reason       string `dynamodbav:"reason,omitempty"`
 	OccurredAt   string `dynamodbav:"occurredAt"`
 	ExpiresAt    int64  `dynamodbav:"expiresAt,omitempty"`
 }
@@ -137,8 +139,8 @@ func (a *AgentMessages) Record(ctx context.Context, m switchboard.AgentMessage) 
 		ID: m.ID, PairKey: switchboard.PairKey(m.From, m.To),
 		Channel: string(m.Channel), Direction: string(m.Direction),
 		Content: m.Content, ContentBytes: len(m.Content),
-		RunID: m.RunID, ParentRunID: m.ParentRunID, TaskID: m.TaskID,
-		Status: string(m.Status), OccurredAt: timeKey(m.OccurredAt), ExpiresAt: exp,
+		RunID: m.RunID, ParentRunID: m.ParentRunID, TaskID: m.TaskID, TaskStatus: string(m.TaskStatus),
+		Status: string(m.Status), Reason: m.Reason, OccurredAt: timeKey(m.OccurredAt), ExpiresAt: exp,
 	}
 	if len(m.Content) > InlineContent {
 		if a.blobs == nil {
@@ -492,7 +494,8 @@ func (a *AgentMessages) fromItem(ctx context.Context, op string, it messageItem)
 		ID: it.ID, PairKey: it.PairKey, From: it.FromAgent, To: it.ToAgent,
 		Channel: switchboard.Channel(it.Channel), Direction: switchboard.Direction(it.Direction),
 		Content: content, RunID: it.RunID, ParentRunID: it.ParentRunID, RootRunID: it.RootRunID,
-		TaskID: it.TaskID, Status: switchboard.MessageStatus(it.Status), OccurredAt: at,
+		TaskID: it.TaskID, TaskStatus: switchboard.TaskStatus(it.TaskStatus),
+		Status: switchboard.MessageStatus(it.Status), Reason: it.Reason, OccurredAt: at,
 	}, nil
 }
 

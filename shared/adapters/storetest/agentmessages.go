@@ -119,6 +119,12 @@ func RunAgentMessages(t *testing.T, newStore func(t *testing.T) switchboard.Agen
 				Content: "Zeile 1\nline 2 — ünïcödé ✓ " + string(st), RunID: "r2", ParentRunID: "r1", RootRunID: "r0",
 				TaskID: "task-7", Status: st, OccurredAt: base.Add(time.Duration(i) * time.Nanosecond).In(cet),
 			}
+			if st != switchboard.MessageDelivered {
+				m.Reason = "why: " + string(st)
+			}
+			if i%2 == 1 {
+				m.Channel, m.TaskStatus = switchboard.ChannelTaskResult, switchboard.TaskBlocked
+			}
 			record(t, s, m)
 			want = append(want, stored(m))
 		}

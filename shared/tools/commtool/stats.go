@@ -229,7 +229,8 @@ func (c *invocation) stats() (map[string]any, error) {
 // delegations follows every task handed to another agent (channel task,
 // request) to its result (channel task_result with the same task id, or
 // the same root run when the task has no id): a delivered result is a
-// result; a refused, failed or timed-out hand-over or result is failed; no
+// result, a delivered blocker blocked (unless a result followed); a
+// refused, failed or timed-out hand-over or result is failed; no
 // result after fizzleDays is fizzled; younger ones are still open. Only
 // results within the analysed messages count.
 func delegations(ms []sb.AgentMessage, fizzledBefore time.Time, fizzleDays int) map[string]any {
@@ -239,29 +240,47 @@ func delegations(ms []sb.AgentMessage, fizzledBefore time.Time, fizzleDays int) 
 		}
 		return "root:" + m.RootRunID + "|" + sb.PairKey(m.From, m.To)
 	}
-	results := map[string]sb.MessageStatus{}
+	// What the results of each delegation said: a delivered "done" (or a
+	// result row without a task status, as older rows are) is a result, a
+	// delivered "blocked" a blocker; an undelivered result is a failed
+	// attempt at one.
+	type outcome struct{ done, blocked, failed bool }
+	results := map[string]*outcome{}
 	for _, m := range ms {
-		if m.Channel == sb.ChannelTaskResult {
-			k := key(m)
-			// A delivered result wins over a failed attempt at one.
-			if st, ok := results[k]; !ok || st != sb.MessageDelivered {
-				results[k] = m.Status
-			}
+		if m.Channel != sb.ChannelTaskResult {
+			continue
+		}
+		o := results[key(m)]
+		if o == nil {
+			o = &outcome{}
+			results[key(m)] = o
+		}
+		switch {
+		case m.Status != sb.MessageDelivered:
+			o.failed = true
+		case m.TaskStatus == sb.TaskBlocked:
+			o.blocked = true
+		default:
+			o.done = true
 		}
 	}
-	var total, withResult, failed, fizzled, open int
+	var total, withResult, blocked, failed, fizzled, open int
 	var fizzledTasks []string
 	for _, m := range ms {
 		if m.Channel != sb.ChannelTask || m.Direction != sb.DirectionRequest {
 			continue
 		}
 		total++
-		st, has := results[key(m)]
+		o := results[key(m)]
 		switch {
-		case m.Status != sb.MessageDelivered || has && st != sb.MessageDelivered:
+		case m.Status != sb.MessageDelivered:
 			failed++
-		case has:
+		case o != nil && o.done:
 			withResult++
+		case o != nil && o.blocked:
+			blocked++
+		case o != nil && o.failed:
+			failed++
 		case m.OccurredAt.Before(fizzledBefore):
 			fizzled++
 			if len(fizzledTasks) < maxListed {
@@ -271,7 +290,7 @@ func delegations(ms []sb.AgentMessage, fizzledBefore time.Time, fizzleDays int) 
 			open++
 		}
 	}
-	out := map[string]any{"total": total, "withResult": withResult, "failed": failed, "fizzled": fizzled,
+	out := map[string]any{"total": total, "withResult": withResult, "blocked": blocked, "failed": failed, "fizzled": fizzled,
 		"open": open, "fizzleDays": fizzleDays, "resultRate": rate(withResult, total)}
 	if len(fizzledTasks) > 0 {
 		out["fizzledTasks"] = fizzledTasks

@@ -127,7 +127,7 @@ func TestStatsAnswersTheFiveQuestions(t *testing.T) {
 
 	t.Run("delegations end in a result, fail or fizzle", func(t *testing.T) {
 		got := path(t, out, "delegations").(map[string]any)
-		want := map[string]any{"total": 5.0, "withResult": 1.0, "failed": 2.0, "fizzled": 1.0, "open": 1.0,
+		want := map[string]any{"total": 5.0, "withResult": 1.0, "blocked": 0.0, "failed": 2.0, "fizzled": 1.0, "open": 1.0,
 			"fizzleDays": 7.0, "resultRate": 0.2, "fizzledTasks": []any{"T2"}}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("delegations:\n got %v\nwant %v", got, want)
@@ -242,5 +242,27 @@ func TestAnalysisIsBoundedAndSaysSo(t *testing.T) {
 		if !contains(fmt.Sprint(cov["note"]), "narrow") {
 			t.Errorf("%s: the note does not say what to do: %v", action, cov["note"])
 		}
+	}
+}
+
+// A blocked task is no result: the taskboard marks its task_result row
+// with the task status, and stats counts it apart.
+func TestStatsCountsABlockedDelegationApart(t *testing.T) {
+	h := newHarness(t)
+	blockedRow := withTask(msg("b1r", "res", "lead", result, resp, "rB1", "rB", "rB", day(2, 9), "blocked: no access"), "B1")
+	blockedRow.TaskStatus = sb.TaskBlocked
+	h.record(
+		withTask(msg("b1", "lead", "res", task, req, "rB", "", "rB", day(1, 9), "Collect sources"), "B1"),
+		blockedRow,
+		withTask(msg("d1", "lead", "res", task, req, "rD", "", "rD", day(3, 9), "Sum the table"), "D1"),
+		withTask(msg("d1b", "res", "lead", result, resp, "rD1", "rD", "rD", day(3, 10), "blocked: which table?"), "D1"),
+		withTask(msg("d1r", "res", "lead", result, resp, "rD2", "rD", "rD", day(4, 10), "42"), "D1"),
+	)
+	// d1b has no task status (rows written before rows carried one): it
+	// counts as a result, and D1 ended in one anyway.
+	out := ok(t, "stats", h.invoke("stats", map[string]any{}))
+	got := path(t, out, "delegations").(map[string]any)
+	if got["total"] != 2.0 || got["withResult"] != 1.0 || got["blocked"] != 1.0 || got["fizzled"] != 0.0 {
+		t.Fatalf("delegations = %v, want 2 in all: 1 with a result, 1 blocked", got)
 	}
 }

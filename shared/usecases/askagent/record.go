@@ -83,7 +83,7 @@ func (r Row) message() (sb.AgentMessage, error) {
 	m := sb.AgentMessage{
 		ID: id, From: r.From, To: r.To,
 		Channel: sb.Channel(r.Channel), Direction: sb.Direction(r.Direction), Status: sb.MessageStatus(r.Status),
-		Content: r.Content, RunID: r.RunID, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID,
+		Content: r.Content, Reason: r.Reason, RunID: r.RunID, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID,
 		OccurredAt: r.OccurredAt.Add(time.Duration(r.AfterSeconds) * time.Second).UTC(),
 	}
 	if m.Content == "" {

@@ -256,7 +256,7 @@ func (s *Service) Finish(ctx context.Context, call sb.ToolCall, id string, to sb
 				content = "blocked: " + text
 			}
 			s.record(ctx, sb.AgentMessage{From: actor, To: t.Creator, Channel: sb.ChannelTaskResult, Direction: sb.DirectionResponse,
-				Content: content, TaskID: id, Status: deliveredIf(out.CreatorWoken), OccurredAt: now}, call.Run)
+				Content: content, TaskID: id, TaskStatus: to, Status: deliveredIf(out.CreatorWoken), OccurredAt: now}, call.Run)
 		}
 	}
 	return out, nil

@@ -244,7 +244,7 @@ func TestCompleteWakesTheCreatorAsAFollowUpOfTheCompletingRun(t *testing.T) {
 	}
 	r := rows[1]
 	if r.From != "bob" || r.To != "ada" || r.Channel != sb.ChannelTaskResult || r.Direction != sb.DirectionResponse ||
-		r.Content != "4711 EUR" || r.TaskID != id || r.RunID != "bob-1" || r.ParentRunID != "ada-1" || r.RootRunID != "ada-1" {
+		r.Content != "4711 EUR" || r.TaskStatus != sb.TaskDone || r.TaskID != id || r.RunID != "bob-1" || r.ParentRunID != "ada-1" || r.RootRunID != "ada-1" {
 		t.Errorf("result row = %+v", r)
 	}
 
@@ -305,7 +305,7 @@ func TestBlockWakesTheCreatorAndTellsTheHumanOnce(t *testing.T) {
 		t.Errorf("notice = %+v", n)
 	}
 	rows := w.rows(t, "ada", "bob")
-	if r := rows[len(rows)-1]; r.Channel != sb.ChannelTaskResult || r.Direction != sb.DirectionResponse || r.Content != "blocked: no access to the invoices folder" {
+	if r := rows[len(rows)-1]; r.Channel != sb.ChannelTaskResult || r.Direction != sb.DirectionResponse || r.Content != "blocked: no access to the invoices folder" || r.TaskStatus != sb.TaskBlocked {
 		t.Errorf("block row = %+v", r)
 	}
 
