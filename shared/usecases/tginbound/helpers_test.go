@@ -20,6 +20,7 @@ import (
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake/waketest"
 )
 
 // t0 is a Monday morning; the fake stamps injected messages with it.
@@ -41,49 +42,8 @@ var (
 
 type clock = clocktest.Clock
 
-// dispatcher records jobs; fail queues errors for the next Dispatch calls
-// (a nil entry lets that call through).
-type dispatcher struct {
-	mu    sync.Mutex
-	jobs  []wake.Job
-	calls int
-	fail  []error
-}
-
-var _ wake.Dispatcher = (*dispatcher)(nil)
-
-func (d *dispatcher) Dispatch(_ context.Context, job wake.Job) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.calls++
-	if len(d.fail) > 0 {
-		err := d.fail[0]
-		d.fail = d.fail[1:]
-		if err != nil {
-			return err
-		}
-	}
-	d.jobs = append(d.jobs, job)
-	return nil
-}
-
-func (d *dispatcher) failNext(errs ...error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.fail = append(d.fail, errs...)
-}
-
-func (d *dispatcher) all() []wake.Job {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]wake.Job(nil), d.jobs...)
-}
-
-func (d *dispatcher) attempts() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.calls
-}
+// dispatcher records jobs (waketest.Dispatcher).
+type dispatcher = waketest.Dispatcher
 
 func unavailable() error { return sb.E("test.dispatch", sb.EUNAVAILABLE, "queue full; try again") }
 
@@ -249,7 +209,7 @@ func framed(t *testing.T, job wake.Job) (source, text string) {
 
 func oneJob(t *testing.T, d *dispatcher) wake.Job {
 	t.Helper()
-	jobs := d.all()
+	jobs := d.All()
 	if len(jobs) != 1 {
 		t.Fatalf("%d jobs queued, want 1: %+v", len(jobs), jobs)
 	}
