@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	"github.com/switchboard-dev/switchboard/shared/platform/logtest"
+	"github.com/switchboard-dev/switchboard/shared/platform/recordtest"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
@@ -52,24 +52,17 @@ type decision struct{ data, from string }
 
 // decider records Decide calls and answers with reply (or err).
 type decider struct {
-	mu    sync.Mutex
-	calls []decision
+	calls recordtest.List[decision]
 	reply string
 	err   error
 }
 
 func (d *decider) Decide(_ context.Context, data, from string) (string, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.calls = append(d.calls, decision{data, from})
+	d.calls.Add(decision{data, from})
 	return d.reply, d.err
 }
 
-func (d *decider) all() []decision {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]decision(nil), d.calls...)
-}
+func (d *decider) all() []decision { return d.calls.All() }
 
 // logs captures log lines.
 type logs = logtest.Records
