@@ -70,7 +70,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatalf("collabora.New: %v", err)
 	}
-	e := &env{t: t, nc: nc, co: co, clock: clk, logs: &logtest.Buffer{}, blobs: newBlobStore(t)}
+	e := &env{t: t, nc: nc, co: co, clock: clk, logs: &logtest.Buffer{}, blobs: s3fake.StoreFor(t, bucket)}
 	e.agent = nctool.Agent{Client: client, Collabora: coc, RootPath: root, AgentName: "Hermes", BaseURL: "https://cloud.example.org"}
 	e.tool = nctool.New(func(id string) (nctool.Agent, bool) {
 		if id != agentID {
@@ -82,18 +82,6 @@ func newEnv(t *testing.T) *env {
 	}, e.blobs, clk.Now)
 	e.tool.SetLogger(slog.New(slog.NewJSONHandler(e.logs, nil)))
 	return e
-}
-
-// newBlobStore starts an in-process S3 without touching the environment,
-// so tests can run in parallel.
-func newBlobStore(t *testing.T) *s3blob.Store {
-	t.Helper()
-	blobs, stop, err := s3fake.NewStore(bucket)
-	if err != nil {
-		t.Fatalf("s3fake: %v", err)
-	}
-	t.Cleanup(stop)
-	return blobs
 }
 
 // configure changes the agent's configuration.

@@ -67,7 +67,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatalf("rocketchat.New: %v", err)
 	}
 	e.agent = rctool.Agent{Client: client, Username: agentRC, DefaultRoom: "finanz-team"}
-	e.blobs = newBlobStore(t)
+	e.blobs = s3fake.StoreFor(t, bucket)
 	e.tool = rctool.New(func(id string) (rctool.Agent, bool) {
 		if id != agentID {
 			return rctool.Agent{}, false
@@ -78,19 +78,6 @@ func newEnv(t *testing.T) *env {
 	}, e.blobs)
 	e.tool.SetLogger(slog.New(slog.NewJSONHandler(e.logs, nil)))
 	return e
-}
-
-// newBlobStore starts an in-process S3 (gofakes3 in memory) and builds the
-// store on it without touching the environment, so tests can run in
-// parallel.
-func newBlobStore(t *testing.T) *s3blob.Store {
-	t.Helper()
-	blobs, stop, err := s3fake.NewStore(bucket)
-	if err != nil {
-		t.Fatalf("s3fake: %v", err)
-	}
-	t.Cleanup(stop)
-	return blobs
 }
 
 // configure changes the agent's configuration.
