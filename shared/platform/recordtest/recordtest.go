@@ -1,4 +1,4 @@
-// Package recordtest is the list a fake keeps of what it was handed (calls,
+// Package recordtest is what fakes keep: the list of what they were handed (calls,
 // requests, jobs), safe for the goroutines of the code under test while
 // the test reads it. Tests only.
 package recordtest
@@ -23,4 +23,28 @@ func (l *List[T]) All() []T {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]T(nil), l.xs...)
+}
+
+// Value is a value a test changes while the code under test reads it
+// (an agent's configuration, say). The zero value is ready.
+type Value[T any] struct {
+	mu sync.Mutex
+	v  T
+}
+
+// Get returns the value.
+func (x *Value[T]) Get() T {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.v
+}
+
+// Set replaces the value.
+func (x *Value[T]) Set(v T) { x.Update(func(p *T) { *p = v }) }
+
+// Update changes the value in place.
+func (x *Value[T]) Update(f func(*T)) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	f(&x.v)
 }
