@@ -1,6 +1,6 @@
-// Package recordtest is what fakes keep: the list of what they were handed (calls,
-// requests, jobs), safe for the goroutines of the code under test while
-// the test reads it. Tests only.
+// Package recordtest is what fakes keep: the list of what they were handed
+// (calls, requests, jobs) and values a test changes while the code under
+// test reads them, safe for the goroutines of both. Tests only.
 package recordtest
 
 import "sync"
