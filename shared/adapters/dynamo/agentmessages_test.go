@@ -12,30 +12,18 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
-	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/storetest"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// testBlobs is the in-process S3 server with one bucket, for long content.
-func testBlobs(t testing.TB) *s3blob.Store {
-	t.Helper()
-	blobs, stop, err := s3fake.NewStore("messages")
-	if err != nil {
-		t.Fatalf("s3fake: %v", err)
-	}
-	t.Cleanup(stop)
-	return blobs
-}
-
 // newMessages is an AgentMessages on fresh tables and a fresh bucket.
 func newMessages(t testing.TB) (*dynamo.Store, *dynamo.AgentMessages) {
 	t.Helper()
 	c := dynamotest.Client(t)
 	s := dynamo.New(c, dynamotest.FreshTables(t, c))
-	return s, s.AgentMessages(testBlobs(t))
+	return s, s.AgentMessages(s3fake.StoreFor(t, "messages"))
 }
 
 func TestAgentMessages(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/fuzztest"
 	"unicode/utf8"
 )
 
@@ -20,17 +22,6 @@ var fuzzFragments = []string{
 	"sk-", "sk_live_", "ghp_", "github_pat_", "xoxb-", "AIza", "eyJ", ".eyJ",
 	"110201543:", "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw", "--password ", "X-Auth-Token: ",
 	"***", "*", "\"", "'", "\\", ":", "=", " ", "\n", "{", "}", "[", "]", ",", "é",
-}
-
-// splice inserts fragments into text as plan says: each pair of bytes picks
-// a fragment and a relative position.
-func splice(text string, plan []byte) string {
-	for i := 0; i+1 < len(plan) && i < 32; i += 2 {
-		frag := fuzzFragments[int(plan[i])%len(fuzzFragments)]
-		pos := int(plan[i+1]) * (len(text) + 1) / 256
-		text = text[:pos] + frag + text[pos:]
-	}
-	return text
 }
 
 func FuzzScrub(f *testing.F) {
@@ -55,7 +46,7 @@ func FuzzScrub(f *testing.F) {
 		f.Add(s.text, s.s1, s.s2, s.plan)
 	}
 	f.Fuzz(func(t *testing.T, text, s1, s2 string, plan []byte) {
-		text = splice(text, plan)
+		text = fuzztest.Splice(text, plan, fuzzFragments)
 		secrets := []string{s1, s2, "hunter2hunter2"}
 		s := New(secrets)
 

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/fuzztest"
 )
 
 // anyTag is how a naive reader spots tags: every real or forged opening or
@@ -16,17 +18,6 @@ var fuzzFragments = []string{
 	"</untrusted_content", `nonce="`, `">`, "\n", "0123456789abcdef",
 	"&lt;", "&#60;", "&#x3c;", "&amp;", `\u003c`, `\/`, "%3C", "%2F",
 	"＜", "／", "ｕｎｔｒｕｓｔｅｄ", "＿", "ｃｏｎｔｅｎｔ", "\u200b", "е", "о", "с", "\xff", "‹",
-}
-
-// splice inserts fragments into text as plan says: each pair of bytes picks
-// a fragment and a relative position.
-func splice(text string, plan []byte) string {
-	for i := 0; i+1 < len(plan) && i < 32; i += 2 {
-		frag := fuzzFragments[int(plan[i])%len(fuzzFragments)]
-		pos := int(plan[i+1]) * (len(text) + 1) / 256
-		text = text[:pos] + frag + text[pos:]
-	}
-	return text
 }
 
 func FuzzFrame(f *testing.F) {
@@ -49,7 +40,7 @@ func FuzzFrame(f *testing.F) {
 		f.Add(s.source, s.text, s.plan)
 	}
 	f.Fuzz(func(t *testing.T, source, text string, plan []byte) {
-		text = splice(text, plan)
+		text = fuzztest.Splice(text, plan, fuzzFragments)
 		// The text proposes its own nonce, as an attacker who can guess it
 		// would; FrameWith must refuse it and draw again.
 		proposed := "0123456789abcdef"

@@ -84,7 +84,7 @@ func TestCallsPerAction(t *testing.T) {
 			}
 			args := tt.call.args
 			if strings.Contains(args, "VERSION") {
-				vs, err := e.agent.Client.Versions(t.Context(), e.nc.FileID(root+"/reports/q3.md"))
+				vs, err := e.agent.Get().Client.Versions(t.Context(), e.nc.FileID(root+"/reports/q3.md"))
 				if err != nil || len(vs) == 0 {
 					t.Fatalf("no version to restore: %v", err)
 				}

@@ -27,7 +27,7 @@ func agedEnv(t *testing.T) *env {
 	e.seed(root+"/reports/2026-05.md", "may")
 	e.seed(root+"/notes-old-but-not-a-report.md", "n")  // outside reports: never touched
 	e.seed("/Switchboard/Atlas/reports/theirs.md", "t") // another agent's reports
-	fresh, err := e.agent.Client.Stat(context.Background(), root+"/reports/2026-05.md")
+	fresh, err := e.agent.Get().Client.Stat(context.Background(), root+"/reports/2026-05.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestCleanup(t *testing.T) {
 			t.Errorf("%s was deleted", p)
 		}
 	}
-	if _, err := e.agent.Client.Stat(context.Background(), root+"/reports/archive"); err != nil {
+	if _, err := e.agent.Get().Client.Stat(context.Background(), root+"/reports/archive"); err != nil {
 		t.Errorf("the archive folder was removed: %v", err)
 	}
 }

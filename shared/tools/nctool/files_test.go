@@ -374,17 +374,17 @@ func TestTrashIsScoped(t *testing.T) {
 	e.seed("/Switchboard/Atlas/theirs.md", "t")
 	e.ok(e.invoke("delete", `{"path":"mine.md"}`))
 	// Another agent on the same account deletes its file.
-	if _, err := e.agent.Client.Stat(t.Context(), "/Switchboard/Atlas/theirs.md"); err != nil {
+	if _, err := e.agent.Get().Client.Stat(t.Context(), "/Switchboard/Atlas/theirs.md"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.agent.Client.Delete(t.Context(), "/Switchboard/Atlas/theirs.md"); err != nil {
+	if err := e.agent.Get().Client.Delete(t.Context(), "/Switchboard/Atlas/theirs.md"); err != nil {
 		t.Fatal(err)
 	}
 	lines := listing(t, e.ok(e.invoke("trash", `{"op":"list"}`)))
 	if len(lines) != 1 || strings.Contains(lines[0], "theirs") {
 		t.Fatalf("trash shows %q; want only the agent's item", lines)
 	}
-	items, _ := e.agent.Client.Trash(t.Context())
+	items, _ := e.agent.Get().Client.Trash(t.Context())
 	var theirs string
 	for _, it := range items {
 		if strings.Contains(it.ID, "theirs") {
@@ -393,7 +393,7 @@ func TestTrashIsScoped(t *testing.T) {
 	}
 	e.failed(e.invoke("trash", fmt.Sprintf(`{"op":"restore","id":%q}`, theirs)), sb.ENOTFOUND, "none of your items")
 	e.failed(e.invoke("trash", `{"op":"empty","confirm":true}`), sb.EFORBIDDEN, "1 item(s) from outside your folder", "ask the operator")
-	if items, _ := e.agent.Client.Trash(t.Context()); len(items) != 2 {
+	if items, _ := e.agent.Get().Client.Trash(t.Context()); len(items) != 2 {
 		t.Errorf("trash has %d items after the refused empty, want 2", len(items))
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	"github.com/switchboard-dev/switchboard/shared/platform/logtest"
+	"github.com/switchboard-dev/switchboard/shared/platform/recordtest"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
@@ -50,8 +50,7 @@ type env struct {
 	clock *clock
 	logs  *logtest.Buffer
 
-	mu    sync.Mutex
-	agent nctool.Agent
+	agent recordtest.Value[nctool.Agent]
 }
 
 func newEnv(t *testing.T) *env {
@@ -70,38 +69,20 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatalf("collabora.New: %v", err)
 	}
-	e := &env{t: t, nc: nc, co: co, clock: clk, logs: &logtest.Buffer{}, blobs: newBlobStore(t)}
-	e.agent = nctool.Agent{Client: client, Collabora: coc, RootPath: root, AgentName: "Hermes", BaseURL: "https://cloud.example.org"}
+	e := &env{t: t, nc: nc, co: co, clock: clk, logs: &logtest.Buffer{}, blobs: s3fake.StoreFor(t, bucket)}
+	e.agent.Set(nctool.Agent{Client: client, Collabora: coc, RootPath: root, AgentName: "Hermes", BaseURL: "https://cloud.example.org"})
 	e.tool = nctool.New(func(id string) (nctool.Agent, bool) {
 		if id != agentID {
 			return nctool.Agent{}, false
 		}
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		return e.agent, true
+		return e.agent.Get(), true
 	}, e.blobs, clk.Now)
 	e.tool.SetLogger(slog.New(slog.NewJSONHandler(e.logs, nil)))
 	return e
 }
 
-// newBlobStore starts an in-process S3 without touching the environment,
-// so tests can run in parallel.
-func newBlobStore(t *testing.T) *s3blob.Store {
-	t.Helper()
-	blobs, stop, err := s3fake.NewStore(bucket)
-	if err != nil {
-		t.Fatalf("s3fake: %v", err)
-	}
-	t.Cleanup(stop)
-	return blobs
-}
-
 // configure changes the agent's configuration.
-func (e *env) configure(f func(a *nctool.Agent)) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	f(&e.agent)
-}
+func (e *env) configure(f func(a *nctool.Agent)) { e.agent.Update(f) }
 
 // invoke runs an action whose args must pass the action's JSON schema (as
 // the executor checks before Invoke) and round-trips the envelope through

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
@@ -15,6 +14,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	"github.com/switchboard-dev/switchboard/shared/platform/logtest"
+	"github.com/switchboard-dev/switchboard/shared/platform/recordtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
 )
@@ -35,8 +35,7 @@ type env struct {
 	tool  *rctool.Tool
 	logs  *logtest.Buffer
 
-	mu    sync.Mutex
-	agent rctool.Agent
+	agent recordtest.Value[rctool.Agent]
 
 	// Room ids.
 	finanz, vorstand, geheim, general, dmRichard string
@@ -66,39 +65,20 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatalf("rocketchat.New: %v", err)
 	}
-	e.agent = rctool.Agent{Client: client, Username: agentRC, DefaultRoom: "finanz-team"}
-	e.blobs = newBlobStore(t)
+	e.agent.Set(rctool.Agent{Client: client, Username: agentRC, DefaultRoom: "finanz-team"})
+	e.blobs = s3fake.StoreFor(t, bucket)
 	e.tool = rctool.New(func(id string) (rctool.Agent, bool) {
 		if id != agentID {
 			return rctool.Agent{}, false
 		}
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		return e.agent, true
+		return e.agent.Get(), true
 	}, e.blobs)
 	e.tool.SetLogger(slog.New(slog.NewJSONHandler(e.logs, nil)))
 	return e
 }
 
-// newBlobStore starts an in-process S3 (gofakes3 in memory) and builds the
-// store on it without touching the environment, so tests can run in
-// parallel.
-func newBlobStore(t *testing.T) *s3blob.Store {
-	t.Helper()
-	blobs, stop, err := s3fake.NewStore(bucket)
-	if err != nil {
-		t.Fatalf("s3fake: %v", err)
-	}
-	t.Cleanup(stop)
-	return blobs
-}
-
 // configure changes the agent's configuration.
-func (e *env) configure(f func(a *rctool.Agent)) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	f(&e.agent)
-}
+func (e *env) configure(f func(a *rctool.Agent)) { e.agent.Update(f) }
 
 func (e *env) call(action, args string) sb.ToolCall {
 	return sb.ToolCall{AgentID: agentID, Tool: rctool.ToolName, Action: action, Args: json.RawMessage(args),

@@ -161,7 +161,7 @@ func TestReadRoomMatchesWakeFormat(t *testing.T) {
 	e.post(c, "richard", e.dmRichard, "und https://www.rocket.chat/", rcfake.PostOptions{
 		URLs: []rcfake.Link{{URL: "https://www.rocket.chat/", Title: "Rocket.Chat | Secure CommsOS™"}, {URL: "https://example.org/"}},
 	})
-	msgs, err := e.agent.Client.History(context.Background(), rocketchat.Direct, e.dmRichard, time.Time{}, 20, false)
+	msgs, err := e.agent.Get().Client.History(context.Background(), rocketchat.Direct, e.dmRichard, time.Time{}, 20, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
 	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
+	"github.com/switchboard-dev/switchboard/shared/platform/recordtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
@@ -29,8 +29,7 @@ type clock = clocktest.Clock
 
 // executor counts calls and answers a fixed envelope.
 type executor struct {
-	mu    sync.Mutex
-	calls []sb.ToolCall
+	calls recordtest.List[sb.ToolCall]
 	n     atomic.Int64
 	env   sb.Envelope
 	delay time.Duration
@@ -39,23 +38,16 @@ type executor struct {
 func (e *executor) Invoke(_ context.Context, call sb.ToolCall) sb.Envelope {
 	e.n.Add(1)
 	time.Sleep(e.delay) // widens the window for racing deciders
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.calls = append(e.calls, call)
+	e.calls.Add(call)
 	return e.env
 }
 
-func (e *executor) Calls() []sb.ToolCall {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]sb.ToolCall(nil), e.calls...)
-}
+func (e *executor) Calls() []sb.ToolCall { return e.calls.All() }
 
 // notifier records what it was asked to show.
 type notifier struct {
-	mu       sync.Mutex
-	requests []approvals.Request
-	decided  []approvals.Approval
+	requests recordtest.List[approvals.Request]
+	decided  recordtest.List[approvals.Approval]
 	failWith error
 	// decidedErr is what Decided answers: the outcome edit failed (a
 	// Telegram 429 that outlasted the client's one wait).
@@ -63,70 +55,46 @@ type notifier struct {
 }
 
 func (n *notifier) RequestApproval(_ context.Context, r approvals.Request) (json.RawMessage, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
 	if n.failWith != nil {
 		return nil, n.failWith
 	}
-	n.requests = append(n.requests, r)
+	n.requests.Add(r)
 	return json.RawMessage(`{"chatId":"123456789","messageId":4711}`), nil
 }
 
 func (n *notifier) Decided(_ context.Context, a approvals.Approval) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.decided = append(n.decided, a)
+	n.decided.Add(a)
 	return n.decidedErr
 }
 
-func (n *notifier) Requests() []approvals.Request {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return append([]approvals.Request(nil), n.requests...)
-}
-
-func (n *notifier) Decisions() []approvals.Approval {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return append([]approvals.Approval(nil), n.decided...)
-}
+func (n *notifier) Requests() []approvals.Request   { return n.requests.All() }
+func (n *notifier) Decisions() []approvals.Approval { return n.decided.All() }
 
 // waker records the jobs handed to the worker, as the asynchronous
 // invoke does: approved calls to run (ApprovalID set) and follow-up runs.
 type waker struct {
-	mu       sync.Mutex
-	jobs     []wake.Job
-	starts   []wake.Job
+	jobs     recordtest.List[wake.Job]
+	starts   recordtest.List[wake.Job]
 	failWith error
 }
 
 func (w *waker) Dispatch(_ context.Context, j wake.Job) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.failWith != nil {
 		return w.failWith
 	}
 	if j.ApprovalID != "" {
-		w.starts = append(w.starts, j)
+		w.starts.Add(j)
 		return nil
 	}
-	w.jobs = append(w.jobs, j)
+	w.jobs.Add(j)
 	return nil
 }
 
 // Jobs are the follow-up runs queued so far.
-func (w *waker) Jobs() []wake.Job {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]wake.Job(nil), w.jobs...)
-}
+func (w *waker) Jobs() []wake.Job { return w.jobs.All() }
 
 // Starts are the approved calls handed to the worker so far.
-func (w *waker) Starts() []wake.Job {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]wake.Job(nil), w.starts...)
-}
+func (w *waker) Starts() []wake.Job { return w.starts.All() }
 
 // work is the agent-worker: it runs every approved call handed over so
 // far through Execute, as the worker does with such a job. Running a job

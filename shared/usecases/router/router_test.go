@@ -7,11 +7,11 @@ import (
 	"log/slog"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
+	"github.com/switchboard-dev/switchboard/shared/platform/recordtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 )
@@ -21,8 +21,7 @@ type fakeChannel struct {
 	name string
 	err  error
 
-	mu  sync.Mutex
-	got []router.Notice
+	got recordtest.List[router.Notice]
 }
 
 var _ router.Channel = (*fakeChannel)(nil)
@@ -30,17 +29,11 @@ var _ router.Channel = (*fakeChannel)(nil)
 func (c *fakeChannel) Name() string { return c.name }
 
 func (c *fakeChannel) Send(_ context.Context, n router.Notice) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.got = append(c.got, n)
+	c.got.Add(n)
 	return c.err
 }
 
-func (c *fakeChannel) sent() []router.Notice {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]router.Notice(nil), c.got...)
-}
+func (c *fakeChannel) sent() []router.Notice { return c.got.All() }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 

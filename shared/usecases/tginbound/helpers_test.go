@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,10 +15,12 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	"github.com/switchboard-dev/switchboard/shared/platform/logtest"
+	"github.com/switchboard-dev/switchboard/shared/platform/recordtest"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake/waketest"
 )
 
 // t0 is a Monday morning; the fake stamps injected messages with it.
@@ -41,49 +42,8 @@ var (
 
 type clock = clocktest.Clock
 
-// dispatcher records jobs; fail queues errors for the next Dispatch calls
-// (a nil entry lets that call through).
-type dispatcher struct {
-	mu    sync.Mutex
-	jobs  []wake.Job
-	calls int
-	fail  []error
-}
-
-var _ wake.Dispatcher = (*dispatcher)(nil)
-
-func (d *dispatcher) Dispatch(_ context.Context, job wake.Job) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.calls++
-	if len(d.fail) > 0 {
-		err := d.fail[0]
-		d.fail = d.fail[1:]
-		if err != nil {
-			return err
-		}
-	}
-	d.jobs = append(d.jobs, job)
-	return nil
-}
-
-func (d *dispatcher) failNext(errs ...error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.fail = append(d.fail, errs...)
-}
-
-func (d *dispatcher) all() []wake.Job {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]wake.Job(nil), d.jobs...)
-}
-
-func (d *dispatcher) attempts() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.calls
-}
+// dispatcher records jobs (waketest.Dispatcher).
+type dispatcher = waketest.Dispatcher
 
 func unavailable() error { return sb.E("test.dispatch", sb.EUNAVAILABLE, "queue full; try again") }
 
@@ -92,24 +52,17 @@ type decision struct{ data, from string }
 
 // decider records Decide calls and answers with reply (or err).
 type decider struct {
-	mu    sync.Mutex
-	calls []decision
+	calls recordtest.List[decision]
 	reply string
 	err   error
 }
 
 func (d *decider) Decide(_ context.Context, data, from string) (string, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.calls = append(d.calls, decision{data, from})
+	d.calls.Add(decision{data, from})
 	return d.reply, d.err
 }
 
-func (d *decider) all() []decision {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]decision(nil), d.calls...)
-}
+func (d *decider) all() []decision { return d.calls.All() }
 
 // logs captures log lines.
 type logs = logtest.Records
@@ -249,7 +202,7 @@ func framed(t *testing.T, job wake.Job) (source, text string) {
 
 func oneJob(t *testing.T, d *dispatcher) wake.Job {
 	t.Helper()
-	jobs := d.all()
+	jobs := d.All()
 	if len(jobs) != 1 {
 		t.Fatalf("%d jobs queued, want 1: %+v", len(jobs), jobs)
 	}

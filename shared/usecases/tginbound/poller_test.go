@@ -44,7 +44,7 @@ func TestPollerHandlesPendingAndStoresOffset(t *testing.T) {
 	if out := tick(t, w); out != "4 updates handled" {
 		t.Errorf("Tick = %q", out)
 	}
-	jobs := w.disp.all()
+	jobs := w.disp.All()
 	if len(jobs) != 2 || jobs[0].AgentID != "atlas" || jobs[1].AgentID != "hermes" ||
 		jobs[0].ReplyTo.TelegramChatID != "1111" || jobs[1].ReplyTo.TelegramChatID != "-1001234567890" {
 		t.Fatalf("jobs = %+v", jobs)
@@ -80,7 +80,7 @@ func TestPollerHandlesPendingAndStoresOffset(t *testing.T) {
 	if len(ps) != 2 || ps[1]["offset"] != strconv.FormatInt(u5.UpdateID, 10) {
 		t.Errorf("second getUpdates params = %+v, want offset %d", ps, u5.UpdateID)
 	}
-	jobs = w.disp.all()
+	jobs = w.disp.All()
 	if len(jobs) != 3 || jobs[2].AgentID != "iris" {
 		t.Fatalf("jobs = %+v", jobs)
 	}
@@ -99,7 +99,7 @@ func TestPollerHandlesPendingAndStoresOffset(t *testing.T) {
 	if p := w.tg.Pending(); len(p) != 0 {
 		t.Errorf("pending at Telegram = %+v", p)
 	}
-	if n := len(w.disp.all()); n != 3 || len(w.dec.all()) != 1 {
+	if n := len(w.disp.All()); n != 3 || len(w.dec.all()) != 1 {
 		t.Errorf("jobs %d, decisions %d", n, len(w.dec.all()))
 	}
 }
@@ -119,7 +119,7 @@ func TestPollerResumesFromStoredOffset(t *testing.T) {
 	if ps[len(ps)-1]["offset"] != strconv.FormatInt(u2.UpdateID, 10) {
 		t.Errorf("params = %+v", ps)
 	}
-	if n := len(w.disp.all()); n != 2 {
+	if n := len(w.disp.All()); n != 2 {
 		t.Errorf("%d jobs", n)
 	}
 }
@@ -154,7 +154,7 @@ func TestPollerWebhookSetIsNotAnError(t *testing.T) {
 	if _, found := w.offset(t); found {
 		t.Errorf("offset written while a webhook is set")
 	}
-	if n := w.disp.attempts(); n != 0 {
+	if n := w.disp.Attempts(); n != 0 {
 		t.Errorf("%d dispatches", n)
 	}
 	if n := len(w.tg.Pending()); n != 1 {
@@ -167,7 +167,7 @@ func TestPollerHandlingFailureKeepsOffsetAtFailedUpdate(t *testing.T) {
 	u1 := w.tg.InjectMessage(ann, annUser, "one")
 	u2 := w.tg.InjectMessage(ann, annUser, "two")
 	u3 := w.tg.InjectMessage(ann, annUser, "three")
-	w.disp.failNext(nil, unavailable()) // one passes, two fails
+	w.disp.FailNext(nil, unavailable()) // one passes, two fails
 
 	// The job records the failure (its outcome must not hide it).
 	if out, err := w.poller.Tick(context.Background()); out != "1 updates handled" || err == nil {
@@ -176,7 +176,7 @@ func TestPollerHandlingFailureKeepsOffsetAtFailedUpdate(t *testing.T) {
 	if v, _ := w.offset(t); v != strconv.FormatInt(u2.UpdateID, 10) {
 		t.Fatalf("offset = %q, want %d (the failed update)", v, u2.UpdateID)
 	}
-	if n := w.disp.attempts(); n != 2 {
+	if n := w.disp.Attempts(); n != 2 {
 		t.Errorf("%d dispatch attempts: the tick must stop at the failure", n)
 	}
 
@@ -184,7 +184,7 @@ func TestPollerHandlingFailureKeepsOffsetAtFailedUpdate(t *testing.T) {
 		t.Errorf("second Tick = %q", out)
 	}
 	var texts []string
-	for _, j := range w.disp.all() {
+	for _, j := range w.disp.All() {
 		_, text := framed(t, j)
 		texts = append(texts, text)
 	}
@@ -201,7 +201,7 @@ func TestPollerFailureOnFirstUpdateWritesNoOffset(t *testing.T) {
 	w := newWorld(t)
 	u1 := w.tg.InjectMessage(ann, annUser, "one")
 	w.tg.InjectMessage(ann, annUser, "two")
-	w.disp.failNext(unavailable())
+	w.disp.FailNext(unavailable())
 	if out, err := w.poller.Tick(context.Background()); out != "0 updates handled" || err == nil {
 		t.Errorf("Tick = %q, %v; want 0 handled and the failure as an error", out, err)
 	}
@@ -214,7 +214,7 @@ func TestPollerFailureOnFirstUpdateWritesNoOffset(t *testing.T) {
 	if out := tick(t, w); out != "2 updates handled" {
 		t.Errorf("second Tick = %q", out)
 	}
-	jobs := w.disp.all()
+	jobs := w.disp.All()
 	if len(jobs) != 2 {
 		t.Fatalf("jobs = %+v", jobs)
 	}
@@ -230,14 +230,14 @@ func TestPollerPermanentFailureMovesOn(t *testing.T) {
 	w := newWorld(t)
 	w.tg.InjectMessage(ann, annUser, "one")
 	u2 := w.tg.InjectMessage(ann, annUser, "two")
-	w.disp.failNext(sb.E("test.dispatch", sb.EINVALID, "bad job"))
+	w.disp.FailNext(sb.E("test.dispatch", sb.EINVALID, "bad job"))
 	if out := tick(t, w); out != "2 updates handled" {
 		t.Errorf("Tick = %q", out)
 	}
 	if v, _ := w.offset(t); v != strconv.FormatInt(u2.UpdateID+1, 10) {
 		t.Errorf("offset = %q", v)
 	}
-	if n := len(w.disp.all()); n != 1 {
+	if n := len(w.disp.All()); n != 1 {
 		t.Errorf("%d jobs", n)
 	}
 }
@@ -303,7 +303,7 @@ func TestPollerKVFailureIsAnError(t *testing.T) {
 	if _, err := w.poller.Tick(context.Background()); sb.ErrorCode(err) != sb.EUNAVAILABLE {
 		t.Errorf("Tick error = %v", err)
 	}
-	if n := w.disp.attempts(); n != 0 {
+	if n := w.disp.Attempts(); n != 0 {
 		t.Errorf("%d dispatches without an offset", n)
 	}
 	if n := w.tg.Calls("getUpdates"); n != 0 {
@@ -343,7 +343,7 @@ func (w *world) tickHandlesOnce(t *testing.T, u tgfake.Update) {
 	if out := tick(t, w); out != "1 updates handled" {
 		t.Errorf("Tick = %q", out)
 	}
-	if n := w.disp.attempts(); n != 1 {
+	if n := w.disp.Attempts(); n != 1 {
 		t.Errorf("%d dispatches, want 1", n)
 	}
 	if v, _ := w.offset(t); v != strconv.FormatInt(u.UpdateID+1, 10) {

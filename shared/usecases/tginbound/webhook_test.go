@@ -62,7 +62,7 @@ func TestWebhookSecretIsChecked(t *testing.T) {
 				if strings.Contains(body, secret) {
 					t.Errorf("the 401 body quotes the secret: %s", body)
 				}
-				if n := w.disp.attempts(); n != 0 {
+				if n := w.disp.Attempts(); n != 0 {
 					t.Errorf("%d dispatches after a refused delivery", n)
 				}
 				if c.configured == "" {
@@ -101,7 +101,7 @@ func TestWebhookSecretThroughTheFake(t *testing.T) {
 	if len(ds) != 1 || ds[0].Status != http.StatusUnauthorized || ds[0].SecretToken != "" {
 		t.Fatalf("deliveries = %+v", ds)
 	}
-	if n := w.disp.attempts(); n != 0 {
+	if n := w.disp.Attempts(); n != 0 {
 		t.Fatalf("%d dispatches before the right secret", n)
 	}
 	info, err := w.client.GetWebhookInfo(context.Background())
@@ -136,7 +136,7 @@ func TestWebhookEmptyConfiguredSecretRefusesTheFake(t *testing.T) {
 			t.Fatalf("secret %q: deliveries = %+v", s, ds)
 		}
 	}
-	if n := w.disp.attempts(); n != 0 {
+	if n := w.disp.Attempts(); n != 0 {
 		t.Errorf("%d dispatches with no configured secret", n)
 	}
 }
@@ -165,7 +165,7 @@ func TestWebhookMalformedBody(t *testing.T) {
 			if !strings.Contains(resp, `"status":"error"`) {
 				t.Errorf("400 body = %s", resp)
 			}
-			if n := w.disp.attempts(); n != 0 {
+			if n := w.disp.Attempts(); n != 0 {
 				t.Errorf("%d dispatches", n)
 			}
 		})
@@ -294,7 +294,7 @@ func TestMessageFromChatNotAllowedIsIgnored(t *testing.T) {
 	if len(ds) != 1 || ds[0].Status != http.StatusOK {
 		t.Fatalf("deliveries = %+v (an ignored update is confirmed with 200)", ds)
 	}
-	if n := w.disp.attempts(); n != 0 {
+	if n := w.disp.Attempts(); n != 0 {
 		t.Errorf("%d dispatches for a chat that is not allowed", n)
 	}
 	if len(w.tg.Pending()) != 0 {
@@ -327,7 +327,7 @@ func TestOtherUpdatesAreConfirmedAndDropped(t *testing.T) {
 	if len(ds) != 2 || !ds[0].OK() || !ds[1].OK() {
 		t.Fatalf("deliveries = %+v", ds)
 	}
-	if n := w.disp.attempts(); n != 0 || len(w.dec.all()) != 0 {
+	if n := w.disp.Attempts(); n != 0 || len(w.dec.all()) != 0 {
 		t.Errorf("dispatches %d, decisions %v", n, w.dec.all())
 	}
 }
@@ -359,7 +359,7 @@ func TestCallbackDecidesAndAnswers(t *testing.T) {
 	if len(as) != 1 || as[0].CallbackQueryID != qid || as[0].Text != "approved by ann" || as[0].ShowAlert {
 		t.Fatalf("answers = %+v", as)
 	}
-	if n := w.disp.attempts(); n != 0 {
+	if n := w.disp.Attempts(); n != 0 {
 		t.Errorf("a button press woke an agent (%d dispatches)", n)
 	}
 }
@@ -482,7 +482,7 @@ func TestSameUpdateHandledOnce(t *testing.T) {
 	if err := w.in.Handle(context.Background(), parsed); err != nil {
 		t.Fatal(err)
 	}
-	if n := w.disp.attempts(); n != 1 {
+	if n := w.disp.Attempts(); n != 1 {
 		t.Errorf("%d dispatches, want 1", n)
 	}
 	oneJob(t, w.disp)
@@ -490,7 +490,7 @@ func TestSameUpdateHandledOnce(t *testing.T) {
 	// A different update id with the same text is a new message.
 	w.tg.InjectMessage(ann, annUser, "/atlas hi")
 	w.push(t)
-	if n := len(w.disp.all()); n != 2 {
+	if n := len(w.disp.All()); n != 2 {
 		t.Errorf("%d jobs, want 2", n)
 	}
 }
@@ -529,14 +529,14 @@ func TestClaimLastsAWeek(t *testing.T) {
 	if err := w.in.Handle(ctx, up); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(w.disp.all()); n != 1 {
+	if n := len(w.disp.All()); n != 1 {
 		t.Fatalf("%d jobs within the week", n)
 	}
 	w.clock.Add(2 * 24 * time.Hour) // 8 days after the first
 	if err := w.in.Handle(ctx, up); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(w.disp.all()); n != 2 {
+	if n := len(w.disp.All()); n != 2 {
 		t.Errorf("%d jobs after the claim expired, want 2", n)
 	}
 }
@@ -544,7 +544,7 @@ func TestClaimLastsAWeek(t *testing.T) {
 func TestDispatchUnavailableAnswers503AndRedeliveryIsHandled(t *testing.T) {
 	w := newWorld(t)
 	w.setWebhook(t, secret)
-	w.disp.failNext(unavailable())
+	w.disp.FailNext(unavailable())
 	u := w.tg.InjectMessage(ann, annUser, "/atlas are you there?")
 	w.tg.InjectMessage(ann, annUser, "second")
 	ds := w.push(t)
@@ -555,8 +555,8 @@ func TestDispatchUnavailableAnswers503AndRedeliveryIsHandled(t *testing.T) {
 	if !strings.Contains(string(ds[0].Response), `"status":"error"`) {
 		t.Errorf("503 body = %s", ds[0].Response)
 	}
-	if len(w.disp.all()) != 0 || len(w.tg.Pending()) != 2 {
-		t.Fatalf("jobs %v, pending %v", w.disp.all(), w.tg.Pending())
+	if len(w.disp.All()) != 0 || len(w.tg.Pending()) != 2 {
+		t.Fatalf("jobs %v, pending %v", w.disp.All(), w.tg.Pending())
 	}
 	if w.log.Count("telegram update: temporary failure") != 1 {
 		t.Errorf("logs = %v", w.log.All())
@@ -566,7 +566,7 @@ func TestDispatchUnavailableAnswers503AndRedeliveryIsHandled(t *testing.T) {
 	if len(ds) != 2 || !ds[0].OK() || !ds[1].OK() || ds[0].UpdateID != u.UpdateID {
 		t.Fatalf("redeliveries = %+v", ds)
 	}
-	jobs := w.disp.all()
+	jobs := w.disp.All()
 	if len(jobs) != 2 || jobs[0].AgentID != "atlas" || jobs[1].AgentID != "hermes" {
 		t.Fatalf("jobs = %+v", jobs)
 	}
@@ -577,7 +577,7 @@ func TestDispatchUnavailableAnswers503AndRedeliveryIsHandled(t *testing.T) {
 	if d, err := w.tg.PushUpdate(context.Background(), tgfake.Update{UpdateID: u.UpdateID, Message: u.Message}); err != nil || !d.OK() {
 		t.Fatalf("delivery = %+v, %v", d, err)
 	}
-	if n := len(w.disp.all()); n != 2 {
+	if n := len(w.disp.All()); n != 2 {
 		t.Errorf("%d jobs", n)
 	}
 }
@@ -587,7 +587,7 @@ func TestDispatchUnavailableThroughHandle(t *testing.T) {
 	up := telegram.Update{ID: 5, Kind: telegram.KindMessage, Message: &telegram.Msg{ID: 1,
 		From: telegram.User{ID: ann, Username: "ann"}, Chat: telegram.Chat{ID: ann, Type: "private"}, Date: t0, Text: "hi"}}
 	wrapped := fmt.Errorf("lambda invoke: %w", unavailable())
-	w.disp.failNext(wrapped)
+	w.disp.FailNext(wrapped)
 	err := w.in.Handle(context.Background(), up)
 	if sb.ErrorCode(err) != sb.EUNAVAILABLE {
 		t.Fatalf("Handle = %v, want EUNAVAILABLE", err)
@@ -609,7 +609,7 @@ func TestDispatchUnavailableWithCancelledContextStillReleases(t *testing.T) {
 	up := telegram.Update{ID: 6, Kind: telegram.KindMessage, Message: &telegram.Msg{ID: 1,
 		From: telegram.User{ID: ann, Username: "ann"}, Chat: telegram.Chat{ID: ann, Type: "private"}, Date: t0, Text: "hi"}}
 	ctx, cancel := context.WithCancel(context.Background())
-	w.disp.failNext(unavailable())
+	w.disp.FailNext(unavailable())
 	w.in.Dispatch = cancelling{w.disp, cancel}
 	if err := w.in.Handle(ctx, up); sb.ErrorCode(err) != sb.EUNAVAILABLE {
 		t.Fatalf("Handle = %v", err)
@@ -636,7 +636,7 @@ func (c cancelling) Dispatch(ctx context.Context, j wake.Job) error {
 func TestDispatchPermanentFailureIsNotRetried(t *testing.T) {
 	w := newWorld(t)
 	w.setWebhook(t, secret)
-	w.disp.failNext(sb.E("test.dispatch", sb.EINVALID, "job too large"))
+	w.disp.FailNext(sb.E("test.dispatch", sb.EINVALID, "job too large"))
 	u := w.tg.InjectMessage(ann, annUser, "hi")
 	ds := w.push(t)
 	if len(ds) != 1 || ds[0].Status != http.StatusOK {
@@ -649,7 +649,7 @@ func TestDispatchPermanentFailureIsNotRetried(t *testing.T) {
 	if d, _ := w.tg.PushUpdate(context.Background(), u); !d.OK() {
 		t.Fatalf("delivery = %+v", d)
 	}
-	if n := w.disp.attempts(); n != 1 {
+	if n := w.disp.Attempts(); n != 1 {
 		t.Errorf("%d dispatch attempts, want 1", n)
 	}
 }
@@ -669,7 +669,7 @@ func TestClaimFailureAnswers503(t *testing.T) {
 	if status != http.StatusServiceUnavailable {
 		t.Fatalf("status %d, want 503 (%s)", status, body)
 	}
-	if n := w.disp.attempts(); n != 0 {
+	if n := w.disp.Attempts(); n != 0 {
 		t.Errorf("%d dispatches without a claim", n)
 	}
 }
@@ -700,7 +700,7 @@ func (w *world) pushOne(t *testing.T) {
 func (w *world) pushOneWakesNobody(t *testing.T) {
 	t.Helper()
 	w.pushOne(t)
-	if n := w.disp.attempts(); n != 0 {
+	if n := w.disp.Attempts(); n != 0 {
 		t.Errorf("%d dispatches", n)
 	}
 }

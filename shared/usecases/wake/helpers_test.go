@@ -3,7 +3,6 @@ package wake_test
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/logtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake/waketest"
 )
 
 // t0 is a Monday morning in the seed's test month.
@@ -28,43 +28,8 @@ type (
 
 func newLog() (*slog.Logger, *logs) { return logtest.New() }
 
-// dispatcher records jobs; fail queues errors for the next Dispatch calls
-// and before, when set, runs first (to look at the world at dispatch time).
-type dispatcher struct {
-	mu     sync.Mutex
-	jobs   []wake.Job
-	fail   []error
-	before func(wake.Job)
-	// complete, when set, runs after a job was queued: a worker that is
-	// done at once (it marks the job's claims done).
-	complete func(wake.Job)
-}
-
-var _ wake.Dispatcher = (*dispatcher)(nil)
-
-func (d *dispatcher) Dispatch(_ context.Context, job wake.Job) error {
-	d.mu.Lock()
-	before := d.before
-	var err error
-	if len(d.fail) > 0 {
-		err, d.fail = d.fail[0], d.fail[1:]
-	}
-	d.mu.Unlock()
-	if before != nil {
-		before(job)
-	}
-	if err != nil {
-		return err
-	}
-	d.mu.Lock()
-	d.jobs = append(d.jobs, job)
-	complete := d.complete
-	d.mu.Unlock()
-	if complete != nil {
-		complete(job)
-	}
-	return nil
-}
+// dispatcher records jobs (waketest.Dispatcher).
+type dispatcher = waketest.Dispatcher
 
 // finishClaims is a dispatcher's complete hook that marks a job's wake
 // claims done, as the worker does once it answered.
@@ -79,24 +44,6 @@ func finishClaims(w wake.WakeStore) func(wake.Job) {
 			}
 		}
 	}
-}
-
-func (d *dispatcher) failNext(err error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.fail = append(d.fail, err)
-}
-
-func (d *dispatcher) all() []wake.Job {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]wake.Job(nil), d.jobs...)
-}
-
-func (d *dispatcher) len() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return len(d.jobs)
 }
 
 // unavailable is the error a full queue or a throttled Lambda gives.

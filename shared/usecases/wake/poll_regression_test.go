@@ -24,14 +24,14 @@ func TestPollDispatchFailureDoesNotBurnThrottle(t *testing.T) {
 	e := newPollEnv(t)
 	e.hermes.MaxWakesPerHour = 1
 	m := e.post(t, "richard", e.general, "@agent-hermes bitte", rcfake.PostOptions{})
-	e.disp.failNext(unavailable())
+	e.disp.FailNext(unavailable())
 	e.clk.Add(10 * time.Second)
 	if _, err := e.poller.Tick(context.Background(), []wake.PollAgent{e.hermes}); err == nil {
 		t.Fatal("precondition: the first tick should fail")
 	}
 	st := e.tick(t)
-	if st.Wakes != 1 || e.disp.len() != 1 || e.disp.all()[0].MessageIDs[0] != m.ID {
-		t.Errorf("the retry after a failed dispatch did not wake: %+v (throttled %d)", e.disp.all(), st.Throttled)
+	if st.Wakes != 1 || e.disp.Len() != 1 || e.disp.All()[0].MessageIDs[0] != m.ID {
+		t.Errorf("the retry after a failed dispatch did not wake: %+v (throttled %d)", e.disp.All(), st.Throttled)
 	}
 }
 

@@ -60,7 +60,7 @@ func newPollEnv(t *testing.T) *pollEnv {
 		Rules: wake.Rules{Username: "agent-atlas", UserID: e.ids["agent-atlas"],
 			AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true}}
 	e.poller = e.newPoller()
-	e.disp.complete = finishClaims(e.wakes())
+	e.disp.Complete = finishClaims(e.wakes())
 	return e
 }
 
@@ -190,36 +190,36 @@ func checkJob(t *testing.T, j wake.Job, agent string, reply wake.ReplyTo, msgs .
 // The seed's six live expectations.
 func TestPollSeedExpectations(t *testing.T) {
 	e := newPollEnv(t)
-	if st := e.tick(t); st.Wakes != 0 || e.disp.len() != 0 {
+	if st := e.tick(t); st.Wakes != 0 || e.disp.Len() != 0 {
 		t.Fatalf("a quiet tick woke: %+v", st)
 	}
 	e.post(t, "richard", e.general, "guten Morgen zusammen", rcfake.PostOptions{})
-	if st := e.tick(t); st.Wakes != 0 || e.disp.len() != 0 {
-		t.Fatalf("a message without mention woke: %+v %+v", st, e.disp.all())
+	if st := e.tick(t); st.Wakes != 0 || e.disp.Len() != 0 {
+		t.Fatalf("a message without mention woke: %+v %+v", st, e.disp.All())
 	}
 	m := e.post(t, "richard", e.general, "@agent-hermes kannst du die Zahlen prüfen?", rcfake.PostOptions{})
 	e.tick(t)
-	if e.disp.len() != 1 {
-		t.Fatalf("a mention: %d jobs, want 1", e.disp.len())
+	if e.disp.Len() != 1 {
+		t.Fatalf("a mention: %d jobs, want 1", e.disp.Len())
 	}
-	checkJob(t, e.disp.all()[0], "hermes", wake.ReplyTo{RoomID: e.general, RoomName: "general"}, m)
+	checkJob(t, e.disp.All()[0], "hermes", wake.ReplyTo{RoomID: e.general, RoomName: "general"}, m)
 	dm := e.post(t, "richard", e.dmRich, "kurze Frage ohne Erwähnung", rcfake.PostOptions{})
 	e.tick(t)
-	if e.disp.len() != 2 {
-		t.Fatalf("a DM: %d jobs, want 2", e.disp.len())
+	if e.disp.Len() != 2 {
+		t.Fatalf("a DM: %d jobs, want 2", e.disp.Len())
 	}
-	checkJob(t, e.disp.all()[1], "hermes", wake.ReplyTo{RoomID: e.dmRich, RoomName: "richard"}, dm)
+	checkJob(t, e.disp.All()[1], "hermes", wake.ReplyTo{RoomID: e.dmRich, RoomName: "richard"}, dm)
 	e.post(t, "agent-hermes", e.general, "@agent-hermes Notiz an mich", rcfake.PostOptions{})
 	e.tick(t)
-	if e.disp.len() != 2 {
-		t.Fatalf("an own message woke: %+v", e.disp.all()[2:])
+	if e.disp.Len() != 2 {
+		t.Fatalf("an own message woke: %+v", e.disp.All()[2:])
 	}
 	g := e.post(t, "richard", e.finanz, "@agent-hermes Quartalszahlen?", rcfake.PostOptions{})
 	e.tick(t)
-	if e.disp.len() != 3 {
-		t.Fatalf("a private group mention: %d jobs, want 3", e.disp.len())
+	if e.disp.Len() != 3 {
+		t.Fatalf("a private group mention: %d jobs, want 3", e.disp.Len())
 	}
-	checkJob(t, e.disp.all()[2], "hermes", wake.ReplyTo{RoomID: e.finanz, RoomName: "finanz-team"}, g)
+	checkJob(t, e.disp.All()[2], "hermes", wake.ReplyTo{RoomID: e.finanz, RoomName: "finanz-team"}, g)
 }
 
 // Live bug 1: userMentions counts unread mentions and stays
@@ -235,8 +235,8 @@ func TestPollStickyMentionDoesNotWakePlainMessages(t *testing.T) {
 		t.Fatalf("precondition: the room should be 'hot': %+v", s)
 	}
 	st := e.tick(t)
-	if e.disp.len() != 0 {
-		t.Fatalf("plain messages woke the agent in a room with a sticky mention: %+v", e.disp.all())
+	if e.disp.Len() != 0 {
+		t.Fatalf("plain messages woke the agent in a room with a sticky mention: %+v", e.disp.All())
 	}
 	if st.Rooms != 1 || st.Messages != 2 {
 		t.Errorf("stats %+v, want 1 room and 2 messages checked", st)
@@ -256,16 +256,16 @@ func TestPollStickyMentionAfterFailedMarkRead(t *testing.T) {
 	if _, err := e.poller.Tick(context.Background(), []wake.PollAgent{e.hermes}); err == nil {
 		t.Fatal("Tick hid the failed subscriptions.read")
 	}
-	if e.disp.len() != 1 || e.disp.all()[0].MessageIDs[0] != m.ID {
-		t.Fatalf("the mention did not wake once: %+v", e.disp.all())
+	if e.disp.Len() != 1 || e.disp.All()[0].MessageIDs[0] != m.ID {
+		t.Fatalf("the mention did not wake once: %+v", e.disp.All())
 	}
 	e.post(t, "richard", e.general, "danke schon mal", rcfake.PostOptions{})
 	if s := e.sub(t, e.general); s.UserMentions != 1 {
 		t.Fatalf("precondition: userMentions should still be up: %+v", s)
 	}
 	e.tick(t)
-	if e.disp.len() != 1 {
-		t.Fatalf("the sticky counter woke the agent again: %+v", e.disp.all()[1:])
+	if e.disp.Len() != 1 {
+		t.Fatalf("the sticky counter woke the agent again: %+v", e.disp.All()[1:])
 	}
 	if s := e.sub(t, e.general); s.UserMentions != 0 || s.Alert {
 		t.Errorf("not marked read on the second tick: %+v", s)
@@ -279,10 +279,10 @@ func TestPollFirstFetchKeepsTriggeringMessage(t *testing.T) {
 	e := newPollEnv(t)
 	m := e.post(t, "richard", e.general, "@agent-hermes bist du da?", rcfake.PostOptions{})
 	st := e.tick(t)
-	if st.Wakes != 1 || e.disp.len() != 1 {
+	if st.Wakes != 1 || e.disp.Len() != 1 {
 		t.Fatalf("the first message of a room was swallowed: %+v", st)
 	}
-	checkJob(t, e.disp.all()[0], "hermes", wake.ReplyTo{RoomID: e.general, RoomName: "general"}, m)
+	checkJob(t, e.disp.All()[0], "hermes", wake.ReplyTo{RoomID: e.general, RoomName: "general"}, m)
 	if got, want := e.historyOldest(t, e.general), iso(e.clk.Now().Add(-5*time.Minute)); got != want {
 		t.Errorf("first fetch oldest = %s, want now - initialLookbackMinutes = %s", got, want)
 	}
@@ -298,7 +298,7 @@ func TestPollFirstFetchNeverReplaysOlderHistory(t *testing.T) {
 	e.clk.Add(20 * time.Minute)
 	fresh := e.post(t, "richard", e.general, "@agent-hermes neue Sache", rcfake.PostOptions{})
 	e.tick(t)
-	jobs := e.disp.all()
+	jobs := e.disp.All()
 	if len(jobs) != 1 {
 		t.Fatalf("%d jobs, want 1", len(jobs))
 	}
@@ -309,8 +309,8 @@ func TestPollFirstFetchNeverReplaysOlderHistory(t *testing.T) {
 	e2.hermes.Lookback = 0
 	e2.post(t, "richard", e2.general, "@agent-hermes alt", rcfake.PostOptions{})
 	e2.tick(t)
-	if e2.disp.len() != 0 {
-		t.Errorf("lookback 0 replayed a message from before the tick: %+v", e2.disp.all())
+	if e2.disp.Len() != 0 {
+		t.Errorf("lookback 0 replayed a message from before the tick: %+v", e2.disp.All())
 	}
 }
 
@@ -322,7 +322,7 @@ func TestPollQuietTick(t *testing.T) {
 	wantStore := int64(1)
 	check := func(when string) {
 		t.Helper()
-		reqs, store, jobs := len(e.rc.Requests()), e.storeCalls.Load(), e.disp.len()
+		reqs, store, jobs := len(e.rc.Requests()), e.storeCalls.Load(), e.disp.Len()
 		st := e.tick(t)
 		if got := routes(e.since(reqs)); !slices.Equal(got, []string{"subscriptions.get"}) {
 			t.Errorf("%s: requests %v, want exactly one subscriptions.get", when, got)
@@ -331,7 +331,7 @@ func TestPollQuietTick(t *testing.T) {
 			t.Errorf("%s: %d store calls, want %d", when, got, wantStore)
 		}
 		wantStore = 0
-		if e.disp.len() != jobs {
+		if e.disp.Len() != jobs {
 			t.Errorf("%s: a quiet tick dispatched", when)
 		}
 		if st.Rooms != 0 || st.Messages != 0 || st.Wakes != 0 || st.Agents != 1 {
@@ -345,8 +345,8 @@ func TestPollQuietTick(t *testing.T) {
 	e.post(t, "richard", e.general, "@agent-hermes hallo", rcfake.PostOptions{})
 	e.post(t, "richard", e.dmRich, "hallo", rcfake.PostOptions{})
 	e.tick(t)
-	if e.disp.len() != 2 {
-		t.Fatalf("setup: %d jobs, want 2", e.disp.len())
+	if e.disp.Len() != 2 {
+		t.Fatalf("setup: %d jobs, want 2", e.disp.Len())
 	}
 	check("after traffic was handled")
 	check("again")
@@ -357,7 +357,7 @@ func TestPollQuietTick(t *testing.T) {
 func TestPollMarksReadAfterCollecting(t *testing.T) {
 	e := newPollEnv(t)
 	readsAtDispatch := map[string]int{}
-	e.disp.before = func(j wake.Job) {
+	e.disp.Before = func(j wake.Job) {
 		n := 0
 		for _, r := range e.rc.Requests() {
 			if r.Route == "subscriptions.read" && readRoom(t, r) == j.ReplyTo.RoomID {
@@ -436,7 +436,7 @@ func TestPollMarkerMovesPastFilteredMessages(t *testing.T) {
 	if st.Messages != 4 || st.Wakes != 1 {
 		t.Fatalf("stats %+v, want 4 messages and 1 wake", st)
 	}
-	checkJob(t, e.disp.all()[0], "hermes", wake.ReplyTo{RoomID: e.general, RoomName: "general"}, m)
+	checkJob(t, e.disp.All()[0], "hermes", wake.ReplyTo{RoomID: e.general, RoomName: "general"}, m)
 
 	later := e.post(t, "richard", e.general, "@agent-hermes und noch was", rcfake.PostOptions{})
 	e.poller = e.newPoller() // a cold start: nothing in memory
@@ -444,7 +444,7 @@ func TestPollMarkerMovesPastFilteredMessages(t *testing.T) {
 	if got, want := e.historyOldest(t, e.general), iso(newest.At); got != want {
 		t.Errorf("after a filtered message the next fetch starts at %s, want the newest seen %s", got, want)
 	}
-	if jobs := e.disp.all(); len(jobs) != 2 {
+	if jobs := e.disp.All(); len(jobs) != 2 {
 		t.Fatalf("%d jobs, want 2", len(jobs))
 	} else {
 		checkJob(t, jobs[1], "hermes", wake.ReplyTo{RoomID: e.general, RoomName: "general"}, later)
@@ -467,7 +467,7 @@ func TestPollStateSurvivesRestart(t *testing.T) {
 	if got, want := e.historyOldest(t, e.general), iso(first.At); got != want {
 		t.Errorf("after a restart the fetch starts at %s, want the stored marker %s", got, want)
 	}
-	jobs := e.disp.all()
+	jobs := e.disp.All()
 	if len(jobs) != 2 {
 		t.Fatalf("%d jobs, want 2", len(jobs))
 	}
@@ -482,7 +482,7 @@ func TestPollFailingDispatchRetries(t *testing.T) {
 	e.tick(t)
 	m := e.post(t, "richard", e.general, "@agent-hermes zwei", rcfake.PostOptions{})
 	n := e.post(t, "richard", e.general, "@agent-hermes drei", rcfake.PostOptions{})
-	e.disp.failNext(unavailable())
+	e.disp.FailNext(unavailable())
 	start := len(e.rc.Requests())
 	e.clk.Add(10 * time.Second)
 	_, err := e.poller.Tick(context.Background(), []wake.PollAgent{e.hermes})
@@ -498,14 +498,14 @@ func TestPollFailingDispatchRetries(t *testing.T) {
 	if s := e.sub(t, e.general); s.UserMentions != 2 || !s.Alert {
 		t.Errorf("read state changed: %+v", s)
 	}
-	if e.disp.len() != 1 {
-		t.Fatalf("%d jobs, want only the first", e.disp.len())
+	if e.disp.Len() != 1 {
+		t.Fatalf("%d jobs, want only the first", e.disp.Len())
 	}
 	e.tick(t)
 	if got, want := e.historyOldest(t, e.general), iso(first.At); got != want {
 		t.Errorf("the retry fetched from %s, want the unmoved marker %s", got, want)
 	}
-	jobs := e.disp.all()
+	jobs := e.disp.All()
 	if len(jobs) != 2 {
 		t.Fatalf("%d jobs after the retry, want 2", len(jobs))
 	}
@@ -525,7 +525,7 @@ func TestPollThreadReply(t *testing.T) {
 	e.post(t, "agent-hermes", e.general, "Ich schaue es mir an.", rcfake.PostOptions{Tmid: parent.ID})
 	reply := e.post(t, "richard", e.general, "@agent-hermes und die Vorjahreszahlen?", rcfake.PostOptions{Tmid: parent.ID})
 	e.tick(t)
-	jobs := e.disp.all()
+	jobs := e.disp.All()
 	if len(jobs) != 2 {
 		t.Fatalf("%d jobs, want 2", len(jobs))
 	}
@@ -536,7 +536,7 @@ func TestPollThreadReply(t *testing.T) {
 	// A plain thread reply does not wake a mention-only agent.
 	e.post(t, "richard", e.general, "danke", rcfake.PostOptions{Tmid: parent.ID})
 	e.tick(t)
-	if e.disp.len() != 2 {
+	if e.disp.Len() != 2 {
 		t.Errorf("a plain thread reply woke the agent")
 	}
 }
@@ -548,7 +548,7 @@ func TestPollMixedThreadsAnswerInRoom(t *testing.T) {
 	a := e.post(t, "richard", e.general, "@agent-hermes im Thread", rcfake.PostOptions{Tmid: parent.ID})
 	b := e.post(t, "richard", e.general, "@agent-hermes im Raum", rcfake.PostOptions{})
 	e.tick(t)
-	jobs := e.disp.all()
+	jobs := e.disp.All()
 	if len(jobs) != 1 {
 		t.Fatalf("%d jobs, want 1", len(jobs))
 	}
@@ -564,10 +564,10 @@ func TestPollFilesAndLinks(t *testing.T) {
 		URLs:  []rcfake.Link{{URL: "https://www.rocket.chat/", Title: "Rocket.Chat | Secure CommsOS™"}},
 	})
 	e.tick(t)
-	if e.disp.len() != 1 {
-		t.Fatalf("%d jobs, want 1", e.disp.len())
+	if e.disp.Len() != 1 {
+		t.Fatalf("%d jobs, want 1", e.disp.Len())
 	}
-	_, _, body := splitWake(t, e.disp.all()[0].Text)
+	_, _, body := splitWake(t, e.disp.All()[0].Text)
 	want := strings.Join([]string{
 		"[" + m.At.Format("15:04") + "] @richard (messageId: " + m.ID + "): schau dir die Zahlen bitte an.",
 		"    Datei: auswertung.csv (text/csv, 77 B) — fileId: " + m.FileIDs[0],
@@ -602,8 +602,8 @@ func TestPollHourlyThrottle(t *testing.T) {
 			t.Errorf("a throttled room was not marked read")
 		}
 	}
-	if e.disp.len() != 2 {
-		t.Fatalf("%d jobs, want 2", e.disp.len())
+	if e.disp.Len() != 2 {
+		t.Fatalf("%d jobs, want 2", e.disp.Len())
 	}
 	recs := e.logs.Find("wake throttle reached; silent in this room until the next hour")
 	if len(recs) != 1 {
@@ -626,7 +626,7 @@ func TestPollHourlyThrottle(t *testing.T) {
 	if st := e.tick(t); st.Wakes != 1 {
 		t.Fatalf("the next hour: %+v", st)
 	}
-	jobs := e.disp.all()
+	jobs := e.disp.All()
 	checkJob(t, jobs[len(jobs)-1], "hermes", wake.ReplyTo{RoomID: e.general, RoomName: "general"}, next)
 	for range 2 {
 		mention(e.general)
@@ -660,28 +660,28 @@ func TestPollAndWebhookShareClaims(t *testing.T) {
 	a := e.post(t, "richard", e.general, "@agent-hermes zuerst per Webhook", rcfake.PostOptions{})
 	deliver(a)
 	e.tick(t)
-	if hookJobs.len() != 1 || e.disp.len() != 0 {
-		t.Fatalf("webhook first: webhook jobs %d, poll jobs %d; want 1 and 0", hookJobs.len(), e.disp.len())
+	if hookJobs.Len() != 1 || e.disp.Len() != 0 {
+		t.Fatalf("webhook first: webhook jobs %d, poll jobs %d; want 1 and 0", hookJobs.Len(), e.disp.Len())
 	}
 	// The webhook's run is still going: the poll leaves the room unread so
 	// that it looks again (and takes over, should that run die).
 	if s := e.sub(t, e.general); !s.Alert {
 		t.Error("the poll marked the room read while the webhook's run was in progress")
 	}
-	finishClaims(e.wakes())(hookJobs.all()[0])
+	finishClaims(e.wakes())(hookJobs.All()[0])
 	e.tick(t)
-	if s := e.sub(t, e.general); s.Alert || e.disp.len() != 0 {
-		t.Errorf("after the webhook's run: alert %v, poll jobs %d; want read and none", s.Alert, e.disp.len())
+	if s := e.sub(t, e.general); s.Alert || e.disp.Len() != 0 {
+		t.Errorf("after the webhook's run: alert %v, poll jobs %d; want read and none", s.Alert, e.disp.Len())
 	}
 
 	// Poll first, then the (late) webhook.
 	b := e.post(t, "richard", e.general, "@agent-hermes zuerst per Poll", rcfake.PostOptions{})
 	e.tick(t)
 	deliver(b)
-	if hookJobs.len() != 1 || e.disp.len() != 1 {
-		t.Fatalf("poll first: webhook jobs %d, poll jobs %d; want 1 and 1", hookJobs.len(), e.disp.len())
+	if hookJobs.Len() != 1 || e.disp.Len() != 1 {
+		t.Fatalf("poll first: webhook jobs %d, poll jobs %d; want 1 and 1", hookJobs.Len(), e.disp.Len())
 	}
-	if got := e.disp.all()[0].MessageIDs; !slices.Equal(got, []string{b.ID}) {
+	if got := e.disp.All()[0].MessageIDs; !slices.Equal(got, []string{b.ID}) {
 		t.Errorf("poll job messages %v, want %s", got, b.ID)
 	}
 }
@@ -699,10 +699,10 @@ func TestPollSeveralAgents(t *testing.T) {
 	if st.Agents != 2 || st.Wakes != 2 {
 		t.Fatalf("stats %+v, want 2 agents and 2 wakes", st)
 	}
-	if got := agentsOf(e.disp.all()); got != "hermes,atlas" {
+	if got := agentsOf(e.disp.All()); got != "hermes,atlas" {
 		t.Fatalf("jobs for %q, want hermes,atlas", got)
 	}
-	for _, j := range e.disp.all() {
+	for _, j := range e.disp.All() {
 		if !slices.Equal(j.MessageIDs, []string{m.ID}) {
 			t.Errorf("%s woke for %v", j.AgentID, j.MessageIDs)
 		}
@@ -718,8 +718,8 @@ func TestPollSeveralAgents(t *testing.T) {
 	if sb.ErrorCode(err) != sb.EUNAUTHORIZED {
 		t.Errorf("error code %q, want %q", sb.ErrorCode(err), sb.EUNAUTHORIZED)
 	}
-	if st.Agents != 2 || st.Wakes != 1 || e.disp.all()[2].AgentID != "atlas" {
-		t.Errorf("atlas was not polled after hermes failed: %+v %+v", st, e.disp.all())
+	if st.Agents != 2 || st.Wakes != 1 || e.disp.All()[2].AgentID != "atlas" {
+		t.Errorf("atlas was not polled after hermes failed: %+v %+v", st, e.disp.All())
 	}
 }
 
@@ -735,14 +735,14 @@ func TestPollRoomFailureIsolated(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), e.general) {
 		t.Fatalf("Tick = %v, want the general room's failure", err)
 	}
-	if st.Wakes != 1 || e.disp.len() != 1 || e.disp.all()[0].MessageIDs[0] != d.ID {
-		t.Fatalf("the DM was not handled: %+v %+v", st, e.disp.all())
+	if st.Wakes != 1 || e.disp.Len() != 1 || e.disp.All()[0].MessageIDs[0] != d.ID {
+		t.Fatalf("the DM was not handled: %+v %+v", st, e.disp.All())
 	}
 	if s := e.sub(t, e.general); !s.Alert || s.UserMentions != 1 {
 		t.Errorf("the failed room was marked read: %+v", s)
 	}
 	e.tick(t)
-	if e.disp.len() != 2 {
+	if e.disp.Len() != 2 {
 		t.Errorf("the failed room's mention did not wake on the next tick")
 	}
 }
@@ -796,17 +796,17 @@ func TestPollStoreFailureReleasesClaims(t *testing.T) {
 			if _, err := e.poller.Tick(context.Background(), []wake.PollAgent{e.hermes}); sb.ErrorCode(err) != sb.EUNAVAILABLE {
 				t.Fatalf("Tick = %v, want the store's EUNAVAILABLE", err)
 			}
-			if e.disp.len() != 0 {
-				t.Fatalf("dispatched despite the failure: %+v", e.disp.all())
+			if e.disp.Len() != 0 {
+				t.Fatalf("dispatched despite the failure: %+v", e.disp.All())
 			}
 			if s := e.sub(t, e.general); !s.Alert {
 				t.Error("marked read despite the failure")
 			}
 			e.tick(t)
-			if e.disp.len() != 1 {
-				t.Fatalf("%d jobs after the retry, want 1", e.disp.len())
+			if e.disp.Len() != 1 {
+				t.Fatalf("%d jobs after the retry, want 1", e.disp.Len())
 			}
-			checkJob(t, e.disp.all()[0], "hermes", wake.ReplyTo{RoomID: e.general, RoomName: "general"}, a, b)
+			checkJob(t, e.disp.All()[0], "hermes", wake.ReplyTo{RoomID: e.general, RoomName: "general"}, a, b)
 		})
 	}
 }
@@ -861,7 +861,7 @@ func TestPollRateLimitHoldsAcrossTicks(t *testing.T) {
 	e.clk.Add(time.Minute)
 	e.rc.SetRateLimit(0, 0)
 	e.tick(t)
-	if e.disp.len() != 4 {
-		t.Errorf("%d jobs after the reset, want 4 (every room once)", e.disp.len())
+	if e.disp.Len() != 4 {
+		t.Errorf("%d jobs after the reset, want 4 (every room once)", e.disp.Len())
 	}
 }

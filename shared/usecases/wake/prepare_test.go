@@ -235,8 +235,8 @@ func TestPrepareThrottle(t *testing.T) {
 	e.hermes.MaxWakesPerHour = 2
 	e.post(t, "richard", e.general, "@agent-hermes per Poll", rcfake.PostOptions{})
 	e.tick(t) // one wake in general this hour
-	if e.disp.len() != 1 {
-		t.Fatalf("setup: %d poll jobs", e.disp.len())
+	if e.disp.Len() != 1 {
+		t.Fatalf("setup: %d poll jobs", e.disp.Len())
 	}
 	a := e.post(t, "richard", e.general, "@agent-hermes eins", rcfake.PostOptions{})
 	if _, ok := e.prepare(t, a, e.hermes.Rules, 2); !ok {

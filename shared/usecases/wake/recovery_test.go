@@ -22,13 +22,13 @@ import (
 // poll takes it over and queues the wake again, exactly once.
 func TestPollRecoversAWakeWhoseRunDied(t *testing.T) {
 	e := newPollEnv(t)
-	e.disp.complete = nil // the worker never finishes: it was killed
+	e.disp.Complete = nil // the worker never finishes: it was killed
 	e.poller.ClaimFor = 5 * time.Minute
 	m := e.post(t, "richard", e.general, "@agent-hermes bist du da?", rcfake.PostOptions{})
 	if st := e.tick(t); st.Wakes != 1 {
 		t.Fatalf("first tick: %+v, want one wake", st)
 	}
-	first := e.disp.all()[0]
+	first := e.disp.All()[0]
 	if first.Claim == nil || !slices.Equal(first.Claim.Keys, []string{wake.ClaimKey("hermes", m.ID)}) {
 		t.Fatalf("job claim %+v, want the message's claim", first.Claim)
 	}
@@ -39,16 +39,16 @@ func TestPollRecoversAWakeWhoseRunDied(t *testing.T) {
 	for range 3 {
 		e.tick(t)
 	}
-	if e.disp.len() != 1 {
-		t.Fatalf("%d jobs while the first run's claim was live, want 1", e.disp.len())
+	if e.disp.Len() != 1 {
+		t.Fatalf("%d jobs while the first run's claim was live, want 1", e.disp.Len())
 	}
 	// The window passes: one tick takes it over, with a new owner.
 	e.clk.Add(5 * time.Minute)
 	e.tick(t)
-	if e.disp.len() != 2 {
-		t.Fatalf("%d jobs after the claim expired, want 2 (the take-over)", e.disp.len())
+	if e.disp.Len() != 2 {
+		t.Fatalf("%d jobs after the claim expired, want 2 (the take-over)", e.disp.Len())
 	}
-	again := e.disp.all()[1]
+	again := e.disp.All()[1]
 	checkJob(t, again, "hermes", wake.ReplyTo{RoomID: e.general, RoomName: "general"}, m)
 	if again.Claim.Owner == first.Claim.Owner {
 		t.Error("the take-over kept the dead run's owner")
@@ -58,8 +58,8 @@ func TestPollRecoversAWakeWhoseRunDied(t *testing.T) {
 	e.tick(t)
 	e.clk.Add(time.Hour)
 	e.tick(t)
-	if e.disp.len() != 2 {
-		t.Errorf("%d jobs after the take-over finished, want 2", e.disp.len())
+	if e.disp.Len() != 2 {
+		t.Errorf("%d jobs after the take-over finished, want 2", e.disp.Len())
 	}
 	if s := e.sub(t, e.general); s.Alert {
 		t.Error("the room stays unread after its wake was done")
@@ -100,16 +100,16 @@ func TestReceiverRetryTakesOverADeadRun(t *testing.T) {
 	body := e.payload(t, m, nil)
 	checkOK(t, e.deliver(t, body))
 	checkOK(t, e.deliver(t, body))
-	if e.disp.len() != 1 {
-		t.Fatalf("%d jobs while the first run is live, want 1", e.disp.len())
+	if e.disp.Len() != 1 {
+		t.Fatalf("%d jobs while the first run is live, want 1", e.disp.Len())
 	}
 	time.Sleep(300 * time.Millisecond) // the window passes: the run is gone
 	checkOK(t, e.deliver(t, body))
 	checkOK(t, e.deliver(t, body))
-	if e.disp.len() != 2 {
-		t.Fatalf("%d jobs after the window passed, want 2 (one take-over)", e.disp.len())
+	if e.disp.Len() != 2 {
+		t.Fatalf("%d jobs after the window passed, want 2 (one take-over)", e.disp.Len())
 	}
-	jobs := e.disp.all()
+	jobs := e.disp.All()
 	if jobs[0].Claim.Owner == jobs[1].Claim.Owner || jobs[1].Claim.Keys[0] != wake.ClaimKey("hermes", m.ID) {
 		t.Errorf("take-over claim %+v after %+v", jobs[1].Claim, jobs[0].Claim)
 	}
@@ -117,8 +117,8 @@ func TestReceiverRetryTakesOverADeadRun(t *testing.T) {
 	finishClaims(&sb.WakeClaims{KV: e.store.KV()})(jobs[1])
 	time.Sleep(300 * time.Millisecond)
 	checkOK(t, e.deliver(t, body))
-	if e.disp.len() != 2 {
-		t.Errorf("%d jobs after the claim was done, want 2", e.disp.len())
+	if e.disp.Len() != 2 {
+		t.Errorf("%d jobs after the claim was done, want 2", e.disp.Len())
 	}
 }
 
@@ -392,16 +392,16 @@ func TestReceiverClaimWhoseAnswerWasLostIsItsOwn(t *testing.T) {
 	m := e.post(t, "richard", e.general, "@agent-hermes hallo", rcfake.PostOptions{})
 	body := e.payload(t, m, nil)
 	checkOK(t, e.deliver(t, body))
-	if e.disp.len() != 1 {
-		t.Fatalf("%d jobs, want 1: the claim this delivery wrote is its own", e.disp.len())
+	if e.disp.Len() != 1 {
+		t.Fatalf("%d jobs, want 1: the claim this delivery wrote is its own", e.disp.Len())
 	}
 	c, _, _ := wakes.Get(t.Context(), wake.ClaimKey("hermes", m.ID))
-	if job := e.disp.all()[0]; c.Owner != job.Claim.Owner || c.State != sb.ClaimInProgress {
+	if job := e.disp.All()[0]; c.Owner != job.Claim.Owner || c.State != sb.ClaimInProgress {
 		t.Errorf("claim %+v, want in progress and owned by the queued job (%s)", c, job.Claim.Owner)
 	}
 	// A real duplicate delivery still finds the claim live and queues nothing.
 	checkOK(t, e.deliver(t, body))
-	if e.disp.len() != 1 {
-		t.Errorf("%d jobs after a duplicate delivery, want 1", e.disp.len())
+	if e.disp.Len() != 1 {
+		t.Errorf("%d jobs after a duplicate delivery, want 1", e.disp.Len())
 	}
 }

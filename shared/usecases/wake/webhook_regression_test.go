@@ -22,8 +22,8 @@ func TestReceiverMentionAtSentenceEnd(t *testing.T) {
 		t.Fatalf("precondition: rcfake mentions = %v", m.Mentions)
 	}
 	checkOK(t, e.deliver(t, e.payload(t, m, nil)))
-	if e.disp.len() != 1 {
-		t.Errorf("%d jobs for a message whose mentions[] names the agent, want 1", e.disp.len())
+	if e.disp.Len() != 1 {
+		t.Errorf("%d jobs for a message whose mentions[] names the agent, want 1", e.disp.Len())
 	}
 }
 
@@ -41,7 +41,7 @@ func TestReceiverSecondEditWakesAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkOK(t, e.deliver(t, e.payload(t, m, nil)))
-		if got, want := e.disp.len(), i+2; got != want {
+		if got, want := e.disp.Len(), i+2; got != want {
 			t.Errorf("after edit %d: %d jobs, want %d", i+1, got, want)
 		}
 	}

@@ -208,10 +208,10 @@ func TestReceiverTokens(t *testing.T) {
 	e := newHookEnv(t, []string{"tok-old-71c2", hookToken, ""}, nil, nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := e.disp.len()
+			before := e.disp.Len()
 			m := e.post(t, "richard", e.general, "@agent-hermes bitte prüfen", rcfake.PostOptions{})
 			a := e.deliver(t, e.payload(t, m, map[string]any{"token": tt.token}))
-			queued := e.disp.len() - before
+			queued := e.disp.Len() - before
 			switch tt.want {
 			case http.StatusOK:
 				checkOK(t, a)
@@ -239,8 +239,8 @@ func TestReceiverNoTokensRefusesAll(t *testing.T) {
 		for _, tok := range []any{"", hookToken, nil} {
 			checkError(t, e.deliver(t, e.payload(t, m, map[string]any{"token": tok})), http.StatusUnauthorized)
 		}
-		if e.disp.len() != 0 {
-			t.Errorf("tokens %q: %d jobs queued", tokens, e.disp.len())
+		if e.disp.Len() != 0 {
+			t.Errorf("tokens %q: %d jobs queued", tokens, e.disp.Len())
 		}
 	}
 }
@@ -275,11 +275,11 @@ func TestReceiverIgnores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := e.disp.len()
+			before := e.disp.Len()
 			m := e.post(t, tt.as, tt.room(), tt.text, tt.opts)
 			checkOK(t, e.deliver(t, e.payload(t, m, tt.edit)))
-			if got := e.disp.len() - before; got != 0 {
-				t.Errorf("%d jobs queued, want none: %+v", got, e.disp.all()[before:])
+			if got := e.disp.Len() - before; got != 0 {
+				t.Errorf("%d jobs queued, want none: %+v", got, e.disp.All()[before:])
 			}
 		})
 	}
@@ -313,10 +313,10 @@ func TestReceiverQueues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := e.disp.len()
+			before := e.disp.Len()
 			m := e.post(t, tt.as, tt.room, tt.text, tt.opts)
 			checkOK(t, e.deliver(t, e.payload(t, m, tt.edit)))
-			jobs := e.disp.all()[before:]
+			jobs := e.disp.All()[before:]
 			if len(jobs) != len(tt.wantAgents) {
 				t.Fatalf("%d jobs queued, want %d (%v): %+v", len(jobs), len(tt.wantAgents), tt.wantAgents, jobs)
 			}
@@ -349,12 +349,12 @@ func TestReceiverRespondToAllByID(t *testing.T) {
 	}, nil)
 	m := e.post(t, "richard", e.finanz, "neue Zahlen", rcfake.PostOptions{})
 	checkOK(t, e.deliver(t, e.payload(t, m, nil)))
-	if e.disp.len() != 1 {
-		t.Fatalf("%d jobs, want 1 for a room in respondToAllRooms by id", e.disp.len())
+	if e.disp.Len() != 1 {
+		t.Fatalf("%d jobs, want 1 for a room in respondToAllRooms by id", e.disp.Len())
 	}
 	other := e.post(t, "richard", e.general, "guten Morgen", rcfake.PostOptions{})
 	checkOK(t, e.deliver(t, e.payload(t, other, nil)))
-	if e.disp.len() != 1 {
+	if e.disp.Len() != 1 {
 		t.Fatalf("a plain message in another room was queued")
 	}
 }
@@ -368,11 +368,11 @@ func TestReceiverDuplicatesAndEdits(t *testing.T) {
 	body := e.payload(t, m, nil)
 	for i := range 3 {
 		checkOK(t, e.deliver(t, body))
-		if e.disp.len() != 1 {
-			t.Fatalf("after delivery %d: %d jobs, want 1", i+1, e.disp.len())
+		if e.disp.Len() != 1 {
+			t.Fatalf("after delivery %d: %d jobs, want 1", i+1, e.disp.Len())
 		}
 	}
-	if j := e.disp.all()[0]; j.Pending.Edited || j.Claim == nil || len(j.Claim.Keys) != 1 {
+	if j := e.disp.All()[0]; j.Pending.Edited || j.Claim == nil || len(j.Claim.Keys) != 1 {
 		t.Fatalf("first job %+v / claim %+v, want a claimed, unedited message", j.Pending, j.Claim)
 	}
 	// The edit as rcfake delivers it (isEdited, message.ts unchanged).
@@ -386,10 +386,10 @@ func TestReceiverDuplicatesAndEdits(t *testing.T) {
 	}
 	checkOK(t, e.deliver(t, edited))
 	checkOK(t, e.deliver(t, edited)) // its retry
-	if e.disp.len() != 3 {
-		t.Fatalf("after an edit and its retry: %d jobs, want 3", e.disp.len())
+	if e.disp.Len() != 3 {
+		t.Fatalf("after an edit and its retry: %d jobs, want 3", e.disp.Len())
 	}
-	for _, j := range e.disp.all()[1:] {
+	for _, j := range e.disp.All()[1:] {
 		if j.Pending == nil || j.Pending.MessageID != m.ID || !j.Pending.Edited || j.Claim == nil || len(j.Claim.Keys) != 0 {
 			t.Errorf("edit job %+v / %+v, want message %s marked edited, its claim left to the worker", j.Pending, j.Claim, m.ID)
 		}
@@ -406,18 +406,18 @@ func TestReceiverDispatchFailure(t *testing.T) {
 	m := e.post(t, "richard", e.general, "@agent-hermes @agent-atlas bitte", rcfake.PostOptions{})
 	body := e.payload(t, m, nil)
 
-	e.disp.failNext(nil)           // hermes is queued
-	e.disp.failNext(unavailable()) // atlas is not
+	e.disp.FailNext(nil)           // hermes is queued
+	e.disp.FailNext(unavailable()) // atlas is not
 	a := e.deliver(t, body)
 	checkError(t, a, http.StatusServiceUnavailable)
 	if strings.Contains(string(a.raw), "queue full") {
 		t.Errorf("503 body leaks the internal error: %s", a.raw)
 	}
-	if got := agentsOf(e.disp.all()); got != "hermes" {
+	if got := agentsOf(e.disp.All()); got != "hermes" {
 		t.Fatalf("queued %q before the failure, want hermes", got)
 	}
 	checkOK(t, e.deliver(t, body)) // Rocket.Chat's retry
-	if got := agentsOf(e.disp.all()); got != "hermes,atlas" {
+	if got := agentsOf(e.disp.All()); got != "hermes,atlas" {
 		t.Fatalf("after the retry queued %q, want hermes,atlas (each once)", got)
 	}
 	if e.logs.Count("rocketchat webhook: temporary failure") != 1 {
@@ -453,8 +453,8 @@ func TestReceiverStoreDownIs503(t *testing.T) {
 	e.url = srv.URL
 	m := e.post(t, "richard", e.general, "@agent-hermes hallo", rcfake.PostOptions{})
 	checkError(t, e.deliver(t, e.payload(t, m, nil)), http.StatusServiceUnavailable)
-	if fc.n.Load() != 1 || e.disp.len() != 0 {
-		t.Errorf("claims %d, jobs %d; want 1 and 0", fc.n.Load(), e.disp.len())
+	if fc.n.Load() != 1 || e.disp.Len() != 0 {
+		t.Errorf("claims %d, jobs %d; want 1 and 0", fc.n.Load(), e.disp.Len())
 	}
 }
 
@@ -481,8 +481,8 @@ func TestReceiverMalformed(t *testing.T) {
 			checkError(t, e.deliver(t, tt.body), tt.want)
 		})
 	}
-	if e.disp.len() != 0 {
-		t.Errorf("%d jobs queued from malformed deliveries", e.disp.len())
+	if e.disp.Len() != 0 {
+		t.Errorf("%d jobs queued from malformed deliveries", e.disp.Len())
 	}
 }
 

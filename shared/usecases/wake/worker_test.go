@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
+	"github.com/switchboard-dev/switchboard/shared/platform/recordtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
@@ -41,8 +42,7 @@ func (l *leases) Release(ctx context.Context, key, holder string) error {
 
 // replies records what Worker.Reply was asked to post.
 type replies struct {
-	mu   sync.Mutex
-	sent []reply
+	sent recordtest.List[reply]
 	err  error
 }
 
@@ -53,20 +53,14 @@ type reply struct {
 }
 
 func (r *replies) Reply(_ context.Context, job wake.Job, run sb.RunContext, text string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.err != nil {
 		return r.err
 	}
-	r.sent = append(r.sent, reply{job, run, text})
+	r.sent.Add(reply{job, run, text})
 	return nil
 }
 
-func (r *replies) all() []reply {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]reply(nil), r.sent...)
-}
+func (r *replies) all() []reply { return r.sent.All() }
 
 func answered(agent, text string, calls ...agentrun.Call) agentrun.Result {
 	return agentrun.Result{Run: sb.RunContext{RunID: "run-" + agent, RootRunID: "run-" + agent, AgentID: agent},

@@ -115,3 +115,23 @@ func NewStore(bucket string) (store *s3blob.Store, stop func(), err error) {
 	}
 	return s3blob.New(client, bucket), stop, nil
 }
+
+// T is the part of testing.TB that StoreFor uses (so that this package,
+// which dev mode links, does not import testing).
+type T interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
+// StoreFor is NewStore for a test: the fake stops when the test ends, and
+// a fake that cannot start fails the test.
+func StoreFor(t T, bucket string) *s3blob.Store {
+	t.Helper()
+	blobs, stop, err := NewStore(bucket)
+	if err != nil {
+		t.Fatalf("s3fake: %v", err)
+	}
+	t.Cleanup(stop)
+	return blobs
+}

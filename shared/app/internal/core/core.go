@@ -3,8 +3,8 @@
 // Rocket.Chat clients and wake rules, the dispatcher and the webhook
 // receiver.
 // It links no model provider, no Nextcloud, no S3 and no tool executor, so
-// that the webhook receivers stay small; the heavier layers (actions,
-// agents) build on it. Internal: only the builders under shared/app use it.
+// that the webhook receivers stay small; the other layers (decide,
+// actions, agents) build on it. Internal: only the builders under shared/app use it.
 package core
 
 import (
