@@ -212,14 +212,14 @@ var Functions = []Function{
 		URLAuth:  "NONE", // signed, expiring, single-use tokens in the link
 		Routes:   []Route{{"GET", "/approvals/{id}"}, {"POST", "/approvals/{id}"}},
 		MemoryMB: 256, TimeoutSeconds: 60,
-		Tables: []string{"audit", "receipts", "state"}, Bucket: true, Invokes: []string{"agent-worker"},
+		Tables: []string{"audit", "state"}, Invokes: []string{"agent-worker"},
 	},
 	{
 		Name: "telegram-webhook", Description: "Telegram updates (POST /hooks/telegram): approval buttons and messages to agents",
 		URLAuth:  "NONE", // X-Telegram-Bot-Api-Secret-Token checked in the handler
 		Routes:   []Route{{"POST", "/hooks/telegram"}},
 		MemoryMB: 256, TimeoutSeconds: 60,
-		Tables: []string{"audit", "receipts", "state"}, Bucket: true, Invokes: []string{"agent-worker"},
+		Tables: []string{"audit", "state"}, Invokes: []string{"agent-worker"},
 	},
 	{
 		Name: "console", Description: "the operator's web console (GET /console/): conversations, run chains and costs, approvals waiting, job health",
