@@ -98,12 +98,14 @@ const Blocked = "#blocked"
 
 // Path is a link to one of the site's own paths (a constant such as
 // "/console/chain") with the query q (nil or empty: none). The query is
-// encoded, so values cannot add parameters or leave the query.
+// encoded, so values cannot add parameters or leave the query; the result
+// passes the same check as Link.
 func Path(path markup, q url.Values) URL {
-	if len(q) == 0 {
-		return URL{string(path)}
+	s := string(path)
+	if len(q) > 0 {
+		s += "?" + q.Encode()
 	}
-	return URL{string(path) + "?" + q.Encode()}
+	return Link(s)
 }
 
 // Link checks a link made elsewhere (a signed approval link, a query kept

@@ -158,11 +158,18 @@ func TestMarkupTakesOnlyConstants(t *testing.T) {
 	}
 	// A throw-away package inside the module (so that it may import this
 	// one); go vet type-checks it.
-	pkgDir, err := os.MkdirTemp(".", "misuse")
+	// Under testdata, so that no ./... pattern meets it meanwhile.
+	if err := os.MkdirAll("testdata", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pkgDir, err := os.MkdirTemp("testdata", "misuse")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(pkgDir) })
+	t.Cleanup(func() {
+		os.RemoveAll(pkgDir)
+		os.Remove("testdata") // only when empty
+	})
 	src := func(body string) string {
 		return "package misuse\n\nimport \"github.com/switchboard-dev/switchboard/shared/platform/safehtml\"\n\n" +
 			"func F(w *safehtml.Writer, s string) {\n" + body + "\n}\n"
