@@ -8,7 +8,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
 
-// Packages no Lambda may link: servers and fakes for dev mode and tests.
+// Packages no Lambda may link: servers and fakes for dev mode and tests,
+// and libraries that cost a Lambda too much.
 var devOnly = []string{
 	"github.com/johannesboyne/gofakes3", // in-process S3 (s3blob/s3fake)
 	"go.etcd.io/bbolt",                  // its file backend

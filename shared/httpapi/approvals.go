@@ -1,14 +1,14 @@
 package httpapi
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
-	"html"
+	"io"
 	"net/http"
 	"net/url"
 	"sync"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/safehtml"
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 )
 
@@ -136,68 +136,80 @@ var pageCSP = sync.OnceValue(func() string {
 		"'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 })
 
-// renderPage writes the page. Every field is plain text and escaped here;
-// the page is built by hand rather than with html/template because the
-// template engine's reflection keeps every exported method of every type
-// in the binary, which doubled the size of the approvals function.
-func renderPage(b *bytes.Buffer, v pageView) {
-	e := html.EscapeString
-	line := func(parts ...string) {
-		for _, p := range parts {
-			b.WriteString(p)
-		}
-		b.WriteByte('\n')
-	}
-	line("<!doctype html>")
-	line(`<html lang="en"><head><meta charset="utf-8">`)
-	line(`<meta name="viewport" content="width=device-width,initial-scale=1">`)
-	line(`<meta name="robots" content="noindex,nofollow">`)
-	line("<title>", e(v.Title), " – Switchboard</title>")
-	line("<style>", pageStyle, "</style>")
-	line("</head><body>")
-	line("<h1>", e(v.Title), "</h1>")
-	b.WriteString("<p>" + e(v.Message) + "</p>")
+// renderPage writes the page. Every field is plain text, escaped by the
+// writer; the page is built by hand rather than with html/template because
+// the template engine's reflection keeps every exported method of every
+// type in the binary, which doubled the size of the approvals function.
+func renderPage(w *safehtml.Writer, v pageView) {
+	w.M("<!doctype html>\n")
+	w.M(`<html lang="en"><head><meta charset="utf-8">` + "\n")
+	w.M(`<meta name="viewport" content="width=device-width,initial-scale=1">` + "\n")
+	w.M(`<meta name="robots" content="noindex,nofollow">` + "\n")
+	w.M("<title>")
+	w.Text(v.Title)
+	w.M(" – Switchboard</title>\n")
+	w.M("<style>" + pageStyle + "</style>\n")
+	w.M("</head><body>\n")
+	w.El("h1", v.Title)
+	w.M("\n")
+	w.El("p", v.Message)
 	if v.Show {
 		reason := v.A.Reason
 		if reason == "" {
 			reason = "(none given)"
 		}
-		line("\n<dl>")
-		line("<dt>Agent</dt><dd>", e(v.A.Agent), "</dd>")
-		line("<dt>Action</dt><dd>", e(v.A.What), "</dd>")
-		line("<dt>Reason</dt><dd>", e(reason), "</dd>")
-		line("<dt>Arguments</dt><dd><pre>", e(v.A.Args), "</pre></dd>")
-		line("<dt>Requested</dt><dd>", e(v.A.Created), " (run ", e(v.A.RunID), ")</dd>")
-		line("<dt>Expires</dt><dd>", e(v.A.Expires), "</dd>")
-		b.WriteString("<dt>Status</dt><dd>" + e(v.A.Status) + "</dd>")
+		w.M("\n<dl>\n")
+		w.M("<dt>Agent</dt>")
+		w.El("dd", v.A.Agent)
+		w.M("\n<dt>Action</dt>")
+		w.El("dd", v.A.What)
+		w.M("\n<dt>Reason</dt>")
+		w.El("dd", reason)
+		w.M("\n<dt>Arguments</dt><dd><pre>")
+		w.Text(v.A.Args)
+		w.M("</pre></dd>\n<dt>Requested</dt><dd>")
+		w.Texts(v.A.Created, " (run ", v.A.RunID, ")")
+		w.M("</dd>\n<dt>Expires</dt>")
+		w.El("dd", v.A.Expires)
+		w.M("\n<dt>Status</dt>")
+		w.El("dd", v.A.Status)
 		if v.A.Decided != "" {
-			b.WriteString("\n<dt>Decided</dt><dd>" + e(v.A.Decided) + "</dd>")
+			w.M("\n<dt>Decided</dt>")
+			w.El("dd", v.A.Decided)
 		}
 		if v.A.Result != "" {
-			b.WriteString("\n<dt>Result</dt><dd><pre>" + e(v.A.Result) + "</pre></dd>")
+			w.M("\n<dt>Result</dt><dd><pre>")
+			w.Text(v.A.Result)
+			w.M("</pre></dd>")
 		}
-		b.WriteString("\n</dl>")
+		w.M("\n</dl>")
 	}
 	for _, f := range v.Forms {
-		class := ""
+		w.M("\n<form method=\"post\"")
+		w.Href("action", safehtml.Link(url.PathEscape(v.A.ID)))
+		w.M(">\n<input type=\"hidden\" name=\"token\"")
+		w.Attr("value", f.Token)
+		w.M(">\n<input type=\"hidden\" name=\"decision\"")
+		w.Attr("value", f.Decision)
+		w.M(">\n<button type=\"submit\"")
 		if f.Primary {
-			class = ` class="primary"`
+			w.M(` class="primary"`)
 		}
-		b.WriteString("\n")
-		line(`<form method="post" action="`, e(url.PathEscape(v.A.ID)), `">`)
-		line(`<input type="hidden" name="token" value="`, e(f.Token), `">`)
-		line(`<input type="hidden" name="decision" value="`, e(f.Decision), `">`)
-		b.WriteString(`<button type="submit"` + class + ">" + e(f.Label) + "</button>\n</form>")
+		w.M(">")
+		w.Text(f.Label)
+		w.M("</button>\n</form>")
 	}
 	if v.Note != "" {
-		b.WriteString("\n<p class=\"note\">" + e(v.Note) + "</p>")
+		w.M("\n<p class=\"note\">")
+		w.Text(v.Note)
+		w.M("</p>")
 	}
-	line("\n</body></html>")
+	w.M("\n</body></html>\n")
 }
 
 // writePage renders v with the security headers every page carries.
 func writePage(w http.ResponseWriter, status int, v pageView) {
-	var b bytes.Buffer
+	var b safehtml.Writer
 	renderPage(&b, v)
 	hd := w.Header()
 	hd.Set("Content-Type", "text/html; charset=utf-8")
@@ -210,5 +222,5 @@ func writePage(w http.ResponseWriter, status int, v pageView) {
 		status = http.StatusInternalServerError
 	}
 	w.WriteHeader(status)
-	_, _ = w.Write(b.Bytes())
+	_, _ = io.WriteString(w, b.String())
 }

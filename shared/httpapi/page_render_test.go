@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"testing"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/safehtml"
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 )
 
@@ -53,13 +54,14 @@ var templatePage = template.Must(template.New("page").Parse(`<!doctype html>
 // the html/template original for plain, hostile and full views.
 func TestRenderPageEscapesLikeHTMLTemplate(t *testing.T) {
 	views := []pageView{
-		{Title: "T<x>", Message: "m & 'q' \"d\""},
+		{Title: "T<x>+1", Message: "m & 'q' \"d\" \x00"},
 		{Title: "Approval requested", Message: "msg", Show: true, Note: "n<>", A: approvals.Shown{ID: "ap_1", Agent: "hermes", What: "Workspace.delete", Args: "{\n  \"path\": \"<a>\"\n}", Created: "c", Expires: "e", Status: "pending", RunID: "r1"},
 			Forms: []formView{{Decision: "approve", Label: "Approve: run x once", Token: "tok&1", Primary: true}, {Decision: "deny", Label: "Deny", Token: "t2"}}},
 		{Title: "Done", Show: true, A: approvals.Shown{ID: "ap_2", Reason: "why", Decided: "d", Result: "{\"status\":\"ok\"}"}},
 	}
 	for i, v := range views {
-		var a, b bytes.Buffer
+		var a bytes.Buffer
+		var b safehtml.Writer
 		if err := templatePage.Execute(&a, struct {
 			pageView
 			Style template.CSS

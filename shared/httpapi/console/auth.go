@@ -168,7 +168,7 @@ func (c *Console) loginForm(w http.ResponseWriter, r *http.Request) {
 func (c *Console) renderLogin(w http.ResponseWriter, r *http.Request, status int, problem string) {
 	nonce := randomID()
 	http.SetCookie(w, cookie(r, loginCookie, nonce, int(time.Hour/time.Second)))
-	c.render(w, r, status, "login", page{Title: "Log in", Data: loginView{CSRF: c.mac("login", nonce), Problem: problem}})
+	c.render(w, r, status, page{Title: "Log in", Body: loginView{CSRF: c.mac("login", nonce), Problem: problem}})
 }
 
 // login checks the form's token, counts the attempt, checks the password
@@ -248,7 +248,7 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 func (c *Console) forbidden(w http.ResponseWriter, r *http.Request, msg string) {
-	c.render(w, r, http.StatusForbidden, "error", page{Title: "Refused", Data: msg})
+	c.render(w, r, http.StatusForbidden, page{Title: "Refused", Body: errorView{"Refused", msg}})
 }
 
 // fail shows a caller-safe page; the detail goes to the log.
@@ -264,5 +264,5 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if status >= 500 {
 		c.o.Log.ErrorContext(r.Context(), "console: request failed", "path", r.URL.Path, "err", err)
 	}
-	c.render(w, r, status, "error", page{Title: "Error", Data: msg})
+	c.render(w, r, status, page{Title: "Error", Body: errorView{"Error", msg}})
 }

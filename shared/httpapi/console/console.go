@@ -1,8 +1,8 @@
 // Package console is the operator's web console under /console/: the
 // conversations between agents, a run chain with its tool calls and costs,
 // the approvals waiting for a human and the health of the scheduled jobs.
-// It is server-rendered HTML (html/template escapes everything others
-// wrote) with one small script and one stylesheet served from the same
+// It is server-rendered HTML (written with safehtml, which escapes
+// everything others wrote) with one small script and one stylesheet served from the same
 // route, behind a password login with a signed session cookie, CSRF tokens
 // on every POST, a strict Content-Security-Policy and no caching. It only
 // reads, except for its own sessions and login-attempt counters. Without a
@@ -15,7 +15,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
-	"html/template"
 	"log/slog"
 	"net/http"
 	"time"
@@ -107,9 +106,6 @@ const (
 // older").
 const MaxPage = 200
 
-//go:embed templates/*.html
-var templateFS embed.FS
-
 //go:embed assets/app.js assets/app.css
 var assetFS embed.FS
 
@@ -118,7 +114,6 @@ type Console struct {
 	o    Options
 	key  []byte // signs session ids and CSRF tokens; derived from the password
 	pass [32]byte
-	tpl  *template.Template
 	mux  *http.ServeMux
 }
 
@@ -133,11 +128,7 @@ func New(o Options) (*Console, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	tpl, err := template.New("console").Funcs(funcs).ParseFS(templateFS, "templates/*.html")
-	if err != nil {
-		return nil, err
-	}
-	c := &Console{o: o, tpl: tpl, pass: sha256.Sum256([]byte(o.Password))}
+	c := &Console{o: o, pass: sha256.Sum256([]byte(o.Password))}
 	// A key of the console's own, derived from the password: changing the
 	// password ends every session and invalidates every form.
 	m := hmac.New(sha256.New, []byte(o.Password))

@@ -460,3 +460,21 @@ func TestHealthPageReadsTheHealthJobsState(t *testing.T) {
 		t.Errorf("a reachable Rocket.Chat is not shown as such")
 	}
 }
+
+// TestApprovalsPageLinksOnlyOverHTTP: a link that is neither relative nor
+// http(s) never becomes an href, whatever made it.
+func TestApprovalsPageLinksOnlyOverHTTP(t *testing.T) {
+	e := newEnv(t, func(o *console.Options) {
+		o.ApprovalLink = func(a sb.Approval, decision string) string { return " javascript:alert('" + decision + "')" }
+	})
+	e.pending("appr1", "alice", "r", `{}`)
+	c := e.client()
+	e.login(c)
+	_, body := e.get(c, "/console/approvals")
+	if strings.Contains(body, "javascript:") {
+		t.Errorf("the approvals page carries a javascript: link:\n%s", body)
+	}
+	if got := regexpFind(body, `class="approve" href="([^"]+)"`); got != "#blocked" {
+		t.Errorf("approve href = %q, want #blocked", got)
+	}
+}

@@ -3,8 +3,6 @@ package console
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -12,58 +10,9 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
+	"github.com/switchboard-dev/switchboard/shared/platform/safehtml"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
-
-// page is what every template gets.
-type page struct {
-	Title string
-	Nav   string // the active tab
-	CSRF  string // the logout form's token; "" on the login page
-	Data  any
-}
-
-// render writes a page; the template has run into a buffer first, so a
-// failing template never leaves half a page.
-func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
-	var b bytes.Buffer
-	if err := c.tpl.ExecuteTemplate(&b, name, p); err != nil {
-		c.o.Log.ErrorContext(r.Context(), "console: template failed", "template", name, "err", err)
-		http.Error(w, "the page could not be rendered; the details are in the log", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(b.Bytes())
-}
-
-// bidiControls are the characters that reorder text on screen; shown as
-// themselves they could make a message read differently from what it
-// says, so the console shows their code points instead.
-var bidiControls = strings.NewReplacer(
-	"\u202a", "[U+202A]", "\u202b", "[U+202B]", "\u202c", "[U+202C]", "\u202d", "[U+202D]", "\u202e", "[U+202E]",
-	"\u2066", "[U+2066]", "\u2067", "[U+2067]", "\u2068", "[U+2068]", "\u2069", "[U+2069]",
-	"\u200e", "[U+200E]", "\u200f", "[U+200F]", "\u061c", "[U+061C]",
-)
-
-var funcs = template.FuncMap{
-	"text":  bidiControls.Replace,
-	"clock": func(t time.Time) string { return t.UTC().Format("15:04:05") },
-	"stamp": func(t time.Time) string {
-		if t.IsZero() {
-			return "–"
-		}
-		return t.UTC().Format("2006-01-02 15:04:05 UTC")
-	},
-	"usd": func(v float64) string { return fmt.Sprintf("$%.4f", v) },
-	"dur": func(d time.Duration) string { return d.Round(time.Millisecond).String() },
-	"pct": func(spent, budget float64) int {
-		if budget <= 0 {
-			return 0
-		}
-		return min(100, int(spent/budget*100))
-	},
-}
 
 // agentName is an agent's display name, or its id.
 func (c *Console) agentName(id string) string {
@@ -83,8 +32,8 @@ type msgView struct {
 	Day      string // set on the first message of a day: the separator
 	FromName string
 	ToName   string
-	ChainURL string
-	TaskURL  string
+	ChainURL safehtml.URL
+	TaskURL  safehtml.URL
 }
 
 type agentCost struct {
@@ -103,7 +52,7 @@ type convView struct {
 	Q        string
 	Checked  map[sb.Channel]bool
 	Messages []msgView
-	OlderURL string
+	OlderURL safehtml.URL
 	Shown    bool // a conversation was asked for
 	Costs    []agentCost
 	Problem  string
@@ -169,24 +118,23 @@ func (c *Console) conversations(w http.ResponseWriter, r *http.Request, s *sessi
 	lastDay := ""
 	for _, m := range msgs {
 		mv := msgView{AgentMessage: m, Right: m.From == v.A, FromName: c.agentName(m.From), ToName: c.agentName(m.To),
-			ChainURL: "/console/chain?root=" + url.QueryEscape(m.RootRunID)}
+			ChainURL: safehtml.Path("/console/chain", url.Values{"root": {m.RootRunID}})}
 		if d := m.OccurredAt.UTC().Format("Monday, 2 January 2006"); d != lastDay {
 			mv.Day, lastDay = d, d
 		}
 		if m.TaskID != "" {
 			// Tasks have no page of their own yet: the link finds every
 			// message that names the task.
-			tq := url.Values{"q": {m.TaskID}}
-			mv.TaskURL = "/console/?" + tq.Encode()
+			mv.TaskURL = safehtml.Path("/console/", url.Values{"q": {m.TaskID}})
 		}
 		v.Messages = append(v.Messages, mv)
 	}
 	if res.NextCursor != "" {
 		older := r.URL.Query()
 		older.Set("cursor", res.NextCursor)
-		v.OlderURL = "/console/?" + older.Encode()
+		v.OlderURL = safehtml.Path("/console/", older)
 	}
-	c.render(w, r, http.StatusOK, "conversations", page{Title: "Conversations", Nav: "conversations", CSRF: s.csrf, Data: v})
+	c.render(w, r, http.StatusOK, page{Title: "Conversations", Nav: "conversations", CSRF: s.csrf, Body: &v})
 }
 
 // day parses a date (UTC) and adds offset; "" is the zero time.
@@ -213,7 +161,7 @@ func (c *Console) agentCosts(w http.ResponseWriter, r *http.Request, s *session,
 		}
 		v.Costs = append(v.Costs, agentCost{Agent: a, SpentUSD: spent})
 	}
-	c.render(w, r, http.StatusOK, "conversations", page{Title: "Conversations", Nav: "conversations", CSRF: s.csrf, Data: v})
+	c.render(w, r, http.StatusOK, page{Title: "Conversations", Nav: "conversations", CSRF: s.csrf, Body: v})
 }
 
 // --- chain ----------------------------------------------------------------
@@ -278,7 +226,7 @@ func (c *Console) chain(w http.ResponseWriter, r *http.Request, s *session) {
 		rv := runOf(m.RunID)
 		rv.Messages = append(rv.Messages, msgView{AgentMessage: m, FromName: c.agentName(m.From), ToName: c.agentName(m.To)})
 	}
-	c.render(w, r, http.StatusOK, "chain", page{Title: "Chain " + root, Nav: "conversations", CSRF: s.csrf, Data: v})
+	c.render(w, r, http.StatusOK, page{Title: "Chain " + root, Nav: "conversations", CSRF: s.csrf, Body: &v})
 }
 
 // --- approvals ------------------------------------------------------------
@@ -322,7 +270,7 @@ func (c *Console) approvals(w http.ResponseWriter, r *http.Request, s *session) 
 			v.Approvals = append(v.Approvals, av)
 		}
 	}
-	c.render(w, r, http.StatusOK, "approvals", page{Title: "Approvals", Nav: "approvals", CSRF: s.csrf, Data: v})
+	c.render(w, r, http.StatusOK, page{Title: "Approvals", Nav: "approvals", CSRF: s.csrf, Body: &v})
 }
 
 // linkToken is the token parameter of a link.
@@ -400,5 +348,5 @@ func (c *Console) health(w http.ResponseWriter, r *http.Request, s *session) {
 			v.RC.Known = true
 		}
 	}
-	c.render(w, r, http.StatusOK, "health", page{Title: "Health", Nav: "health", CSRF: s.csrf, Data: v})
+	c.render(w, r, http.StatusOK, page{Title: "Health", Nav: "health", CSRF: s.csrf, Body: &v})
 }

@@ -137,6 +137,16 @@ func (b *Browser) Do(what string, actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
+// Within runs one action with its own time limit and returns its error,
+// for a test that adds detail of its own (a server log) to a failure. The
+// limit ends only the action: the browser runs on (New started it without
+// one), so later steps still work after a step timed out.
+func Within[T any](b *Browser, d time.Duration, a chromedp.Action[T]) (T, error) {
+	ctx, cancel := context.WithTimeout(b.ctx, d)
+	defer cancel()
+	return chromedp.Run(ctx, a)
+}
+
 // Eval evaluates a JavaScript expression and returns its value.
 func Eval[T any](b *Browser, expr string) T {
 	b.t.Helper()

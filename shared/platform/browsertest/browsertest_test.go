@@ -43,3 +43,23 @@ func TestBrowserSeesDialogsAndHonoursCSP(t *testing.T) {
 		t.Errorf("dialogs %v, want the alert recorded", d)
 	}
 }
+
+// TestWithinEndsOnlyTheStep: a step that runs out of time fails with an
+// error, and the browser still serves the next step.
+func TestWithinEndsOnlyTheStep(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><title>t</title><p id="p">hello</p>`)
+	}))
+	defer srv.Close()
+	b := browsertest.New(t, time.Minute)
+	b.Do("open the page", chromedp.Navigate(srv.URL))
+
+	if _, err := browsertest.Within(b, 300*time.Millisecond, chromedp.WaitVisible(chromedp.CSS("#missing"))); err == nil {
+		t.Fatal("waiting for a missing element: no error, want the step's deadline")
+	}
+	got, err := browsertest.Within(b, 10*time.Second, chromedp.Text(chromedp.CSS("#p")))
+	if err != nil || got != "hello" {
+		t.Errorf("after a timed-out step: text %q, %v; want hello from a browser that still runs", got, err)
+	}
+}
