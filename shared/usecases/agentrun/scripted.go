@@ -78,8 +78,12 @@ func (s Scripted) reply(message string) string {
 	return strings.NewReplacer("{{agent}}", s.AgentName, "{{message}}", stripFrame(message)).Replace(tpl)
 }
 
-// stripFrame shows the human's words without the untrusted frame tags.
+// stripFrame shows the human's words without the untrusted frame tags, and
+// without the instructions a wake message puts before the frame.
 func stripFrame(s string) string {
+	if i := strings.Index(s, "<untrusted_content"); i > 0 {
+		s = s[i:]
+	}
 	s = strings.TrimSpace(s)
 	if i := strings.Index(s, ">"); strings.HasPrefix(s, "<untrusted_content") && i > 0 {
 		s = s[i+1:]

@@ -111,6 +111,12 @@ func TestScriptedReply(t *testing.T) {
 			want:     "Hello, this is Ada. You said: good morning",
 		},
 		{
+			name: "a wake's instructions before the frame are not echoed",
+			messages: []agentrun.Message{{Role: "user", Content: "New message(s) for you in #general. Your final answer is posted there.\n" +
+				untrusted.FrameWith("rocketchat:#general", "[09:00] @bob (messageId: m1): @agent-ada hi", fixedNonce)}},
+			want: "Hello, this is Ada. You said: [09:00] @bob (messageId: m1): @agent-ada hi",
+		},
+		{
 			name:     "placeholders in the message stay literal",
 			messages: []agentrun.Message{{Role: "user", Content: "{{agent}} {{message}}"}},
 			want:     "Hello, this is Ada. You said: {{agent}} {{message}}",
