@@ -52,6 +52,17 @@ var StateMachines = []StateMachine{
 		},
 		StartedBy: []string{"agent-worker"},
 	},
+	{
+		// Documents.deliver: started by the run that calls the tool
+		// (agent-worker) or through the tool API (tools); every step runs
+		// on tools, which has the Nextcloud and Rocket.Chat tools. Standard:
+		// a public link waits for a human, and Retry-After waits are long.
+		Name: "document-pipeline", Definition: StateMachineDir + "/document-pipeline.asl.json", Type: "STANDARD", LogLevel: "ERROR",
+		Substitutions: []Substitution{
+			{Key: "DocumentStepFunctionArn", Function: "tools"},
+		},
+		StartedBy: []string{"agent-worker", "tools"},
+	},
 }
 
 // StateMachineEnvVar names the env var that carries a machine's ARN to the
