@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -38,14 +39,15 @@ type shareArgs struct {
 	Password   *string `json:"password" schema:"minLength=1,maxLength=200" doc:"link password (public links only)"`
 }
 
+// deliverArgs are deliver's flat arguments; share is an object, which
+// toolargs does not describe, so Spec adds its schema (shareArgs) by hand.
 type deliverArgs struct {
-	LocalPath *string    `json:"localPath" required:"true" schema:"minLength=1,maxLength=600" doc:"the workspace file to deliver (personal:<path> or shared:<path>)"`
-	Format    *string    `json:"format" schema:"enum=pdf|xlsx|docx" doc:"convert to this format first (via Collabora)"`
-	Folder    *string    `json:"folder" schema:"maxLength=1024" doc:"Nextcloud folder inside your folder; default: your reports folder"`
-	Share     *shareArgs `json:"share" doc:"share the uploaded file: with a user or group, or as a public link"`
-	Room      *string    `json:"room" schema:"minLength=1,maxLength=256" doc:"Rocket.Chat room for the link; default: your default room"`
-	Tmid      *string    `json:"tmid" schema:"minLength=1,maxLength=64" pattern:"^[A-Za-z0-9_-]+$" doc:"thread to post the link into"`
-	Message   *string    `json:"message" schema:"maxLength=4000" doc:"text posted with the link"`
+	LocalPath *string `json:"localPath" required:"true" schema:"minLength=1,maxLength=600" doc:"the workspace file to deliver (personal:<path> or shared:<path>)"`
+	Format    *string `json:"format" schema:"enum=pdf|xlsx|docx" doc:"convert to this format first (via Collabora)"`
+	Folder    *string `json:"folder" schema:"maxLength=1024" doc:"Nextcloud folder inside your folder; default: your reports folder"`
+	Room      *string `json:"room" schema:"minLength=1,maxLength=256" doc:"Rocket.Chat room for the link; default: your default room"`
+	Tmid      *string `json:"tmid" schema:"minLength=1,maxLength=64" pattern:"^[A-Za-z0-9_-]+$" doc:"thread to post the link into"`
+	Message   *string `json:"message" schema:"maxLength=4000" doc:"text posted with the link"`
 }
 
 // Spec implements switchboard.Tool.
@@ -57,12 +59,27 @@ func (t *Tool) Spec() sb.ToolSpec {
 		Actions: []sb.ActionSpec{{
 			Name:        "deliver",
 			Description: "Start a delivery; answers at once with its executionId and status running. The outcome (or what failed, and what was done) comes to you in a follow-up run.",
-			Parameters:  toolargs.Schema(deliverArgs{}, toolargs.Vocab{}),
+			Parameters:  deliverSchema(),
 		}},
 	}
 }
 
 const deliverOp = "Documents.deliver"
+
+func deliverSchema() map[string]any {
+	s := toolargs.Schema(deliverArgs{}, toolargs.Vocab{})
+	share := toolargs.Schema(shareArgs{}, toolargs.Vocab{})
+	share["description"] = "share the uploaded file: with a user or group, or as a public link"
+	s["properties"].(map[string]any)["share"] = share
+	return s
+}
+
+// callArgs are all of deliver's arguments, decoded strictly (the executor
+// has checked them against the schema already).
+type callArgs struct {
+	deliverArgs
+	Share *shareArgs `json:"share"`
+}
 
 // Invoke implements switchboard.Tool.
 func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
@@ -89,9 +106,11 @@ func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
 
 // delivery checks the arguments and builds the machine's input.
 func (t *Tool) delivery(call sb.ToolCall) (Delivery, error) {
-	var a deliverArgs
-	if err := (toolargs.Args{Op: deliverOp, Action: "deliver"}).Decode(call.Args, &a); err != nil {
-		return Delivery{}, err
+	var a callArgs
+	dec := json.NewDecoder(bytes.NewReader(call.Args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		return Delivery{}, sb.E(deliverOp, sb.EINVALID, "args of Documents.deliver are wrong ("+err.Error()+`); it needs {"localPath": "<workspace file>", …}; see GET /tools`)
 	}
 	if call.Run.RunID == "" {
 		return Delivery{}, sb.E(deliverOp, sb.EINVALID, "Documents.deliver works only inside an agent run: the outcome comes back to the run that started it")
