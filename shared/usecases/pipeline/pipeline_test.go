@@ -42,3 +42,117 @@ func TestDeliverCSVAsXLSXSharedWithAUser(t *testing.T) {
 		}
 	}
 }
+
+func TestDeliverLockedReportGetsATimestampedName(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.put("personal:q3.csv", "region,revenue\nnorth,10\n")
+	if err := w.nc.MkdirAll(root + "/reports"); err != nil {
+		t.Fatal(err)
+	}
+	w.nc.Lock(root + "/reports/q3.csv") // open in Collabora
+	id := started(t, w.deliver(`{"localPath":"personal:q3.csv"}`))
+	if d := w.wait(id); d.Status != types.ExecutionStatusSucceeded {
+		t.Fatalf("execution %s: %s", d.Status, aws.ToString(d.Cause))
+	}
+	got := w.files("/reports")
+	if len(got) != 1 || got[0] != "/reports/q3-20260501-213000.csv" {
+		t.Errorf("reports folder holds %v, want the timestamped name only", got)
+	}
+	jobs := w.jobs.all()
+	if len(jobs) != 1 || !strings.Contains(jobs[0].Text, "/reports/q3-20260501-213000.csv") || !strings.Contains(jobs[0].Text, "timestamped") {
+		t.Errorf("follow-up %+v, want the new name and why", jobs)
+	}
+	if msgs := w.rc.Messages(w.room); len(msgs) != 1 || !strings.Contains(msgs[0].Text, "q3-20260501-213000.csv") {
+		t.Errorf("room got %+v, want the new name posted", msgs)
+	}
+}
+
+func TestDeliverOverQuotaStopsWithAClearMessage(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.put("personal:q3.csv", "region,revenue\nnorth,10\n")
+	w.nc.SetQuota(3) // 507 Insufficient Storage
+	id := started(t, w.deliver(`{"localPath":"personal:q3.csv","share":{"with":"richard"}}`))
+	d := w.wait(id)
+	if d.Status != types.ExecutionStatusFailed || aws.ToString(d.Error) != "NotDelivered" {
+		t.Fatalf("execution %s %s, want FAILED NotDelivered", d.Status, aws.ToString(d.Error))
+	}
+	if n := w.invoke.count("Nextcloud.upload"); n != 1 {
+		t.Errorf("upload tried %d times, want 1: a full quota is not retried", n)
+	}
+	told := w.told.all()
+	if len(told) != 1 || !strings.Contains(told[0], "failed at step upload") || !strings.Contains(told[0], "not uploaded, not shared, not posted") ||
+		!strings.Contains(strings.ToLower(told[0]), "quota") {
+		t.Errorf("human told %q, want the step, the quota and what was not done", told)
+	}
+	if jobs := w.jobs.all(); len(jobs) != 1 || len(told) == 1 && jobs[0].Text != told[0] {
+		t.Errorf("agent follow-up %+v, want one with the same facts", jobs)
+	}
+}
+
+func TestNextcloudDownLongerThanTheRetries(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.put("personal:q3.csv", "region,revenue\nnorth,10\n")
+	for range 10 {
+		w.nc.FailNext("POST shares", 503)
+	}
+	id := started(t, w.deliver(`{"localPath":"personal:q3.csv","share":{"with":"richard"},"room":"finanz-team"}`))
+	if d := w.wait(id); d.Status != types.ExecutionStatusFailed {
+		t.Fatalf("execution %s, want FAILED", d.Status)
+	}
+	share := visits(w.history(id), "Share")
+	if len(share) != 1 || share[0].Attempts != 4 || share[0].Outcome != "failed" {
+		t.Errorf("Share visits %+v, want one with 1 + 3 retries, failed", share)
+	}
+	told := w.told.all()
+	if len(told) != 1 || !strings.Contains(told[0], "failed at step share") || !strings.Contains(told[0], "uploaded to /reports/q3.csv") ||
+		!strings.Contains(told[0], "not shared, not posted") {
+		t.Errorf("human told %q, want: uploaded, not shared", told)
+	}
+	if jobs := w.jobs.all(); len(jobs) != 1 || jobs[0].Parent == nil || jobs[0].Parent.RunID != run.RunID || len(told) == 1 && jobs[0].Text != told[0] {
+		t.Errorf("agent follow-up %+v, want the same facts for run-1", jobs)
+	}
+	if n := w.nc.Shares(); n != 0 {
+		t.Errorf("%d shares exist, want none", n)
+	}
+	if msgs := w.rc.Messages(w.room); len(msgs) != 0 {
+		t.Errorf("room got %+v, want nothing posted", msgs)
+	}
+}
+
+// A share whose answer got lost (the proxy timed out after Nextcloud made
+// it) is found on the retry, not made twice; the same for an upload.
+func TestRetriedStepsDoNotDoubleUploadOrShare(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.put("personal:q3.csv", "region,revenue\nnorth,10\n")
+	w.nc.FailNextAfter("PUT files", 504)
+	w.nc.FailNextAfter("POST shares", 504)
+	id := started(t, w.deliver(`{"localPath":"personal:q3.csv","share":{"with":"richard"}}`))
+	if d := w.wait(id); d.Status != types.ExecutionStatusSucceeded {
+		t.Fatalf("execution %s: %s", d.Status, aws.ToString(d.Cause))
+	}
+	if n := w.nc.Shares(); n != 1 {
+		t.Errorf("%d shares, want 1", n)
+	}
+	if got := w.files("/reports"); len(got) != 1 {
+		t.Errorf("reports folder holds %v, want one file", got)
+	}
+	x := w.history(id)
+	for _, st := range []string{"Upload", "Share"} {
+		if v := visits(x, st); len(v) != 1 || v[0].Attempts != 2 || v[0].Outcome != "succeeded" {
+			t.Errorf("%s visits %+v, want one with 2 attempts, succeeded", st, v)
+		}
+	}
+	if n := w.nc.Calls("POST shares"); n != 1 {
+		t.Errorf("POST shares %d times, want 1 (the retry found the share)", n)
+	}
+
+	// The whole delivery again (same run, same args) is the same execution.
+	again := w.deliver(`{"localPath":"personal:q3.csv","share":{"with":"richard"}}`)
+	if again.Data["executionId"] != id {
+		t.Errorf("second deliver started %v, want the same execution %s", again.Data["executionId"], id)
+	}
+}

@@ -176,7 +176,7 @@ func newWorld(t *testing.T) *world {
 	}
 	w.invoke = &countingInvoker{x: w.exec, calls: map[string]int{}}
 	w.steps = &pipeline.Steps{Tools: w.invoke, KV: w.store.KV(), Notify: router.New([]router.Channel{w.told}, w.store, log),
-		Waker: w.jobs, Audit: w.store, Log: log, Now: w.clock.Now}
+		Waker: w.jobs, Audit: w.store, Log: log}
 	w.sfn = sfntest.Start(t, lambdalocal.Invoker{"tools": lambda.NewHandler(w.serve)}, sfnlocal.Machine{
 		Name: machine, Type: types.StateMachineTypeStandard, File: "../../../infra/statemachines/document-pipeline.asl.json",
 		Substitutions: map[string]string{"DocumentStepFunctionArn": sfnlocal.FunctionARN("tools")},
@@ -283,6 +283,32 @@ func (w *world) files(dir string) []string {
 	for _, e := range w.nc.Tree(root + dir) {
 		if !e.Dir {
 			out = append(out, strings.TrimPrefix(e.Path, root))
+		}
+	}
+	return out
+}
+
+// arn is the execution ARN of the execution called name.
+func (w *world) arn(name string) string {
+	return strings.Replace(w.sfn.ARN(w.t, machine), ":stateMachine:", ":execution:", 1) + ":" + name
+}
+
+// history reads the execution as GET /dev/executions/{id} shows it.
+func (w *world) history(name string) sfn.Execution {
+	w.t.Helper()
+	x, err := sfn.Describe(context.Background(), w.sfn.Client, w.arn(name))
+	if err != nil {
+		w.t.Fatalf("Describe: %v", err)
+	}
+	return x
+}
+
+// visits returns the visits of state name.
+func visits(x sfn.Execution, name string) []sfn.Step {
+	var out []sfn.Step
+	for _, s := range x.Steps {
+		if s.Name == name {
+			out = append(out, s)
 		}
 	}
 	return out
