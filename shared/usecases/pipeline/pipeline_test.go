@@ -1,11 +1,19 @@
 package pipeline_test
 
 import (
+	"context"
+	"encoding/json"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	sfnapi "github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 
 	"github.com/switchboard-dev/switchboard/shared/usecases/pipeline"
 )
@@ -155,4 +163,93 @@ func TestRetriedStepsDoNotDoubleUploadOrShare(t *testing.T) {
 	if again.Data["executionId"] != id {
 		t.Errorf("second deliver started %v, want the same execution %s", again.Data["executionId"], id)
 	}
+}
+
+// Nextcloud limits share creation (20 per 10 minutes; here 2 per 3 s, as
+// the local runtime waits SecondsPath in real time). The delivery's share
+// meets the limit twice; each time the machine waits as long as
+// Retry-After says, in its Wait state, and the third try succeeds.
+func TestShareRateLimitedTwiceWaitsAsTold(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.put("personal:q3.csv", "region,revenue\nnorth,10\n")
+	w.nc.SetShareRateLimit(2, 3*time.Second)
+	w.nc.AddUser("lena")
+	if err := w.nc.MkdirAll(root + "/other"); err != nil {
+		t.Fatal(err)
+	}
+	shareOther := func(with string) {
+		env := w.exec.Invoke(context.Background(), sb.ToolCall{AgentID: agentID, Tool: "Nextcloud", Action: "share",
+			Args: json.RawMessage(`{"path":"/other","shareWith":"` + with + `"}`)})
+		if env.Status != "ok" {
+			t.Errorf("sharing /other with %s: %+v", with, env)
+		}
+	}
+	shareOther("anna") // T+0
+	w.clock.Add(1800 * time.Millisecond)
+	shareOther("richard") // T+1.8: the window is full until T+3
+
+	// The fake Nextcloud's clock moves on by what the machine waits, and
+	// another share takes the slot that frees meanwhile, so the delivery's
+	// second try is limited as well.
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		deadline := time.Now().Add(15 * time.Second)
+		for seen := 0; seen < 2 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			n := 0
+			for _, r := range w.nc.Requests() {
+				if r.Route == "POST shares" && r.Status == 429 {
+					n++
+				}
+			}
+			if n > seen {
+				seen = n
+				if seen == 1 {
+					w.clock.Add(2 * time.Second) // Retry-After: 2 (ceil of 1.2)
+					shareOther("lena")
+				} else {
+					w.clock.Add(time.Second) // Retry-After: 1
+				}
+			}
+		}
+	}()
+	id := started(t, w.deliver(`{"localPath":"personal:q3.csv","share":{"with":"richard"}}`))
+	d := w.wait(id)
+	wg.Wait()
+	if d.Status != types.ExecutionStatusSucceeded {
+		t.Fatalf("execution %s: %s", d.Status, aws.ToString(d.Cause))
+	}
+	x := w.history(id)
+	if v := visits(x, "Share"); len(v) != 3 {
+		t.Errorf("Share visited %d times, want 3 (two 429s, then success)", len(v))
+	}
+	if got := waitsOf(t, w, id); !slices.Equal(got, []int{2, 1}) {
+		t.Errorf("waited %v seconds, want [2 1] as Retry-After said", got)
+	}
+	if n := w.nc.Shares(); n != 4 {
+		t.Errorf("%d shares, want 4 (three others and the delivery's)", n)
+	}
+	for _, s := range x.Steps {
+		t.Logf("timeline: %s %-16s %-6s attempts=%d %s", s.Entered.Format("15:04:05.000"), s.Name, s.Type, s.Attempts, s.Outcome)
+	}
+}
+
+// waitsOf reads the seconds each RateLimitWait waited from the raw history.
+func waitsOf(t *testing.T, w *world, id string) []int {
+	t.Helper()
+	h, err := w.sfn.Client.GetExecutionHistory(context.Background(), &sfnapi.GetExecutionHistoryInput{ExecutionArn: aws.String(w.arn(id))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range h.Events {
+		if d := e.StateEnteredEventDetails; d != nil && aws.ToString(d.Name) == "RateLimitWait" {
+			var in struct{ Wait int }
+			_ = json.Unmarshal([]byte(aws.ToString(d.Input)), &in)
+			out = append(out, in.Wait)
+		}
+	}
+	return out
 }

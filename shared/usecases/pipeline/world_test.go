@@ -91,7 +91,11 @@ func (c *toldChannel) Send(_ context.Context, n router.Notice) error {
 	c.texts = append(c.texts, n.Text)
 	return nil
 }
-func (c *toldChannel) all() []string { c.mu.Lock(); defer c.mu.Unlock(); return append([]string(nil), c.texts...) }
+func (c *toldChannel) all() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.texts...)
+}
 
 // jobRecorder stands in for the agent-worker queue (the follow-up runs).
 type jobRecorder struct {
@@ -105,7 +109,11 @@ func (j *jobRecorder) Dispatch(_ context.Context, job wake.Job) error {
 	j.jobs = append(j.jobs, job)
 	return nil
 }
-func (j *jobRecorder) all() []wake.Job { j.mu.Lock(); defer j.mu.Unlock(); return append([]wake.Job(nil), j.jobs...) }
+func (j *jobRecorder) all() []wake.Job {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]wake.Job(nil), j.jobs...)
+}
 
 // countingInvoker counts the tool calls the steps make.
 type countingInvoker struct {
@@ -167,8 +175,8 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	w.exec, err = tools.New(tools.Options{
-		Tools:   []sb.Tool{workspace.NewTool(blobs, func(string) (int64, bool) { return 10 << 20, true }), nct, rct},
-		Policy:  policy, Audit: w.store, Scrub: scrub.New(nil), Log: log,
+		Tools:  []sb.Tool{workspace.NewTool(blobs, func(string) (int64, bool) { return 10 << 20, true }), nct, rct},
+		Policy: policy, Audit: w.store, Scrub: scrub.New(nil), Log: log,
 		Permits: func(agent, tool string) bool { return agent == agentID },
 	})
 	if err != nil {
