@@ -80,6 +80,7 @@ func Handler(a *app.App, env *Env) (http.Handler, error) {
 		}
 		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"cost": cost, "audit": audit})
 	})
+	mux.HandleFunc("GET /dev/executions/{id}", executionRoute(a, env))
 	mux.HandleFunc("GET /dev/jobs", func(w http.ResponseWriter, r *http.Request) {
 		runs, err := a.Store().LastRuns(r.Context())
 		if err != nil {
