@@ -64,6 +64,9 @@ type Delivery struct {
 	Room       string `json:"room"`
 	Tmid       string `json:"tmid"`
 	Message    string `json:"message"`
+	// ReplyTo is where the starting run answers (its chat); the follow-up
+	// run answers there too.
+	ReplyTo *sb.ReplyTo `json:"replyTo,omitempty"`
 }
 
 // Progress is what the steps so far produced; the machine keeps it under

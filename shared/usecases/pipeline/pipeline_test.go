@@ -38,6 +38,7 @@ func TestDeliverCSVAsXLSXSharedWithAUser(t *testing.T) {
 	}
 	jobs := w.jobs.all()
 	if len(jobs) != 1 || jobs[0].Parent == nil || jobs[0].Parent.RunID != run.RunID || jobs[0].Source != pipeline.JobSource ||
+		jobs[0].ReplyTo == nil || jobs[0].ReplyTo.ThreadID != "thread-1" ||
 		!strings.Contains(jobs[0].Text, "finished") || !strings.Contains(jobs[0].Text, "/reports/q3.xlsx") {
 		t.Errorf("follow-up jobs %+v, want one follow-up of run-1 saying it finished", jobs)
 	}

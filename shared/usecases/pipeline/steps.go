@@ -364,7 +364,7 @@ func (s *Steps) Finish(ctx context.Context, in FinishInput) (Outcome, error) {
 		s.log().ErrorContext(ctx, "audit write failed", "execution", in.Execution, "err", err)
 	}
 	parent := d.Run
-	job := wake.Job{AgentID: d.AgentID, Source: JobSource, Text: facts, Parent: &parent}
+	job := wake.Job{AgentID: d.AgentID, Source: JobSource, Text: facts, Parent: &parent, ReplyTo: d.ReplyTo}
 	if err := s.Waker.Dispatch(ctx, job); err != nil {
 		return out, &taskerr.TransientError{Message: "queueing the follow-up run: " + err.Error()}
 	}

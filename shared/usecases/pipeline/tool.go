@@ -129,6 +129,9 @@ func (t *Tool) delivery(call sb.ToolCall) (Delivery, error) {
 	if strings.Contains(d.Folder, "..") {
 		return Delivery{}, sb.E(deliverOp, sb.EINVALID, "folder must stay inside your Nextcloud folder; leave it out for your reports folder")
 	}
+	if call.ReplyTo.Routable() {
+		d.ReplyTo = call.ReplyTo.Clone()
+	}
 	if d.Run.RootRunID == "" {
 		d.Run.RootRunID = d.Run.RunID
 	}

@@ -241,7 +241,7 @@ var run = sb.RunContext{RunID: "run-1", RootRunID: "run-1", AgentID: agentID}
 func (w *world) deliver(args string) sb.Envelope {
 	w.t.Helper()
 	return w.exec2().Invoke(context.Background(), sb.ToolCall{AgentID: agentID, Tool: pipeline.ToolName, Action: "deliver",
-		Args: json.RawMessage(args), Run: run, Origin: sb.OriginAgent})
+		Args: json.RawMessage(args), Run: run, Origin: sb.OriginAgent, ReplyTo: &sb.ReplyTo{RoomID: w.room, RoomName: "finanz-team", ThreadID: "thread-1"}})
 }
 
 // exec2 is an executor with the Documents tool, as the agent's run has it.
