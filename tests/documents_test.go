@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/collabora/cofake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 )
@@ -17,9 +18,9 @@ import (
 // A person asks Hermes (scripted) in Rocket.Chat for the Q3 numbers;
 // Hermes calls Documents.deliver, which answers at once with the execution
 // id. The document pipeline runs on the local Step Functions runtime with
-// the real handlers: the CSV becomes an XLSX through Collabora is skipped
-// here (no Collabora in this world), the file lands in Hermes's reports
-// folder, is shared with richard, the link is posted in the room, and
+// the real handlers: the CSV becomes an XLSX through Collabora, lands in
+// Hermes's reports folder, is shared with richard, the link is posted in
+// the room, and
 // Hermes is woken in a follow-up run of its own run that answers in the
 // room. GET /dev/executions/{id} shows each step with its attempts.
 func TestDocumentsDeliverEndToEnd(t *testing.T) {
@@ -32,6 +33,8 @@ func TestDocumentsDeliverEndToEnd(t *testing.T) {
 	room := rc.AddChannel("finanz-team", "richard", "agent-hermes")
 	nc := ncfake.Start(t, ncfake.Options{User: "switchboard", Password: "app-pass-e2e-1234"})
 	nc.AddUser("richard")
+	co := cofake.New(cofake.Options{})
+	t.Cleanup(co.Close)
 
 	config := fmt.Sprintf(`instance:
   name: e2e-docs
@@ -57,7 +60,8 @@ agents:
         username: switchboard
         appPassword: app-pass-e2e-1234
         rootPath: /Switchboard/Hermes
-`, rc.URL, rcWebhookToken, hermesID, hermesToken, nc.URL)
+        collaboraUrl: %s
+`, rc.URL, rcWebhookToken, hermesID, hermesToken, nc.URL, co.URL)
 	path := filepath.Join(t.TempDir(), "docs.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
@@ -68,7 +72,7 @@ agents:
 	}
 
 	m, err := rc.Post("richard", room, "@agent-hermes please send richard the Q3 numbers\n"+
-		`call Documents.deliver {"localPath":"personal:q3.csv","share":{"with":"richard"},"room":"finanz-team","message":"Q3 numbers for richard"}`,
+		`call Documents.deliver {"localPath":"personal:q3.csv","format":"xlsx","share":{"with":"richard"},"room":"finanz-team","message":"Q3 numbers for richard"}`,
 		rcfake.PostOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -89,15 +93,15 @@ agents:
 	}) || !strings.Contains(link, "/f/") {
 		t.Fatalf("the pipeline posted %q, want the message and the file's link; room: %+v", link, rc.Messages(room))
 	}
-	if got, err := nc.File("/Switchboard/Hermes/reports/q3.csv"); err != nil || string(got) != "region,revenue\nnorth,10\n" {
-		t.Errorf("reports/q3.csv on the server = %q, %v", got, err)
+	if got, err := nc.File("/Switchboard/Hermes/reports/q3.xlsx"); err != nil || len(got) == 0 {
+		t.Errorf("reports/q3.xlsx on the server = %d bytes, %v", len(got), err)
 	}
 	if n := nc.Shares(); n != 1 {
 		t.Errorf("%d shares, want 1", n)
 	}
 	followUp := w.waitForReply(t, room, "Hermes heard: Document delivery")
 	id := regexp.MustCompile(`Document delivery (doc-hermes-[0-9a-f]+) finished`).FindStringSubmatch(followUp.Text)
-	if id == nil || !strings.Contains(followUp.Text, "uploaded to /reports/q3.csv") {
+	if id == nil || !strings.Contains(followUp.Text, "uploaded to /reports/q3.xlsx") {
 		t.Fatalf("follow-up %q, want the execution and what was done", followUp.Text)
 	}
 
@@ -116,7 +120,7 @@ agents:
 			names = append(names, fmt.Sprintf("%s:%v:%s", st["name"], st["attempts"], st["outcome"]))
 		}
 	}
-	if got := strings.Join(names, " "); got != "Upload:1:succeeded Share:1:succeeded Post:1:succeeded Finish:1:succeeded" {
+	if got := strings.Join(names, " "); got != "Convert:1:succeeded Upload:1:succeeded Share:1:succeeded Post:1:succeeded Finish:1:succeeded" {
 		t.Errorf("execution steps %q", got)
 	}
 	if _, _, missing := w.dev.do("GET", "/dev/executions/doc-nobody-00", "", nil); missing["error"] == nil {
