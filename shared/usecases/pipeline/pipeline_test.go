@@ -254,3 +254,32 @@ func waitsOf(t *testing.T, w *world, id string) []int {
 	}
 	return out
 }
+
+// What one delivery costs (happy path: CSV → XLSX, upload, share to a
+// user, post, follow-up), counted; docs/performance.md has the numbers.
+func TestMeasureDelivery(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.put("personal:q3.csv", "region,revenue\nnorth,10\n")
+	rcBefore, auditBefore := len(w.rc.Requests()), func() int { w.audit.mu.Lock(); defer w.audit.mu.Unlock(); return w.audit.writes }()
+	began := time.Now()
+	id := started(t, w.deliver(`{"localPath":"personal:q3.csv","format":"xlsx","share":{"with":"richard"},"message":"Q3"}`))
+	if d := w.wait(id); d.Status != types.ExecutionStatusSucceeded {
+		t.Fatalf("execution %s", d.Status)
+	}
+	wall := time.Since(began)
+	x := w.history(id)
+	nc, co, rc := len(w.nc.Requests()), len(w.co.Requests()), len(w.rc.Requests())-rcBefore
+	w.audit.mu.Lock()
+	audits := w.audit.writes - auditBefore
+	w.audit.mu.Unlock()
+	w.kv.mu.Lock()
+	markers := w.kv.writes
+	w.kv.mu.Unlock()
+	t.Logf("delivery: wall %v (local runtime), %d state transitions, %d Nextcloud, %d Collabora, %d Rocket.Chat requests, "+
+		"%d marker writes + %d audit writes (state and audit tables)", wall.Round(time.Millisecond), x.Transitions, nc, co, rc, markers, audits)
+	if x.Transitions != 8 || co != 1 || markers != 10 || audits != 6 {
+		t.Errorf("transitions %d, Collabora %d, marker writes %d, audit writes %d; want 8, 1, 10, 6 (the numbers in docs/performance.md)",
+			x.Transitions, co, markers, audits)
+	}
+}

@@ -70,6 +70,8 @@ type world struct {
 	tool   *pipeline.Tool
 	sfn    *sfntest.Env
 	told   *toldChannel
+	kv     *countingKV
+	audit  *countingAudit
 	jobs   *jobRecorder
 	invoke *countingInvoker
 }
@@ -115,6 +117,41 @@ func (j *jobRecorder) all() []wake.Job {
 	return append([]wake.Job(nil), j.jobs...)
 }
 
+// countingKV counts the state-table writes of the steps.
+type countingKV struct {
+	sb.KV
+	mu     sync.Mutex
+	writes int
+}
+
+func (k *countingKV) Put(ctx context.Context, key, value string, expires time.Time) error {
+	k.mu.Lock()
+	k.writes++
+	k.mu.Unlock()
+	return k.KV.Put(ctx, key, value, expires)
+}
+
+func (k *countingKV) PutIf(ctx context.Context, key, old, value string, expires time.Time) error {
+	k.mu.Lock()
+	k.writes++
+	k.mu.Unlock()
+	return k.KV.PutIf(ctx, key, old, value, expires)
+}
+
+// countingAudit counts the audit-table writes.
+type countingAudit struct {
+	*memstore.Store
+	mu     sync.Mutex
+	writes int
+}
+
+func (a *countingAudit) Append(ctx context.Context, e sb.AuditEntry) error {
+	a.mu.Lock()
+	a.writes++
+	a.mu.Unlock()
+	return a.Store.Append(ctx, e)
+}
+
 // countingInvoker counts the tool calls the steps make.
 type countingInvoker struct {
 	x     *tools.Executor
@@ -133,6 +170,7 @@ func (c *countingInvoker) count(k string) int { c.mu.Lock(); defer c.mu.Unlock()
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	w := &world{t: t, clock: clocktest.New(start), store: memstore.New(), told: &toldChannel{}, jobs: &jobRecorder{}}
+	w.kv, w.audit = &countingKV{KV: w.store.KV()}, &countingAudit{Store: w.store}
 	w.nc = ncfake.Start(t, ncfake.Options{User: "switchboard", Now: w.clock.Now})
 	w.nc.AddUser("richard", "anna")
 	w.nc.AddGroup("finance")
@@ -176,15 +214,15 @@ func newWorld(t *testing.T) *world {
 	}
 	w.exec, err = tools.New(tools.Options{
 		Tools:  []sb.Tool{workspace.NewTool(blobs, func(string) (int64, bool) { return 10 << 20, true }), nct, rct},
-		Policy: policy, Audit: w.store, Scrub: scrub.New(nil), Log: log,
+		Policy: policy, Audit: w.audit, Scrub: scrub.New(nil), Log: log,
 		Permits: func(agent, tool string) bool { return agent == agentID },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.invoke = &countingInvoker{x: w.exec, calls: map[string]int{}}
-	w.steps = &pipeline.Steps{Tools: w.invoke, KV: w.store.KV(), Notify: router.New([]router.Channel{w.told}, w.store, log),
-		Waker: w.jobs, Audit: w.store, Log: log}
+	w.steps = &pipeline.Steps{Tools: w.invoke, KV: w.kv, Notify: router.New([]router.Channel{w.told}, w.audit, log),
+		Waker: w.jobs, Audit: w.audit, Log: log}
 	w.sfn = sfntest.Start(t, lambdalocal.Invoker{"tools": lambda.NewHandler(w.serve)}, sfnlocal.Machine{
 		Name: machine, Type: types.StateMachineTypeStandard, File: "../../../infra/statemachines/document-pipeline.asl.json",
 		Substitutions: map[string]string{"DocumentStepFunctionArn": sfnlocal.FunctionARN("tools")},
@@ -247,7 +285,7 @@ func (w *world) deliver(args string) sb.Envelope {
 // exec2 is an executor with the Documents tool, as the agent's run has it.
 func (w *world) exec2() *tools.Executor {
 	policy, _ := staging.New(nil)
-	x, err := tools.New(tools.Options{Tools: []sb.Tool{w.tool}, Policy: policy, Audit: w.store, Scrub: scrub.New(nil),
+	x, err := tools.New(tools.Options{Tools: []sb.Tool{w.tool}, Policy: policy, Audit: w.audit, Scrub: scrub.New(nil),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Permits: func(string, string) bool { return true }})
 	if err != nil {
 		w.t.Fatal(err)
