@@ -30,6 +30,8 @@ const (
 	OpShare   = "documents.share"
 	OpPost    = "documents.post"
 	OpFinish  = "documents.finish"
+	// OpApproval stages the public link's approval with the task token.
+	OpApproval = "documents.approval"
 )
 
 // Step names, as the machine's states and the failure report use them.

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 
+	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 	"github.com/switchboard-dev/switchboard/shared/usecases/pipeline"
 )
 
@@ -281,5 +283,90 @@ func TestMeasureDelivery(t *testing.T) {
 	if x.Transitions != 8 || co != 1 || markers != 10 || audits != 6 {
 		t.Errorf("transitions %d, Collabora %d, marker writes %d, audit writes %d; want 8, 1, 10, 6 (the numbers in docs/performance.md)",
 			x.Transitions, co, markers, audits)
+	}
+}
+
+// tokenOf reads the signed token of an approval link.
+func tokenOf(t *testing.T, link string) string {
+	t.Helper()
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Query().Get("token")
+}
+
+// A public link waits for a human: the execution stays in AwaitApproval
+// until the approval is decided, by the link or by the Telegram button.
+func TestPublicLinkWaitsForApproval(t *testing.T) {
+	for _, by := range []string{"link", "button"} {
+		t.Run(by, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			w.nc.SetPublicLinks(true)
+			w.put("personal:q3.csv", "region,revenue\nnorth,10\n")
+			id := started(t, w.deliver(`{"localPath":"personal:q3.csv","share":{"publicLink":true},"message":"Q3 for everyone"}`))
+			req := w.asked.request(t)
+			if req.Approval.Tool != "Nextcloud" || req.Approval.Action != "share" || req.Approval.TaskToken == "" {
+				t.Fatalf("approval %+v, want Nextcloud.share carrying the task token", req.Approval)
+			}
+			if d, _ := w.sfn.Client.DescribeExecution(context.Background(), &sfnapi.DescribeExecutionInput{ExecutionArn: aws.String(w.arn(id))}); d.Status != types.ExecutionStatusRunning || w.nc.Shares() != 0 {
+				t.Fatalf("before the decision: %s with %d shares, want RUNNING and none", d.Status, w.nc.Shares())
+			}
+			var out approvals.Outcome
+			var err error
+			if by == "link" {
+				out, err = w.approvals.DecideByLink(context.Background(), req.Approval.ID, "approve", tokenOf(t, req.ApproveURL))
+			} else {
+				out, err = w.approvals.DecideByCallback(context.Background(), approvals.CallbackData(approvals.Approve, req.Approval.ID), "4242", []string{"4242"})
+			}
+			if err != nil || out.Kind != approvals.KindApproved {
+				t.Fatalf("decision: %+v %v, want approved", out, err)
+			}
+			if d := w.wait(id); d.Status != types.ExecutionStatusSucceeded {
+				t.Fatalf("execution %s: %s", d.Status, aws.ToString(d.Cause))
+			}
+			msgs := w.rc.Messages(w.room)
+			if w.nc.Shares() != 1 || len(msgs) != 1 || !strings.Contains(msgs[0].Text, "/s/") {
+				t.Errorf("%d shares, room %+v; want one public link posted", w.nc.Shares(), msgs)
+			}
+			entries, _ := w.store.ByRoot(context.Background(), run.RootRunID)
+			var approved bool
+			for _, e := range entries {
+				approved = approved || e.Tool == "Nextcloud" && e.Action == "share" && e.Decision == sb.DecisionApproved && e.ApprovalID == req.Approval.ID
+			}
+			if !approved {
+				t.Errorf("no audit entry of the share run on approval %s", req.Approval.ID)
+			}
+			if jobs := w.jobs.all(); len(jobs) != 1 || !strings.Contains(jobs[0].Text, "finished") {
+				t.Errorf("follow-ups %+v, want one: the delivery's", jobs)
+			}
+		})
+	}
+}
+
+func TestPublicLinkDenied(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.nc.SetPublicLinks(true)
+	w.put("personal:q3.csv", "region,revenue\nnorth,10\n")
+	id := started(t, w.deliver(`{"localPath":"personal:q3.csv","share":{"publicLink":true}}`))
+	req := w.asked.request(t)
+	if out, err := w.approvals.DecideByLink(context.Background(), req.Approval.ID, "deny", tokenOf(t, req.DenyURL)); err != nil || out.Kind != approvals.KindDenied {
+		t.Fatalf("deny: %+v %v", out, err)
+	}
+	if d := w.wait(id); d.Status != types.ExecutionStatusFailed {
+		t.Fatalf("execution %s, want FAILED", d.Status)
+	}
+	told := w.told.all()
+	if len(told) != 1 || !strings.Contains(told[0], "failed at step share") || !strings.Contains(told[0], "denied") ||
+		!strings.Contains(told[0], "uploaded to /reports/q3.csv") || !strings.Contains(told[0], "not shared, not posted") {
+		t.Errorf("human told %q, want: denied, uploaded, not shared", told)
+	}
+	if jobs := w.jobs.all(); len(jobs) != 1 {
+		t.Errorf("follow-ups %+v, want exactly one (the delivery's, not a second from the approval)", jobs)
+	}
+	if w.nc.Shares() != 0 || len(w.rc.Messages(w.room)) != 0 {
+		t.Errorf("%d shares, room %+v; want nothing shared or posted", w.nc.Shares(), w.rc.Messages(w.room))
 	}
 }

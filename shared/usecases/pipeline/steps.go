@@ -35,6 +35,27 @@ type State struct {
 	// Wait is the seconds Nextcloud asked to wait (Retry-After) before the
 	// share is tried again; the machine's Wait state reads it. 0 = go on.
 	Wait int `json:"wait"`
+	// Approval is the human's yes to a public link (what the approvals flow
+	// resumed the execution with); null until then, and for other shares.
+	Approval *Granted `json:"approval"`
+}
+
+// Granted is the approvals flow's SendTaskSuccess output.
+type Granted struct {
+	ApprovalID string `json:"approvalId"`
+	DecidedBy  string `json:"decidedBy"`
+}
+
+// ApprovalInput is the AwaitApproval Task's payload: the step input and
+// the task token the approval carries.
+type ApprovalInput struct {
+	StepInput
+	Token string `json:"token"`
+}
+
+// TaskTokens resume a waiting execution (shared/adapters/sfn.TaskTokens).
+type TaskTokens interface {
+	Succeed(ctx context.Context, token, output string) error
 }
 
 // StepInput is a step Task's payload.
@@ -78,6 +99,9 @@ type Steps struct {
 	Notify Notifier
 	Waker  wake.Dispatcher
 	Audit  sb.AuditStore
+	// Tokens resume the execution when the policy lets a public link run
+	// without a human (an operator's override).
+	Tokens TaskTokens
 	// MaxRateLimitWaits bounds how often a share waits out a 429 with
 	// Retry-After (default 3); after that the step fails.
 	MaxRateLimitWaits int
@@ -154,7 +178,7 @@ func (s *Steps) finishStep(ctx context.Context, in StepInput, step string, m mar
 	if err := s.save(ctx, in.Execution, step, m); err != nil {
 		return State{}, err
 	}
-	return State{Delivery: in.Delivery, Done: done}, nil
+	return State{Delivery: in.Delivery, Done: done, Approval: in.Approval}, nil
 }
 
 // call runs one tool action for the delivering agent, inside its run.
@@ -224,6 +248,36 @@ func (s *Steps) Share(ctx context.Context, in StepInput) (State, error) {
 			return s.finishStep(ctx, in, StepShare, m, done2)
 		}
 	}
+	call := shareCall(in)
+	if sh.PublicLink {
+		if in.Approval == nil {
+			return State{}, &taskerr.PermanentError{Message: "share: a public link needs a human's approval, and none came with the step"}
+		}
+		// The human's yes came through the task token; the executor
+		// records it as such in the audit.
+		call.Approved, call.ApprovalID, call.ApprovedBy = true, in.Approval.ApprovalID, in.Approval.DecidedBy
+	}
+	env := s.Tools.Invoke(ctx, call)
+	if wait := retryAfter(env); wait > 0 && env.Status == "error" {
+		if m.Waits >= s.maxWaits() {
+			return State{}, &taskerr.PermanentError{Message: fmt.Sprintf(
+				"share: Nextcloud still limits share creation after %d waits; try the share again later", m.Waits)}
+		}
+		m.Waits++
+		if err := s.save(ctx, in.Execution, StepShare, m); err != nil {
+			return State{}, err
+		}
+		return State{Delivery: in.Delivery, Done: in.Done, Wait: wait, Approval: in.Approval}, nil
+	}
+	if err := stepError(StepShare, env); err != nil {
+		return State{}, err
+	}
+	return s.finishStep(ctx, in, StepShare, m, shareDone(in.Done, env.Data))
+}
+
+// shareCall is the Nextcloud.share call of the delivery.
+func shareCall(in StepInput) sb.ToolCall {
+	sh := in.Delivery.Share
 	args := map[string]any{"path": in.Done.Uploaded}
 	switch {
 	case sh.PublicLink:
@@ -239,22 +293,51 @@ func (s *Steps) Share(ctx context.Context, in StepInput) (State, error) {
 	if sh.ExpireDays > 0 {
 		args["expireDays"] = sh.ExpireDays
 	}
-	env := s.call(ctx, in.Delivery, "Nextcloud", "share", args)
-	if wait := retryAfter(env); wait > 0 && env.Status == "error" {
-		if m.Waits >= s.maxWaits() {
-			return State{}, &taskerr.PermanentError{Message: fmt.Sprintf(
-				"share: Nextcloud still limits share creation after %d waits; try the share again later", m.Waits)}
-		}
-		m.Waits++
-		if err := s.save(ctx, in.Execution, StepShare, m); err != nil {
-			return State{}, err
-		}
-		return State{Delivery: in.Delivery, Done: in.Done, Wait: wait}, nil
+	raw, _ := json.Marshal(args)
+	d := in.Delivery
+	return sb.ToolCall{AgentID: d.AgentID, Tool: "Nextcloud", Action: "share", Args: raw, Run: d.Run, Origin: sb.OriginAgent, ReplyTo: d.ReplyTo}
+}
+
+// RequestApproval asks a human to approve the public link: the share call
+// goes through the executor under the task token, so the staging policy
+// decides and, when it asks for approval, the approval carries the token
+// (the execution waits in AwaitApproval until the approvals flow resumes
+// or fails it). When the policy lets the link run at once (an operator's
+// override), the share is made here and the execution resumed at once.
+// A retried request finds its marker and asks no one twice.
+func (s *Steps) RequestApproval(ctx context.Context, in ApprovalInput) (struct{}, error) {
+	const step = "approval"
+	m, _, done, err := s.begin(ctx, in.Execution, step)
+	if err != nil || done {
+		return struct{}{}, err
 	}
-	if err := stepError(StepShare, env); err != nil {
-		return State{}, err
+	if in.Token == "" {
+		return struct{}{}, &taskerr.PermanentError{Message: "approval: the task has no token"}
 	}
-	return s.finishStep(ctx, in, StepShare, m, shareDone(in.Done, env.Data))
+	env := s.Tools.Invoke(sb.WithTaskToken(ctx, in.Token), shareCall(in.StepInput))
+	switch env.Status {
+	case sb.OutcomePending:
+		if id, _ := env.Data["approval_id"].(string); id == "" {
+			return struct{}{}, &taskerr.PermanentError{Message: "share: a public link needs a human's approval, and approvals are not set up on this instance (instance.approvals)"}
+		}
+	case "ok":
+		if err := s.save(ctx, in.Execution, StepShare, marker{State: "done", Attempts: 1, Done: shareDone(in.Done, env.Data)}); err != nil {
+			return struct{}{}, err
+		}
+		if s.Tokens == nil {
+			return struct{}{}, &taskerr.PermanentError{Message: "approval: the link was shared, but the execution cannot be resumed here"}
+		}
+		out, _ := json.Marshal(Granted{DecidedBy: "policy"})
+		if err := s.Tokens.Succeed(ctx, in.Token, string(out)); err != nil {
+			return struct{}{}, &taskerr.TransientError{Message: "approval: resuming the execution: " + err.Error()}
+		}
+	default:
+		if err := stepError(StepShare, env); err != nil {
+			return struct{}{}, err
+		}
+	}
+	m.State = "done"
+	return struct{}{}, s.save(ctx, in.Execution, step, m)
 }
 
 func shareDone(d Progress, data map[string]any) Progress {

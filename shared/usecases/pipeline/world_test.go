@@ -37,6 +37,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
 	"github.com/switchboard-dev/switchboard/shared/tools/staging"
 	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
+	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 	"github.com/switchboard-dev/switchboard/shared/usecases/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
@@ -57,23 +58,25 @@ var start = time.Date(2026, 5, 1, 21, 30, 0, 0, time.UTC)
 // executor, the steps on a local Lambda endpoint and the real ASL file on
 // the local Step Functions runtime.
 type world struct {
-	t      *testing.T
-	nc     *ncfake.Server
-	co     *cofake.Server
-	rc     *rcfake.Server
-	room   string
-	blobs  *s3blob.Store
-	store  *memstore.Store
-	clock  *clocktest.Clock
-	exec   *tools.Executor
-	steps  *pipeline.Steps
-	tool   *pipeline.Tool
-	sfn    *sfntest.Env
-	told   *toldChannel
-	kv     *countingKV
-	audit  *countingAudit
-	jobs   *jobRecorder
-	invoke *countingInvoker
+	t         *testing.T
+	nc        *ncfake.Server
+	co        *cofake.Server
+	rc        *rcfake.Server
+	room      string
+	blobs     *s3blob.Store
+	store     *memstore.Store
+	clock     *clocktest.Clock
+	exec      *tools.Executor
+	steps     *pipeline.Steps
+	tool      *pipeline.Tool
+	sfn       *sfntest.Env
+	told      *toldChannel
+	approvals *approvals.Service
+	asked     *askedNotifier
+	kv        *countingKV
+	audit     *countingAudit
+	jobs      *jobRecorder
+	invoke    *countingInvoker
 }
 
 // toldChannel is the human's channel behind the real router.
@@ -97,6 +100,46 @@ func (c *toldChannel) all() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]string(nil), c.texts...)
+}
+
+// askedNotifier is the human's view of approval requests (the Telegram
+// message with its links and buttons).
+type askedNotifier struct {
+	mu       sync.Mutex
+	requests []approvals.Request
+	decided  []approvals.Approval
+}
+
+func (n *askedNotifier) RequestApproval(_ context.Context, r approvals.Request) (json.RawMessage, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.requests = append(n.requests, r)
+	return nil, nil
+}
+
+func (n *askedNotifier) Decided(_ context.Context, a approvals.Approval) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.decided = append(n.decided, a)
+	return nil
+}
+
+// request waits for the approval request of the delivery.
+func (n *askedNotifier) request(t *testing.T) approvals.Request {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		n.mu.Lock()
+		if len(n.requests) > 0 {
+			r := n.requests[0]
+			n.mu.Unlock()
+			return r
+		}
+		n.mu.Unlock()
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatal("no approval request within 10 s")
+	return approvals.Request{}
 }
 
 // jobRecorder stands in for the agent-worker queue (the follow-up runs).
@@ -203,7 +246,7 @@ func newWorld(t *testing.T) *world {
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	nct := nctool.New(func(id string) (nctool.Agent, bool) {
-		return nctool.Agent{Client: ncc, Collabora: coc, RootPath: root, AgentName: "Hermes", BaseURL: "https://cloud.example.org"}, id == agentID
+		return nctool.Agent{Client: ncc, Collabora: coc, RootPath: root, AgentName: "Hermes", BaseURL: "https://cloud.example.org", AllowPublicShares: true}, id == agentID
 	}, blobs, w.clock.Now)
 	rct := rctool.New(func(id string) (rctool.Agent, bool) {
 		return rctool.Agent{Client: rcc, Username: agentRC, DefaultRoom: "finanz-team"}, id == agentID
@@ -227,6 +270,19 @@ func newWorld(t *testing.T) *world {
 		Name: machine, Type: types.StateMachineTypeStandard, File: "../../../infra/statemachines/document-pipeline.asl.json",
 		Substitutions: map[string]string{"DocumentStepFunctionArn": sfnlocal.FunctionARN("tools")},
 	})
+	tokens := sfn.TaskTokens{Client: w.sfn.Client}
+	w.steps.Tokens = tokens
+	signer, err := approvals.NewSigner([]byte("a-signing-key-of-at-least-32-bytes!!"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.asked = &askedNotifier{}
+	w.approvals, err = approvals.New(approvals.Options{Store: memstore.NewApprovals(), Signer: signer, Notifier: w.asked,
+		Waker: w.jobs, Tokens: tokens, PublicBaseURL: "http://127.0.0.1:9", Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.exec.SetStager(w.approvals)
 	w.tool = &pipeline.Tool{Machine: sfn.Machine{Client: w.sfn.Client, ARN: func() string { return w.sfn.ARN(t, machine) }}, Log: log}
 	return w
 }
@@ -243,6 +299,13 @@ func (w *world) serve(ctx context.Context, raw json.RawMessage) (any, error) {
 			return nil, err
 		}
 		return w.steps.Finish(ctx, in)
+	}
+	if head.Op == pipeline.OpApproval {
+		var in pipeline.ApprovalInput
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return nil, err
+		}
+		return w.steps.RequestApproval(ctx, in)
 	}
 	var in pipeline.StepInput
 	if err := json.Unmarshal(raw, &in); err != nil {
