@@ -73,36 +73,3 @@ func (m Machine) Start(ctx context.Context, name, input string) (string, error) 
 	}
 	return aws.ToString(out.ExecutionArn), nil
 }
-
-// TaskTokens resumes (SendTaskSuccess) or fails (SendTaskFailure) the Task
-// waiting on a token (.waitForTaskToken). ECONFLICT when the execution no
-// longer waits (the token timed out, was used, or its execution ended);
-// EUNAVAILABLE when the service cannot be reached.
-type TaskTokens struct {
-	Client *sfnapi.Client
-}
-
-// Succeed resumes the waiting Task with output (JSON) as its result.
-func (t TaskTokens) Succeed(ctx context.Context, token, output string) error {
-	_, err := t.Client.SendTaskSuccess(ctx, &sfnapi.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(output)})
-	return tokenErr("stepfunctions.sendTaskSuccess", err)
-}
-
-// Fail ends the waiting Task with the error errName (what Catch matches).
-func (t TaskTokens) Fail(ctx context.Context, token, errName, cause string) error {
-	_, err := t.Client.SendTaskFailure(ctx, &sfnapi.SendTaskFailureInput{TaskToken: aws.String(token), Error: aws.String(errName), Cause: aws.String(cause)})
-	return tokenErr("stepfunctions.sendTaskFailure", err)
-}
-
-func tokenErr(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var timedOut *types.TaskTimedOut
-	var missing *types.TaskDoesNotExist
-	var invalid *types.InvalidToken
-	if errors.As(err, &timedOut) || errors.As(err, &missing) || errors.As(err, &invalid) {
-		return sb.Wrap(op, sb.ECONFLICT, "the execution no longer waits for this token", err)
-	}
-	return sb.Wrap(op, sb.EUNAVAILABLE, "Step Functions could not be reached", err)
-}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	sfnapi "github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
@@ -29,6 +31,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn"
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn/sfnlocal"
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn/sfntest"
+	"github.com/switchboard-dev/switchboard/shared/adapters/sfntoken"
 	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -270,7 +273,8 @@ func newWorld(t *testing.T) *world {
 		Name: machine, Type: types.StateMachineTypeStandard, File: "../../../infra/statemachines/document-pipeline.asl.json",
 		Substitutions: map[string]string{"DocumentStepFunctionArn": sfnlocal.FunctionARN("tools")},
 	})
-	tokens := sfn.TaskTokens{Client: w.sfn.Client}
+	tokens := &sfntoken.Client{Endpoint: w.sfn.Runtime.Endpoint, Region: "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), HTTP: http.DefaultClient}
 	w.steps.Tokens = tokens
 	signer, err := approvals.NewSigner([]byte("a-signing-key-of-at-least-32-bytes!!"))
 	if err != nil {
