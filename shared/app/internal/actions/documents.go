@@ -8,6 +8,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/usecases/pipeline"
@@ -39,13 +40,15 @@ func (a *Actions) sfnClient() *sfnapi.Client {
 // tools function: each step runs through the executor (staging policy and
 // audit of its tool action) and remembers itself in the state table.
 func (a *Actions) DocumentTasks() handlers.Tasks {
-	steps := &pipeline.Steps{Tools: a.Tools, KV: a.Store.KV(), Notify: a.Router, Waker: a.Dispatcher, Audit: a.Store, Log: a.Log}
+	steps := &pipeline.Steps{Tools: a.Tools, KV: a.Store.KV(), Notify: a.Router, Waker: a.Dispatcher, Audit: a.Store,
+		Tokens: decide.TaskTokens{D: a.Decide}, Log: a.Log}
 	return handlers.Tasks{
-		pipeline.OpConvert: handlers.TaskOf(steps.Convert),
-		pipeline.OpUpload:  handlers.TaskOf(steps.Upload),
-		pipeline.OpShare:   handlers.TaskOf(steps.Share),
-		pipeline.OpPost:    handlers.TaskOf(steps.Post),
-		pipeline.OpFinish:  handlers.TaskOf(steps.Finish),
+		pipeline.OpConvert:  handlers.TaskOf(steps.Convert),
+		pipeline.OpUpload:   handlers.TaskOf(steps.Upload),
+		pipeline.OpShare:    handlers.TaskOf(steps.Share),
+		pipeline.OpPost:     handlers.TaskOf(steps.Post),
+		pipeline.OpFinish:   handlers.TaskOf(steps.Finish),
+		pipeline.OpApproval: handlers.TaskOf(steps.RequestApproval),
 	}
 }
 
