@@ -370,3 +370,31 @@ func TestPublicLinkDenied(t *testing.T) {
 		t.Errorf("%d shares, room %+v; want nothing shared or posted", w.nc.Shares(), w.rc.Messages(w.room))
 	}
 }
+
+// The shared reports folder (outside the agent's own) takes a delivery
+// when the agent has one; a locked report there gets a timestamped name.
+func TestDeliverIntoTheSharedReportsFolder(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.put("personal:q3.csv", "region,revenue\nnorth,10\n")
+	if err := w.nc.MkdirAll("/Switchboard/Berichte"); err != nil {
+		t.Fatal(err)
+	}
+	w.nc.Lock("/Switchboard/Berichte/q3.csv")
+	id := started(t, w.deliver(`{"localPath":"personal:q3.csv","folder":"shared-reports:","share":{"with":"richard"}}`))
+	if d := w.wait(id); d.Status != types.ExecutionStatusSucceeded {
+		t.Fatalf("execution %s: %s", d.Status, aws.ToString(d.Cause))
+	}
+	var got []string
+	for _, e := range w.nc.Tree("/Switchboard/Berichte") {
+		if !e.Dir {
+			got = append(got, e.Path)
+		}
+	}
+	if len(got) != 1 || got[0] != "/Switchboard/Berichte/q3-20260501-213000.csv" {
+		t.Errorf("shared reports folder holds %v, want the timestamped report", got)
+	}
+	if jobs := w.jobs.all(); len(jobs) != 1 || !strings.Contains(jobs[0].Text, "uploaded to shared-reports:/q3-20260501-213000.csv") {
+		t.Errorf("follow-up %+v, want the shared path", jobs)
+	}
+}

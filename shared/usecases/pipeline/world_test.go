@@ -249,7 +249,7 @@ func newWorld(t *testing.T) *world {
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	nct := nctool.New(func(id string) (nctool.Agent, bool) {
-		return nctool.Agent{Client: ncc, Collabora: coc, RootPath: root, AgentName: "Hermes", BaseURL: "https://cloud.example.org", AllowPublicShares: true}, id == agentID
+		return nctool.Agent{Client: ncc, Collabora: coc, RootPath: root, AgentName: "Hermes", BaseURL: "https://cloud.example.org", AllowPublicShares: true, SharedReportsPath: "/Switchboard/Berichte"}, id == agentID
 	}, blobs, w.clock.Now)
 	rct := rctool.New(func(id string) (rctool.Agent, bool) {
 		return rctool.Agent{Client: rcc, Username: agentRC, DefaultRoom: "finanz-team"}, id == agentID

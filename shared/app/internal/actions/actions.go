@@ -171,7 +171,7 @@ func (a *Actions) setupNextcloud() error {
 		if err != nil {
 			return fmt.Errorf("app: agent %s: Nextcloud: %w", ag.ID, err)
 		}
-		na := nctool.Agent{Client: c, RootPath: t.RootPath, AllowPublicShares: t.AllowPublicShares,
+		na := nctool.Agent{Client: c, RootPath: t.RootPath, SharedReportsPath: t.SharedReportsPath, AllowPublicShares: t.AllowPublicShares,
 			ShareDefaultExpireDays: t.ShareDefaultExpireDays, ReportsMaxAgeDays: t.ReportsMaxAgeDays,
 			AgentName: a.AgentName(ag.ID), BaseURL: t.BaseURL}
 		if t.CollaboraURL != "" {
