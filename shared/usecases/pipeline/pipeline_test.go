@@ -14,6 +14,7 @@ import (
 	sfnapi "github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
@@ -396,5 +397,39 @@ func TestDeliverIntoTheSharedReportsFolder(t *testing.T) {
 	}
 	if jobs := w.jobs.all(); len(jobs) != 1 || !strings.Contains(jobs[0].Text, "uploaded to shared-reports:/q3-20260501-213000.csv") {
 		t.Errorf("follow-up %+v, want the shared path", jobs)
+	}
+}
+
+// Nobody decides: the approvals-expire job expires the approval and fails
+// the waiting delivery, which tells the human and the agent once.
+func TestPublicLinkExpires(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.nc.SetPublicLinks(true)
+	signer, _ := approvals.NewSigner([]byte("a-signing-key-of-at-least-32-bytes!!"))
+	now := time.Now()
+	svc, err := approvals.New(approvals.Options{Store: memstore.NewApprovals(), Signer: signer, Notifier: w.asked, Waker: w.jobs,
+		Tokens: w.steps.Tokens.(approvals.TaskTokens), PublicBaseURL: "http://127.0.0.1:9", TTL: time.Hour,
+		Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.exec.SetStager(svc)
+	w.put("personal:q3.csv", "region,revenue\nnorth,10\n")
+	id := started(t, w.deliver(`{"localPath":"personal:q3.csv","share":{"publicLink":true}}`))
+	w.asked.request(t)
+	now = now.Add(2 * time.Hour)
+	if n, err := svc.ExpireDue(context.Background()); n != 1 || err != nil {
+		t.Fatalf("ExpireDue = %d, %v; want the one approval expired", n, err)
+	}
+	if d := w.wait(id); d.Status != types.ExecutionStatusFailed {
+		t.Fatalf("execution %s, want FAILED", d.Status)
+	}
+	told := w.told.all()
+	if len(told) != 1 || !strings.Contains(told[0], "nobody approved") || !strings.Contains(told[0], "not shared") {
+		t.Errorf("human told %q, want: nobody approved in time, not shared", told)
+	}
+	if jobs := w.jobs.all(); len(jobs) != 1 || w.nc.Shares() != 0 {
+		t.Errorf("follow-ups %+v and %d shares; want one follow-up and no share", jobs, w.nc.Shares())
 	}
 }

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -306,7 +308,10 @@ func shareCall(in StepInput) sb.ToolCall {
 // override), the share is made here and the execution resumed at once.
 // A retried request finds its marker and asks no one twice.
 func (s *Steps) RequestApproval(ctx context.Context, in ApprovalInput) (struct{}, error) {
-	const step = "approval"
+	// Keyed by the token: a retried Task waits on a new token, which a new
+	// approval must carry (the first one could no longer resume anything).
+	sum := sha256.Sum256([]byte(in.Token))
+	step := "approval#" + hex.EncodeToString(sum[:8])
 	m, _, done, err := s.begin(ctx, in.Execution, step)
 	if err != nil || done {
 		return struct{}{}, err
