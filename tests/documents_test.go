@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/collabora/cofake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
 )
 
 // A person asks Hermes (scripted) in Rocket.Chat for the Q3 numbers;
@@ -125,5 +126,102 @@ agents:
 	}
 	if _, _, missing := w.dev.do("GET", "/dev/executions/doc-nobody-00", "", nil); missing["error"] == nil {
 		t.Errorf("an unknown execution answered %v, want an error", missing)
+	}
+}
+
+// A delivery with a public link waits for the human: the approval request
+// reaches Telegram with its links, approving by link resumes the waiting
+// execution (the deciding route sends the task token's result), and the
+// public link is posted in the room.
+func TestDocumentsPublicLinkApprovedByLinkEndToEnd(t *testing.T) {
+	tg := tgfake.New()
+	t.Cleanup(tg.Close)
+	tg.AddUser(tgfake.User{ID: tgApprover, FirstName: "Richard", Username: "richard"})
+	rc := rcfake.New()
+	t.Cleanup(rc.Close)
+	rc.SetRateLimit(0, 0)
+	hermesID, hermesToken := rc.AddUser("agent-hermes", "bot", "user")
+	room := rc.AddChannel("finanz-team", "agent-hermes")
+	nc := ncfake.Start(t, ncfake.Options{User: "switchboard", Password: "app-pass-e2e-1234"})
+	nc.SetPublicLinks(true)
+	config := fmt.Sprintf(`instance:
+  name: e2e-docs-public
+  toolApiToken: env:E2E_TOOL_TOKEN
+  channels: [Telegram]
+  model: {provider: scripted, reply: "{{agent}} heard: {{message}}"}
+  telegram:
+    apiBaseUrl: %s
+    botToken: %s
+    chatId: "%d"
+    allowedChatIds: ["%d"]
+    webhookSecret: %s
+  approvals: {signingKey: env:E2E_SIGNING_KEY, ttlHours: 24, approverTelegramIds: ["%d"]}
+  dev: {scheduler: false, workers: 2}
+agents:
+  - id: hermes
+    name: Hermes
+    tools:
+      Workspace: {}
+      RocketChat:
+        baseUrl: %s
+        userId: %s
+        authToken: %s
+        username: agent-hermes
+        allowedRooms: [finanz-team]
+        defaultRoom: finanz-team
+      Nextcloud:
+        baseUrl: %s
+        username: switchboard
+        appPassword: app-pass-e2e-1234
+        rootPath: /Switchboard/Hermes
+        allowPublicShares: true
+`, tg.URL, tgfake.DefaultToken, tgChat, tgChat, tgSecret, tgApprover, rc.URL, hermesID, hermesToken, nc.URL)
+	path := filepath.Join(t.TempDir(), "docs-public.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startDevConfig(t, path)
+	if _, m := d.invoke("hermes", "Workspace", "write", map[string]any{"path": "personal:q3.csv", "content": "region,revenue\nnorth,10\n"}); m["status"] != "ok" {
+		t.Fatalf("workspace write = %v", m)
+	}
+	_, _, run := d.do("POST", "/dev/agents/hermes/run", "", map[string]any{
+		"message": `call Documents.deliver {"localPath":"personal:q3.csv","share":{"publicLink":true},"message":"Q3 for everyone"}`})
+	if !strings.Contains(str(run["answer"]), "Documents.deliver → ok") {
+		t.Fatalf("run answer = %v, want the delivery started", run["answer"])
+	}
+
+	var links map[string]string
+	if !eventually(10*time.Second, func() bool {
+		for _, m := range tg.Messages(tgChat) {
+			if strings.Contains(m.Text, "Nextcloud.share") {
+				links = map[string]string{}
+				for _, l := range linkRE.FindAllStringSubmatch(m.Text, -1) {
+					links[l[2]] = l[1]
+				}
+			}
+		}
+		return links["approve"] != ""
+	}) {
+		t.Fatalf("no approval request for the public link on Telegram: %+v\n%s", tg.Messages(tgChat), d.logs.String())
+	}
+	if nc.Shares() != 0 {
+		t.Fatal("the link was made before anyone approved it")
+	}
+	if got := postDecision(t, links["approve"], "approve", nil); got != http.StatusOK {
+		t.Fatalf("approve = %d", got)
+	}
+	var posted string
+	if !eventually(15*time.Second, func() bool {
+		for _, m := range rc.Messages(room) {
+			if strings.HasPrefix(m.Text, "Q3 for everyone\n") {
+				posted = m.Text
+			}
+		}
+		return posted != ""
+	}) || !strings.Contains(posted, "/s/") {
+		t.Fatalf("posted %q, want the public link; log:\n%s", posted, d.logs.String())
+	}
+	if nc.Shares() != 1 {
+		t.Errorf("%d shares, want the one public link", nc.Shares())
 	}
 }
