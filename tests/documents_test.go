@@ -224,4 +224,29 @@ agents:
 	if nc.Shares() != 1 {
 		t.Errorf("%d shares, want the one public link", nc.Shares())
 	}
+
+	// The chain view shows the delivery's execution with its steps.
+	root := str(run["run"].(map[string]any)["rootRunId"])
+	var steps []string
+	if !eventually(5*time.Second, func() bool {
+		_, _, chain := d.do("GET", "/dev/chains/"+root, "", nil)
+		xs, _ := chain["executions"].([]any)
+		if len(xs) != 1 {
+			return false
+		}
+		x, _ := xs[0].(map[string]any)
+		steps = nil
+		for _, s := range x["steps"].([]any) {
+			st, _ := s.(map[string]any)
+			if st["type"] == "Task" {
+				steps = append(steps, fmt.Sprintf("%s:%v", st["name"], st["outcome"]))
+			}
+		}
+		return x["status"] == "SUCCEEDED"
+	}) {
+		t.Fatalf("chain %s shows no succeeded execution", root)
+	}
+	if got := strings.Join(steps, " "); got != "Upload:succeeded AwaitApproval:succeeded Share:succeeded Post:succeeded Finish:succeeded" {
+		t.Errorf("chain execution steps %q", got)
+	}
 }

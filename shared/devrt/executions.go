@@ -1,6 +1,8 @@
 package devrt
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"sort"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/pipeline"
 )
 
 // executionRoute serves GET /dev/executions/{id}: what an execution of a
@@ -17,41 +20,67 @@ import (
 // (Documents.deliver answers it as executionId) or its ARN.
 func executionRoute(a *app.App, env *Env) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		const op = "dev.execution"
-		id := r.PathValue("id")
-		if env.SFN == nil || env.SFN.Endpoint == "" {
-			httpapi.WriteError(w, r, a.Log(), sb.E(op, sb.EUNAVAILABLE, "no Step Functions service runs in this dev runtime; see the startup log"))
-			return
-		}
-		c, err := env.SFN.client(r.Context())
+		x, err := describeExecution(r.Context(), env, r.PathValue("id"))
 		if err != nil {
-			httpapi.WriteError(w, r, a.Log(), sb.Wrap(op, sb.EUNAVAILABLE, "Step Functions client", err))
+			httpapi.WriteError(w, r, a.Log(), err)
 			return
 		}
-		arns := []string{id}
-		if !strings.HasPrefix(id, "arn:") {
-			arns = nil
-			names := make([]string, 0, len(env.SFN.ARNs))
-			for name := range env.SFN.ARNs {
-				names = append(names, name)
-			}
-			sort.Strings(names)
-			for _, name := range names {
-				arns = append(arns, strings.Replace(env.SFN.ARNs[name], ":stateMachine:", ":execution:", 1)+":"+id)
-			}
-		}
-		for _, arn := range arns {
-			x, err := sfn.Describe(r.Context(), c, arn)
-			if sb.ErrorCode(err) == sb.ENOTFOUND || sb.ErrorCode(err) == sb.EINVALID {
-				continue
-			}
-			if err != nil {
-				httpapi.WriteError(w, r, a.Log(), err)
-				return
-			}
-			httpapi.WriteJSON(w, http.StatusOK, x)
-			return
-		}
-		httpapi.WriteError(w, r, a.Log(), sb.E(op, sb.ENOTFOUND, "no execution "+id+" in any state machine of this runtime; use the executionId a tool answered"))
+		httpapi.WriteJSON(w, http.StatusOK, x)
 	}
+}
+
+// describeExecution finds execution id (a name or an ARN) among the
+// runtime's machines and reads it.
+func describeExecution(ctx context.Context, env *Env, id string) (sfn.Execution, error) {
+	const op = "dev.execution"
+	if env.SFN == nil || env.SFN.Endpoint == "" {
+		return sfn.Execution{}, sb.E(op, sb.EUNAVAILABLE, "no Step Functions service runs in this dev runtime; see the startup log")
+	}
+	c, err := env.SFN.client(ctx)
+	if err != nil {
+		return sfn.Execution{}, sb.Wrap(op, sb.EUNAVAILABLE, "Step Functions client", err)
+	}
+	arns := []string{id}
+	if !strings.HasPrefix(id, "arn:") {
+		arns = nil
+		names := make([]string, 0, len(env.SFN.ARNs))
+		for name := range env.SFN.ARNs {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			arns = append(arns, strings.Replace(env.SFN.ARNs[name], ":stateMachine:", ":execution:", 1)+":"+id)
+		}
+	}
+	for _, arn := range arns {
+		x, err := sfn.Describe(ctx, c, arn)
+		if sb.ErrorCode(err) == sb.ENOTFOUND || sb.ErrorCode(err) == sb.EINVALID {
+			continue
+		}
+		return x, err
+	}
+	return sfn.Execution{}, sb.E(op, sb.ENOTFOUND, "no execution "+id+" in any state machine of this runtime; use the executionId a tool answered")
+}
+
+// chainExecutions reads the executions a chain's audit names: the outcome
+// entry of each document delivery carries its execution.
+func chainExecutions(ctx context.Context, env *Env, audit []sb.AuditEntry) []sfn.Execution {
+	out := []sfn.Execution{}
+	seen := map[string]bool{}
+	for _, e := range audit {
+		if e.Tool != pipeline.ToolName {
+			continue
+		}
+		var args struct {
+			Execution string `json:"execution"`
+		}
+		if json.Unmarshal([]byte(e.Args), &args) != nil || args.Execution == "" || seen[args.Execution] {
+			continue
+		}
+		seen[args.Execution] = true
+		if x, err := describeExecution(ctx, env, args.Execution); err == nil {
+			out = append(out, x)
+		}
+	}
+	return out
 }
