@@ -58,6 +58,9 @@ func newStateMachine(stack awscdk.Stack, m deploy.StateMachine, functions map[st
 		fn.AddToRolePolicy(allow(deploy.StateMachineActions, deploy.StateMachineARNSub(m.Name)))
 		fn.AddEnvironment(jsii.String(deploy.StateMachineEnvVar(m.Name)), awscdk.Fn_Sub(jsii.String(deploy.StateMachineARNSub(m.Name)), nil), nil)
 	}
+	for _, name := range m.ResumedBy {
+		functions[name].AddToRolePolicy(allow(deploy.StateMachineTokenActions, deploy.StateMachineARNSub(m.Name)))
+	}
 	sm.MetricFailed(&awscloudwatch.MetricOptions{
 		Period:    awscdk.Duration_Minutes(jsii.Number(5)),
 		Statistic: jsii.String("Sum"),

@@ -150,6 +150,9 @@ func TestCatalogueStateMachines(t *testing.T) {
 			if slices.Contains(m.StartedBy, f.Name) {
 				want = append(want, subs(deploy.StateMachineActions, deploy.StateMachineARNSub(m.Name))...)
 			}
+			if slices.Contains(m.ResumedBy, f.Name) {
+				want = append(want, subs(deploy.StateMachineTokenActions, deploy.StateMachineARNSub(m.Name))...)
+			}
 		}
 		slices.Sort(want)
 		got := grantPairs(t, withActionPrefix(t, roleStatements(t, js, f.Name), "states:"))

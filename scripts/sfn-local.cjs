@@ -375,10 +375,74 @@ const ops = {
   async SendTaskHeartbeat(b) { token(b.taskToken).beat?.(); return {}; },
   async GetExecutionHistory(b) {
     const e = standardExecution(b.executionArn);
-    // The library's event names and fields, not AWS's exact history shape.
-    return { events: e.events.map((ev, i) => ({ id: i + 1, timestamp: ev.timestamp / 1000, type: ev.type, details: ev })) };
+    const events = awsHistory(e);
+    if (b.reverseOrder) events.reverse();
+    return { events };
   },
 };
+
+// awsHistory turns the library's event log into AWS's history events (the
+// types and *EventDetails fields of GetExecutionHistory), so that code
+// reading a history reads the local one as it reads AWS's: a Task state is
+// TaskStateEntered, then per attempt TaskScheduled, TaskStarted and
+// TaskSucceeded / TaskFailed / TaskTimedOut, then TaskStateExited; a retry
+// is one more TaskScheduled in the same state. All in one page.
+function awsHistory(e) {
+  const out = [];
+  const failed = new Map(); // Task state name → its last attempt failed
+  const json = (v) => (v === undefined ? undefined : JSON.stringify(v));
+  const add = (ev, type, details) => {
+    out.push({ id: out.length + 1, previousEventId: out.length, timestamp: ev.timestamp / 1000, type, ...details });
+  };
+  const task = { resourceType: 'lambda', resource: 'invoke' };
+  const attempt = (ev) => {
+    add(ev, 'TaskScheduled', { taskScheduledEventDetails: { ...task, region: REGION, parameters: '{}' } });
+    add(ev, 'TaskStarted', { taskStartedEventDetails: task });
+  };
+  for (const ev of e.events) {
+    const s = ev.state || {};
+    switch (ev.type) {
+      case 'ExecutionStarted':
+        add(ev, 'ExecutionStarted', { executionStartedEventDetails: { input: e.input } });
+        break;
+      case 'StateEntered':
+        add(ev, `${s.type}StateEntered`, { stateEnteredEventDetails: { name: s.name, input: json(s.input) } });
+        if (s.type === 'Task') { failed.set(s.name, false); attempt(ev); }
+        break;
+      case 'StateFailed':
+        if (s.type !== 'Task') break;
+        failed.set(s.name, true);
+        add(ev, ev.Error === 'States.Timeout' ? 'TaskTimedOut' : 'TaskFailed', {
+          [ev.Error === 'States.Timeout' ? 'taskTimedOutEventDetails' : 'taskFailedEventDetails']: { ...task, error: ev.Error, cause: ev.Cause },
+        });
+        break;
+      case 'StateRetried':
+        if (s.type === 'Task') { failed.set(s.name, false); attempt(ev); }
+        break;
+      case 'StateExited':
+        if (s.type === 'Task' && !failed.get(s.name)) add(ev, 'TaskSucceeded', { taskSucceededEventDetails: task });
+        add(ev, `${s.type}StateExited`, { stateExitedEventDetails: { name: s.name, output: json(s.output) } });
+        break;
+      case 'ExecutionSucceeded':
+        add(ev, 'ExecutionSucceeded', { executionSucceededEventDetails: { output: json(ev.output) } });
+        break;
+      case 'ExecutionFailed':
+        add(ev, 'ExecutionFailed', { executionFailedEventDetails: { error: ev.Error, cause: ev.Cause } });
+        break;
+      case 'ExecutionAborted':
+        add(ev, 'ExecutionAborted', {});
+        break;
+      case 'ExecutionTimeout':
+        add(ev, 'ExecutionTimedOut', {});
+        break;
+      case 'StateCaught':
+        break; // AWS records no event of its own: the state exits next
+      default:
+        add(ev, ev.type, {});
+    }
+  }
+  return out;
+}
 
 if (process.env.SFN_MACHINES) {
   const base = path.dirname(path.resolve(process.env.SFN_MACHINES));

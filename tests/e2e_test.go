@@ -51,8 +51,8 @@ func TestToolAPIAuth(t *testing.T) {
 	for _, x := range all {
 		names = append(names, str(x.(map[string]any)["name"]))
 	}
-	if strings.Join(names, ",") != "AgentCommAnalysis,Nextcloud,RocketChat,Taskboard,Workspace,ask_agent,notify_user" {
-		t.Errorf("all tools = %v, want AgentCommAnalysis,Nextcloud,RocketChat,Taskboard,Workspace,ask_agent,notify_user", names)
+	if strings.Join(names, ",") != "AgentCommAnalysis,Documents,Nextcloud,RocketChat,Taskboard,Workspace,ask_agent,notify_user" {
+		t.Errorf("all tools = %v, want AgentCommAnalysis,Documents,Nextcloud,RocketChat,Taskboard,Workspace,ask_agent,notify_user", names)
 	}
 	// hermes has only the Workspace block (notify_user is every agent's).
 	_, _, m = d.do("GET", "/tools?agent=hermes", toolToken, nil)

@@ -128,7 +128,7 @@ func (a *App) Handler(fn string) (any, error) {
 	if err != nil || fn != "tools" {
 		return url, err
 	}
-	return handlers.URLWithTasks(url, a.g.AskGuardTasks()), nil
+	return handlers.URLWithTasks(url, a.g.ToolsTasks()), nil
 }
 
 // Ask runs agentID on a human's message (the dev route and the CLI).

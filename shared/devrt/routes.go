@@ -78,8 +78,10 @@ func Handler(a *app.App, env *Env) (http.Handler, error) {
 			httpapi.WriteError(w, r, a.Log(), err)
 			return
 		}
-		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"cost": cost, "audit": audit})
+		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"cost": cost, "audit": audit,
+			"executions": chainExecutions(r.Context(), env, audit)})
 	})
+	mux.HandleFunc("GET /dev/executions/{id}", executionRoute(a, env))
 	mux.HandleFunc("GET /dev/jobs", func(w http.ResponseWriter, r *http.Request) {
 		runs, err := a.Store().LastRuns(r.Context())
 		if err != nil {

@@ -88,6 +88,27 @@ type Approval struct {
 	// Notice is the notifier's opaque reference to the message it showed
 	// (for Telegram: chat id and message id), so it can edit it later.
 	Notice json.RawMessage `json:"notice,omitempty"`
+	// TaskToken, when set, is a Step Functions task token: the staged call
+	// belongs to a state machine execution waiting for the decision (the
+	// document pipeline's public link). Approving resumes the execution,
+	// which then runs the call itself; denying or expiry fail it. No worker
+	// runs the call and no follow-up run is queued: the execution tells the
+	// agent.
+	TaskToken string `json:"taskToken,omitempty"`
+}
+
+type taskTokenKey struct{}
+
+// WithTaskToken marks ctx so that a call staged under it carries token
+// (the pipeline stages its public link through the tool executor).
+func WithTaskToken(ctx context.Context, token string) context.Context {
+	return context.WithValue(ctx, taskTokenKey{}, token)
+}
+
+// TaskTokenFrom returns the task token WithTaskToken put into ctx, or "".
+func TaskTokenFrom(ctx context.Context) string {
+	t, _ := ctx.Value(taskTokenKey{}).(string)
+	return t
 }
 
 // ApprovalStore keeps approvals. Every method is safe for concurrent use.

@@ -82,6 +82,7 @@ type approvalItem struct {
 	Result    string   `dynamodbav:"result,omitempty"`
 	ExecRun   *runItem `dynamodbav:"execRun,omitempty"`
 	Notice    string   `dynamodbav:"notice,omitempty"`
+	TaskToken string   `dynamodbav:"taskToken,omitempty"`
 	ExpiresAt int64    `dynamodbav:"expiresAt"`
 }
 
@@ -150,7 +151,7 @@ func toApprovalItem(a switchboard.Approval) (map[string]types.AttributeValue, er
 		Args: string(a.Args), ArgsHash: a.ArgsHash, Run: toRunItem(a.Run), Origin: a.Origin,
 		Reason: a.Reason, ReplyTo: toReplyToItem(a.ReplyTo),
 		CreatedAt: timeKey(a.CreatedAt), Expires: timeKey(a.ExpiresAt), Status: string(a.Status),
-		DecidedBy: a.DecidedBy, Notice: string(a.Notice),
+		DecidedBy: a.DecidedBy, Notice: string(a.Notice), TaskToken: a.TaskToken,
 		ExpiresAt: a.ExpiresAt.Add(approvalRetention).Unix(),
 	}
 	if !a.DecidedAt.IsZero() {
@@ -182,6 +183,7 @@ func fromApprovalItem(av map[string]types.AttributeValue) (switchboard.Approval,
 		ID: it.ID, AgentID: it.AgentID, Tool: it.Tool, Action: it.Action,
 		Args: json.RawMessage(it.Args), ArgsHash: it.ArgsHash, Run: it.Run.run(), Origin: it.Origin,
 		Reason: it.Reason, Status: switchboard.ApprovalStatus(it.Status), DecidedBy: it.DecidedBy,
+		TaskToken: it.TaskToken,
 	}
 	a.ReplyTo = it.ReplyTo.replyTo()
 	if a.ReplyTo == nil && it.Context != "" {

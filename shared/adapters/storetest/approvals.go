@@ -64,6 +64,23 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) sb.ApprovalStore
 		sameApproval(t, "Get after Create", got, utcApproval(a))
 	})
 
+	// A task token (an execution waits for the decision) comes back as it
+	// went in, through a decision too.
+	t.Run("TaskTokenRoundTrip", func(t *testing.T) {
+		s, ctx := newStore(t), t.Context()
+		a := SampleApproval("with-token", base, time.Hour)
+		a.TaskToken = "AQCEAAAAKgAAAAMAAAAA-token+/="
+		noErr(t, "Create", s.Create(ctx, a))
+		got, err := s.Get(ctx, a.ID)
+		noErr(t, "Get", err)
+		sameApproval(t, "Get", got, utcApproval(a))
+		got, err = s.Transition(ctx, a.ID, sb.ApprovalPending, sb.ApprovalApproved, func(x *sb.Approval) { x.DecidedBy = "link" })
+		noErr(t, "Transition", err)
+		if got.TaskToken != a.TaskToken {
+			t.Errorf("TaskToken after a decision = %q, want %q", got.TaskToken, a.TaskToken)
+		}
+	})
+
 	// The reply destination is typed: every field comes back as it went
 	// in, whichever channel, through decisions too; none is none.
 	t.Run("ReplyToRoundTrip", func(t *testing.T) {

@@ -30,8 +30,8 @@ func build(ctx context.Context, fn string, getenv func(string) string) (*actions
 }
 
 // Tools serves the tools function URL (AuthType AWS_IAM; RequireIAM makes
-// a misconfigured URL fail closed) and the ask-agent machine's guard and
-// record Tasks (payloads with an op).
+// a misconfigured URL fail closed), the ask-agent machine's guard and
+// record Tasks and the document pipeline's steps (payloads with an op).
 func Tools(ctx context.Context, getenv func(string) string) (any, error) {
 	a, err := build(ctx, "tools", getenv)
 	if err != nil {
@@ -41,7 +41,7 @@ func Tools(ctx context.Context, getenv func(string) string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return handlers.URLWithTasks(url, a.AskGuardTasks()), nil
+	return handlers.URLWithTasks(url, a.ToolsTasks()), nil
 }
 
 // Jobs runs the job an EventBridge schedule names.

@@ -219,10 +219,14 @@ type RocketChatTool struct {
 
 // NextcloudTool is an agent's Nextcloud access.
 type NextcloudTool struct {
-	BaseURL                string `yaml:"baseUrl"`
-	Username               string `yaml:"username"`
-	AppPassword            string `yaml:"appPassword"` // secret
-	RootPath               string `yaml:"rootPath"`    // absolute, cleaned; nothing escapes it
+	BaseURL     string `yaml:"baseUrl"`
+	Username    string `yaml:"username"`
+	AppPassword string `yaml:"appPassword"` // secret
+	RootPath    string `yaml:"rootPath"`    // absolute, cleaned; nothing escapes it
+	// SharedReportsPath (optional) is the reports folder shared with the
+	// people, outside rootPath (e.g. /Switchboard/Berichte); the agent
+	// reaches it as shared-reports:….
+	SharedReportsPath      string `yaml:"sharedReportsPath"`
 	AllowPublicShares      bool   `yaml:"allowPublicShares"`
 	CollaboraURL           string `yaml:"collaboraUrl"`
 	ShareDefaultExpireDays int    `yaml:"shareDefaultExpireDays"` // default 14

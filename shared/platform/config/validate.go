@@ -247,6 +247,12 @@ func validateAgents(c *Config, ps *problems) {
 			required(ps, p+".username", nc.Username, "the Nextcloud account the agent writes as, e.g. switchboard")
 			required(ps, p+".appPassword", nc.AppPassword, "an app password (Nextcloud → Settings → Security), e.g. env:NC_APP_PASSWORD")
 			checkRootPath(ps, p+".rootPath", &nc.RootPath, a.Name)
+			if nc.SharedReportsPath != "" {
+				checkRootPath(ps, p+".sharedReportsPath", &nc.SharedReportsPath, a.Name)
+				if nc.SharedReportsPath == "/" {
+					ps.at(p+".sharedReportsPath", "is the whole account", "name the shared reports folder, e.g. /Switchboard/Berichte")
+				}
+			}
 			checkURL(ps, p+".collaboraUrl", nc.CollaboraURL, false, "the Collabora Online server, e.g. https://office.example.org")
 			checkRange(ps, p+".shareDefaultExpireDays", nc.ShareDefaultExpireDays, 1, 3650, "days until a new share expires")
 			checkRange(ps, p+".reportsMaxAgeDays", nc.ReportsMaxAgeDays, 1, 36500, "reports older than this are cleaned up")

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -20,6 +21,9 @@ type StateMachine struct {
 	// StartedBy lists the functions that may start the machine; each gets
 	// the start grant and the machine's ARN in StateMachineEnvVar(Name).
 	StartedBy []string
+	// ResumedBy lists the functions that resume or fail its waiting Tasks
+	// (task tokens: SendTaskSuccess/SendTaskFailure on this machine only).
+	ResumedBy []string
 	// LogLevel of the execution log (ALL, ERROR, FATAL). Execution data
 	// (inputs and outputs) is never logged: it holds message contents,
 	// which the tables keep scrubbed.
@@ -52,6 +56,21 @@ var StateMachines = []StateMachine{
 		},
 		StartedBy: []string{"agent-worker"},
 	},
+	{
+		// Documents.deliver: started by the run that calls the tool
+		// (agent-worker) or through the tool API (tools); every step runs
+		// on tools, which has the Nextcloud and Rocket.Chat tools. Standard:
+		// a public link waits for a human, and Retry-After waits are long.
+		Name: "document-pipeline", Definition: StateMachineDir + "/document-pipeline.asl.json", Type: "STANDARD", LogLevel: "ERROR",
+		Substitutions: []Substitution{
+			{Key: "DocumentStepFunctionArn", Function: "tools"},
+		},
+		StartedBy: []string{"agent-worker", "tools"},
+		// A public link waits for a human: the deciding functions resume
+		// or fail it, the approvals-expire job fails it on expiry, and
+		// tools resumes it when the policy needs no one.
+		ResumedBy: []string{"approvals", "telegram-webhook", "jobs", "tools"},
+	},
 }
 
 // StateMachineEnvVar names the env var that carries a machine's ARN to the
@@ -75,6 +94,10 @@ func StateMachineARNSub(name string) string {
 
 // StateMachineActions are granted to the functions that start a machine.
 var StateMachineActions = []string{"states:StartExecution", "states:StartSyncExecution"}
+
+// StateMachineTokenActions are granted to the functions that resume a
+// machine's waiting Tasks.
+var StateMachineTokenActions = []string{"states:SendTaskSuccess", "states:SendTaskFailure"}
 
 // StateMachineLogActions let Step Functions deliver execution logs; AWS
 // requires them on "*" (log deliveries have no resource ARN).
@@ -103,6 +126,11 @@ func CheckStateMachine(m StateMachine) error {
 			return fmt.Errorf("state machine %s is started by unknown function %q in shared/platform/deploy", m.Name, fn)
 		}
 	}
+	for _, fn := range m.ResumedBy {
+		if _, ok := FunctionByName(fn); !ok {
+			return fmt.Errorf("state machine %s is resumed by unknown function %q in shared/platform/deploy", m.Name, fn)
+		}
+	}
 	return nil
 }
 
@@ -114,6 +142,17 @@ func startedBy(fn string) []StateMachine {
 			if s == fn {
 				out = append(out, m)
 			}
+		}
+	}
+	return out
+}
+
+// resumedBy lists the machines whose waiting Tasks a function may resume.
+func resumedBy(fn string) []StateMachine {
+	var out []StateMachine
+	for _, m := range StateMachines {
+		if slices.Contains(m.ResumedBy, fn) {
+			out = append(out, m)
 		}
 	}
 	return out
@@ -171,6 +210,15 @@ func (w *samWriter) startGrant(fn string) {
 		w.line(6, "- Effect: Allow")
 		w.line(7, "Action:")
 		for _, a := range StateMachineActions {
+			w.line(8, "- %s", a)
+		}
+		w.line(7, "Resource:")
+		w.line(8, "- !Sub %s", quote(StateMachineARNSub(m.Name)))
+	}
+	for _, m := range resumedBy(fn) {
+		w.line(6, "- Effect: Allow")
+		w.line(7, "Action:")
+		for _, a := range StateMachineTokenActions {
 			w.line(8, "- %s", a)
 		}
 		w.line(7, "Resource:")

@@ -106,6 +106,27 @@ func TestSAMStateMachine(t *testing.T) {
 	}
 }
 
+// A function that resumes a machine's waiting Tasks may send task results
+// for that machine, and nothing else of Step Functions.
+func TestSAMResumeGrant(t *testing.T) {
+	m := askAgentForTest()
+	m.ResumedBy = []string{"approvals"}
+	withStateMachines(t, m)
+	res := samResources(t, string(SAMTemplate()))
+	arn := `!Sub "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:${AWS::StackName}-ask-agent"`
+	for _, want := range []string{"- states:SendTaskSuccess", "- states:SendTaskFailure", "- " + arn} {
+		if !strings.Contains(res["ApprovalsFunction"], want) {
+			t.Errorf("ApprovalsFunction lacks %q:\n%s", want, res["ApprovalsFunction"])
+		}
+	}
+	if strings.Contains(res["ApprovalsFunction"], "states:Start") || strings.Contains(res["ApprovalsFunction"], "SWITCHBOARD_SM_") {
+		t.Errorf("ApprovalsFunction may start the machine but only resumes it:\n%s", res["ApprovalsFunction"])
+	}
+	if strings.Contains(res["TelegramWebhookFunction"], "states:SendTask") {
+		t.Errorf("telegram-webhook may resume a machine it is not listed for:\n%s", res["TelegramWebhookFunction"])
+	}
+}
+
 func TestCheckStateMachine(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -117,6 +138,7 @@ func TestCheckStateMachine(t *testing.T) {
 		{"log level", func(m *StateMachine) { m.LogLevel = "" }, `log level ""`},
 		{"unknown function", func(m *StateMachine) { m.Substitutions[0].Function = "nope" }, `${AskGuardFunctionArn} names unknown function "nope"`},
 		{"unknown starter", func(m *StateMachine) { m.StartedBy = []string{"nope"} }, `started by unknown function "nope"`},
+		{"unknown resumer", func(m *StateMachine) { m.ResumedBy = []string{"nope"} }, `resumed by unknown function "nope"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

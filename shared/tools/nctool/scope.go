@@ -23,6 +23,31 @@ const (
 // operator configures it so.
 type scope struct {
 	root string // clean, absolute, no trailing slash except for "/"
+	// shared is the shared reports folder (clean, absolute) when the agent
+	// has one: paths written SharedReportsPrefix+"…" resolve inside it.
+	shared string
+}
+
+// SharedReportsPrefix marks a path in the shared reports folder, a folder
+// of the account outside the agent's own that the people see (the
+// agent's tools.Nextcloud.sharedReportsPath): "shared-reports:q3.xlsx".
+const SharedReportsPrefix = "shared-reports:"
+
+// withShared adds the shared reports folder; "" leaves the scope as it is.
+// It goes through the root's checks.
+func (s scope) withShared(sharedPath string) (scope, error) {
+	if strings.TrimSpace(sharedPath) == "" {
+		return s, nil
+	}
+	sh, err := newScope(sharedPath)
+	if err != nil {
+		return scope{}, sb.E("nctool.root", sb.EINVALID, "the agent's Nextcloud sharedReportsPath is not a plain absolute folder; ask the operator to fix tools.Nextcloud.sharedReportsPath")
+	}
+	if sh.root == "/" {
+		return scope{}, sb.E("nctool.root", sb.EINVALID, "the agent's Nextcloud sharedReportsPath may not be the whole account; ask the operator to name a folder")
+	}
+	s.shared = sh.root
+	return s, nil
 }
 
 // newScope validates rootPath. It is configuration, not model input, but it
@@ -58,6 +83,12 @@ func newScope(rootPath string) (scope, error) {
 // cleaning, i.e. one that would climb above the root.
 func (s scope) resolve(name, arg string) (string, error) {
 	const op = "nctool.path"
+	if rest, ok := strings.CutPrefix(arg, SharedReportsPrefix); ok {
+		if s.shared == "" {
+			return "", sb.E(op, sb.EINVALID, fmt.Sprintf("%s %s names the shared reports folder, which this agent does not have; write a path inside your own folder, such as reports/…", name, quote(arg)))
+		}
+		return scope{root: s.shared}.resolve(name, rest)
+	}
 	bad := func(format string, a ...any) (string, error) {
 		return "", sb.E(op, sb.EINVALID, fmt.Sprintf("%s %s ", name, quote(arg))+fmt.Sprintf(format, a...))
 	}
@@ -86,12 +117,17 @@ func (s scope) resolve(name, arg string) (string, error) {
 	return abs, nil
 }
 
-// contains reports whether abs is the root or inside it.
+// contains reports whether abs is the root or inside it (or the shared
+// reports folder or inside it).
 func (s scope) contains(abs string) bool {
 	if abs != path.Clean(abs) || !strings.HasPrefix(abs, "/") {
 		return false
 	}
-	return abs == s.root || s.root == "/" || strings.HasPrefix(abs, s.root+"/")
+	return within(abs, s.root) || s.shared != "" && within(abs, s.shared)
+}
+
+func within(abs, root string) bool {
+	return abs == root || root == "/" || strings.HasPrefix(abs, root+"/")
 }
 
 // display is the path the agent uses for abs: relative to the root, with a
@@ -100,6 +136,10 @@ func (s scope) contains(abs string) bool {
 func (s scope) display(abs string) (string, bool) {
 	if !s.contains(abs) {
 		return "", false
+	}
+	if !within(abs, s.root) { // in the shared reports folder
+		d, _ := scope{root: s.shared}.display(abs)
+		return SharedReportsPrefix + d, true
 	}
 	if s.root == "/" {
 		return abs, true
@@ -144,6 +184,9 @@ func checkChars(p string) string {
 // underReports reports whether abs lies in a folder named "reports" below
 // the root (any depth, any case): the files a 423 may rename.
 func (s scope) underReports(abs string) bool {
+	if s.shared != "" && !within(abs, s.root) && within(abs, s.shared) && abs != s.shared {
+		return true // the shared reports folder holds reports only
+	}
 	d, ok := s.display(abs)
 	if !ok {
 		return false

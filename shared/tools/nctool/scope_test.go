@@ -186,3 +186,47 @@ func FuzzScope(f *testing.F) {
 		}
 	})
 }
+
+// The shared reports folder: shared-reports:… resolves inside it, shows as
+// it was written, counts as a reports folder, and is refused to agents
+// without one and for paths that climb out of it.
+func TestSharedReportsFolder(t *testing.T) {
+	own, _ := newScope("/Switchboard/Hermes")
+	sc, err := own.withShared("/Switchboard/Berichte/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for arg, want := range map[string]string{
+		"shared-reports:":           "/Switchboard/Berichte",
+		"shared-reports:/":          "/Switchboard/Berichte",
+		"shared-reports:q3.xlsx":    "/Switchboard/Berichte/q3.xlsx",
+		"shared-reports:/2026/q3.x": "/Switchboard/Berichte/2026/q3.x",
+		"reports/q3.xlsx":           "/Switchboard/Hermes/reports/q3.xlsx",
+	} {
+		got, err := sc.resolve("path", arg)
+		if err != nil || got != want {
+			t.Errorf("resolve(%q) = %q, %v; want %q", arg, got, err, want)
+			continue
+		}
+		if back, err := sc.resolve("path", sc.show(got)); err != nil || back != got {
+			t.Errorf("show(%q) = %q resolves to %q, %v", got, sc.show(got), back, err)
+		}
+	}
+	if got := sc.show("/Switchboard/Berichte/q3.xlsx"); got != "shared-reports:/q3.xlsx" {
+		t.Errorf("show = %q, want shared-reports:/q3.xlsx", got)
+	}
+	for _, arg := range []string{"shared-reports:../Hermes/x", "shared-reports:../../etc"} {
+		if got, err := sc.resolve("path", arg); err == nil {
+			t.Errorf("resolve(%q) = %q, want refused", arg, got)
+		}
+	}
+	if !sc.underReports("/Switchboard/Berichte/q3.xlsx") || sc.underReports("/Switchboard/Berichte") {
+		t.Error("a file in the shared reports folder is a report; the folder itself is not")
+	}
+	if got, err := own.resolve("path", "shared-reports:q3.xlsx"); err == nil || !strings.Contains(err.Error(), "does not have") {
+		t.Errorf("without a shared folder: %q, %v; want refused", got, err)
+	}
+	if _, err := own.withShared("/"); err == nil {
+		t.Error("the whole account as shared reports folder was accepted")
+	}
+}

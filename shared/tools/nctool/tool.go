@@ -37,7 +37,11 @@ type Agent struct {
 	Collabora *collabora.Client // nil: no collaboraUrl, convert is unavailable
 	// RootPath is the agent's folder in the account; every path
 	// argument resolves inside it. Empty refuses every action.
-	RootPath          string
+	RootPath string
+	// SharedReportsPath (optional) is a folder outside RootPath that the
+	// people see (the seed's shared reports folder): paths written
+	// shared-reports:… resolve inside it.
+	SharedReportsPath string
 	AllowPublicShares bool // false (the default) refuses link shares
 	// ShareDefaultExpireDays is the expiry of link shares when the call
 	// names none: 0 means DefaultShareExpireDays, negative means no expiry.
@@ -150,6 +154,9 @@ func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) (env sb.Envelope) {
 		return sb.FailErr(toolargs.NotConfigured("nctool", call.AgentID, "Nextcloud"))
 	}
 	sc, err := newScope(agent.RootPath)
+	if err == nil {
+		sc, err = sc.withShared(agent.SharedReportsPath)
+	}
 	if err != nil {
 		return sb.FailErr(err)
 	}
@@ -172,6 +179,9 @@ func (t *Tool) Preflight(ctx context.Context, call sb.ToolCall) error {
 		return nil // Invoke says what to configure
 	}
 	sc, err := newScope(agent.RootPath)
+	if err == nil {
+		sc, err = sc.withShared(agent.SharedReportsPath)
+	}
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tools/staging"
 	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
 	"github.com/switchboard-dev/switchboard/shared/usecases/askagent"
+	"github.com/switchboard-dev/switchboard/shared/usecases/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 	"github.com/switchboard-dev/switchboard/shared/usecases/taskboard"
 )
@@ -40,6 +41,9 @@ var pinned = map[string]sb.Decision{
 	"RocketChat.download_file":           auto,
 	"RocketChat.react":                   auto,
 	"RocketChat.search":                  auto,
+
+	// A delivery's steps each meet the policy of their own tool action.
+	"Documents.deliver": auto,
 
 	"Nextcloud.upload":                   auto,
 	"Nextcloud.mkdir":                    auto,
@@ -108,6 +112,7 @@ func offered() []string {
 		workspace.NewTool(nil, nil).Spec(),
 		router.NewTool(nil).Spec(),
 		(&askagent.Tool{}).Spec(),
+		(&pipeline.Tool{}).Spec(),
 		commtool.New(nil, nil, nil, nil).Spec(),
 		taskboard.NewTool(nil).Spec(),
 	}

@@ -54,10 +54,13 @@ var Defaults = map[string]switchboard.Decision{
 	"Taskboard.task_complete":            switchboard.DecisionAuto,
 	"Taskboard.task_block":               switchboard.DecisionAuto,
 	"Taskboard.task_list":                switchboard.DecisionAuto,
-	"Workspace.write":                    switchboard.DecisionAuto,
-	"Workspace.read":                     switchboard.DecisionAuto,
-	"Workspace.list":                     switchboard.DecisionAuto,
-	"Workspace.delete":                   switchboard.DecisionAuto,
+	// Each step of a delivery goes through the policy of its own tool
+	// action (a public link waits for a human there).
+	"Documents.deliver": switchboard.DecisionAuto,
+	"Workspace.write":   switchboard.DecisionAuto,
+	"Workspace.read":    switchboard.DecisionAuto,
+	"Workspace.list":    switchboard.DecisionAuto,
+	"Workspace.delete":  switchboard.DecisionAuto,
 	// The analysis tool only reads; who may use it is the config's choice.
 	"AgentCommAnalysis.list_pairs":        switchboard.DecisionAuto,
 	"AgentCommAnalysis.stats":             switchboard.DecisionAuto,

@@ -69,6 +69,10 @@ type Options struct {
 	// Waker queues the worker's jobs: the approved call, and the
 	// follow-up run that tells the agent.
 	Waker wake.Dispatcher
+	// Tokens resolve the task tokens of approvals a state machine waits
+	// for (shared/adapters/sfn.TaskTokens); nil where none is wired, and
+	// then such an approval is only recorded.
+	Tokens TaskTokens
 	// PublicBaseURL is instance.publicBaseUrl: links are
 	// {PublicBaseURL}/approvals/{id}?decision=…&token=….
 	PublicBaseURL string
@@ -82,8 +86,23 @@ type Options struct {
 	Log   *slog.Logger
 }
 
+// TaskTokens resume or fail a Step Functions execution waiting on a token.
+// Both return an error when the execution no longer waits (it timed out or
+// ended): then nothing can be resumed.
+type TaskTokens interface {
+	Succeed(ctx context.Context, token, output string) error
+	Fail(ctx context.Context, token, errName, cause string) error
+}
+
+// The errors a waiting execution gets when its approval is not given.
+const (
+	ErrNameDenied  = "ApprovalDenied"
+	ErrNameExpired = "ApprovalExpired"
+)
+
 // Service stages approvals and carries out decisions.
 type Service struct {
+	tokens     TaskTokens
 	store      Store
 	signer     *Signer
 	exec       Executor
@@ -114,7 +133,7 @@ func New(o Options) (*Service, error) {
 	}
 	s := &Service{store: o.Store, signer: o.Signer, exec: o.Executor, notifier: o.Notifier, waker: o.Waker,
 		base: strings.TrimRight(o.PublicBaseURL, "/"), ttl: o.TTL, stuckAfter: o.StuckAfter, startIn: o.StartWithin,
-		scrub: o.Scrub, now: o.Now, log: o.Log}
+		scrub: o.Scrub, now: o.Now, log: o.Log, tokens: o.Tokens}
 	if s.ttl == 0 {
 		s.ttl = DefaultTTL
 	}
@@ -189,7 +208,7 @@ func (s *Service) Stage(ctx context.Context, call sb.ToolCall, reason string) (s
 		Run: call.Run, Origin: call.Origin, Reason: scrub.Cap(reason, maxReason),
 		ReplyTo:   call.ReplyTo.Clone(),
 		CreatedAt: now, ExpiresAt: now.Add(s.ttl).Truncate(time.Second),
-		Status: StatusPending,
+		Status: StatusPending, TaskToken: sb.TaskTokenFrom(ctx),
 	}
 	if err := s.store.Create(ctx, a); err != nil {
 		s.log.ErrorContext(ctx, "approval could not be stored", s.attrs(a, "err", err)...)
@@ -487,6 +506,9 @@ func (s *Service) decide(ctx context.Context, a Approval, d Decision, by string)
 	// goes away.
 	ctx = context.WithoutCancel(ctx)
 	s.log.InfoContext(ctx, "approval decided", s.attrs(won, "decision", string(d), "decidedBy", by)...)
+	if won.TaskToken != "" && to == StatusApproved {
+		return s.resume(ctx, won), nil
+	}
 	if to == StatusDenied {
 		informed := s.finish(ctx, won)
 		return Outcome{Kind: KindDenied, Approval: won, AgentInformed: informed,
@@ -645,6 +667,10 @@ func (s *Service) finish(ctx context.Context, a Approval) bool {
 	if err := s.notifier.Decided(ctx, a); err != nil {
 		s.log.WarnContext(ctx, "approval message not updated", s.attrs(a, "err", err)...)
 	}
+	if a.TaskToken != "" {
+		// The waiting execution ends and tells the agent itself.
+		return s.failToken(ctx, a)
+	}
 	if a.Origin == sb.OriginOperator {
 		return false
 	}
@@ -652,6 +678,68 @@ func (s *Service) finish(ctx context.Context, a Approval) bool {
 	job := wake.Job{AgentID: a.AgentID, Source: JobSource, Text: FollowUpText(a), Parent: &parent, ReplyTo: replyTo(a)}
 	if err := s.waker.Dispatch(ctx, job); err != nil {
 		s.log.ErrorContext(ctx, "follow-up run for approval not queued; the agent does not know the outcome", s.attrs(a, "err", err)...)
+		return false
+	}
+	return true
+}
+
+// resume hands an approved call back to the execution that waits for it
+// (SendTaskSuccess with the approval's id and who decided); the execution
+// runs the call itself. The approval is closed as executed: its part is
+// done, and the call's own audit entry carries the approval id. When the
+// execution no longer waits, the approval is closed as failed: nothing ran.
+func (s *Service) resume(ctx context.Context, a Approval) Outcome {
+	out, _ := json.Marshal(map[string]string{"approvalId": a.ID, "decidedBy": a.DecidedBy})
+	var err error
+	if s.tokens == nil {
+		err = errors.New("no task token client is wired into this function")
+	} else {
+		err = s.tokens.Succeed(ctx, a.TaskToken, string(out))
+	}
+	now := s.now().UTC()
+	started, terr := s.store.Transition(ctx, a.ID, StatusApproved, StatusExecuting, func(x *Approval) { x.StartedAt = now })
+	if terr == nil {
+		res := sb.OK(map[string]any{"message": "handed to the waiting delivery, which runs it"})
+		final := StatusExecuted
+		if err != nil {
+			res, final = sb.Fail("the delivery that asked no longer waits (it timed out or ended); nothing ran"), StatusFailed
+		}
+		if done, derr := s.store.Transition(ctx, a.ID, StatusExecuting, final, func(x *Approval) { x.Result = res }); derr == nil {
+			a = done
+		} else {
+			a = started
+		}
+	}
+	if nerr := s.notifier.Decided(ctx, a); nerr != nil {
+		s.log.WarnContext(ctx, "approval message not updated", s.attrs(a, "err", nerr)...)
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "approved, but the waiting execution could not be resumed", s.attrs(a, "err", err)...)
+		return Outcome{Kind: KindFailed, Approval: a, Message: fmt.Sprintf(
+			"Approved, but the delivery that asked for %s.%s no longer waits, so it did not run.", a.Tool, a.Action)}
+	}
+	return Outcome{Kind: KindApproved, Approval: a, AgentInformed: true, Message: fmt.Sprintf(
+		"Approved. The delivery goes on with %s.%s now; %s will report back with the result.", a.Tool, a.Action, a.AgentID)}
+}
+
+// failToken ends the execution waiting for a that was not approved
+// (SendTaskFailure: ApprovalDenied or ApprovalExpired); its Catch tells the
+// human and the agent. It reports whether the execution got the news.
+func (s *Service) failToken(ctx context.Context, a Approval) bool {
+	name, cause := ErrNameDenied, fmt.Sprintf("%s.%s was denied (%s)", a.Tool, a.Action, a.DecidedBy)
+	switch a.Status {
+	case StatusExpired:
+		name, cause = ErrNameExpired, fmt.Sprintf("nobody approved %s.%s in time", a.Tool, a.Action)
+	case StatusDenied:
+	default:
+		name, cause = ErrNameDenied, fmt.Sprintf("%s.%s did not run", a.Tool, a.Action)
+	}
+	if s.tokens == nil {
+		s.log.ErrorContext(ctx, "an execution waits for this approval, but no task token client is wired", s.attrs(a)...)
+		return false
+	}
+	if err := s.tokens.Fail(ctx, a.TaskToken, name, cause); err != nil {
+		s.log.WarnContext(ctx, "the waiting execution could not be told (it no longer waits)", s.attrs(a, "err", err)...)
 		return false
 	}
 	return true
@@ -701,7 +789,7 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 			b, err = s.store.Transition(ctx, a.ID, StatusPending, StatusExpired, func(x *Approval) {
 				x.DecidedBy, x.DecidedAt = DecidedByExpiry, now
 			})
-		case a.Status == StatusApproved && !a.DecidedAt.IsZero() && now.Sub(a.DecidedAt) >= s.startIn:
+		case a.Status == StatusApproved && a.TaskToken == "" && !a.DecidedAt.IsZero() && now.Sub(a.DecidedAt) >= s.startIn:
 			s.log.ErrorContext(ctx, "approved call never started by the worker; closing it as not run",
 				s.attrs(a, "decidedAt", a.DecidedAt)...)
 			b, err = s.notStarted(ctx, a, fmt.Sprintf("the worker did not start it within %d minutes", int(s.startIn.Minutes())))

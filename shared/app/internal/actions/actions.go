@@ -27,6 +27,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tools/staging"
 	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
 	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
+	"github.com/switchboard-dev/switchboard/shared/usecases/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 	"github.com/switchboard-dev/switchboard/shared/usecases/taskboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
@@ -75,6 +76,7 @@ func New(d *decide.Decide) (*Actions, error) {
 			a.askTool(),
 			commtool.New(a.Messages, c.Store, c.Store, func(id string) bool { return a.permits(id, commtool.ToolName) }),
 			taskboard.NewTool(a.Taskboard),
+			a.documentsTool(),
 		},
 		Policy:  policy,
 		Audit:   c.Store,
@@ -127,6 +129,10 @@ func (a *Actions) permits(agentID, tool string) bool {
 		return true // every agent may tell the human something
 	case sb.AskAgentTool:
 		return c.Tools.AskAgent != nil
+	case pipeline.ToolName:
+		// A delivery uploads to Nextcloud; posting the link needs the
+		// RocketChat block too (the post step says so when it is missing).
+		return c.Tools.Nextcloud != nil
 	}
 	return false
 }
@@ -165,7 +171,7 @@ func (a *Actions) setupNextcloud() error {
 		if err != nil {
 			return fmt.Errorf("app: agent %s: Nextcloud: %w", ag.ID, err)
 		}
-		na := nctool.Agent{Client: c, RootPath: t.RootPath, AllowPublicShares: t.AllowPublicShares,
+		na := nctool.Agent{Client: c, RootPath: t.RootPath, SharedReportsPath: t.SharedReportsPath, AllowPublicShares: t.AllowPublicShares,
 			ShareDefaultExpireDays: t.ShareDefaultExpireDays, ReportsMaxAgeDays: t.ReportsMaxAgeDays,
 			AgentName: a.AgentName(ag.ID), BaseURL: t.BaseURL}
 		if t.CollaboraURL != "" {

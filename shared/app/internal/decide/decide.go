@@ -118,6 +118,7 @@ func (d *Decide) setupApprovals() error {
 		Signer:        signer,
 		Notifier:      &approvalNotifier{d: d},
 		Waker:         d.Dispatcher,
+		Tokens:        TaskTokens{D: d},
 		PublicBaseURL: base,
 		TTL:           time.Duration(cfg.Approvals.TTLHours) * time.Hour,
 		Scrub:         d.Scrubber,

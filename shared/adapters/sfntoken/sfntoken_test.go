@@ -1,0 +1,93 @@
+package sfntoken_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	sfnapi "github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/lambdalocal"
+	"github.com/switchboard-dev/switchboard/shared/adapters/sfn/sfnlocal"
+	"github.com/switchboard-dev/switchboard/shared/adapters/sfn/sfntest"
+	"github.com/switchboard-dev/switchboard/shared/adapters/sfntoken"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// waiting starts the test machine and returns its client, the execution
+// and the token its approval Task waits on.
+func waiting(t *testing.T) (*sfntoken.Client, *sfntest.Env, string, string) {
+	t.Helper()
+	tokens := make(chan string, 1)
+	env := sfntest.Start(t, lambdalocal.Invoker{
+		"upload": lambda.NewHandler(func(context.Context, struct{ Path string }) (map[string]string, error) {
+			return map[string]string{"url": "https://cloud.example/s/x"}, nil
+		}),
+		"approval": lambda.NewHandler(func(_ context.Context, in struct{ Token string }) error { tokens <- in.Token; return nil }),
+		"tell":     lambda.NewHandler(func(context.Context, struct{ Error string }) error { return nil }),
+	}, sfnlocal.Machine{Name: "approval", Type: types.StateMachineTypeStandard, File: "../sfn/testdata/approval.asl.json",
+		Substitutions: map[string]string{"UploadFunctionArn": sfnlocal.FunctionARN("upload"),
+			"ApprovalFunctionArn": sfnlocal.FunctionARN("approval"), "TellFunctionArn": sfnlocal.FunctionARN("tell")}})
+	out, err := env.Client.StartExecution(context.Background(), &sfnapi.StartExecutionInput{
+		StateMachineArn: aws.String(env.ARN(t, "approval")), Input: aws.String(`{"path":"q3.xlsx","approvalTimeoutSeconds":30}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &sfntoken.Client{Endpoint: env.Runtime.Endpoint, Region: "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), HTTP: http.DefaultClient}
+	return c, env, aws.ToString(out.ExecutionArn), <-tokens
+}
+
+func ended(t *testing.T, env *sfntest.Env, arn string) *sfnapi.DescribeExecutionOutput {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		d, err := env.Client.DescribeExecution(context.Background(), &sfnapi.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status != types.ExecutionStatusRunning {
+			return d
+		}
+	}
+	t.Fatal("execution still running")
+	return nil
+}
+
+func TestSucceedResumesOnce(t *testing.T) {
+	t.Parallel()
+	c, env, arn, token := waiting(t)
+	if err := c.Succeed(context.Background(), token, `{"approvalId":"a1","decidedBy":"link"}`); err != nil {
+		t.Fatalf("Succeed: %v", err)
+	}
+	if d := ended(t, env, arn); d.Status != types.ExecutionStatusSucceeded || !strings.Contains(aws.ToString(d.Output), `"approvalId":"a1"`) {
+		t.Fatalf("execution %s %s, want SUCCEEDED with the output", d.Status, aws.ToString(d.Output))
+	}
+	if err := c.Succeed(context.Background(), token, `{}`); sb.ErrorCode(err) != sb.ECONFLICT {
+		t.Errorf("second Succeed: %v, want ECONFLICT (nobody waits)", err)
+	}
+}
+
+func TestFailIsCaughtByName(t *testing.T) {
+	t.Parallel()
+	c, env, arn, token := waiting(t)
+	if err := c.Fail(context.Background(), token, "ApprovalDenied", "denied (link)"); err != nil {
+		t.Fatalf("Fail: %v", err)
+	}
+	if d := ended(t, env, arn); d.Status != types.ExecutionStatusFailed || aws.ToString(d.Error) != "NotDelivered" {
+		t.Fatalf("execution %s %s, want the Catch of ApprovalDenied to end it NotDelivered", d.Status, aws.ToString(d.Error))
+	}
+}
+
+func TestUnreachableIsUnavailable(t *testing.T) {
+	c := &sfntoken.Client{Endpoint: "http://127.0.0.1:1", Region: "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), HTTP: http.DefaultClient}
+	if err := c.Succeed(context.Background(), "t", "{}"); sb.ErrorCode(err) != sb.EUNAVAILABLE {
+		t.Errorf("got %v, want EUNAVAILABLE", err)
+	}
+}

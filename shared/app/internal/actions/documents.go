@@ -1,0 +1,60 @@
+package actions
+
+import (
+	"context"
+	"maps"
+
+	sfnapi "github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/sfn"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
+	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+	"github.com/switchboard-dev/switchboard/shared/usecases/pipeline"
+)
+
+// DocumentPipelineMachine is the catalogue name of the document pipeline.
+const DocumentPipelineMachine = "document-pipeline"
+
+// documentsTool is Documents: it starts the document-pipeline machine
+// whose ARN the catalogue gives the starting function (read per call, as
+// for ask_agent).
+func (a *Actions) documentsTool() *pipeline.Tool {
+	return &pipeline.Tool{Machine: sfn.Machine{Client: a.sfnClient(), ARN: func() string {
+		return a.Getenv(deploy.StateMachineEnvVar(DocumentPipelineMachine))
+	}}, Log: a.Log}
+}
+
+// sfnClient is the Step Functions client (the local runtime in dev).
+func (a *Actions) sfnClient() *sfnapi.Client {
+	endpoint := a.Getenv("AWS_ENDPOINT_URL_SFN")
+	if endpoint == "" {
+		endpoint = a.Getenv("AWS_ENDPOINT_URL")
+	}
+	cfg := dynamo.LocalCredentials(context.Background(), a.AWS, endpoint) // the local runtime checks no signature
+	return sfn.NewClient(cfg)
+}
+
+// DocumentTasks are the document-pipeline machine's Tasks, served by the
+// tools function: each step runs through the executor (staging policy and
+// audit of its tool action) and remembers itself in the state table.
+func (a *Actions) DocumentTasks() handlers.Tasks {
+	steps := &pipeline.Steps{Tools: a.Tools, KV: a.Store.KV(), Notify: a.Router, Waker: a.Dispatcher, Audit: a.Store,
+		Tokens: decide.TaskTokens{D: a.Decide}, Log: a.Log}
+	return handlers.Tasks{
+		pipeline.OpConvert:  handlers.TaskOf(steps.Convert),
+		pipeline.OpUpload:   handlers.TaskOf(steps.Upload),
+		pipeline.OpShare:    handlers.TaskOf(steps.Share),
+		pipeline.OpPost:     handlers.TaskOf(steps.Post),
+		pipeline.OpFinish:   handlers.TaskOf(steps.Finish),
+		pipeline.OpApproval: handlers.TaskOf(steps.RequestApproval),
+	}
+}
+
+// ToolsTasks are every Task the tools function serves.
+func (a *Actions) ToolsTasks() handlers.Tasks {
+	ts := a.AskGuardTasks()
+	maps.Copy(ts, a.DocumentTasks())
+	return ts
+}

@@ -1,0 +1,32 @@
+package decide
+
+import (
+	"context"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/adapters/sfntoken"
+)
+
+// TaskTokens resume and fail the executions that wait for an approval (the
+// document pipeline's public links). The client is built per call: the dev
+// runtime points AWS_ENDPOINT_URL_SFN at its local service after this
+// layer is built, and a decision is rare.
+type TaskTokens struct{ D *Decide }
+
+func (t TaskTokens) client(ctx context.Context) *sfntoken.Client {
+	endpoint := t.D.Getenv("AWS_ENDPOINT_URL_SFN")
+	if endpoint == "" {
+		endpoint = t.D.Getenv("AWS_ENDPOINT_URL")
+	}
+	return sfntoken.New(dynamo.LocalCredentials(ctx, t.D.AWS, endpoint), t.D.Getenv) // the local runtime checks no signature
+}
+
+// Succeed implements approvals.TaskTokens.
+func (t TaskTokens) Succeed(ctx context.Context, token, output string) error {
+	return t.client(ctx).Succeed(ctx, token, output)
+}
+
+// Fail implements approvals.TaskTokens.
+func (t TaskTokens) Fail(ctx context.Context, token, errName, cause string) error {
+	return t.client(ctx).Fail(ctx, token, errName, cause)
+}

@@ -1,0 +1,583 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/taskerr"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/router"
+	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
+)
+
+// Invoker runs one tool call through the staging policy and the audit
+// (shared/tools.Executor).
+type Invoker interface {
+	Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope
+}
+
+// Notifier tells the human (the router).
+type Notifier interface {
+	Deliver(ctx context.Context, n router.Notice) (router.Delivery, error)
+}
+
+// State is what the machine carries from Task to Task: the delivery as
+// the tool started it, what is done so far, and (share only) how long to
+// wait before trying again. Each step Task answers the whole State.
+type State struct {
+	Delivery Delivery `json:"delivery"`
+	Done     Progress `json:"done"`
+	// Wait is the seconds Nextcloud asked to wait (Retry-After) before the
+	// share is tried again; the machine's Wait state reads it. 0 = go on.
+	Wait int `json:"wait"`
+	// Approval is the human's yes to a public link (what the approvals flow
+	// resumed the execution with); null until then, and for other shares.
+	Approval *Granted `json:"approval"`
+}
+
+// Granted is the approvals flow's SendTaskSuccess output.
+type Granted struct {
+	ApprovalID string `json:"approvalId"`
+	DecidedBy  string `json:"decidedBy"`
+}
+
+// ApprovalInput is the AwaitApproval Task's payload: the step input and
+// the task token the approval carries.
+type ApprovalInput struct {
+	StepInput
+	Token string `json:"token"`
+}
+
+// TaskTokens resume a waiting execution (shared/adapters/sfn.TaskTokens).
+type TaskTokens interface {
+	Succeed(ctx context.Context, token, output string) error
+}
+
+// StepInput is a step Task's payload.
+type StepInput struct {
+	Op string `json:"op"`
+	// Execution is the execution's name: with the step it keys the marker
+	// that keeps a retried step from doing its work twice.
+	Execution string `json:"execution"`
+	State
+}
+
+// FinishInput is the finish Task's payload: Status "delivered", or
+// "failed" with the failed step and the machine's error (Error, Cause).
+type FinishInput struct {
+	StepInput
+	Status     string     `json:"status"`
+	FailedStep string     `json:"failedStep,omitempty"`
+	Error      *TaskError `json:"error,omitempty"`
+}
+
+// TaskError is what a Catch puts under ResultPath: the error name and its
+// cause (for a function error, its JSON error payload).
+type TaskError struct {
+	Error string `json:"Error"`
+	Cause string `json:"Cause"`
+}
+
+// Outcome is the finish Task's answer and the machine's output.
+type Outcome struct {
+	Status     string   `json:"status"` // delivered | failed
+	FailedStep string   `json:"failedStep,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+	Done       Progress `json:"done"`
+	Told       string   `json:"told,omitempty"` // the channel that told the human, failures only
+}
+
+// Steps serves the machine's Tasks.
+type Steps struct {
+	Tools  Invoker
+	KV     sb.KV
+	Notify Notifier
+	Waker  wake.Dispatcher
+	Audit  sb.AuditStore
+	// Tokens resume the execution when the policy lets a public link run
+	// without a human (an operator's override).
+	Tokens TaskTokens
+	// MaxRateLimitWaits bounds how often a share waits out a 429 with
+	// Retry-After (default 3); after that the step fails.
+	MaxRateLimitWaits int
+	Log               *slog.Logger
+	Now               func() time.Time
+}
+
+// marker is a step's record, one KV value per execution and step.
+type marker struct {
+	State    string   `json:"state"` // started | done
+	Attempts int      `json:"attempts"`
+	Waits    int      `json:"waits,omitempty"`
+	Done     Progress `json:"done"`
+}
+
+// markerKeep bounds how long a step is remembered: longer than any
+// execution waits for an approval.
+const markerKeep = 30 * 24 * time.Hour
+
+func markerKey(execution, step string) string { return "docs#" + execution + "#" + step }
+
+// begin reads the step's marker and records one more attempt. A done step
+// answers its stored result (done=true); found tells a retry of a step
+// whose earlier attempt may have acted.
+func (s *Steps) begin(ctx context.Context, execution, step string) (m marker, prior, done bool, err error) {
+	if execution == "" {
+		return m, false, false, &taskerr.PermanentError{Message: "task payload has no execution name"}
+	}
+	key := markerKey(execution, step)
+	for range 3 {
+		raw, found, err := s.KV.Get(ctx, key)
+		if err != nil {
+			return m, false, false, &taskerr.TransientError{Message: "reading the step marker: " + err.Error()}
+		}
+		m = marker{}
+		if found {
+			if err := json.Unmarshal([]byte(raw), &m); err != nil {
+				return m, false, false, &taskerr.PermanentError{Message: "step marker unreadable: " + err.Error()}
+			}
+			if m.State == "done" {
+				return m, true, true, nil
+			}
+		}
+		prior = found
+		next := m
+		next.State, next.Attempts = "started", m.Attempts+1
+		b, _ := json.Marshal(next)
+		old := ""
+		if found {
+			old = raw
+		}
+		err = s.KV.PutIf(ctx, key, old, string(b), s.now().Add(markerKeep))
+		if err == nil {
+			return next, prior, false, nil
+		}
+		if sb.ErrorCode(err) != sb.ECONFLICT {
+			return m, false, false, &taskerr.TransientError{Message: "writing the step marker: " + err.Error()}
+		}
+	}
+	return m, false, false, &taskerr.TransientError{Message: "the step marker changed under concurrent attempts"}
+}
+
+// save writes the step's marker (done, or a started one with a new wait count).
+func (s *Steps) save(ctx context.Context, execution, step string, m marker) error {
+	b, _ := json.Marshal(m)
+	if err := s.KV.Put(ctx, markerKey(execution, step), string(b), s.now().Add(markerKeep)); err != nil {
+		return &taskerr.TransientError{Message: "writing the step marker: " + err.Error()}
+	}
+	return nil
+}
+
+func (s *Steps) finishStep(ctx context.Context, in StepInput, step string, m marker, done Progress) (State, error) {
+	m.State, m.Done = "done", done
+	if err := s.save(ctx, in.Execution, step, m); err != nil {
+		return State{}, err
+	}
+	return State{Delivery: in.Delivery, Done: done, Approval: in.Approval}, nil
+}
+
+// call runs one tool action for the delivering agent, inside its run.
+func (s *Steps) call(ctx context.Context, d Delivery, tool, action string, args map[string]any) sb.Envelope {
+	raw, _ := json.Marshal(args)
+	return s.Tools.Invoke(ctx, sb.ToolCall{AgentID: d.AgentID, Tool: tool, Action: action, Args: raw, Run: d.Run, Origin: sb.OriginAgent})
+}
+
+// Convert turns the workspace file into the asked format (Nextcloud.convert).
+func (s *Steps) Convert(ctx context.Context, in StepInput) (State, error) {
+	m, _, done, err := s.begin(ctx, in.Execution, StepConvert)
+	if err != nil || done {
+		return State{Delivery: in.Delivery, Done: m.Done}, err
+	}
+	env := s.call(ctx, in.Delivery, "Nextcloud", "convert", map[string]any{"localPath": in.Delivery.LocalPath, "format": in.Delivery.Format})
+	if err := stepError(StepConvert, env); err != nil {
+		return State{}, err
+	}
+	done2 := in.Done
+	done2.Converted, _ = env.Data["localPath"].(string)
+	return s.finishStep(ctx, in, StepConvert, m, done2)
+}
+
+// Upload puts the (converted) file into the target folder
+// (Nextcloud.upload; a locked file in a reports folder is saved under a
+// timestamped name by the tool). Repeating it after an unknown outcome
+// writes the same path again, which Nextcloud keeps as a version, not a
+// second copy.
+func (s *Steps) Upload(ctx context.Context, in StepInput) (State, error) {
+	m, _, done, err := s.begin(ctx, in.Execution, StepUpload)
+	if err != nil || done {
+		return State{Delivery: in.Delivery, Done: m.Done}, err
+	}
+	src := in.Done.Converted
+	if src == "" {
+		src = in.Delivery.LocalPath
+	}
+	env := s.call(ctx, in.Delivery, "Nextcloud", "upload", map[string]any{"localPath": src, "remotePath": targetFolder(in.Delivery.Folder) + "/"})
+	if err := stepError(StepUpload, env); err != nil {
+		return State{}, err
+	}
+	done2 := in.Done
+	done2.Uploaded, _ = env.Data["path"].(string)
+	_, done2.Renamed = env.Data["requested_path"]
+	return s.finishStep(ctx, in, StepUpload, m, done2)
+}
+
+// Share shares the uploaded file (Nextcloud.share). When Nextcloud asks to
+// wait (429 with Retry-After) it answers the seconds in State.Wait and the
+// machine waits that long in a Wait state before it comes back, up to
+// MaxRateLimitWaits times: a Wait costs nothing while it waits, a handler
+// sleeping out the share limit's minutes would pay for them. A retry
+// after an unknown outcome first looks for the share it may have made.
+func (s *Steps) Share(ctx context.Context, in StepInput) (State, error) {
+	m, _, done, err := s.begin(ctx, in.Execution, StepShare)
+	if err != nil || done {
+		return State{Delivery: in.Delivery, Done: m.Done}, err
+	}
+	sh := in.Delivery.Share
+	if sh == nil {
+		return s.finishStep(ctx, in, StepShare, m, in.Done)
+	}
+	// Earlier attempts that ended in a wait made no share; any other
+	// earlier attempt may have made one before it was cut off.
+	if m.Attempts-1 > m.Waits {
+		if done2, ok := s.existingShare(ctx, in); ok {
+			return s.finishStep(ctx, in, StepShare, m, done2)
+		}
+	}
+	call := shareCall(in)
+	if sh.PublicLink {
+		if in.Approval == nil {
+			return State{}, &taskerr.PermanentError{Message: "share: a public link needs a human's approval, and none came with the step"}
+		}
+		// The human's yes came through the task token; the executor
+		// records it as such in the audit.
+		call.Approved, call.ApprovalID, call.ApprovedBy = true, in.Approval.ApprovalID, in.Approval.DecidedBy
+	}
+	env := s.Tools.Invoke(ctx, call)
+	if wait := retryAfter(env); wait > 0 && env.Status == "error" {
+		if m.Waits >= s.maxWaits() {
+			return State{}, &taskerr.PermanentError{Message: fmt.Sprintf(
+				"share: Nextcloud still limits share creation after %d waits; try the share again later", m.Waits)}
+		}
+		m.Waits++
+		if err := s.save(ctx, in.Execution, StepShare, m); err != nil {
+			return State{}, err
+		}
+		return State{Delivery: in.Delivery, Done: in.Done, Wait: wait, Approval: in.Approval}, nil
+	}
+	if err := stepError(StepShare, env); err != nil {
+		return State{}, err
+	}
+	return s.finishStep(ctx, in, StepShare, m, shareDone(in.Done, env.Data))
+}
+
+// shareCall is the Nextcloud.share call of the delivery.
+func shareCall(in StepInput) sb.ToolCall {
+	sh := in.Delivery.Share
+	args := map[string]any{"path": in.Done.Uploaded}
+	switch {
+	case sh.PublicLink:
+		args["shareType"] = 3
+		if sh.Password != "" {
+			args["password"] = sh.Password
+		}
+	case sh.Group:
+		args["shareType"], args["shareWith"] = 1, sh.With
+	default:
+		args["shareType"], args["shareWith"] = 0, sh.With
+	}
+	if sh.ExpireDays > 0 {
+		args["expireDays"] = sh.ExpireDays
+	}
+	raw, _ := json.Marshal(args)
+	d := in.Delivery
+	return sb.ToolCall{AgentID: d.AgentID, Tool: "Nextcloud", Action: "share", Args: raw, Run: d.Run, Origin: sb.OriginAgent, ReplyTo: d.ReplyTo}
+}
+
+// RequestApproval asks a human to approve the public link: the share call
+// goes through the executor under the task token, so the staging policy
+// decides and, when it asks for approval, the approval carries the token
+// (the execution waits in AwaitApproval until the approvals flow resumes
+// or fails it). When the policy lets the link run at once (an operator's
+// override), the share is made here and the execution resumed at once.
+// A retried request finds its marker and asks no one twice.
+func (s *Steps) RequestApproval(ctx context.Context, in ApprovalInput) (struct{}, error) {
+	// Keyed by the token: a retried Task waits on a new token, which a new
+	// approval must carry (the first one could no longer resume anything).
+	sum := sha256.Sum256([]byte(in.Token))
+	step := "approval#" + hex.EncodeToString(sum[:8])
+	m, _, done, err := s.begin(ctx, in.Execution, step)
+	if err != nil || done {
+		return struct{}{}, err
+	}
+	if in.Token == "" {
+		return struct{}{}, &taskerr.PermanentError{Message: "approval: the task has no token"}
+	}
+	env := s.Tools.Invoke(sb.WithTaskToken(ctx, in.Token), shareCall(in.StepInput))
+	switch env.Status {
+	case sb.OutcomePending:
+		if id, _ := env.Data["approval_id"].(string); id == "" {
+			return struct{}{}, &taskerr.PermanentError{Message: "share: a public link needs a human's approval, and approvals are not set up on this instance (instance.approvals)"}
+		}
+	case "ok":
+		if err := s.save(ctx, in.Execution, StepShare, marker{State: "done", Attempts: 1, Done: shareDone(in.Done, env.Data)}); err != nil {
+			return struct{}{}, err
+		}
+		if s.Tokens == nil {
+			return struct{}{}, &taskerr.PermanentError{Message: "approval: the link was shared, but the execution cannot be resumed here"}
+		}
+		out, _ := json.Marshal(Granted{DecidedBy: "policy"})
+		if err := s.Tokens.Succeed(ctx, in.Token, string(out)); err != nil {
+			return struct{}{}, &taskerr.TransientError{Message: "approval: resuming the execution: " + err.Error()}
+		}
+	default:
+		if err := stepError(StepShare, env); err != nil {
+			return struct{}{}, err
+		}
+	}
+	m.State = "done"
+	return struct{}{}, s.save(ctx, in.Execution, step, m)
+}
+
+func shareDone(d Progress, data map[string]any) Progress {
+	d.ShareID, _ = data["share_id"].(string)
+	if u, _ := data["url"].(string); u != "" {
+		d.Link = u
+	} else if u, _ := data["internal_url"].(string); u != "" {
+		d.Link = u
+	}
+	return d
+}
+
+// existingShare finds the share an earlier attempt made (Nextcloud.shares
+// on the uploaded path): same type and recipient.
+func (s *Steps) existingShare(ctx context.Context, in StepInput) (Progress, bool) {
+	env := s.call(ctx, in.Delivery, "Nextcloud", "shares", map[string]any{"path": in.Done.Uploaded})
+	if env.Status != "ok" {
+		return Progress{}, false
+	}
+	list, _ := env.Data["shares"].([]map[string]any)
+	if list == nil {
+		if raw, ok := env.Data["shares"].([]any); ok {
+			for _, r := range raw {
+				if m, ok := r.(map[string]any); ok {
+					list = append(list, m)
+				}
+			}
+		}
+	}
+	sh := in.Delivery.Share
+	for _, d := range list {
+		typ, _ := d["share_type"].(string)
+		with, _ := d["share_with"].(string)
+		switch {
+		case sh.PublicLink && typ == "link":
+		case !sh.PublicLink && with == sh.With && typ != "link":
+		default:
+			continue
+		}
+		return shareDone(in.Done, d), true
+	}
+	return Progress{}, false
+}
+
+// Post puts the message with the link into the room (RocketChat.send_message).
+func (s *Steps) Post(ctx context.Context, in StepInput) (State, error) {
+	m, _, done, err := s.begin(ctx, in.Execution, StepPost)
+	if err != nil || done {
+		return State{Delivery: in.Delivery, Done: m.Done}, err
+	}
+	d := in.Delivery
+	text := strings.TrimSpace(d.Message)
+	link := in.Done.Link
+	if link == "" {
+		link = in.Done.Uploaded
+	}
+	if text == "" {
+		text = "The document is ready: " + link
+	} else if !strings.Contains(text, link) {
+		text += "\n" + link
+	}
+	args := map[string]any{"text": text}
+	if d.Room != "" {
+		args["room"] = d.Room
+	}
+	if d.Tmid != "" {
+		args["tmid"] = d.Tmid
+	}
+	env := s.call(ctx, d, "RocketChat", "send_message", args)
+	if err := stepError(StepPost, env); err != nil {
+		return State{}, err
+	}
+	done2 := in.Done
+	done2.MessageID, _ = env.Data["messageId"].(string)
+	return s.finishStep(ctx, in, StepPost, m, done2)
+}
+
+// Finish ends a delivery: it writes the audit entry of the outcome, tells
+// the human when it failed (what failed, at which step, what was done) and
+// wakes the agent with the same facts in a follow-up run of the run that
+// started the delivery. A repeated Finish does nothing.
+func (s *Steps) Finish(ctx context.Context, in FinishInput) (Outcome, error) {
+	const step = "finish"
+	m, _, done, err := s.begin(ctx, in.Execution, step)
+	out := Outcome{Status: in.Status, FailedStep: in.FailedStep, Done: in.Done}
+	if in.Status != "delivered" {
+		out.Status = "failed"
+		out.Reason = reasonOf(in.Error)
+	}
+	if err != nil || done {
+		return out, err
+	}
+	d := in.Delivery
+	facts := Facts(in.Execution, out)
+	entry := sb.AuditEntry{ID: sb.NewID(s.now()), At: s.now().UTC(), Run: d.Run, AgentID: d.AgentID, Tool: ToolName,
+		Action: "deliver", Args: fmt.Sprintf(`{"execution":%q,"step":"finish"}`, in.Execution), Decision: sb.DecisionAuto, Outcome: sb.OutcomeOK}
+	if out.Status == "failed" {
+		entry.Outcome, entry.Error = sb.OutcomeError, facts
+		n := router.Notice{Kind: KindDeliveryFailed, AgentID: d.AgentID, Text: facts, Run: d.Run}
+		dl, err := s.Notify.Deliver(ctx, n)
+		if err != nil {
+			s.log().ErrorContext(ctx, "document delivery failed and the human could not be told", "execution", in.Execution, "err", err)
+		}
+		out.Told = dl.Channel
+	}
+	if err := s.Audit.Append(ctx, entry); err != nil {
+		s.log().ErrorContext(ctx, "audit write failed", "execution", in.Execution, "err", err)
+	}
+	parent := d.Run
+	job := wake.Job{AgentID: d.AgentID, Source: JobSource, Text: facts, Parent: &parent, ReplyTo: d.ReplyTo}
+	if err := s.Waker.Dispatch(ctx, job); err != nil {
+		return out, &taskerr.TransientError{Message: "queueing the follow-up run: " + err.Error()}
+	}
+	m.State = "done"
+	_ = s.save(ctx, in.Execution, step, m)
+	return out, nil
+}
+
+// KindDeliveryFailed is the router notice of a failed delivery.
+const KindDeliveryFailed = "delivery_failed"
+
+// JobSource marks the follow-up run of a delivery.
+const JobSource = "document-pipeline"
+
+// Facts is the text the agent and (on failure) the human read.
+func Facts(execution string, o Outcome) string {
+	d := o.Done
+	var did []string
+	if d.Converted != "" {
+		did = append(did, "converted to "+d.Converted)
+	}
+	if d.Uploaded != "" {
+		u := "uploaded to " + d.Uploaded
+		if d.Renamed {
+			u += " (the file was locked, so it got a timestamped name)"
+		}
+		did = append(did, u)
+	}
+	if d.Link != "" {
+		did = append(did, "shared: "+d.Link)
+	}
+	if d.MessageID != "" {
+		did = append(did, "link posted in the room")
+	}
+	if o.Status == "delivered" {
+		return fmt.Sprintf("Document delivery %s finished: %s.", execution, strings.Join(did, "; "))
+	}
+	doneText := "nothing was done"
+	if len(did) > 0 {
+		doneText = "done so far: " + strings.Join(did, "; ")
+	}
+	var not []string
+	for _, st := range []struct{ step, text string }{{StepUpload, "not uploaded"}, {StepShare, "not shared"}, {StepPost, "not posted"}} {
+		if o.FailedStep == st.step || len(not) > 0 {
+			not = append(not, st.text)
+		}
+	}
+	tail := ""
+	if len(not) > 0 {
+		tail = " (" + strings.Join(not, ", ") + ")"
+	}
+	return fmt.Sprintf("Document delivery %s failed at step %s: %s. %s%s.", execution, o.FailedStep, o.Reason, doneText, tail)
+}
+
+// reasonOf reads a caught error: a function error's Cause is its JSON
+// payload, whose errorMessage is the step's own text.
+func reasonOf(e *TaskError) string {
+	if e == nil {
+		return "unknown error"
+	}
+	var p struct {
+		ErrorMessage string `json:"errorMessage"`
+	}
+	if json.Unmarshal([]byte(e.Cause), &p) == nil && p.ErrorMessage != "" {
+		return p.ErrorMessage
+	}
+	switch e.Error {
+	case "States.Timeout":
+		return "the step timed out"
+	case "":
+		return "unknown error"
+	}
+	if e.Cause != "" {
+		return e.Error + ": " + e.Cause
+	}
+	return e.Error
+}
+
+// stepError turns a failed tool call into the error the machine retries
+// (TransientError: rate limits, 5xx, unreachable) or catches at once
+// (PermanentError: everything a retry cannot fix, such as 507 or a refusal
+// by the staging policy).
+func stepError(step string, env sb.Envelope) error {
+	switch env.Status {
+	case "ok":
+		return nil
+	case sb.OutcomePending:
+		return &taskerr.PermanentError{Message: step + ": needs a human's approval, which a delivery cannot wait for here"}
+	}
+	msg := step + ": " + env.Error
+	code, _ := env.Data["code"].(string)
+	if code == sb.ERATELIMITED || code == sb.EUNAVAILABLE || env.HTTPStatus == 429 || env.HTTPStatus >= 500 && env.HTTPStatus != 507 {
+		return &taskerr.TransientError{Message: msg, RetryAfterSeconds: retryAfter(env)}
+	}
+	return &taskerr.PermanentError{Message: msg}
+}
+
+// retryAfter is the wait a tool's error envelope passes on (seconds).
+func retryAfter(env sb.Envelope) int {
+	switch v := env.Data["retryAfterSeconds"].(type) {
+	case int:
+		return v
+	case float64:
+		return int(math.Ceil(v))
+	}
+	return 0
+}
+
+func (s *Steps) maxWaits() int {
+	if s.MaxRateLimitWaits > 0 {
+		return s.MaxRateLimitWaits
+	}
+	return 3
+}
+
+func (s *Steps) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Steps) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}

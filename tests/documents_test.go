@@ -1,0 +1,252 @@
+package tests
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/collabora/cofake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
+)
+
+// A person asks Hermes (scripted) in Rocket.Chat for the Q3 numbers;
+// Hermes calls Documents.deliver, which answers at once with the execution
+// id. The document pipeline runs on the local Step Functions runtime with
+// the real handlers: the CSV becomes an XLSX through Collabora, lands in
+// Hermes's reports folder, is shared with richard, the link is posted in
+// the room, and
+// Hermes is woken in a follow-up run of its own run that answers in the
+// room. GET /dev/executions/{id} shows each step with its attempts.
+func TestDocumentsDeliverEndToEnd(t *testing.T) {
+	rc := rcfake.New()
+	t.Cleanup(rc.Close)
+	rc.SetRateLimit(0, 0)
+	rc.SetWebhookToken(rcWebhookToken)
+	rc.AddUser("richard", "user")
+	hermesID, hermesToken := rc.AddUser("agent-hermes", "bot", "user")
+	room := rc.AddChannel("finanz-team", "richard", "agent-hermes")
+	nc := ncfake.Start(t, ncfake.Options{User: "switchboard", Password: "app-pass-e2e-1234"})
+	nc.AddUser("richard")
+	co := cofake.New(cofake.Options{})
+	t.Cleanup(co.Close)
+
+	config := fmt.Sprintf(`instance:
+  name: e2e-docs
+  toolApiToken: env:E2E_TOOL_TOKEN
+  model: {provider: scripted, reply: "{{agent}} heard: {{message}}"}
+  rocketchat:
+    baseUrl: %s
+    webhookTokens: [%s]
+  dev: {scheduler: false, workers: 2}
+agents:
+  - id: hermes
+    name: Hermes
+    tools:
+      Workspace: {}
+      RocketChat:
+        userId: %s
+        authToken: %s
+        username: agent-hermes
+        allowedRooms: [finanz-team]
+        defaultRoom: finanz-team
+      Nextcloud:
+        baseUrl: %s
+        username: switchboard
+        appPassword: app-pass-e2e-1234
+        rootPath: /Switchboard/Hermes
+        collaboraUrl: %s
+`, rc.URL, rcWebhookToken, hermesID, hermesToken, nc.URL, co.URL)
+	path := filepath.Join(t.TempDir(), "docs.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := &rcWorld{rc: rc, dev: startDevConfig(t, path), room: room, agentID: hermesID}
+	if _, m := w.dev.invoke("hermes", "Workspace", "write", map[string]any{"path": "personal:q3.csv", "content": "region,revenue\nnorth,10\n"}); m["status"] != "ok" {
+		t.Fatalf("workspace write = %v", m)
+	}
+
+	m, err := rc.Post("richard", room, "@agent-hermes please send richard the Q3 numbers\n"+
+		`call Documents.deliver {"localPath":"personal:q3.csv","format":"xlsx","share":{"with":"richard"},"room":"finanz-team","message":"Q3 numbers for richard"}`,
+		rcfake.PostOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, body := w.deliver(t, m); status != http.StatusOK {
+		t.Fatalf("webhook = %d %s", status, body)
+	}
+	w.waitForReply(t, room, "Documents.deliver → ok")
+
+	var link string
+	if !eventually(15*time.Second, func() bool {
+		for _, m := range rc.Messages(room) {
+			if m.Username == "agent-hermes" && strings.HasPrefix(m.Text, "Q3 numbers for richard\n") {
+				link = m.Text
+			}
+		}
+		return link != ""
+	}) || !strings.Contains(link, "/f/") {
+		t.Fatalf("the pipeline posted %q, want the message and the file's link; room: %+v", link, rc.Messages(room))
+	}
+	if got, err := nc.File("/Switchboard/Hermes/reports/q3.xlsx"); err != nil || len(got) == 0 {
+		t.Errorf("reports/q3.xlsx on the server = %d bytes, %v", len(got), err)
+	}
+	if n := nc.Shares(); n != 1 {
+		t.Errorf("%d shares, want 1", n)
+	}
+	followUp := w.waitForReply(t, room, "Hermes heard: Document delivery")
+	id := regexp.MustCompile(`Document delivery (doc-hermes-[0-9a-f]+) finished`).FindStringSubmatch(followUp.Text)
+	if id == nil || !strings.Contains(followUp.Text, "uploaded to /reports/q3.xlsx") {
+		t.Fatalf("follow-up %q, want the execution and what was done", followUp.Text)
+	}
+
+	var x map[string]any
+	if !eventually(5*time.Second, func() bool {
+		_, _, x = w.dev.do("GET", "/dev/executions/"+id[1], "", nil)
+		return x["status"] == "SUCCEEDED"
+	}) {
+		t.Fatalf("GET /dev/executions/%s = %v, want SUCCEEDED", id[1], x)
+	}
+	steps, _ := x["steps"].([]any)
+	var names []string
+	for _, s := range steps {
+		st, _ := s.(map[string]any)
+		if st["type"] == "Task" {
+			names = append(names, fmt.Sprintf("%s:%v:%s", st["name"], st["attempts"], st["outcome"]))
+		}
+	}
+	if got := strings.Join(names, " "); got != "Convert:1:succeeded Upload:1:succeeded Share:1:succeeded Post:1:succeeded Finish:1:succeeded" {
+		t.Errorf("execution steps %q", got)
+	}
+	if _, _, missing := w.dev.do("GET", "/dev/executions/doc-nobody-00", "", nil); missing["error"] == nil {
+		t.Errorf("an unknown execution answered %v, want an error", missing)
+	}
+}
+
+// A delivery with a public link waits for the human: the approval request
+// reaches Telegram with its links, approving by link resumes the waiting
+// execution (the deciding route sends the task token's result), and the
+// public link is posted in the room.
+func TestDocumentsPublicLinkApprovedByLinkEndToEnd(t *testing.T) {
+	tg := tgfake.New()
+	t.Cleanup(tg.Close)
+	tg.AddUser(tgfake.User{ID: tgApprover, FirstName: "Richard", Username: "richard"})
+	rc := rcfake.New()
+	t.Cleanup(rc.Close)
+	rc.SetRateLimit(0, 0)
+	hermesID, hermesToken := rc.AddUser("agent-hermes", "bot", "user")
+	room := rc.AddChannel("finanz-team", "agent-hermes")
+	nc := ncfake.Start(t, ncfake.Options{User: "switchboard", Password: "app-pass-e2e-1234"})
+	nc.SetPublicLinks(true)
+	config := fmt.Sprintf(`instance:
+  name: e2e-docs-public
+  toolApiToken: env:E2E_TOOL_TOKEN
+  channels: [Telegram]
+  model: {provider: scripted, reply: "{{agent}} heard: {{message}}"}
+  telegram:
+    apiBaseUrl: %s
+    botToken: %s
+    chatId: "%d"
+    allowedChatIds: ["%d"]
+    webhookSecret: %s
+  approvals: {signingKey: env:E2E_SIGNING_KEY, ttlHours: 24, approverTelegramIds: ["%d"]}
+  dev: {scheduler: false, workers: 2}
+agents:
+  - id: hermes
+    name: Hermes
+    tools:
+      Workspace: {}
+      RocketChat:
+        baseUrl: %s
+        userId: %s
+        authToken: %s
+        username: agent-hermes
+        allowedRooms: [finanz-team]
+        defaultRoom: finanz-team
+      Nextcloud:
+        baseUrl: %s
+        username: switchboard
+        appPassword: app-pass-e2e-1234
+        rootPath: /Switchboard/Hermes
+        allowPublicShares: true
+`, tg.URL, tgfake.DefaultToken, tgChat, tgChat, tgSecret, tgApprover, rc.URL, hermesID, hermesToken, nc.URL)
+	path := filepath.Join(t.TempDir(), "docs-public.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startDevConfig(t, path)
+	if _, m := d.invoke("hermes", "Workspace", "write", map[string]any{"path": "personal:q3.csv", "content": "region,revenue\nnorth,10\n"}); m["status"] != "ok" {
+		t.Fatalf("workspace write = %v", m)
+	}
+	_, _, run := d.do("POST", "/dev/agents/hermes/run", "", map[string]any{
+		"message": `call Documents.deliver {"localPath":"personal:q3.csv","share":{"publicLink":true},"message":"Q3 for everyone"}`})
+	if !strings.Contains(str(run["answer"]), "Documents.deliver → ok") {
+		t.Fatalf("run answer = %v, want the delivery started", run["answer"])
+	}
+
+	var links map[string]string
+	if !eventually(10*time.Second, func() bool {
+		for _, m := range tg.Messages(tgChat) {
+			if strings.Contains(m.Text, "Nextcloud.share") {
+				links = map[string]string{}
+				for _, l := range linkRE.FindAllStringSubmatch(m.Text, -1) {
+					links[l[2]] = l[1]
+				}
+			}
+		}
+		return links["approve"] != ""
+	}) {
+		t.Fatalf("no approval request for the public link on Telegram: %+v\n%s", tg.Messages(tgChat), d.logs.String())
+	}
+	if nc.Shares() != 0 {
+		t.Fatal("the link was made before anyone approved it")
+	}
+	if got := postDecision(t, links["approve"], "approve", nil); got != http.StatusOK {
+		t.Fatalf("approve = %d", got)
+	}
+	var posted string
+	if !eventually(15*time.Second, func() bool {
+		for _, m := range rc.Messages(room) {
+			if strings.HasPrefix(m.Text, "Q3 for everyone\n") {
+				posted = m.Text
+			}
+		}
+		return posted != ""
+	}) || !strings.Contains(posted, "/s/") {
+		t.Fatalf("posted %q, want the public link; log:\n%s", posted, d.logs.String())
+	}
+	if nc.Shares() != 1 {
+		t.Errorf("%d shares, want the one public link", nc.Shares())
+	}
+
+	// The chain view shows the delivery's execution with its steps.
+	root := str(run["run"].(map[string]any)["rootRunId"])
+	var steps []string
+	if !eventually(5*time.Second, func() bool {
+		_, _, chain := d.do("GET", "/dev/chains/"+root, "", nil)
+		xs, _ := chain["executions"].([]any)
+		if len(xs) != 1 {
+			return false
+		}
+		x, _ := xs[0].(map[string]any)
+		steps = nil
+		for _, s := range x["steps"].([]any) {
+			st, _ := s.(map[string]any)
+			if st["type"] == "Task" {
+				steps = append(steps, fmt.Sprintf("%s:%v", st["name"], st["outcome"]))
+			}
+		}
+		return x["status"] == "SUCCEEDED"
+	}) {
+		t.Fatalf("chain %s shows no succeeded execution", root)
+	}
+	if got := strings.Join(steps, " "); got != "Upload:succeeded AwaitApproval:succeeded Share:succeeded Post:succeeded Finish:succeeded" {
+		t.Errorf("chain execution steps %q", got)
+	}
+}
