@@ -48,8 +48,16 @@ type Share struct {
 	Group      bool   `json:"group,omitempty"`
 	PublicLink bool   `json:"publicLink,omitempty"`
 	ExpireDays int    `json:"expireDays,omitempty"`
-	Password   string `json:"password,omitempty"`
+	// Password is the link password as the agent gave it. It never enters
+	// the machine's input (an execution's input stays readable in its
+	// history): the tool keeps it in the KV under the execution and sets
+	// PasswordKept; the share step reads it from there.
+	Password     string `json:"password,omitempty"`
+	PasswordKept bool   `json:"passwordKept,omitempty"`
 }
+
+// passwordKey is the KV key of a delivery's link password.
+func passwordKey(execution string) string { return "docs#" + execution + "#password" }
 
 // Delivery is the machine's input as the tool starts it. Every field the
 // ASL reads is always present (Parameters fail on a missing path).

@@ -433,3 +433,25 @@ func TestPublicLinkExpires(t *testing.T) {
 		t.Errorf("follow-ups %+v and %d shares; want one follow-up and no share", jobs, w.nc.Shares())
 	}
 }
+
+// A link password reaches Nextcloud but never the execution's input,
+// which anyone who may read the machine's history can see.
+func TestLinkPasswordStaysOutOfTheExecution(t *testing.T) {
+	w := newWorld(t)
+	w.nc.SetPublicLinks(true)
+	w.nc.SetPasswordEnforced(true) // a link without the password would be refused (403)
+	w.put("personal:q3.csv", "region,revenue\nnorth,10\n")
+	const pw = "Kr4ken-Tide-77"
+	id := started(t, w.deliver(`{"localPath":"personal:q3.csv","share":{"publicLink":true,"password":"`+pw+`"}}`))
+	req := w.asked.request(t)
+	if _, err := w.approvals.DecideByLink(context.Background(), req.Approval.ID, "approve", tokenOf(t, req.ApproveURL)); err != nil {
+		t.Fatal(err)
+	}
+	d := w.wait(id)
+	if d.Status != types.ExecutionStatusSucceeded || w.nc.Shares() != 1 {
+		t.Fatalf("execution %s (%s), %d shares; want one password-protected link", d.Status, aws.ToString(d.Cause), w.nc.Shares())
+	}
+	if in := aws.ToString(d.Input); strings.Contains(in, pw) || !strings.Contains(in, `"passwordKept":true`) {
+		t.Errorf("execution input %s: want the password kept outside it", in)
+	}
+}

@@ -250,7 +250,10 @@ func (s *Steps) Share(ctx context.Context, in StepInput) (State, error) {
 			return s.finishStep(ctx, in, StepShare, m, done2)
 		}
 	}
-	call := shareCall(in)
+	call, err := s.shareCall(ctx, in)
+	if err != nil {
+		return State{}, err
+	}
 	if sh.PublicLink {
 		if in.Approval == nil {
 			return State{}, &taskerr.PermanentError{Message: "share: a public link needs a human's approval, and none came with the step"}
@@ -277,15 +280,23 @@ func (s *Steps) Share(ctx context.Context, in StepInput) (State, error) {
 	return s.finishStep(ctx, in, StepShare, m, shareDone(in.Done, env.Data))
 }
 
-// shareCall is the Nextcloud.share call of the delivery.
-func shareCall(in StepInput) sb.ToolCall {
+// shareCall is the Nextcloud.share call of the delivery, with the link
+// password the tool kept for it.
+func (s *Steps) shareCall(ctx context.Context, in StepInput) (sb.ToolCall, error) {
 	sh := in.Delivery.Share
 	args := map[string]any{"path": in.Done.Uploaded}
 	switch {
 	case sh.PublicLink:
 		args["shareType"] = 3
-		if sh.Password != "" {
-			args["password"] = sh.Password
+		if sh.PasswordKept {
+			pw, found, err := s.KV.Get(ctx, passwordKey(in.Execution))
+			if err != nil {
+				return sb.ToolCall{}, &taskerr.TransientError{Message: "reading the link password: " + err.Error()}
+			}
+			if !found {
+				return sb.ToolCall{}, &taskerr.PermanentError{Message: "share: the link password is no longer kept (deliveries keep it 30 days); start the delivery again"}
+			}
+			args["password"] = pw
 		}
 	case sh.Group:
 		args["shareType"], args["shareWith"] = 1, sh.With
@@ -297,7 +308,7 @@ func shareCall(in StepInput) sb.ToolCall {
 	}
 	raw, _ := json.Marshal(args)
 	d := in.Delivery
-	return sb.ToolCall{AgentID: d.AgentID, Tool: "Nextcloud", Action: "share", Args: raw, Run: d.Run, Origin: sb.OriginAgent, ReplyTo: d.ReplyTo}
+	return sb.ToolCall{AgentID: d.AgentID, Tool: "Nextcloud", Action: "share", Args: raw, Run: d.Run, Origin: sb.OriginAgent, ReplyTo: d.ReplyTo}, nil
 }
 
 // RequestApproval asks a human to approve the public link: the share call
@@ -319,7 +330,11 @@ func (s *Steps) RequestApproval(ctx context.Context, in ApprovalInput) (struct{}
 	if in.Token == "" {
 		return struct{}{}, &taskerr.PermanentError{Message: "approval: the task has no token"}
 	}
-	env := s.Tools.Invoke(sb.WithTaskToken(ctx, in.Token), shareCall(in.StepInput))
+	call, err := s.shareCall(ctx, in.StepInput)
+	if err != nil {
+		return struct{}{}, err
+	}
+	env := s.Tools.Invoke(sb.WithTaskToken(ctx, in.Token), call)
 	switch env.Status {
 	case sb.OutcomePending:
 		if id, _ := env.Data["approval_id"].(string); id == "" {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/toolargs"
@@ -26,7 +27,9 @@ type Starter interface {
 // Tool is Documents: deliver starts the pipeline and answers at once.
 type Tool struct {
 	Machine Starter
-	Log     *slog.Logger
+	// KV keeps a public link's password out of the execution's input.
+	KV  sb.KV
+	Log *slog.Logger
 }
 
 var _ sb.Tool = (*Tool)(nil)
@@ -95,6 +98,17 @@ func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
 	}
 	in, _ := json.Marshal(State{Delivery: d})
 	name := executionName(call, in)
+	if sh := d.Share; sh != nil && sh.Password != "" {
+		if t.KV == nil {
+			return sb.FailErr(sb.E(deliverOp, sb.EUNAVAILABLE, "a link password cannot be kept on this instance; leave password out"))
+		}
+		if err := t.KV.Put(ctx, passwordKey(name), sh.Password, time.Now().Add(markerKeep)); err != nil {
+			t.log().ErrorContext(ctx, "Documents.deliver: keeping the link password failed", "agent", call.AgentID, "run", call.Run.RunID, "err", err)
+			return sb.FailErr(sb.E(deliverOp, sb.EUNAVAILABLE, "the delivery could not be started right now; try once more later"))
+		}
+		sh.Password, sh.PasswordKept = "", true
+		in, _ = json.Marshal(State{Delivery: d})
+	}
 	arn, err := t.Machine.Start(ctx, name, string(in))
 	if err != nil {
 		t.log().ErrorContext(ctx, "Documents.deliver: the state machine did not start", "agent", call.AgentID, "run", call.Run.RunID, "err", err)

@@ -287,7 +287,7 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	w.exec.SetStager(w.approvals)
-	w.tool = &pipeline.Tool{Machine: sfn.Machine{Client: w.sfn.Client, ARN: func() string { return w.sfn.ARN(t, machine) }}, Log: log}
+	w.tool = &pipeline.Tool{Machine: sfn.Machine{Client: w.sfn.Client, ARN: func() string { return w.sfn.ARN(t, machine) }}, KV: w.kv, Log: log}
 	return w
 }
 

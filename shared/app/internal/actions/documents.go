@@ -23,7 +23,7 @@ const DocumentPipelineMachine = "document-pipeline"
 func (a *Actions) documentsTool() *pipeline.Tool {
 	return &pipeline.Tool{Machine: sfn.Machine{Client: a.sfnClient(), ARN: func() string {
 		return a.Getenv(deploy.StateMachineEnvVar(DocumentPipelineMachine))
-	}}, Log: a.Log}
+	}}, KV: a.Store.KV(), Log: a.Log}
 }
 
 // sfnClient is the Step Functions client (the local runtime in dev).
