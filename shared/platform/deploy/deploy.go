@@ -183,7 +183,9 @@ var Functions = []Function{
 		Name: "tools", Description: "tool registry and tool execution (GET /tools, POST /tools/invoke)",
 		URLAuth:  "AWS_IAM",
 		Routes:   []Route{{"GET", "/tools"}, {"POST", "/tools/invoke"}},
-		MemoryMB: 256, TimeoutSeconds: 60, // a tool call may upload a file (route budget 55 s)
+		// A tool call may upload a file (route budget 55 s); the document
+		// pipeline's convert step waits for Collabora up to its own 100 s.
+		MemoryMB: 256, TimeoutSeconds: 120,
 		// agentmessages: it records the ask-agent machine's rows and the
 		// Taskboard's; tasks, agent-worker: a Taskboard call records the task
 		// and wakes the other party. The AgentCommAnalysis tool reads the
