@@ -265,7 +265,7 @@ func (c *Client) Logout(ctx context.Context) error {
 func Login(ctx context.Context, baseURL, user, password string, hc *http.Client) (userID, authToken string, err error) {
 	const op = "rocketchat.login"
 	cl := api(http.MethodPost, "login")
-	base, perr := parseBaseURL(baseURL)
+	base, perr := baseURLRule.Parse(baseURL)
 	switch {
 	case perr != nil:
 		return "", "", sb.E(op, sb.EINVALID, perr.Error())

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/callcount"
+	"github.com/switchboard-dev/switchboard/shared/platform/baseurl"
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	"github.com/switchboard-dev/switchboard/shared/platform/tgtoken"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -140,23 +141,22 @@ func (c *Client) count(method string) {
 	c.calls.Add(method)
 }
 
+// apiBaseURL is how telegram.apiBaseUrl is checked.
+var apiBaseURL = baseurl.Rule{
+	Key:         "telegram.apiBaseUrl",
+	NotHTTP:     "use https://api.telegram.org",
+	Credentials: "remove them",
+	Redact:      redactURL,
+}
+
 func parseBaseURL(raw string) (*url.URL, error) {
-	s := strings.TrimSpace(raw)
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
-		return nil, fmt.Errorf("telegram.apiBaseUrl %q is not an http(s) URL; use https://api.telegram.org", redactURL(s))
-	}
-	if u.User != nil {
-		return nil, fmt.Errorf("telegram.apiBaseUrl %q contains credentials; remove them", redactURL(s))
-	}
-	if u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(s, "?") {
-		return nil, fmt.Errorf("telegram.apiBaseUrl %q has a query or fragment; give only scheme, host and an optional path", redactURL(s))
+	u, err := apiBaseURL.Parse(raw)
+	if err != nil {
+		return nil, err
 	}
 	if strings.Contains(u.Path, "/bot") {
-		return nil, fmt.Errorf("telegram.apiBaseUrl %q contains /bot…; give only the base (https://api.telegram.org), the token goes into telegram.botToken", redactURL(s))
+		return nil, fmt.Errorf("telegram.apiBaseUrl %q contains /bot…; give only the base (https://api.telegram.org), the token goes into telegram.botToken", redactURL(strings.TrimSpace(raw)))
 	}
-	u.Path = strings.TrimRight(u.Path, "/")
-	u.RawPath = ""
 	return u, nil
 }
 
