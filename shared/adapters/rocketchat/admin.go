@@ -371,7 +371,7 @@ func adminAnswers(endpoint mapper) mapper {
 // Everything else is do's behaviour: counted, capped, the same messages.
 func (c *Client) roundTrip(ctx context.Context, r request, auth bool, out any, read mapper) error {
 	op := "rocketchat." + r.name
-	c.count(r.name)
+	c.calls.Add(r.name)
 	req, err := http.NewRequestWithContext(ctx, r.method, c.url(r), r.body)
 	if err != nil {
 		return sb.Wrap(op, sb.EINTERNAL, "Rocket.Chat "+r.endpoint()+": the request could not be built", err)

@@ -160,10 +160,6 @@ func (c *Client) Calls() map[string]int {
 	return c.calls.Snapshot()
 }
 
-func (c *Client) count(name string) {
-	c.calls.Add(name)
-}
-
 // baseURLRule is how RocketChat.baseUrl is checked.
 var baseURLRule = baseurl.Rule{
 	Key:         "RocketChat.baseUrl",
@@ -246,7 +242,7 @@ func (c *Client) url(r request) string {
 // status, and any transport failure, becomes the mapped error with the
 // response closed.
 func (c *Client) send(ctx context.Context, r request, accept string) (*http.Response, error) {
-	c.count(r.name)
+	c.calls.Add(r.name)
 	req, err := http.NewRequestWithContext(ctx, r.method, c.url(r), r.body)
 	if err != nil {
 		return nil, sb.Wrap("rocketchat."+r.name, sb.EINTERNAL, "Rocket.Chat "+r.endpoint()+": the request could not be built", err)

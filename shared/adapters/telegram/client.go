@@ -137,10 +137,6 @@ func (c *Client) Calls() map[string]int {
 	return c.calls.Snapshot()
 }
 
-func (c *Client) count(method string) {
-	c.calls.Add(method)
-}
-
 // apiBaseURL is how telegram.apiBaseUrl is checked.
 var apiBaseURL = baseurl.Rule{
 	Key:         "telegram.apiBaseUrl",
@@ -197,7 +193,7 @@ func (c *Client) do(ctx context.Context, cl call, in, out any) error {
 	if err != nil {
 		return sb.Wrap(op, sb.EINVALID, "Telegram "+cl.method+": the request cannot be encoded as JSON", err)
 	}
-	c.count(cl.method)
+	c.calls.Add(cl.method)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.methodURL(cl.method), bytes.NewReader(body))
 	if err != nil {
 		return sb.Wrap(op, sb.EINTERNAL, "Telegram "+cl.method+": the request could not be built", c.cleanError(err))
