@@ -166,44 +166,19 @@ func (x *Tasks) Get(ctx context.Context, id string) (switchboard.Task, error) {
 	return t, nil
 }
 
-// refusal explains a refused conditional update of task id: ENOTFOUND when
-// it does not exist, else ECONFLICT with why, as the stored task tells.
-func (x *Tasks) refusal(ctx context.Context, op, id string, why func(switchboard.Task) string) error {
-	t, err := x.Get(ctx, id)
-	if err != nil {
-		return err
-	}
-	return switchboard.E(op, switchboard.ECONFLICT, why(t))
-}
-
-// Comment implements switchboard.TaskStore.
-func (x *Tasks) Comment(ctx context.Context, id string, c switchboard.TaskComment) (switchboard.Task, error) {
-	const op = "tasks.comment"
-	cv, err := attributevalue.Marshal([]taskCommentItem{{By: c.By, Text: c.Text, At: timeKey(c.At)}})
-	if err != nil {
-		return switchboard.Task{}, switchboard.Wrap(op, switchboard.EINTERNAL, "the comment could not be stored", err)
-	}
-	out, err := x.s.update(ctx, op, &dynamodb.UpdateItemInput{
-		TableName:           &x.s.tasks,
-		Key:                 itemKey(taskKey(id)),
-		UpdateExpression:    aws.String("SET #c = list_append(#c, :c), #u = :u"),
-		ConditionExpression: aws.String("attribute_exists(pk) AND #s <> :done AND size(#c) < :max"),
-		ExpressionAttributeNames: map[string]string{
-			"#c": "comments", "#u": "updatedAt", "#s": attrStatus,
-		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":c": cv, ":u": strAV(timeKey(c.At)), ":done": strAV(string(switchboard.TaskDone)),
-			":max": numAV(switchboard.MaxTaskComments),
-		},
-		ReturnValues: types.ReturnValueAllNew,
-	})
+// updateTask runs in, a conditional update of task id (it fills in the
+// table, the key and what to return), and decodes the updated task. When the condition refuses the update, the stored
+// task tells why: ENOTFOUND when it does not exist, else ECONFLICT with
+// refused's text.
+func (x *Tasks) updateTask(ctx context.Context, op, id string, in *dynamodb.UpdateItemInput, refused func(switchboard.Task) string) (switchboard.Task, error) {
+	in.TableName, in.Key, in.ReturnValues = &x.s.tasks, itemKey(taskKey(id)), types.ReturnValueAllNew
+	out, err := x.s.update(ctx, op, in)
 	if conditionFailed(err) {
-		return switchboard.Task{}, x.refusal(ctx, op, id, func(t switchboard.Task) string {
-			if t.Status == switchboard.TaskDone {
-				return "task " + id + " is done; it takes no more comments (create a new task for more work)"
-			}
-			return "task " + id + " has " + strconv.Itoa(switchboard.MaxTaskComments) + " comments, the most it takes; finish it or create a new task"
-		})
+		t, err := x.Get(ctx, id)
+		if err != nil {
+			return switchboard.Task{}, err
+		}
+		return switchboard.Task{}, switchboard.E(op, switchboard.ECONFLICT, refused(t))
 	}
 	if err != nil {
 		return switchboard.Task{}, err
@@ -213,6 +188,31 @@ func (x *Tasks) Comment(ctx context.Context, id string, c switchboard.TaskCommen
 		return t, undecodable(op, err)
 	}
 	return t, nil
+}
+
+// Comment implements switchboard.TaskStore.
+func (x *Tasks) Comment(ctx context.Context, id string, c switchboard.TaskComment) (switchboard.Task, error) {
+	const op = "tasks.comment"
+	cv, err := attributevalue.Marshal([]taskCommentItem{{By: c.By, Text: c.Text, At: timeKey(c.At)}})
+	if err != nil {
+		return switchboard.Task{}, switchboard.Wrap(op, switchboard.EINTERNAL, "the comment could not be stored", err)
+	}
+	return x.updateTask(ctx, op, id, &dynamodb.UpdateItemInput{
+		UpdateExpression:    aws.String("SET #c = list_append(#c, :c), #u = :u"),
+		ConditionExpression: aws.String("attribute_exists(pk) AND #s <> :done AND size(#c) < :max"),
+		ExpressionAttributeNames: map[string]string{
+			"#c": "comments", "#u": "updatedAt", "#s": attrStatus,
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":c": cv, ":u": strAV(timeKey(c.At)), ":done": strAV(string(switchboard.TaskDone)),
+			":max": numAV(switchboard.MaxTaskComments),
+		},
+	}, func(t switchboard.Task) string {
+		if t.Status == switchboard.TaskDone {
+			return "task " + id + " is done; it takes no more comments (create a new task for more work)"
+		}
+		return "task " + id + " has " + strconv.Itoa(switchboard.MaxTaskComments) + " comments, the most it takes; finish it or create a new task"
+	})
 }
 
 // Finish implements switchboard.TaskStore.
@@ -233,9 +233,7 @@ func (x *Tasks) Finish(ctx context.Context, id string, to switchboard.TaskStatus
 		return switchboard.Task{}, switchboard.Wrap(op, switchboard.EINTERNAL, "the task could not be updated", err)
 	}
 	values[":to"], values[":t"], values[":u"], values[":by"] = strAV(string(to)), strAV(text), strAV(timeKey(at)), byAV
-	out, err := x.s.update(ctx, op, &dynamodb.UpdateItemInput{
-		TableName: &x.s.tasks,
-		Key:       itemKey(taskKey(id)),
+	return x.updateTask(ctx, op, id, &dynamodb.UpdateItemInput{
 		// Leaving open also leaves the watchdog's index.
 		UpdateExpression:    aws.String("SET #s = :to, #f = :t, #u = :u, #b = :by REMOVE #o"),
 		ConditionExpression: aws.String("attribute_exists(pk) AND " + cond),
@@ -243,24 +241,12 @@ func (x *Tasks) Finish(ctx context.Context, id string, to switchboard.TaskStatus
 			"#s": attrStatus, "#f": field, "#u": "updatedAt", "#b": "finishedBy", "#o": attrOpenPart,
 		},
 		ExpressionAttributeValues: values,
-		ReturnValues:              types.ReturnValueAllNew,
+	}, func(t switchboard.Task) string {
+		if t.Status == switchboard.TaskDone {
+			return "task " + id + " is done already; its result stands"
+		}
+		return "task " + id + " is blocked already; complete it when it can go on, or comment on it"
 	})
-	if conditionFailed(err) {
-		return switchboard.Task{}, x.refusal(ctx, op, id, func(t switchboard.Task) string {
-			if t.Status == switchboard.TaskDone {
-				return "task " + id + " is done already; its result stands"
-			}
-			return "task " + id + " is blocked already; complete it when it can go on, or comment on it"
-		})
-	}
-	if err != nil {
-		return switchboard.Task{}, err
-	}
-	t, err := decodeTask(out.Attributes)
-	if err != nil {
-		return t, undecodable(op, err)
-	}
-	return t, nil
 }
 
 // List implements switchboard.TaskStore.
