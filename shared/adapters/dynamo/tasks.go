@@ -166,13 +166,19 @@ func (x *Tasks) Get(ctx context.Context, id string) (switchboard.Task, error) {
 	return t, nil
 }
 
-// updateTask runs in, a conditional update of task id (it fills in the
-// table, the key and what to return), and decodes the updated task. When the condition refuses the update, the stored
+// onTask addresses the update in to task id.
+func (x *Tasks) onTask(id string, in *dynamodb.UpdateItemInput) *dynamodb.UpdateItemInput {
+	in.TableName, in.Key = &x.s.tasks, itemKey(taskKey(id))
+	return in
+}
+
+// updateTask runs in, a conditional update of task id, and decodes the
+// updated task. When the condition refuses the update, the stored
 // task tells why: ENOTFOUND when it does not exist, else ECONFLICT with
 // refused's text.
 func (x *Tasks) updateTask(ctx context.Context, op, id string, in *dynamodb.UpdateItemInput, refused func(switchboard.Task) string) (switchboard.Task, error) {
-	in.TableName, in.Key, in.ReturnValues = &x.s.tasks, itemKey(taskKey(id)), types.ReturnValueAllNew
-	out, err := x.s.update(ctx, op, in)
+	in.ReturnValues = types.ReturnValueAllNew
+	out, err := x.s.update(ctx, op, x.onTask(id, in))
 	if conditionFailed(err) {
 		t, err := x.Get(ctx, id)
 		if err != nil {
@@ -326,14 +332,12 @@ func (x *Tasks) OpenSince(ctx context.Context, cutoff time.Time, limit int) ([]s
 // out of the byOpen index, so that the next run does not read it again.
 func (x *Tasks) ClaimWatchdog(ctx context.Context, id string, at time.Time) (bool, error) {
 	const op = "tasks.claimWatchdog"
-	_, err := x.s.update(ctx, op, &dynamodb.UpdateItemInput{
-		TableName:                 &x.s.tasks,
-		Key:                       itemKey(taskKey(id)),
+	_, err := x.s.update(ctx, op, x.onTask(id, &dynamodb.UpdateItemInput{
 		UpdateExpression:          aws.String("SET #w = :w REMOVE #o"),
 		ConditionExpression:       aws.String("#s = :open AND attribute_not_exists(#w)"),
 		ExpressionAttributeNames:  map[string]string{"#w": attrWatchdogAt, "#o": attrOpenPart, "#s": attrStatus},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":w": strAV(timeKey(at)), ":open": strAV(string(switchboard.TaskOpen))},
-	})
+	}))
 	if conditionFailed(err) {
 		return false, nil
 	}
@@ -344,14 +348,12 @@ func (x *Tasks) ClaimWatchdog(ctx context.Context, id string, at time.Time) (boo
 // the byOpen index if it is still open and the claim is the one made at at.
 func (x *Tasks) ReleaseWatchdog(ctx context.Context, id string, at time.Time) error {
 	const op = "tasks.releaseWatchdog"
-	_, err := x.s.update(ctx, op, &dynamodb.UpdateItemInput{
-		TableName:                 &x.s.tasks,
-		Key:                       itemKey(taskKey(id)),
+	_, err := x.s.update(ctx, op, x.onTask(id, &dynamodb.UpdateItemInput{
 		UpdateExpression:          aws.String("SET #o = :p REMOVE #w"),
 		ConditionExpression:       aws.String("#s = :open AND #w = :w"),
 		ExpressionAttributeNames:  map[string]string{"#w": attrWatchdogAt, "#o": attrOpenPart, "#s": attrStatus},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":w": strAV(timeKey(at)), ":open": strAV(string(switchboard.TaskOpen)), ":p": strAV(openPartValue)},
-	})
+	}))
 	if conditionFailed(err) {
 		return nil // finished meanwhile, or another claim: nothing of ours to give back
 	}
