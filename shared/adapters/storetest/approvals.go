@@ -284,18 +284,20 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) sb.ApprovalStore
 		for _, a := range []sb.Approval{late, early, mid, denied, done, running} {
 			noErr(t, "Create "+a.ID, s.Create(ctx, a))
 		}
-		_, err = s.Transition(ctx, running.ID, sb.ApprovalPending, sb.ApprovalApproved, nil)
-		noErr(t, "approve running", err)
-		_, err = s.Transition(ctx, running.ID, sb.ApprovalApproved, sb.ApprovalExecuting, nil)
-		noErr(t, "start running", err)
-		_, err = s.Transition(ctx, mid.ID, sb.ApprovalPending, sb.ApprovalApproved, nil)
-		noErr(t, "approve mid", err)
-		_, err = s.Transition(ctx, denied.ID, sb.ApprovalPending, sb.ApprovalDenied, nil)
-		noErr(t, "deny", err)
-		_, err = s.Transition(ctx, done.ID, sb.ApprovalPending, sb.ApprovalApproved, nil)
-		noErr(t, "approve done", err)
-		_, err = s.Transition(ctx, done.ID, sb.ApprovalApproved, sb.ApprovalFailed, nil)
-		noErr(t, "fail done", err)
+		for _, step := range []struct {
+			what, id string
+			from, to sb.ApprovalStatus
+		}{
+			{"approve running", running.ID, sb.ApprovalPending, sb.ApprovalApproved},
+			{"start running", running.ID, sb.ApprovalApproved, sb.ApprovalExecuting},
+			{"approve mid", mid.ID, sb.ApprovalPending, sb.ApprovalApproved},
+			{"deny", denied.ID, sb.ApprovalPending, sb.ApprovalDenied},
+			{"approve done", done.ID, sb.ApprovalPending, sb.ApprovalApproved},
+			{"fail done", done.ID, sb.ApprovalApproved, sb.ApprovalFailed},
+		} {
+			_, err = s.Transition(ctx, step.id, step.from, step.to, nil)
+			noErr(t, step.what, err)
+		}
 		got, err = s.ListOpen(ctx)
 		noErr(t, "ListOpen", err)
 		var ids []string
