@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
@@ -208,22 +207,16 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) sb.ApprovalStore
 		a := SampleApproval("race", base, time.Hour)
 		noErr(t, "Create", s.Create(ctx, a))
 		const n = 10
-		var wg sync.WaitGroup
 		results := make([]error, n)
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				to := sb.ApprovalApproved
-				if i%2 == 1 {
-					to = sb.ApprovalDenied
-				}
-				_, results[i] = s.Transition(ctx, a.ID, sb.ApprovalPending, to, func(x *sb.Approval) {
-					x.DecidedBy = "decider-" + string(rune('0'+i))
-				})
-			}()
-		}
-		wg.Wait()
+		concurrently(n, func(i int) {
+			to := sb.ApprovalApproved
+			if i%2 == 1 {
+				to = sb.ApprovalDenied
+			}
+			_, results[i] = s.Transition(ctx, a.ID, sb.ApprovalPending, to, func(x *sb.Approval) {
+				x.DecidedBy = "decider-" + string(rune('0'+i))
+			})
+		})
 		wins := 0
 		for i, err := range results {
 			switch sb.ErrorCode(err) {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -453,23 +454,25 @@ func RunWakeClaims(t *testing.T, newKV func(t *testing.T, now func() time.Time) 
 		return &switchboard.WakeClaims{KV: newKV(t, c.Now), Keep: 24 * time.Hour, Now: c.Now}, c
 	}
 	until := base.Add(time.Minute)
-	take := func(t *testing.T, w *switchboard.WakeClaims, key, owner string, want bool) switchboard.WakeClaim {
+	// claim calls step, WakeClaims.Take or Begin (named name), and checks
+	// whether it claimed key for owner.
+	claim := func(t *testing.T, name string, step func(context.Context, string, string, time.Time) (switchboard.WakeClaim, bool, error),
+		key, owner string, want bool) switchboard.WakeClaim {
 		t.Helper()
-		c, ok, err := w.Take(t.Context(), key, owner, until)
-		noErr(t, "Take "+key+" by "+owner, err)
+		c, ok, err := step(t.Context(), key, owner, until)
+		noErr(t, name+" "+key+" by "+owner, err)
 		if ok != want {
-			t.Fatalf("Take(%q, %q) = %v (claim %+v), want %v", key, owner, ok, c, want)
+			t.Fatalf("%s(%q, %q) = %v (claim %+v), want %v", name, key, owner, ok, c, want)
 		}
 		return c
 	}
+	take := func(t *testing.T, w *switchboard.WakeClaims, key, owner string, want bool) switchboard.WakeClaim {
+		t.Helper()
+		return claim(t, "Take", w.Take, key, owner, want)
+	}
 	begin := func(t *testing.T, w *switchboard.WakeClaims, key, owner string, want bool) switchboard.WakeClaim {
 		t.Helper()
-		c, ok, err := w.Begin(t.Context(), key, owner, until)
-		noErr(t, "Begin "+key+" by "+owner, err)
-		if ok != want {
-			t.Fatalf("Begin(%q, %q) = %v (claim %+v), want %v", key, owner, ok, c, want)
-		}
-		return c
+		return claim(t, "Begin", w.Begin, key, owner, want)
 	}
 
 	t.Run("TakenOnceWhileLive", func(t *testing.T) {
