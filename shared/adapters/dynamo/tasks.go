@@ -142,28 +142,13 @@ func (x *Tasks) Create(ctx context.Context, t switchboard.Task) error {
 	if err != nil {
 		return switchboard.Wrap(op, switchboard.EINTERNAL, "the task could not be stored", err)
 	}
-	err = x.s.put(ctx, op, x.s.tasks, av, condition{expr: "attribute_not_exists(pk)"})
-	if conditionFailed(err) {
-		return switchboard.Wrap(op, switchboard.ECONFLICT, "a task with this id exists already", err)
-	}
-	return err
+	return x.s.putNew(ctx, op, x.s.tasks, av, "a task with this id exists already")
 }
 
 // Get implements switchboard.TaskStore.
 func (x *Tasks) Get(ctx context.Context, id string) (switchboard.Task, error) {
 	const op = "tasks.get"
-	av, err := x.s.get(ctx, op, x.s.tasks, itemKey(taskKey(id)))
-	if err != nil {
-		return switchboard.Task{}, err
-	}
-	if av == nil {
-		return switchboard.Task{}, switchboard.E(op, switchboard.ENOTFOUND, "no task with this id; list your tasks to find its id")
-	}
-	t, err := decodeTask(av)
-	if err != nil {
-		return t, undecodable(op, err)
-	}
-	return t, nil
+	return getItem(ctx, x.s, op, x.s.tasks, itemKey(taskKey(id)), decodeTask, "no task with this id; list your tasks to find its id")
 }
 
 // onTask addresses the update in to task id.
@@ -189,11 +174,7 @@ func (x *Tasks) updateTask(ctx context.Context, op, id string, in *dynamodb.Upda
 	if err != nil {
 		return switchboard.Task{}, err
 	}
-	t, err := decodeTask(out.Attributes)
-	if err != nil {
-		return t, undecodable(op, err)
-	}
-	return t, nil
+	return decoded(op, out.Attributes, decodeTask)
 }
 
 // Comment implements switchboard.TaskStore.
