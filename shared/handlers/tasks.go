@@ -61,30 +61,31 @@ func URLWithTasks(url any, tasks Tasks) any {
 	if !ok || len(tasks) == 0 {
 		return url
 	}
-	return func(ctx context.Context, payload json.RawMessage) (any, error) {
-		if handled, out, err := tasks.route(ctx, payload); handled {
-			return out, err
-		}
-		var req events.LambdaFunctionURLRequest
-		if err := json.Unmarshal(payload, &req); err != nil {
-			return nil, err
-		}
+	return withTasks(tasks, func(ctx context.Context, req *events.LambdaFunctionURLRequest) (any, error) {
 		// The streaming response goes back as it is: the runtime streams
 		// it as it did when the handler returned it directly.
-		return serve(ctx, &req)
-	}
+		return serve(ctx, req)
+	})
 }
 
 // AgentWorkerWithTasks is AgentWorker that also serves tasks.
 func AgentWorkerWithTasks(w *wake.Worker, tasks Tasks) any {
+	return withTasks(tasks, func(ctx context.Context, job *wake.Job) (any, error) {
+		return nil, w.Handle(ctx, *job)
+	})
+}
+
+// withTasks is a handler that runs a payload with an op as its Task and
+// decodes any other payload, the function's own event, into an E for own.
+func withTasks[E any](tasks Tasks, own func(context.Context, *E) (any, error)) func(context.Context, json.RawMessage) (any, error) {
 	return func(ctx context.Context, payload json.RawMessage) (any, error) {
 		if handled, out, err := tasks.route(ctx, payload); handled {
 			return out, err
 		}
-		var job wake.Job
-		if err := json.Unmarshal(payload, &job); err != nil {
+		var event E
+		if err := json.Unmarshal(payload, &event); err != nil {
 			return nil, err
 		}
-		return nil, w.Handle(ctx, job)
+		return own(ctx, &event)
 	}
 }

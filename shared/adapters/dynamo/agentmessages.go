@@ -723,6 +723,26 @@ func (s *Store) tokensExist(ctx context.Context, op, table, pk string, sks []str
 // batchRetries bounds the rounds for unprocessed batch items (throttling).
 const batchRetries = 8
 
+// batchRounds runs round, one batch request, while pending reports items
+// the server left unprocessed, with a short backoff between rounds; after
+// batchRetries rounds it gives up with EUNAVAILABLE.
+func batchRounds(ctx context.Context, op, table string, pending func() bool, round func() error) error {
+	for try := 0; pending(); try++ {
+		if try == batchRetries {
+			return switchboard.E(op, switchboard.EUNAVAILABLE, "the database is busy; try again in a moment")
+		}
+		if try > 0 {
+			if err := clock.Sleep(ctx, time.Duration(25<<try)*time.Millisecond); err != nil {
+				return mapErr(op, table, err)
+			}
+		}
+		if err := round(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // batchPut writes items with BatchWriteItem, 25 per call, retrying the
 // unprocessed ones with a short backoff.
 func (s *Store) batchPut(ctx context.Context, op, table string, items []map[string]types.AttributeValue) error {
@@ -734,15 +754,7 @@ func (s *Store) batchPut(ctx context.Context, op, table string, items []map[stri
 		}
 		items = items[n:]
 		pending := map[string][]types.WriteRequest{table: reqs}
-		for try := 0; len(pending[table]) > 0; try++ {
-			if try == batchRetries {
-				return switchboard.E(op, switchboard.EUNAVAILABLE, "the database is busy; try again in a moment")
-			}
-			if try > 0 {
-				if err := clock.Sleep(ctx, time.Duration(25<<try)*time.Millisecond); err != nil {
-					return mapErr(op, table, err)
-				}
-			}
+		err := batchRounds(ctx, op, table, func() bool { return len(pending[table]) > 0 }, func() error {
 			out, err := s.c.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
 				RequestItems: pending, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
 			var cc *types.ConsumedCapacity
@@ -751,9 +763,10 @@ func (s *Store) batchPut(ctx context.Context, op, table string, items []map[stri
 				pending = out.UnprocessedItems
 			}
 			s.record(op, writes, cc, err)
-			if err != nil {
-				return mapErr(op, table, err)
-			}
+			return mapErr(op, table, err)
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -764,15 +777,7 @@ func (s *Store) batchPut(ctx context.Context, op, table string, items []map[stri
 func (s *Store) batchGet(ctx context.Context, op, table string, ka types.KeysAndAttributes,
 	each func(map[string]types.AttributeValue) error) error {
 	pending := map[string]types.KeysAndAttributes{table: ka}
-	for try := 0; len(pending[table].Keys) > 0; try++ {
-		if try == batchRetries {
-			return switchboard.E(op, switchboard.EUNAVAILABLE, "the database is busy; try again in a moment")
-		}
-		if try > 0 {
-			if err := clock.Sleep(ctx, time.Duration(25<<try)*time.Millisecond); err != nil {
-				return mapErr(op, table, err)
-			}
-		}
+	return batchRounds(ctx, op, table, func() bool { return len(pending[table].Keys) > 0 }, func() error {
 		out, err := s.c.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
 			RequestItems: pending, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
 		var cc *types.ConsumedCapacity
@@ -790,8 +795,8 @@ func (s *Store) batchGet(ctx context.Context, op, table string, ka types.KeysAnd
 			}
 		}
 		pending = out.UnprocessedKeys
-	}
-	return nil
+		return nil
+	})
 }
 
 // sumCapacity folds a batch's per-table capacities into one.

@@ -242,11 +242,7 @@ func (x *Approvals) Create(ctx context.Context, a switchboard.Approval) error {
 	if err != nil {
 		return switchboard.Wrap(op, switchboard.EINTERNAL, "approval could not be encoded", err)
 	}
-	err = x.s.put(ctx, op, x.s.state, item, condition{expr: "attribute_not_exists(pk)"})
-	if conditionFailed(err) {
-		return switchboard.Wrap(op, switchboard.ECONFLICT, "an approval with this id exists already", err)
-	}
-	return err
+	return x.s.putNew(ctx, op, x.s.state, item, "an approval with this id exists already")
 }
 
 func (x *Approvals) index(ctx context.Context, a switchboard.Approval) error {
@@ -273,18 +269,7 @@ func (x *Approvals) Get(ctx context.Context, id string) (switchboard.Approval, e
 	if !switchboard.ValidApprovalID(id) {
 		return switchboard.Approval{}, switchboard.E(op, switchboard.ENOTFOUND, "no approval with this id")
 	}
-	av, err := x.s.get(ctx, op, x.s.state, itemKey(approvalKey(id)))
-	if err != nil {
-		return switchboard.Approval{}, err
-	}
-	if av == nil {
-		return switchboard.Approval{}, switchboard.E(op, switchboard.ENOTFOUND, "no approval with this id")
-	}
-	a, err := fromApprovalItem(av)
-	if err != nil {
-		return switchboard.Approval{}, undecodable(op, err)
-	}
-	return a, nil
+	return getItem(ctx, x.s, op, x.s.state, itemKey(approvalKey(id)), fromApprovalItem, "no approval with this id")
 }
 
 // Transition reads the approval (consistently), applies patch and writes
@@ -319,22 +304,12 @@ func (x *Approvals) Transition(ctx context.Context, id string, from, to switchbo
 		return switchboard.Approval{}, switchboard.Wrap(op, switchboard.EINTERNAL, "approval could not be encoded", err)
 	}
 	in := changes(oldItem, newItem)
-	in.TableName = &x.s.state
-	in.Key = itemKey(approvalKey(id))
 	in.ConditionExpression = strPtr("#st = :from")
 	in.ExpressionAttributeNames["#st"] = "status"
 	in.ExpressionAttributeValues[":from"] = strAV(string(from))
-	in.ReturnValues = types.ReturnValueAllNew
-	out, err := x.s.update(ctx, op, in)
-	if conditionFailed(err) {
-		return switchboard.Approval{}, switchboard.Wrap(op, switchboard.ECONFLICT, "the approval was decided by someone else meanwhile", err)
-	}
+	written, err := x.updateApproval(ctx, op, id, in, switchboard.ECONFLICT, "the approval was decided by someone else meanwhile")
 	if err != nil {
 		return switchboard.Approval{}, err
-	}
-	written, err := fromApprovalItem(out.Attributes)
-	if err != nil {
-		return switchboard.Approval{}, undecodable(op, err)
 	}
 	if !to.Open() {
 		x.unindex(ctx, written)
@@ -400,11 +375,8 @@ func (x *Approvals) SetNotice(ctx context.Context, id string, notice json.RawMes
 		return switchboard.Approval{}, switchboard.E(op, switchboard.ENOTFOUND, "no approval with this id")
 	}
 	in := &dynamodb.UpdateItemInput{
-		TableName:                &x.s.state,
-		Key:                      itemKey(approvalKey(id)),
 		ConditionExpression:      strPtr("attribute_exists(pk)"),
 		ExpressionAttributeNames: map[string]string{"#n": "notice"},
-		ReturnValues:             types.ReturnValueAllNew,
 	}
 	if len(notice) == 0 {
 		in.UpdateExpression = strPtr("REMOVE #n")
@@ -412,18 +384,22 @@ func (x *Approvals) SetNotice(ctx context.Context, id string, notice json.RawMes
 		in.UpdateExpression = strPtr("SET #n = :n")
 		in.ExpressionAttributeValues = map[string]types.AttributeValue{":n": strAV(string(notice))}
 	}
+	return x.updateApproval(ctx, op, id, in, switchboard.ENOTFOUND, "no approval with this id")
+}
+
+// updateApproval runs in, a conditional update of approval id, and decodes
+// the updated approval. A refused condition is an error with code and
+// refused as its message.
+func (x *Approvals) updateApproval(ctx context.Context, op, id string, in *dynamodb.UpdateItemInput, code, refused string) (switchboard.Approval, error) {
+	in.TableName, in.Key, in.ReturnValues = &x.s.state, itemKey(approvalKey(id)), types.ReturnValueAllNew
 	out, err := x.s.update(ctx, op, in)
 	if conditionFailed(err) {
-		return switchboard.Approval{}, switchboard.Wrap(op, switchboard.ENOTFOUND, "no approval with this id", err)
+		return switchboard.Approval{}, switchboard.Wrap(op, code, refused, err)
 	}
 	if err != nil {
 		return switchboard.Approval{}, err
 	}
-	a, err := fromApprovalItem(out.Attributes)
-	if err != nil {
-		return switchboard.Approval{}, undecodable(op, err)
-	}
-	return a, nil
+	return decoded(op, out.Attributes, fromApprovalItem)
 }
 
 // ListOpen queries the index partition and reads each approval

@@ -235,6 +235,31 @@ func numAV(n int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
 }
 
+// getItem reads one item with get and decodes it with decode; a missing
+// item is ENOTFOUND with missing as its message.
+func getItem[T any](ctx context.Context, s *Store, op, table string, key map[string]types.AttributeValue,
+	decode func(map[string]types.AttributeValue) (T, error), missing string) (T, error) {
+	av, err := s.get(ctx, op, table, key)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	if av == nil {
+		var zero T
+		return zero, switchboard.E(op, switchboard.ENOTFOUND, missing)
+	}
+	return decoded(op, av, decode)
+}
+
+// decoded is decode(av); an item that does not decode is EINTERNAL.
+func decoded[T any](op string, av map[string]types.AttributeValue, decode func(map[string]types.AttributeValue) (T, error)) (T, error) {
+	v, err := decode(av)
+	if err != nil {
+		return v, undecodable(op, err)
+	}
+	return v, nil
+}
+
 // put writes one item, counting it as op; c may be the zero condition.
 func (s *Store) put(ctx context.Context, op, table string, item map[string]types.AttributeValue, c condition) error {
 	in := &dynamodb.PutItemInput{
@@ -246,6 +271,16 @@ func (s *Store) put(ctx context.Context, op, table string, item map[string]types
 	out, err := s.c.PutItem(ctx, in)
 	s.record(op, writes, putCapacity(out), err)
 	return mapErr(op, table, err)
+}
+
+// putNew writes an item that must be new: when one with its key exists,
+// the answer is ECONFLICT with exists as its message.
+func (s *Store) putNew(ctx context.Context, op, table string, item map[string]types.AttributeValue, exists string) error {
+	err := s.put(ctx, op, table, item, condition{expr: "attribute_not_exists(pk)"})
+	if conditionFailed(err) {
+		return switchboard.Wrap(op, switchboard.ECONFLICT, exists, err)
+	}
+	return err
 }
 
 // get reads one item with a strongly consistent read (so a write just made

@@ -142,38 +142,39 @@ func (x *Tasks) Create(ctx context.Context, t switchboard.Task) error {
 	if err != nil {
 		return switchboard.Wrap(op, switchboard.EINTERNAL, "the task could not be stored", err)
 	}
-	err = x.s.put(ctx, op, x.s.tasks, av, condition{expr: "attribute_not_exists(pk)"})
-	if conditionFailed(err) {
-		return switchboard.Wrap(op, switchboard.ECONFLICT, "a task with this id exists already", err)
-	}
-	return err
+	return x.s.putNew(ctx, op, x.s.tasks, av, "a task with this id exists already")
 }
 
 // Get implements switchboard.TaskStore.
 func (x *Tasks) Get(ctx context.Context, id string) (switchboard.Task, error) {
 	const op = "tasks.get"
-	av, err := x.s.get(ctx, op, x.s.tasks, itemKey(taskKey(id)))
+	return getItem(ctx, x.s, op, x.s.tasks, itemKey(taskKey(id)), decodeTask, "no task with this id; list your tasks to find its id")
+}
+
+// onTask addresses the update in to task id.
+func (x *Tasks) onTask(id string, in *dynamodb.UpdateItemInput) *dynamodb.UpdateItemInput {
+	in.TableName, in.Key = &x.s.tasks, itemKey(taskKey(id))
+	return in
+}
+
+// updateTask runs in, a conditional update of task id, and decodes the
+// updated task. When the condition refuses the update, the stored
+// task tells why: ENOTFOUND when it does not exist, else ECONFLICT with
+// refused's text.
+func (x *Tasks) updateTask(ctx context.Context, op, id string, in *dynamodb.UpdateItemInput, refused func(switchboard.Task) string) (switchboard.Task, error) {
+	in.ReturnValues = types.ReturnValueAllNew
+	out, err := x.s.update(ctx, op, x.onTask(id, in))
+	if conditionFailed(err) {
+		t, err := x.Get(ctx, id)
+		if err != nil {
+			return switchboard.Task{}, err
+		}
+		return switchboard.Task{}, switchboard.E(op, switchboard.ECONFLICT, refused(t))
+	}
 	if err != nil {
 		return switchboard.Task{}, err
 	}
-	if av == nil {
-		return switchboard.Task{}, switchboard.E(op, switchboard.ENOTFOUND, "no task with this id; list your tasks to find its id")
-	}
-	t, err := decodeTask(av)
-	if err != nil {
-		return t, undecodable(op, err)
-	}
-	return t, nil
-}
-
-// refusal explains a refused conditional update of task id: ENOTFOUND when
-// it does not exist, else ECONFLICT with why, as the stored task tells.
-func (x *Tasks) refusal(ctx context.Context, op, id string, why func(switchboard.Task) string) error {
-	t, err := x.Get(ctx, id)
-	if err != nil {
-		return err
-	}
-	return switchboard.E(op, switchboard.ECONFLICT, why(t))
+	return decoded(op, out.Attributes, decodeTask)
 }
 
 // Comment implements switchboard.TaskStore.
@@ -183,9 +184,7 @@ func (x *Tasks) Comment(ctx context.Context, id string, c switchboard.TaskCommen
 	if err != nil {
 		return switchboard.Task{}, switchboard.Wrap(op, switchboard.EINTERNAL, "the comment could not be stored", err)
 	}
-	out, err := x.s.update(ctx, op, &dynamodb.UpdateItemInput{
-		TableName:           &x.s.tasks,
-		Key:                 itemKey(taskKey(id)),
+	return x.updateTask(ctx, op, id, &dynamodb.UpdateItemInput{
 		UpdateExpression:    aws.String("SET #c = list_append(#c, :c), #u = :u"),
 		ConditionExpression: aws.String("attribute_exists(pk) AND #s <> :done AND size(#c) < :max"),
 		ExpressionAttributeNames: map[string]string{
@@ -195,24 +194,12 @@ func (x *Tasks) Comment(ctx context.Context, id string, c switchboard.TaskCommen
 			":c": cv, ":u": strAV(timeKey(c.At)), ":done": strAV(string(switchboard.TaskDone)),
 			":max": numAV(switchboard.MaxTaskComments),
 		},
-		ReturnValues: types.ReturnValueAllNew,
+	}, func(t switchboard.Task) string {
+		if t.Status == switchboard.TaskDone {
+			return "task " + id + " is done; it takes no more comments (create a new task for more work)"
+		}
+		return "task " + id + " has " + strconv.Itoa(switchboard.MaxTaskComments) + " comments, the most it takes; finish it or create a new task"
 	})
-	if conditionFailed(err) {
-		return switchboard.Task{}, x.refusal(ctx, op, id, func(t switchboard.Task) string {
-			if t.Status == switchboard.TaskDone {
-				return "task " + id + " is done; it takes no more comments (create a new task for more work)"
-			}
-			return "task " + id + " has " + strconv.Itoa(switchboard.MaxTaskComments) + " comments, the most it takes; finish it or create a new task"
-		})
-	}
-	if err != nil {
-		return switchboard.Task{}, err
-	}
-	t, err := decodeTask(out.Attributes)
-	if err != nil {
-		return t, undecodable(op, err)
-	}
-	return t, nil
 }
 
 // Finish implements switchboard.TaskStore.
@@ -233,9 +220,7 @@ func (x *Tasks) Finish(ctx context.Context, id string, to switchboard.TaskStatus
 		return switchboard.Task{}, switchboard.Wrap(op, switchboard.EINTERNAL, "the task could not be updated", err)
 	}
 	values[":to"], values[":t"], values[":u"], values[":by"] = strAV(string(to)), strAV(text), strAV(timeKey(at)), byAV
-	out, err := x.s.update(ctx, op, &dynamodb.UpdateItemInput{
-		TableName: &x.s.tasks,
-		Key:       itemKey(taskKey(id)),
+	return x.updateTask(ctx, op, id, &dynamodb.UpdateItemInput{
 		// Leaving open also leaves the watchdog's index.
 		UpdateExpression:    aws.String("SET #s = :to, #f = :t, #u = :u, #b = :by REMOVE #o"),
 		ConditionExpression: aws.String("attribute_exists(pk) AND " + cond),
@@ -243,24 +228,12 @@ func (x *Tasks) Finish(ctx context.Context, id string, to switchboard.TaskStatus
 			"#s": attrStatus, "#f": field, "#u": "updatedAt", "#b": "finishedBy", "#o": attrOpenPart,
 		},
 		ExpressionAttributeValues: values,
-		ReturnValues:              types.ReturnValueAllNew,
+	}, func(t switchboard.Task) string {
+		if t.Status == switchboard.TaskDone {
+			return "task " + id + " is done already; its result stands"
+		}
+		return "task " + id + " is blocked already; complete it when it can go on, or comment on it"
 	})
-	if conditionFailed(err) {
-		return switchboard.Task{}, x.refusal(ctx, op, id, func(t switchboard.Task) string {
-			if t.Status == switchboard.TaskDone {
-				return "task " + id + " is done already; its result stands"
-			}
-			return "task " + id + " is blocked already; complete it when it can go on, or comment on it"
-		})
-	}
-	if err != nil {
-		return switchboard.Task{}, err
-	}
-	t, err := decodeTask(out.Attributes)
-	if err != nil {
-		return t, undecodable(op, err)
-	}
-	return t, nil
 }
 
 // List implements switchboard.TaskStore.
@@ -340,14 +313,12 @@ func (x *Tasks) OpenSince(ctx context.Context, cutoff time.Time, limit int) ([]s
 // out of the byOpen index, so that the next run does not read it again.
 func (x *Tasks) ClaimWatchdog(ctx context.Context, id string, at time.Time) (bool, error) {
 	const op = "tasks.claimWatchdog"
-	_, err := x.s.update(ctx, op, &dynamodb.UpdateItemInput{
-		TableName:                 &x.s.tasks,
-		Key:                       itemKey(taskKey(id)),
+	_, err := x.s.update(ctx, op, x.onTask(id, &dynamodb.UpdateItemInput{
 		UpdateExpression:          aws.String("SET #w = :w REMOVE #o"),
 		ConditionExpression:       aws.String("#s = :open AND attribute_not_exists(#w)"),
 		ExpressionAttributeNames:  map[string]string{"#w": attrWatchdogAt, "#o": attrOpenPart, "#s": attrStatus},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":w": strAV(timeKey(at)), ":open": strAV(string(switchboard.TaskOpen))},
-	})
+	}))
 	if conditionFailed(err) {
 		return false, nil
 	}
@@ -358,14 +329,12 @@ func (x *Tasks) ClaimWatchdog(ctx context.Context, id string, at time.Time) (boo
 // the byOpen index if it is still open and the claim is the one made at at.
 func (x *Tasks) ReleaseWatchdog(ctx context.Context, id string, at time.Time) error {
 	const op = "tasks.releaseWatchdog"
-	_, err := x.s.update(ctx, op, &dynamodb.UpdateItemInput{
-		TableName:                 &x.s.tasks,
-		Key:                       itemKey(taskKey(id)),
+	_, err := x.s.update(ctx, op, x.onTask(id, &dynamodb.UpdateItemInput{
 		UpdateExpression:          aws.String("SET #o = :p REMOVE #w"),
 		ConditionExpression:       aws.String("#s = :open AND #w = :w"),
 		ExpressionAttributeNames:  map[string]string{"#w": attrWatchdogAt, "#o": attrOpenPart, "#s": attrStatus},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":w": strAV(timeKey(at)), ":open": strAV(string(switchboard.TaskOpen)), ":p": strAV(openPartValue)},
-	})
+	}))
 	if conditionFailed(err) {
 		return nil // finished meanwhile, or another claim: nothing of ours to give back
 	}

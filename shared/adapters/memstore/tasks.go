@@ -77,24 +77,35 @@ func (x *Tasks) Get(_ context.Context, id string) (switchboard.Task, error) {
 	return clone(r.t), nil
 }
 
-// Comment implements switchboard.TaskStore.
-func (x *Tasks) Comment(_ context.Context, id string, c switchboard.TaskComment) (switchboard.Task, error) {
-	const op = "tasks.comment"
+// update changes task id with change under the lock and returns the
+// changed task; an error from change leaves the task as it was.
+func (x *Tasks) update(op, id string, change func(t *switchboard.Task) error) (switchboard.Task, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	r, err := x.row(op, id)
 	if err != nil {
 		return switchboard.Task{}, err
 	}
-	switch {
-	case r.t.Status == switchboard.TaskDone:
-		return switchboard.Task{}, switchboard.E(op, switchboard.ECONFLICT, "task "+id+" is done; it takes no more comments (create a new task for more work)")
-	case len(r.t.Comments) >= switchboard.MaxTaskComments:
-		return switchboard.Task{}, switchboard.E(op, switchboard.ECONFLICT, "task "+id+" holds the most comments it takes; finish it or create a new task")
+	if err := change(&r.t); err != nil {
+		return switchboard.Task{}, err
 	}
-	r.t.Comments = append(r.t.Comments, c)
-	r.t.UpdatedAt = c.At
 	return clone(r.t), nil
+}
+
+// Comment implements switchboard.TaskStore.
+func (x *Tasks) Comment(_ context.Context, id string, c switchboard.TaskComment) (switchboard.Task, error) {
+	const op = "tasks.comment"
+	return x.update(op, id, func(t *switchboard.Task) error {
+		switch {
+		case t.Status == switchboard.TaskDone:
+			return switchboard.E(op, switchboard.ECONFLICT, "task "+id+" is done; it takes no more comments (create a new task for more work)")
+		case len(t.Comments) >= switchboard.MaxTaskComments:
+			return switchboard.E(op, switchboard.ECONFLICT, "task "+id+" holds the most comments it takes; finish it or create a new task")
+		}
+		t.Comments = append(t.Comments, c)
+		t.UpdatedAt = c.At
+		return nil
+	})
 }
 
 // Finish implements switchboard.TaskStore.
@@ -103,25 +114,21 @@ func (x *Tasks) Finish(_ context.Context, id string, to switchboard.TaskStatus, 
 	if to != switchboard.TaskDone && to != switchboard.TaskBlocked {
 		return switchboard.Task{}, switchboard.E(op, switchboard.EINVALID, "a task finishes as done or blocked")
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	r, err := x.row(op, id)
-	if err != nil {
-		return switchboard.Task{}, err
-	}
-	switch {
-	case r.t.Status == switchboard.TaskDone:
-		return switchboard.Task{}, switchboard.E(op, switchboard.ECONFLICT, "task "+id+" is done already; its result stands")
-	case to == switchboard.TaskBlocked && r.t.Status != switchboard.TaskOpen:
-		return switchboard.Task{}, switchboard.E(op, switchboard.ECONFLICT, "task "+id+" is blocked already; complete it when it can go on, or comment on it")
-	}
-	if to == switchboard.TaskDone {
-		r.t.Result = text
-	} else {
-		r.t.Blocker = text
-	}
-	r.t.Status, r.t.UpdatedAt, r.t.FinishedBy = to, at, by
-	return clone(r.t), nil
+	return x.update(op, id, func(t *switchboard.Task) error {
+		switch {
+		case t.Status == switchboard.TaskDone:
+			return switchboard.E(op, switchboard.ECONFLICT, "task "+id+" is done already; its result stands")
+		case to == switchboard.TaskBlocked && t.Status != switchboard.TaskOpen:
+			return switchboard.E(op, switchboard.ECONFLICT, "task "+id+" is blocked already; complete it when it can go on, or comment on it")
+		}
+		if to == switchboard.TaskDone {
+			t.Result = text
+		} else {
+			t.Blocker = text
+		}
+		t.Status, t.UpdatedAt, t.FinishedBy = to, at, by
+		return nil
+	})
 }
 
 // List implements switchboard.TaskStore.

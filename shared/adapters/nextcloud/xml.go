@@ -21,10 +21,14 @@ const (
 	// propfindFiles asks exactly for what Entry carries: mtime, etag, kind,
 	// fileid, permissions, size, share types, favorite. getcontentlength is
 	// the size of a file on a WebDAV server without Nextcloud's oc:size.
-	propfindFiles = `<?xml version="1.0" encoding="UTF-8"?>
+	propfindFiles = propfindOpen + fileProps + propfindClose
+	// propfindOpen and propfindClose frame the properties a PROPFIND asks
+	// for, one a line, in Nextcloud's three namespaces.
+	propfindOpen = `<?xml version="1.0" encoding="UTF-8"?>
 <d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns">
   <d:prop>
-` + fileProps + `  </d:prop>
+`
+	propfindClose = `  </d:prop>
 </d:propfind>
 `
 	// fileProps are the properties of an Entry, one a line, indented for
@@ -44,35 +48,23 @@ const (
   <d:prop>
     <d:quota-available-bytes/>
     <d:quota-used-bytes/>
-  </d:prop>
-</d:propfind>
-`
-	propfindVersions = `<?xml version="1.0" encoding="UTF-8"?>
-<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns">
-  <d:prop>
-    <d:getlastmodified/>
+` + propfindClose
+	propfindVersions = propfindOpen + `    <d:getlastmodified/>
     <d:getcontentlength/>
     <d:getcontenttype/>
     <d:getetag/>
     <d:resourcetype/>
     <nc:version-label/>
     <nc:version-author/>
-  </d:prop>
-</d:propfind>
-`
-	propfindTrash = `<?xml version="1.0" encoding="UTF-8"?>
-<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns">
-  <d:prop>
-    <d:resourcetype/>
+` + propfindClose
+	propfindTrash = propfindOpen + `    <d:resourcetype/>
     <d:getcontentlength/>
     <oc:fileid/>
     <oc:size/>
     <nc:trashbin-filename/>
     <nc:trashbin-original-location/>
     <nc:trashbin-deletion-time/>
-  </d:prop>
-</d:propfind>
-`
+` + propfindClose
 	proppatchFavoriteFormat = `<?xml version="1.0" encoding="UTF-8"?>
 <d:propertyupdate xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns">
   <d:set>

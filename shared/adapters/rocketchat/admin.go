@@ -265,7 +265,7 @@ func (c *Client) Logout(ctx context.Context) error {
 func Login(ctx context.Context, baseURL, user, password string, hc *http.Client) (userID, authToken string, err error) {
 	const op = "rocketchat.login"
 	cl := api(http.MethodPost, "login")
-	base, perr := parseBaseURL(baseURL)
+	base, perr := baseURLRule.Parse(baseURL)
 	switch {
 	case perr != nil:
 		return "", "", sb.E(op, sb.EINVALID, perr.Error())
@@ -371,7 +371,7 @@ func adminAnswers(endpoint mapper) mapper {
 // Everything else is do's behaviour: counted, capped, the same messages.
 func (c *Client) roundTrip(ctx context.Context, r request, auth bool, out any, read mapper) error {
 	op := "rocketchat." + r.name
-	c.count(r.name)
+	c.calls.Add(r.name)
 	req, err := http.NewRequestWithContext(ctx, r.method, c.url(r), r.body)
 	if err != nil {
 		return sb.Wrap(op, sb.EINTERNAL, "Rocket.Chat "+r.endpoint()+": the request could not be built", err)

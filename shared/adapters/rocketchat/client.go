@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/callcount"
+	"github.com/switchboard-dev/switchboard/shared/platform/baseurl"
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -98,7 +99,7 @@ func (c *Client) scrub(ctx context.Context, text string) string {
 
 func newClient(baseURL string, userID, authToken string, hc *http.Client, anonymous bool, opts []Option) (*Client, error) {
 	const op = "rocketchat.new"
-	base, err := parseBaseURL(baseURL)
+	base, err := baseURLRule.Parse(baseURL)
 	if err != nil {
 		return nil, sb.E(op, sb.EINVALID, err.Error())
 	}
@@ -159,25 +160,12 @@ func (c *Client) Calls() map[string]int {
 	return c.calls.Snapshot()
 }
 
-func (c *Client) count(name string) {
-	c.calls.Add(name)
-}
-
-func parseBaseURL(raw string) (*url.URL, error) {
-	s := strings.TrimSpace(raw)
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
-		return nil, fmt.Errorf("RocketChat.baseUrl %q is not an http(s) URL; use e.g. https://chat.example.org", redact(s))
-	}
-	if u.User != nil {
-		return nil, fmt.Errorf("RocketChat.baseUrl %q contains credentials; put them in userId/authToken instead", redact(s))
-	}
-	if u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(s, "?") {
-		return nil, fmt.Errorf("RocketChat.baseUrl %q has a query or fragment; give only scheme, host and an optional path", redact(s))
-	}
-	u.Path = strings.TrimRight(u.Path, "/")
-	u.RawPath = ""
-	return u, nil
+// baseURLRule is how RocketChat.baseUrl is checked.
+var baseURLRule = baseurl.Rule{
+	Key:         "RocketChat.baseUrl",
+	NotHTTP:     "use e.g. https://chat.example.org",
+	Credentials: "put them in userId/authToken instead",
+	Redact:      redact,
 }
 
 // redact removes credentials from a URL-ish string for messages.
@@ -254,7 +242,7 @@ func (c *Client) url(r request) string {
 // status, and any transport failure, becomes the mapped error with the
 // response closed.
 func (c *Client) send(ctx context.Context, r request, accept string) (*http.Response, error) {
-	c.count(r.name)
+	c.calls.Add(r.name)
 	req, err := http.NewRequestWithContext(ctx, r.method, c.url(r), r.body)
 	if err != nil {
 		return nil, sb.Wrap("rocketchat."+r.name, sb.EINTERNAL, "Rocket.Chat "+r.endpoint()+": the request could not be built", err)

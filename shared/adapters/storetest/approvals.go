@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
@@ -225,22 +224,16 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) sb.ApprovalStore
 		a := SampleApproval("race", base, time.Hour)
 		noErr(t, "Create", s.Create(ctx, a))
 		const n = 10
-		var wg sync.WaitGroup
 		results := make([]error, n)
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				to := sb.ApprovalApproved
-				if i%2 == 1 {
-					to = sb.ApprovalDenied
-				}
-				_, results[i] = s.Transition(ctx, a.ID, sb.ApprovalPending, to, func(x *sb.Approval) {
-					x.DecidedBy = "decider-" + string(rune('0'+i))
-				})
-			}()
-		}
-		wg.Wait()
+		concurrently(n, func(i int) {
+			to := sb.ApprovalApproved
+			if i%2 == 1 {
+				to = sb.ApprovalDenied
+			}
+			_, results[i] = s.Transition(ctx, a.ID, sb.ApprovalPending, to, func(x *sb.Approval) {
+				x.DecidedBy = "decider-" + string(rune('0'+i))
+			})
+		})
 		wins := 0
 		for i, err := range results {
 			switch sb.ErrorCode(err) {
@@ -301,18 +294,20 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) sb.ApprovalStore
 		for _, a := range []sb.Approval{late, early, mid, denied, done, running} {
 			noErr(t, "Create "+a.ID, s.Create(ctx, a))
 		}
-		_, err = s.Transition(ctx, running.ID, sb.ApprovalPending, sb.ApprovalApproved, nil)
-		noErr(t, "approve running", err)
-		_, err = s.Transition(ctx, running.ID, sb.ApprovalApproved, sb.ApprovalExecuting, nil)
-		noErr(t, "start running", err)
-		_, err = s.Transition(ctx, mid.ID, sb.ApprovalPending, sb.ApprovalApproved, nil)
-		noErr(t, "approve mid", err)
-		_, err = s.Transition(ctx, denied.ID, sb.ApprovalPending, sb.ApprovalDenied, nil)
-		noErr(t, "deny", err)
-		_, err = s.Transition(ctx, done.ID, sb.ApprovalPending, sb.ApprovalApproved, nil)
-		noErr(t, "approve done", err)
-		_, err = s.Transition(ctx, done.ID, sb.ApprovalApproved, sb.ApprovalFailed, nil)
-		noErr(t, "fail done", err)
+		for _, step := range []struct {
+			what, id string
+			from, to sb.ApprovalStatus
+		}{
+			{"approve running", running.ID, sb.ApprovalPending, sb.ApprovalApproved},
+			{"start running", running.ID, sb.ApprovalApproved, sb.ApprovalExecuting},
+			{"approve mid", mid.ID, sb.ApprovalPending, sb.ApprovalApproved},
+			{"deny", denied.ID, sb.ApprovalPending, sb.ApprovalDenied},
+			{"approve done", done.ID, sb.ApprovalPending, sb.ApprovalApproved},
+			{"fail done", done.ID, sb.ApprovalApproved, sb.ApprovalFailed},
+		} {
+			_, err = s.Transition(ctx, step.id, step.from, step.to, nil)
+			noErr(t, step.what, err)
+		}
 		got, err = s.ListOpen(ctx)
 		noErr(t, "ListOpen", err)
 		var ids []string

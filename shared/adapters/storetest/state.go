@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,6 +31,24 @@ func concurrently(n int, f func(i int)) {
 	}
 	close(start)
 	wg.Wait()
+}
+
+// race runs try n times at once (concurrently) and collects what the calls
+// that won returned, and every error.
+func race[T any](n int, try func(i int) (T, bool, error)) (won []T, errs []error) {
+	var mu sync.Mutex
+	concurrently(n, func(i int) {
+		v, ok, err := try(i)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if ok {
+			won = append(won, v)
+		}
+	})
+	return won, errs
 }
 
 // ----- Counters -----
@@ -134,21 +153,8 @@ func RunCounters(t *testing.T, newStore func(t *testing.T, now func() time.Time)
 			incr(t, s, "wake:room", limit, base.Add(time.Minute), i, true)
 		}
 		clk.Set(base.Add(2 * time.Minute))
-		var (
-			mu      sync.Mutex
-			counted []int
-			errs    []error
-		)
-		concurrently(n, func(int) {
-			c, ok, err := s.Incr(t.Context(), "wake:room", limit, base.Add(time.Hour))
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-			}
-			if ok {
-				counted = append(counted, c)
-			}
+		counted, errs := race(n, func(int) (int, bool, error) {
+			return s.Incr(t.Context(), "wake:room", limit, base.Add(time.Hour))
 		})
 		slices.Sort(counted)
 		if len(errs) > 0 || !slices.Equal(counted, seq(1, limit)) {
@@ -304,22 +310,15 @@ func RunKV(t *testing.T, newStore func(t *testing.T, now func() time.Time) switc
 		ctx := t.Context()
 		noErr(t, "Put", s.Put(ctx, "cas", "v0", hour))
 		const n = 10
-		var (
-			mu      sync.Mutex
-			winners []string
-			errs    []error
-		)
-		concurrently(n, func(i int) {
+		winners, errs := race(n, func(i int) (string, bool, error) {
 			val := fmt.Sprintf("w%d", i)
-			err := s.PutIf(ctx, "cas", "v0", val, hour)
-			mu.Lock()
-			defer mu.Unlock()
-			switch switchboard.ErrorCode(err) {
+			switch err := s.PutIf(ctx, "cas", "v0", val, hour); switchboard.ErrorCode(err) {
 			case "":
-				winners = append(winners, val)
+				return val, true, nil
 			case switchboard.ECONFLICT:
+				return val, false, nil
 			default:
-				errs = append(errs, err)
+				return val, false, err
 			}
 		})
 		if len(errs) > 0 || len(winners) != 1 {
@@ -377,22 +376,10 @@ func RunLeases(t *testing.T, newStore func(t *testing.T, now func() time.Time) s
 	t.Run("ExclusiveUnderConcurrency", func(t *testing.T) {
 		s, _ := setup(t)
 		const n = 10
-		var (
-			mu      sync.Mutex
-			holders []string
-			errs    []error
-		)
-		concurrently(n, func(i int) {
+		holders, errs := race(n, func(i int) (string, bool, error) {
 			h := fmt.Sprintf("run-%d", i)
 			ok, err := s.Acquire(t.Context(), "agent:alice", h, soon)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-			}
-			if ok {
-				holders = append(holders, h)
-			}
+			return h, ok, err
 		})
 		if len(errs) > 0 || len(holders) != 1 {
 			t.Fatalf("%d concurrent acquirers: holders %v, errors %v; want exactly one holder", n, holders, errs)
@@ -467,23 +454,25 @@ func RunWakeClaims(t *testing.T, newKV func(t *testing.T, now func() time.Time) 
 		return &switchboard.WakeClaims{KV: newKV(t, c.Now), Keep: 24 * time.Hour, Now: c.Now}, c
 	}
 	until := base.Add(time.Minute)
-	take := func(t *testing.T, w *switchboard.WakeClaims, key, owner string, want bool) switchboard.WakeClaim {
+	// claim calls step, WakeClaims.Take or Begin (named name), and checks
+	// whether it claimed key for owner.
+	claim := func(t *testing.T, name string, step func(context.Context, string, string, time.Time) (switchboard.WakeClaim, bool, error),
+		key, owner string, want bool) switchboard.WakeClaim {
 		t.Helper()
-		c, ok, err := w.Take(t.Context(), key, owner, until)
-		noErr(t, "Take "+key+" by "+owner, err)
+		c, ok, err := step(t.Context(), key, owner, until)
+		noErr(t, name+" "+key+" by "+owner, err)
 		if ok != want {
-			t.Fatalf("Take(%q, %q) = %v (claim %+v), want %v", key, owner, ok, c, want)
+			t.Fatalf("%s(%q, %q) = %v (claim %+v), want %v", name, key, owner, ok, c, want)
 		}
 		return c
 	}
+	take := func(t *testing.T, w *switchboard.WakeClaims, key, owner string, want bool) switchboard.WakeClaim {
+		t.Helper()
+		return claim(t, "Take", w.Take, key, owner, want)
+	}
 	begin := func(t *testing.T, w *switchboard.WakeClaims, key, owner string, want bool) switchboard.WakeClaim {
 		t.Helper()
-		c, ok, err := w.Begin(t.Context(), key, owner, until)
-		noErr(t, "Begin "+key+" by "+owner, err)
-		if ok != want {
-			t.Fatalf("Begin(%q, %q) = %v (claim %+v), want %v", key, owner, ok, c, want)
-		}
-		return c
+		return claim(t, "Begin", w.Begin, key, owner, want)
 	}
 
 	t.Run("TakenOnceWhileLive", func(t *testing.T) {
@@ -507,20 +496,10 @@ func RunWakeClaims(t *testing.T, newKV func(t *testing.T, now func() time.Time) 
 				take(t, w, key, "crashed", true)
 				clk.Set(until.Add(time.Second))
 			}
-			var mu sync.Mutex
-			var winners []string
-			var errs []error
-			concurrently(12, func(i int) {
+			winners, errs := race(12, func(i int) (string, bool, error) {
 				owner := fmt.Sprintf("job-%d", i)
 				_, ok, err := w.Take(t.Context(), key, owner, until.Add(time.Hour))
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil {
-					errs = append(errs, err)
-				}
-				if ok {
-					winners = append(winners, owner)
-				}
+				return owner, ok, err
 			})
 			if len(errs) > 0 || len(winners) != 1 {
 				t.Fatalf("round %d (%s): winners %v, errors %v; want exactly one", round, key, winners, errs)

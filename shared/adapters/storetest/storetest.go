@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -348,33 +347,12 @@ func RunMarkers(t *testing.T, newStore func(t *testing.T) switchboard.Markers) {
 	t.Run("ConcurrentClaimsOneWinner", func(t *testing.T) {
 		s, ctx := newStore(t), t.Context()
 		const n = 20
-		var (
-			wg   sync.WaitGroup
-			mu   sync.Mutex
-			wins int
-			errs []error
-		)
-		start := make(chan struct{})
-		for range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				ok, err := s.Claim(ctx, "approval:42", time.Now().Add(time.Hour))
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil {
-					errs = append(errs, err)
-				}
-				if ok {
-					wins++
-				}
-			}()
-		}
-		close(start)
-		wg.Wait()
-		if len(errs) > 0 || wins != 1 {
-			t.Fatalf("%d concurrent claims: %d won, errors %v; want exactly 1 winner and no errors", n, wins, errs)
+		won, errs := race(n, func(int) (bool, bool, error) {
+			ok, err := s.Claim(ctx, "approval:42", time.Now().Add(time.Hour))
+			return ok, ok, err
+		})
+		if len(errs) > 0 || len(won) != 1 {
+			t.Fatalf("%d concurrent claims: %d won, errors %v; want exactly 1 winner and no errors", n, len(won), errs)
 		}
 	})
 

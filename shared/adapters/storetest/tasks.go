@@ -3,7 +3,6 @@ package storetest
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -107,17 +106,11 @@ func RunTaskStore(t *testing.T, newStore func(t *testing.T) switchboard.TaskStor
 		s := newStore(t)
 		noErr(t, "create", s.Create(t.Context(), task("t1", "ada", "bob", base)))
 		const n = 8
-		var wg sync.WaitGroup
 		errs := make([]error, n)
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, errs[i] = s.Finish(t.Context(), "t1", switchboard.TaskDone, fmt.Sprint("result ", i),
-					switchboard.RunContext{RunID: fmt.Sprint("run", i), RootRunID: "r", AgentID: "bob"}, base.Add(time.Minute))
-			}()
-		}
-		wg.Wait()
+		concurrently(n, func(i int) {
+			_, errs[i] = s.Finish(t.Context(), "t1", switchboard.TaskDone, fmt.Sprint("result ", i),
+				switchboard.RunContext{RunID: fmt.Sprint("run", i), RootRunID: "r", AgentID: "bob"}, base.Add(time.Minute))
+		})
 		won := -1
 		for i, err := range errs {
 			switch {
@@ -240,25 +233,12 @@ func RunTaskStore(t *testing.T, newStore func(t *testing.T) switchboard.TaskStor
 		if one, _ := s.DeferredWakes(t.Context(), 1); len(one) != 1 || one[0].ID != "w1" {
 			t.Errorf("limit 1 = %+v", one)
 		}
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		took := 0
-		for range 5 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ok, err := s.TakeWake(t.Context(), "w1")
-				noErr(t, "take", err)
-				if ok {
-					mu.Lock()
-					took++
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-		if took != 1 {
-			t.Fatalf("w1 taken %d times, want once", took)
+		took, errs := race(5, func(int) (bool, bool, error) {
+			ok, err := s.TakeWake(t.Context(), "w1")
+			return ok, ok, err
+		})
+		if len(errs) > 0 || len(took) != 1 {
+			t.Fatalf("w1 taken %d times (errors %v), want once", len(took), errs)
 		}
 		got, _ = s.DeferredWakes(t.Context(), 0)
 		if len(got) != 1 || got[0].ID != "w2" {

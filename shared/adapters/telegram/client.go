@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/callcount"
+	"github.com/switchboard-dev/switchboard/shared/platform/baseurl"
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
+	"github.com/switchboard-dev/switchboard/shared/platform/tgtoken"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -34,43 +36,6 @@ const (
 // channelName is a public channel or supergroup address (the same rule as
 // config's telegramChatRe).
 var channelName = regexp.MustCompile(`^@[A-Za-z][A-Za-z0-9_]{3,}$`)
-
-// The bot token and the webhook secret are checked by loops, not regular
-// expressions: a bounded repetition such as {1,256} compiles into one
-// instruction per repetition, and every function that links this package
-// would pay for that at each cold start (about 0.6 ms and 4,600
-// allocations for the two).
-
-// isBotToken tells whether t is <bot id>:<secret> as @BotFather issues it:
-// 1–20 digits, a colon, 1–80 characters of A-Z, a-z, 0-9, _ and -.
-func isBotToken(t string) bool {
-	id, secret, ok := strings.Cut(t, ":")
-	if !ok || len(id) < 1 || len(id) > 20 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if id[i] < '0' || id[i] > '9' {
-			return false
-		}
-	}
-	return isTokenText(secret, 80)
-}
-
-// isTokenText tells whether s is 1–max characters of A-Z, a-z, 0-9, _ and
-// - (the characters of bot secrets and of setWebhook's secret_token).
-func isTokenText(s string, max int) bool {
-	if len(s) < 1 || len(s) > max {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '_', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
-}
 
 // Client talks to the Bot API as one bot. It is safe for concurrent use.
 type Client struct {
@@ -150,7 +115,7 @@ func checkToken(t string) error {
 	if strings.TrimSpace(t) == "" {
 		return errors.New("telegram.botToken is empty; set the token @BotFather gave the bot")
 	}
-	if !isBotToken(t) {
+	if !tgtoken.IsBotToken(t) {
 		// Never quote the value: it is (nearly) a secret.
 		return errors.New("telegram.botToken does not look like a bot token (<bot id>:<secret> from @BotFather); check for spaces, quotes or a missing part")
 	}
@@ -172,27 +137,22 @@ func (c *Client) Calls() map[string]int {
 	return c.calls.Snapshot()
 }
 
-func (c *Client) count(method string) {
-	c.calls.Add(method)
+// apiBaseURL is how telegram.apiBaseUrl is checked.
+var apiBaseURL = baseurl.Rule{
+	Key:         "telegram.apiBaseUrl",
+	NotHTTP:     "use https://api.telegram.org",
+	Credentials: "remove them",
+	Redact:      redactURL,
 }
 
 func parseBaseURL(raw string) (*url.URL, error) {
-	s := strings.TrimSpace(raw)
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
-		return nil, fmt.Errorf("telegram.apiBaseUrl %q is not an http(s) URL; use https://api.telegram.org", redactURL(s))
-	}
-	if u.User != nil {
-		return nil, fmt.Errorf("telegram.apiBaseUrl %q contains credentials; remove them", redactURL(s))
-	}
-	if u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(s, "?") {
-		return nil, fmt.Errorf("telegram.apiBaseUrl %q has a query or fragment; give only scheme, host and an optional path", redactURL(s))
+	u, err := apiBaseURL.Parse(raw)
+	if err != nil {
+		return nil, err
 	}
 	if strings.Contains(u.Path, "/bot") {
-		return nil, fmt.Errorf("telegram.apiBaseUrl %q contains /bot…; give only the base (https://api.telegram.org), the token goes into telegram.botToken", redactURL(s))
+		return nil, fmt.Errorf("telegram.apiBaseUrl %q contains /bot…; give only the base (https://api.telegram.org), the token goes into telegram.botToken", redactURL(strings.TrimSpace(raw)))
 	}
-	u.Path = strings.TrimRight(u.Path, "/")
-	u.RawPath = ""
 	return u, nil
 }
 
@@ -233,7 +193,7 @@ func (c *Client) do(ctx context.Context, cl call, in, out any) error {
 	if err != nil {
 		return sb.Wrap(op, sb.EINVALID, "Telegram "+cl.method+": the request cannot be encoded as JSON", err)
 	}
-	c.count(cl.method)
+	c.calls.Add(cl.method)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.methodURL(cl.method), bytes.NewReader(body))
 	if err != nil {
 		return sb.Wrap(op, sb.EINTERNAL, "Telegram "+cl.method+": the request could not be built", c.cleanError(err))

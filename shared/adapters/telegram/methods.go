@@ -235,9 +235,9 @@ func (c *Client) GetUpdates(ctx context.Context, offset int64, timeout time.Dura
 		return nil, sb.E(op, sb.EINVALID, fmt.Sprintf("Telegram %s: the long-poll timeout %s is not shorter than the HTTP client's timeout %s; shorten the poll or lengthen the client's timeout", method, timeout, c.hc.Timeout))
 	}
 	secs := int(timeout / time.Second)
-	var in any = wireGetUpdates{Offset: offset, Timeout: secs, AllowedUpdates: allowed}
-	if allowed != nil && len(allowed) == 0 {
-		in = wireGetUpdatesAll{Offset: offset, Timeout: secs, AllowedUpdates: []string{}}
+	in := wireGetUpdates{Offset: offset, Timeout: secs}
+	if allowed != nil {
+		in.AllowedUpdates = &allowed
 	}
 	var raw json.RawMessage
 	if err := c.do(ctx, call{method: method}, in, &raw); err != nil {

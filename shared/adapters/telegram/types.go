@@ -1,6 +1,10 @@
 package telegram
 
-import "time"
+import (
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/tgtoken"
+)
 
 // Limits of the Bot API.
 const (
@@ -13,7 +17,7 @@ const (
 	// notification.
 	MaxAnswerTextLength = 200
 	// MaxSecretTokenLength is the most characters of a webhook secret_token.
-	MaxSecretTokenLength = 256
+	MaxSecretTokenLength = tgtoken.MaxSecretLength
 )
 
 // Parse modes for Message.ParseMode ("" sends plain text).

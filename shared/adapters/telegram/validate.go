@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/tgtoken"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -55,7 +56,7 @@ func (k *InlineKeyboard) Validate() error {
 // accepts: 1–256 characters of A-Z, a-z, 0-9, _ and -. It returns EINVALID
 // without quoting the value.
 func ValidateSecretToken(secret string) error {
-	if !isTokenText(secret, MaxSecretTokenLength) {
+	if !tgtoken.IsSecret(secret) {
 		return sb.E("telegram.secret_token", sb.EINVALID, fmt.Sprintf("the webhook secret must be 1–%d characters of A-Z, a-z, 0-9, _ and -; check telegram.webhookSecret (generate one with: openssl rand -hex 32)", MaxSecretTokenLength))
 	}
 	return nil

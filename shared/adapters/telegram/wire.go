@@ -114,17 +114,11 @@ type wireAnswerCallbackQuery struct {
 }
 
 type wireGetUpdates struct {
-	Offset         int64    `json:"offset,omitempty"`
-	Timeout        int      `json:"timeout,omitempty"`
-	AllowedUpdates []string `json:"allowed_updates,omitempty"`
-}
-
-// wireGetUpdatesAll is wireGetUpdates with allowed_updates always sent: an
-// empty list means "the default kinds", an absent one "as before".
-type wireGetUpdatesAll struct {
-	Offset         int64    `json:"offset,omitempty"`
-	Timeout        int      `json:"timeout,omitempty"`
-	AllowedUpdates []string `json:"allowed_updates"`
+	Offset  int64 `json:"offset,omitempty"`
+	Timeout int   `json:"timeout,omitempty"`
+	// AllowedUpdates is a pointer so that an empty list is sent: it means
+	// "the default kinds", an absent one "as before".
+	AllowedUpdates *[]string `json:"allowed_updates,omitempty"`
 }
 
 type wireSetWebhook struct {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"reflect"
 	"slices"
 )
@@ -313,22 +314,14 @@ func (a *Agent) EffectiveModel(instance Instance) Model {
 		}
 		return m
 	}
-	overlay := func(dst *string, src string) {
-		if src != "" {
-			*dst = src
-		}
-	}
-	overlay(&base.BaseURL, o.BaseURL)
-	overlay(&base.APIKey, o.APIKey)
-	overlay(&base.Model, o.Model)
-	overlay(&base.Region, o.Region)
-	overlay(&base.Reply, o.Reply)
-	if o.InputPer1M != 0 {
-		base.InputPer1M = o.InputPer1M
-	}
-	if o.OutputPer1M != 0 {
-		base.OutputPer1M = o.OutputPer1M
-	}
+	// The agent's non-zero fields win.
+	base.BaseURL = cmp.Or(o.BaseURL, base.BaseURL)
+	base.APIKey = cmp.Or(o.APIKey, base.APIKey)
+	base.Model = cmp.Or(o.Model, base.Model)
+	base.Region = cmp.Or(o.Region, base.Region)
+	base.Reply = cmp.Or(o.Reply, base.Reply)
+	base.InputPer1M = cmp.Or(o.InputPer1M, base.InputPer1M)
+	base.OutputPer1M = cmp.Or(o.OutputPer1M, base.OutputPer1M)
 	return base
 }
 

@@ -102,6 +102,15 @@ func (c *invocation) args() toolargs.Args { return toolargs.Args{Op: c.op, Actio
 // limits its tags declare (toolargs.Decode).
 func (c *invocation) decodeArgs(dst any) error { return c.args().Decode(c.call.Args, dst) }
 
+// decodeRoomArgs decodes the arguments into a, a tool's argument struct,
+// and checks its required room argument, room (a pointer to a's Room).
+func (c *invocation) decodeRoomArgs(a any, room **string) (string, error) {
+	if err := c.decodeArgs(a); err != nil {
+		return "", err
+	}
+	return c.text("room", *room)
+}
+
 // text checks a required string argument (toolargs.Text).
 func (c *invocation) text(name string, v *string) (string, error) { return c.args().Text(name, v) }
 

@@ -60,10 +60,7 @@ func (c *invocation) listRooms() sb.Envelope {
 // message, inside one untrusted frame. It never marks the room read.
 func (c *invocation) readRoom() sb.Envelope {
 	var a readRoomArgs
-	if err := c.decodeArgs(&a); err != nil {
-		return c.fail(err)
-	}
-	roomArg, err := c.text("room", a.Room)
+	roomArg, err := c.decodeRoomArgs(&a, &a.Room)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -127,10 +124,7 @@ func (c *invocation) readRoom() sb.Envelope {
 
 func (c *invocation) markRead() sb.Envelope {
 	var a markReadArgs
-	if err := c.decodeArgs(&a); err != nil {
-		return c.fail(err)
-	}
-	roomArg, err := c.text("room", a.Room)
+	roomArg, err := c.decodeRoomArgs(&a, &a.Room)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -181,10 +175,7 @@ func (c *invocation) react() sb.Envelope {
 // search finds messages in a room (chat.search), newest first, framed.
 func (c *invocation) search() sb.Envelope {
 	var a searchArgs
-	if err := c.decodeArgs(&a); err != nil {
-		return c.fail(err)
-	}
-	roomArg, err := c.text("room", a.Room)
+	roomArg, err := c.decodeRoomArgs(&a, &a.Room)
 	if err != nil {
 		return c.fail(err)
 	}

@@ -90,6 +90,19 @@ func ResolvePrefix(agentID, ref string) (prefix string, err error) {
 // path names, so that Resolve(agentID, DisplayRef(agentID, key)) == key
 // whenever DisplayRef is not empty.
 func DisplayRef(agentID, key string) string {
+	return display(agentID, key, Resolve)
+}
+
+// displayPrefix is DisplayRef for a key prefix ending in "/" (or a scope
+// root): agents/<agentID>/personal/ → "personal:", shared/a/ → "shared:a/".
+func displayPrefix(agentID, prefix string) string {
+	return display(agentID, prefix, ResolvePrefix)
+}
+
+// display maps key (a bucket key or a key prefix) to the ref agentID uses
+// for it, "" unless resolve (Resolve or ResolvePrefix) maps that ref back
+// to key exactly.
+func display(agentID, key string, resolve func(agentID, ref string) (string, error)) string {
 	if !validAgentID(agentID) {
 		return ""
 	}
@@ -101,27 +114,7 @@ func DisplayRef(agentID, key string) string {
 	} else {
 		return ""
 	}
-	if k, err := Resolve(agentID, ref); err != nil || k != key {
-		return ""
-	}
-	return ref
-}
-
-// displayPrefix is DisplayRef for a key prefix ending in "/" (or a scope
-// root): agents/<agentID>/personal/ → "personal:", shared/a/ → "shared:a/".
-func displayPrefix(agentID, prefix string) string {
-	if !validAgentID(agentID) {
-		return ""
-	}
-	var ref string
-	if rest, ok := strings.CutPrefix(prefix, scopeRoot(agentID, PrefixPersonal)); ok {
-		ref = PrefixPersonal + rest
-	} else if rest, ok := strings.CutPrefix(prefix, keyShared); ok {
-		ref = PrefixShared + rest
-	} else {
-		return ""
-	}
-	if p, err := ResolvePrefix(agentID, ref); err != nil || p != prefix {
+	if k, err := resolve(agentID, ref); err != nil || k != key {
 		return ""
 	}
 	return ref
