@@ -9,32 +9,26 @@
 package lambdainvoke
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/awssigned"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 // Dispatcher invokes one function asynchronously per job.
 type Dispatcher struct {
-	Function    string // name or ARN of the agent-worker function
-	Endpoint    string // base URL of the Lambda API, e.g. https://lambda.eu-central-1.amazonaws.com
-	Region      string
-	Credentials aws.CredentialsProvider
-	HTTP        aws.HTTPClient
+	Function string // name or ARN of the agent-worker function
+	Endpoint string // base URL of the Lambda API, e.g. https://lambda.eu-central-1.amazonaws.com
+	Signer   awssigned.Signer
 	// Waits before the second and third attempt of a throttled or failed
 	// call (the SDK client's retries, kept short for the webhook's budget).
 	Backoff []time.Duration
@@ -46,19 +40,9 @@ var _ wake.Dispatcher = (*Dispatcher)(nil)
 // from AWS_ENDPOINT_URL_LAMBDA, else AWS_ENDPOINT_URL (the config's base
 // endpoint), else the region's public endpoint.
 func New(cfg aws.Config, function string, getenv func(string) string) *Dispatcher {
-	endpoint := getenv("AWS_ENDPOINT_URL_LAMBDA")
-	if endpoint == "" && cfg.BaseEndpoint != nil {
-		endpoint = *cfg.BaseEndpoint
-	}
-	if endpoint == "" {
-		endpoint = "https://lambda." + cfg.Region + ".amazonaws.com"
-	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Timeout: 10 * time.Second}
-	}
-	return &Dispatcher{Function: function, Endpoint: endpoint, Region: cfg.Region, Credentials: cfg.Credentials,
-		HTTP: hc, Backoff: []time.Duration{50 * time.Millisecond, 150 * time.Millisecond}}
+	return &Dispatcher{Function: function, Endpoint: awssigned.Endpoint(cfg, getenv, "AWS_ENDPOINT_URL_LAMBDA", "lambda"),
+		Signer:  awssigned.Signer{Service: "lambda", Region: cfg.Region, Credentials: cfg.Credentials, HTTP: awssigned.HTTPClient(cfg)},
+		Backoff: []time.Duration{50 * time.Millisecond, 150 * time.Millisecond}}
 }
 
 // maxAsyncPayload is Lambda's limit for an asynchronous invocation (256 KB).
@@ -102,32 +86,17 @@ func (d *Dispatcher) Dispatch(ctx context.Context, job wake.Job) error {
 // invoke makes one signed Invoke call; kind is Lambda's error type.
 func (d *Dispatcher) invoke(ctx context.Context, payload []byte) (status int, kind string, err error) {
 	u := strings.TrimRight(d.Endpoint, "/") + "/2015-03-31/functions/" + url.PathEscape(d.Function) + "/invocations"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(payload))
+	status, header, body, err := d.Signer.Post(ctx, u, map[string]string{
+		"Content-Type": "application/json", "X-Amz-Invocation-Type": "Event"}, payload)
 	if err != nil {
 		return 0, "", err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Amz-Invocation-Type", "Event")
-	creds, err := d.Credentials.Retrieve(ctx)
-	if err != nil {
-		return 0, "", fmt.Errorf("credentials: %w", err)
-	}
-	sum := sha256.Sum256(payload)
-	if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), "lambda", d.Region, time.Now()); err != nil {
-		return 0, "", fmt.Errorf("sign: %w", err)
-	}
-	resp, err := d.HTTP.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-	kind = resp.Header.Get("X-Amzn-ErrorType")
-	if kind == "" && resp.StatusCode != http.StatusAccepted {
+	kind = header.Get("X-Amzn-ErrorType")
+	if kind == "" && status != http.StatusAccepted {
 		var e struct{ Type string }
 		_ = json.Unmarshal(body, &e)
 		kind = e.Type
 	}
 	kind, _, _ = strings.Cut(kind, ":")
-	return resp.StatusCode, kind, nil
+	return status, kind, nil
 }

@@ -13,6 +13,7 @@ import (
 	sfnapi "github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/awssigned"
 	"github.com/switchboard-dev/switchboard/shared/adapters/lambdalocal"
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn/sfnlocal"
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn/sfntest"
@@ -39,8 +40,8 @@ func waiting(t *testing.T) (*sfntoken.Client, *sfntest.Env, string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &sfntoken.Client{Endpoint: env.Runtime.Endpoint, Region: "us-east-1",
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), HTTP: http.DefaultClient}
+	c := &sfntoken.Client{Endpoint: env.Runtime.Endpoint, Signer: awssigned.Signer{Service: "states", Region: "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), HTTP: http.DefaultClient}}
 	return c, env, aws.ToString(out.ExecutionArn), <-tokens
 }
 
@@ -85,8 +86,8 @@ func TestFailIsCaughtByName(t *testing.T) {
 }
 
 func TestUnreachableIsUnavailable(t *testing.T) {
-	c := &sfntoken.Client{Endpoint: "http://127.0.0.1:1", Region: "us-east-1",
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), HTTP: http.DefaultClient}
+	c := &sfntoken.Client{Endpoint: "http://127.0.0.1:1", Signer: awssigned.Signer{Service: "states", Region: "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), HTTP: http.DefaultClient}}
 	if err := c.Succeed(context.Background(), "t", "{}"); sb.ErrorCode(err) != sb.EUNAVAILABLE {
 		t.Errorf("got %v, want EUNAVAILABLE", err)
 	}

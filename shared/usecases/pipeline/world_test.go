@@ -18,6 +18,7 @@ import (
 	sfnapi "github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/awssigned"
 	"github.com/switchboard-dev/switchboard/shared/adapters/collabora"
 	"github.com/switchboard-dev/switchboard/shared/adapters/collabora/cofake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/lambdalocal"
@@ -273,8 +274,8 @@ func newWorld(t *testing.T) *world {
 		Name: machine, Type: types.StateMachineTypeStandard, File: "../../../infra/statemachines/document-pipeline.asl.json",
 		Substitutions: map[string]string{"DocumentStepFunctionArn": sfnlocal.FunctionARN("tools")},
 	})
-	tokens := &sfntoken.Client{Endpoint: w.sfn.Runtime.Endpoint, Region: "us-east-1",
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), HTTP: http.DefaultClient}
+	tokens := &sfntoken.Client{Endpoint: w.sfn.Runtime.Endpoint, Signer: awssigned.Signer{Service: "states", Region: "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), HTTP: http.DefaultClient}}
 	w.steps.Tokens = tokens
 	signer, err := approvals.NewSigner([]byte("a-signing-key-of-at-least-32-bytes!!"))
 	if err != nil {
