@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
 
 // coldConfig enables every tool and a real model provider, so that a
@@ -35,6 +37,10 @@ const coldConfig = `instance:
   approvals: {signingKey: cold-approval-signing-key-0001, ttlHours: 24, approverTelegramIds: ["7"]}
   publicBaseUrl: http://127.0.0.1:9
   staging: {Workspace.delete: approve}
+  console: {password: cold-console-password-0001}
+  askAgent: {timeoutSeconds: 60, maxSteps: 5}
+  taskboard: {watchdogHours: 24}
+  agentMessageRetentionDays: 90
 agents:
   - id: hermes
     name: Hermes
@@ -54,6 +60,9 @@ agents:
         appPassword: cold-nc-pass-0001
         rootPath: /Switchboard/Hermes
         collaboraUrl: http://127.0.0.1:9
+      ask_agent: {}
+      Taskboard: {}
+      AgentCommAnalysis: {}
   - id: atlas
     name: Atlas
     systemPrompt: You are Atlas.
@@ -64,11 +73,20 @@ agents:
         userId: atlas-id
         authToken: atlas-token
         username: agent-atlas
+      ask_agent: {agents: [hermes]}
+      Taskboard: {}
 `
 
-// coldFunctions are measured against coldRef; the receivers have the
-// tighter budget (they answer a webhook within seconds).
-var coldFunctions = []string{"rocketchat-webhook", "telegram-webhook", "approvals", "tools", "jobs", "agent-worker"}
+// coldFunctions are every function of the catalogue, measured against
+// coldRef; the receivers have the tighter budget (they answer a webhook
+// within seconds).
+var coldFunctions = func() []string {
+	var names []string
+	for _, f := range deploy.Functions {
+		names = append(names, f.Name)
+	}
+	return names
+}()
 
 const coldRef = "reference"
 
