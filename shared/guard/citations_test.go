@@ -25,7 +25,7 @@ var (
 	// outsideDoc matches a reference to a document outside the repository,
 	// anywhere in a file (a string shown to a user is as bad as a comment).
 	// The names are assembled so that this file does not cite them itself.
-	outsideDoc = regexp.MustCompile(`\.\./` + handbook + `\b|\bSPEC\b|\b` + seedSec + `|\bGT §|` + groundTruth + `|/work/` + handbook)
+	outsideDoc = regexp.MustCompile(`\.\./` + handbook + `\b|\bSPEC\b|\b` + seedSec + `|\bGT` + " §" + `|` + groundTruth + `|/work/` + handbook)
 	// requirementID matches the ids of the specification's requirements.
 	// The list is closed on purpose, so that AWS names (S3, EC2), RFC
 	// numbers and hex stay clear of it. In Go files only comments and
