@@ -157,6 +157,7 @@ func TestCitationPatterns(t *testing.T) {
 		{"id in a string", "a.go", "package a\n\nvar s = \"approval links (ST2)\"\n", 1},
 		{"id range", "a.go", "package a\n\n// Nextcloud (NC1–NC7).\n", 2},
 		{"seed section", "a.go", "package a\n\n// unread counts only mentions (" + seedSec + "2.0.2)\n", 1},
+		{"ground-truth section", "a.go", "package a\n\n// the upload shape (GT" + " §3)\n", 1},
 		{"research note", "a.md", "see " + groundTruth + " for details\n", 1},
 		{"spec one level up", "a.md", "The product specification is ../" + handbook + "/SPEC.md.\n", 1},
 		{"id in Markdown", "a.md", "## Approvals (ST1–ST3)\n", 1},
