@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
@@ -18,14 +17,9 @@ const AskAgentMachine = "ask-agent"
 // catalogue gives the starting function (read per call: the dev runtime
 // creates its machines after this layer is built).
 func (a *Actions) askTool() *askagent.Tool {
-	endpoint := a.Getenv("AWS_ENDPOINT_URL_SFN")
-	if endpoint == "" {
-		endpoint = a.Getenv("AWS_ENDPOINT_URL")
-	}
-	cfg := dynamo.LocalCredentials(context.Background(), a.AWS, endpoint) // the local runtime checks no signature
 	env := deploy.StateMachineEnvVar(AskAgentMachine)
 	return &askagent.Tool{
-		Machine: sfn.SyncMachine{Client: sfn.NewClient(cfg), ARN: func() string { return a.Getenv(env) }},
+		Machine: sfn.SyncMachine{Client: a.sfnClient(), ARN: func() string { return a.Getenv(env) }},
 		Timeout: time.Duration(a.Config.Instance.AskAgent.TimeoutSeconds) * time.Second,
 		Log:     a.Log,
 	}

@@ -5,7 +5,6 @@ import (
 	"maps"
 
 	sfnapi "github.com/aws/aws-sdk-go-v2/service/sfn"
-	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
@@ -28,12 +27,7 @@ func (a *Actions) documentsTool() *pipeline.Tool {
 
 // sfnClient is the Step Functions client (the local runtime in dev).
 func (a *Actions) sfnClient() *sfnapi.Client {
-	endpoint := a.Getenv("AWS_ENDPOINT_URL_SFN")
-	if endpoint == "" {
-		endpoint = a.Getenv("AWS_ENDPOINT_URL")
-	}
-	cfg := dynamo.LocalCredentials(context.Background(), a.AWS, endpoint) // the local runtime checks no signature
-	return sfn.NewClient(cfg)
+	return sfn.NewClient(a.StepFunctionsConfig(context.Background()))
 }
 
 // DocumentTasks are the document-pipeline machine's Tasks, served by the

@@ -44,6 +44,18 @@ func (c *Core) PublicBaseURL() string {
 	return strings.TrimRight(base, "/")
 }
 
+// StepFunctionsConfig is the AWS config for Step Functions: the endpoint
+// from AWS_ENDPOINT_URL_SFN or AWS_ENDPOINT_URL, and local credentials when
+// that endpoint is a local runtime that checks no signature (make dev sets
+// none).
+func (c *Core) StepFunctionsConfig(ctx context.Context) aws.Config {
+	endpoint := c.Getenv("AWS_ENDPOINT_URL_SFN")
+	if endpoint == "" {
+		endpoint = c.Getenv("AWS_ENDPOINT_URL")
+	}
+	return dynamo.LocalCredentials(ctx, c.AWS, endpoint)
+}
+
 // RocketChatHealthKey is the KV key of the rocketchat-health job's state.
 const RocketChatHealthKey = "health#rocketchat"
 

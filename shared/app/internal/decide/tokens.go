@@ -3,7 +3,6 @@ package decide
 import (
 	"context"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfntoken"
 )
 
@@ -14,11 +13,7 @@ import (
 type TaskTokens struct{ D *Decide }
 
 func (t TaskTokens) client(ctx context.Context) *sfntoken.Client {
-	endpoint := t.D.Getenv("AWS_ENDPOINT_URL_SFN")
-	if endpoint == "" {
-		endpoint = t.D.Getenv("AWS_ENDPOINT_URL")
-	}
-	return sfntoken.New(dynamo.LocalCredentials(ctx, t.D.AWS, endpoint), t.D.Getenv) // the local runtime checks no signature
+	return sfntoken.New(t.D.StepFunctionsConfig(ctx), t.D.Getenv)
 }
 
 // Succeed implements approvals.TaskTokens.
