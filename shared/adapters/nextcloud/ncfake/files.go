@@ -240,6 +240,14 @@ func (s *Server) serveFiles(w http.ResponseWriter, r *http.Request) {
 			sabre(w, http.StatusConflict, `Sabre\DAV\Exception\Conflict`, "PUT is not allowed on non-files.")
 			return
 		}
+		// Nextcloud answers a PUT into a missing folder with 404 (Sabre's
+		// NotFound for the first missing segment), not the 409 of RFC 4918
+		// that MKCOL and MOVE answer; a file in the way of a folder is a
+		// 404 too ("Node with name 'x' could not be found").
+		if missing, ok := s.missingParent(p); ok {
+			sabre(w, http.StatusNotFound, `Sabre\DAV\Exception\NotFound`, missing)
+			return
+		}
 		present := err == nil
 		existed := present && !fi.IsDir()
 		id, old := s.oldVersion(p)
@@ -298,6 +306,24 @@ func (s *Server) serveFiles(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.dav.ServeHTTP(dw, r)
+}
+
+// missingParent reports, for a path whose parent folder is missing or is a
+// file, the text of the 404 Nextcloud answers a PUT with.
+func (s *Server) missingParent(p string) (string, bool) {
+	segs := strings.Split(strings.Trim(p, "/"), "/")
+	cur := ""
+	for _, seg := range segs[:len(segs)-1] {
+		cur += "/" + seg
+		fi, err := s.stat(cur)
+		if err != nil {
+			return "File with name " + cur + " could not be located", true
+		}
+		if !fi.IsDir() {
+			return "Node with name '" + seg + "' could not be found", true
+		}
+	}
+	return "", false
 }
 
 // undoPut restores the state before a failed PUT.

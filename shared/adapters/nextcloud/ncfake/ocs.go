@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
 	"os"
 	"strconv"
@@ -145,22 +144,18 @@ func (s *Server) rateLimited(w http.ResponseWriter, r *http.Request) bool {
 	}
 	s.shareAttempts = kept
 	limited := s.rateLimit > 0 && len(kept) >= s.rateLimit
-	var wait time.Duration
-	if limited {
-		wait = kept[0].Add(s.rateWindow).Sub(now)
-	} else {
+	if !limited {
 		s.shareAttempts = append(s.shareAttempts, now)
 	}
 	s.mu.Unlock()
 	if !limited {
 		return false
 	}
-	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	// Nextcloud's rate limiter answers 429 with an empty text/html body and
+	// no Retry-After, also for format=json; the window is 10 minutes.
+	w.Header().Set("Content-Type", "text/html; charset=UTF-8")
+	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusTooManyRequests)
-	json.NewEncoder(w).Encode(map[string]any{"ocs": map[string]any{
-		"meta": map[string]any{"status": "failure", "statuscode": 429, "message": "Reached maximum share creations; try again later"},
-		"data": []any{}}})
 	return true
 }
 
