@@ -410,12 +410,13 @@ func TestVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(vs) != 2 {
-		t.Fatalf("Versions = %+v, want 2 (one per overwrite)", vs)
+	// Nextcloud lists the current content too (newest first).
+	if len(vs) != 3 {
+		t.Fatalf("Versions = %+v, want 3 (one per overwrite and the current content)", vs)
 	}
-	sizes := []int64{vs[0].Size, vs[1].Size}
+	sizes := []int64{vs[0].Size, vs[1].Size, vs[2].Size}
 	slices.Sort(sizes)
-	if !slices.Equal(sizes, []int64{3, 4}) || vs[0].ID == "" || vs[0].Modified.IsZero() || vs[0].ETag == "" {
+	if !slices.Equal(sizes, []int64{3, 4, 5}) || vs[0].Size != 5 || vs[0].ID == "" || vs[0].Modified.IsZero() || vs[0].ETag == "" {
 		t.Errorf("Versions = %+v", vs)
 	}
 	var one nextcloud.Version
@@ -431,8 +432,8 @@ func TestVersions(t *testing.T) {
 		t.Errorf("after RestoreVersion = %q, want one", got)
 	}
 	vs, _ = c.Versions(ctx, res.FileID)
-	if len(vs) != 2 {
-		t.Errorf("after restore %d versions, want 2 (three became a version, one left the list)", len(vs))
+	if len(vs) != 3 {
+		t.Errorf("after restore %d versions, want 3 (three became a version, one left the list, the current one)", len(vs))
 	}
 	_, err = c.Versions(ctx, 999999)
 	wantCode(t, err, switchboard.ENOTFOUND)

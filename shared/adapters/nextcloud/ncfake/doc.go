@@ -13,7 +13,9 @@
 //   - Sabre-shaped XML error bodies instead of x/net's plain text;
 //   - SEARCH (a basicsearch subset: and/or/not, eq/gt/gte/lt/lte/like on
 //     displayname, getcontenttype, getlastmodified, size, fileid, favorite);
-//   - versions (the old content is kept on every overwrite), the trash bin
+//   - versions (the old content is kept on every overwrite and named after
+//     its mtime, X-OC-Mtime honoured; the list includes the current content,
+//     whose GET is 404, as on Nextcloud 34), the trash bin
 //     (DELETE moves to it), chunked upload v2 (5 MiB minimum for every chunk
 //     but the last, OC-Total-Length checked);
 //   - OCS v1 and v2 (JSON only): capabilities and shares (create, list, get,
@@ -22,12 +24,18 @@
 // Failure modes are switched on by methods: Lock (423 with Nextcloud's
 // FileLocked exception), SetQuota (507), SetPasswordEnforced (403 on links
 // without a password), the share-creation rate limit (20 per 10 minutes per
-// user, 429 with Retry-After, on an injectable clock), SetAdminOnly (OCS 997
+// user, failed creations counting; Nextcloud's bare 429 without Retry-After,
+// on an injectable clock), SetAdminOnly (OCS 997
 // on group shares), SetDown (503 everywhere), FailNext, FailNextChunk and FailNextAfter
 // (one request answered by the proxy with a 5xx, before or after Nextcloud
 // did the work).
 //
 // One account owns files; AddUser and AddGroup only add share recipients.
+// A PUT into a missing folder answers 404 as Nextcloud does (MKCOL, MOVE
+// and COPY answer 409). The contract suite in package nextcloud runs the
+// same checks against this fake and a real Nextcloud; where they differed,
+// this fake was changed to answer as the server does.
+//
 // Every request is recorded; Calls counts them by route with the same names
 // as nextcloud.Client.Calls ("PUT files", "MKCOL uploads", "POST shares", …).
 package ncfake

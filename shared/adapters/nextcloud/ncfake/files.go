@@ -20,6 +20,7 @@ type version struct {
 	ts      int64 // its name: the old content's mtime in unix seconds
 	data    []byte
 	modTime time.Time
+	current bool // the entry for the current content (listed, not readable)
 }
 
 // trashItem is a deleted file or folder with everything below it.
@@ -163,7 +164,33 @@ func (s *Server) oldVersion(p string) (int64, *version) {
 	if err != nil || fi.IsDir() {
 		return 0, nil
 	}
-	return s.idOf(p), &version{ts: fi.ModTime().Unix(), data: data, modTime: fi.ModTime()}
+	id := s.idOf(p)
+	mod := s.mtimeOf(id, fi)
+	return id, &version{ts: mod.Unix(), data: data, modTime: mod}
+}
+
+// setMtime records the mtime a client stated with X-OC-Mtime (unix
+// seconds; 0 = none, the write's own time applies). Versions are named
+// after it, as on Nextcloud.
+func (s *Server) setMtime(p string, unix int64) {
+	id := s.idOf(p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if unix > 0 {
+		s.mtimes[id] = time.Unix(unix, 0)
+	} else {
+		delete(s.mtimes, id)
+	}
+}
+
+// mtimeOf is the stated mtime of file id, else the memory FS's.
+func (s *Server) mtimeOf(id int64, fi os.FileInfo) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.mtimes[id]; ok {
+		return t
+	}
+	return fi.ModTime()
 }
 
 func (s *Server) addVersion(id int64, v *version) {
@@ -191,6 +218,7 @@ func (s *Server) writeFile(p string, data []byte) (existed bool, err error) {
 		}
 		existed = true
 		s.keepVersion(p)
+		s.setMtime(p, 0)
 	}
 	f, err := s.fs.OpenFile(context.Background(), p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
@@ -251,6 +279,7 @@ func (s *Server) serveFiles(w http.ResponseWriter, r *http.Request) {
 		present := err == nil
 		existed := present && !fi.IsDir()
 		id, old := s.oldVersion(p)
+		mtime, _ := strconv.ParseInt(r.Header.Get("X-OC-Mtime"), 10, 64)
 		dw.before = func(status int) int {
 			if status != http.StatusCreated {
 				// Nextcloud writes to a .part file first: a failed upload
@@ -259,6 +288,10 @@ func (s *Server) serveFiles(w http.ResponseWriter, r *http.Request) {
 				return status
 			}
 			s.addVersion(id, old) // only a successful overwrite makes a version
+			s.setMtime(p, mtime)
+			if mtime > 0 {
+				dw.Header().Set("X-OC-MTime", "accepted")
+			}
 			s.putHeaders(dw, p)
 			if existed {
 				return http.StatusNoContent
@@ -457,6 +490,12 @@ func (s *Server) serveUploads(w http.ResponseWriter, r *http.Request) {
 			sabre(w, http.StatusBadRequest, `Sabre\DAV\Exception\BadRequest`, "Invalid chunk name, must be numeric between 1 and 10000")
 			return
 		}
+		// Nextcloud checks the Destination's folder on every chunk PUT
+		// and answers 404 when it is missing.
+		if missing, ok := s.missingParent(up.dest); ok && up.dest != "" {
+			sabre(w, http.StatusNotFound, `Sabre\DAV\Exception\NotFound`, missing)
+			return
+		}
 		if s.overQuota(w, up.dest, uploadLength(r)) {
 			return
 		}
@@ -576,6 +615,16 @@ func (s *Server) serveVersions(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "PROPFIND" && ts == "":
 		ms := newMultistatus()
 		ms.add(base+"/", map[string]string{"d:resourcetype": "<d:collection/>"})
+		// Nextcloud 34 lists the current content as one more entry, named
+		// after its mtime; a GET of it answers 404.
+		if data, fi, err := s.readFile(p); err == nil {
+			mod := s.mtimeOf(id, fi)
+			ts := mod.Unix()
+			for _, c := range vs {
+				ts = max(ts, c.ts+1) // the fake keeps names unique within a second
+			}
+			vs = append(vs, &version{ts: ts, data: data, modTime: mod, current: true})
+		}
 		sort.Slice(vs, func(i, j int) bool { return vs[i].ts > vs[j].ts })
 		for _, c := range vs {
 			ms.add(base+"/"+strconv.FormatInt(c.ts, 10), map[string]string{

@@ -75,6 +75,7 @@ type Server struct {
 	ids         map[string]int64
 	nextID      int64
 	versions    map[int64][]*version
+	mtimes      map[int64]time.Time // stated with X-OC-Mtime
 	trash       []*trashItem
 	uploads     map[string]*upload
 	shares      []*share
@@ -122,6 +123,7 @@ func New(opts Options) *Server {
 		ids:         map[string]int64{},
 		nextID:      100,
 		versions:    map[int64][]*version{},
+		mtimes:      map[int64]time.Time{},
 		uploads:     map[string]*upload{},
 		nextShareID: 1,
 		calls:       map[string]int{},
