@@ -30,7 +30,7 @@ dev: node_modules/.installed ## run Switchboard locally on $(ADDR) (dynalite on 
 
 test: node_modules/.installed ## run every test: unit, store (dynalite), end-to-end, infra
 	$(GO) vet ./...
-	set -o pipefail; $(GO) test -count=1 -json ./... | node scripts/gotest-summary.cjs # ends with the skipped tests and why
+	scripts/nextcloud-test.sh run bash -c 'set -o pipefail; $(GO) test -count=1 -json ./... | node scripts/gotest-summary.cjs' # with a real Nextcloud when SWITCHBOARD_NEXTCLOUD_TARBALL is set; ends with the skipped tests and why
 	$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./... # every benchmark runs once, so none can rot
 	cd infra && $(GO) test -count=1 ./...
 

@@ -5,6 +5,9 @@
 #   eval "$(scripts/nextcloud-test.sh start)"   # install if needed, start, print exports
 #   scripts/nextcloud-test.sh stop
 #   scripts/nextcloud-test.sh status
+#   scripts/nextcloud-test.sh run CMD…          # CMD with a server: started (and stopped after) when
+#                                               # SWITCHBOARD_NEXTCLOUD_TARBALL is set and
+#                                               # SWITCHBOARD_NEXTCLOUD_URL is not; else CMD as is
 #
 # It installs the release tarball named by SWITCHBOARD_NEXTCLOUD_TARBALL (a
 # .tar.gz of the release whose top folder is nextcloud/, or the common prefix
@@ -78,6 +81,15 @@ up() { # status.php says installed and not in maintenance
 }
 
 case $ACTION in
+  run)
+    shift
+    if [ -n "$TARBALL" ] && [ -z "${SWITCHBOARD_NEXTCLOUD_URL:-}" ]; then
+      env_lines=$("$0" start) || exit 1
+      eval "$env_lines"
+      trap '"$0" stop' EXIT
+    fi
+    "$@"
+    exit $? ;;
   stop) stop; exit 0 ;;
   status) if p=$(pid) && up; then say "running: pid $p at $URL"; exit 0; fi; say "not running"; exit 3 ;;
   start) ;;
