@@ -19,8 +19,11 @@
 # (20 share creations per 10 minutes) never leak from one test into another.
 #
 # stdout carries only export lines (SWITCHBOARD_NEXTCLOUD_URL,
-# SWITCHBOARD_NEXTCLOUD_ADMIN_USER, SWITCHBOARD_NEXTCLOUD_ADMIN_PASSWORD), the
-# same variables a user sets to run the suite against their own server.
+# SWITCHBOARD_NEXTCLOUD_ADMIN_USER, SWITCHBOARD_NEXTCLOUD_ADMIN_PASSWORD,
+# SWITCHBOARD_NEXTCLOUD_SHARE_WINDOW), the same variables a user sets to run
+# the suite against their own server. The share limit's window is shortened
+# to SWITCHBOARD_NEXTCLOUD_SHARE_WINDOW seconds (default 30; Nextcloud's own
+# is 600) so that a delivery waiting out the limit finishes in a test.
 # Progress goes to stderr. With SWITCHBOARD_NEXTCLOUD_APT=1 missing Debian
 # packages (PHP 8.2, Apache, mod_php) are installed with apt-get.
 set -euo pipefail
@@ -74,6 +77,7 @@ stop() {
 exports() {
   cat "$CRED"
   printf 'export SWITCHBOARD_NEXTCLOUD_URL=%q\n' "$URL"
+  printf 'export SWITCHBOARD_NEXTCLOUD_SHARE_WINDOW=%q\n' "${SWITCHBOARD_NEXTCLOUD_SHARE_WINDOW:-30}"
 }
 
 up() { # status.php says installed and not in maintenance
@@ -158,6 +162,16 @@ if [ ! -f "$DIR/.installed" ]; then
 fi
 if [ "$(occ config:system:get overwrite.cli.url)" != "$URL" ]; then
   occ config:system:set overwrite.cli.url --value "$URL" >>"$DIR/setup.log"
+fi
+# Nextcloud allows 20 share creations per user in 600 s. The limit stays 20;
+# the window is shortened (Nextcloud's own ratelimit_overwrite setting) so
+# that a test can wait it out: SWITCHBOARD_NEXTCLOUD_SHARE_WINDOW seconds,
+# default 30. The tests read the window from the same variable.
+WINDOW=${SWITCHBOARD_NEXTCLOUD_SHARE_WINDOW:-30}
+[[ $WINDOW =~ ^[1-9][0-9]*$ ]] || die "SWITCHBOARD_NEXTCLOUD_SHARE_WINDOW=$WINDOW: give seconds, e.g. 30 (Nextcloud's default is 600)"
+if [ "$(occ config:system:get ratelimit_overwrite files_sharing.shareapi.createshare user period 2>/dev/null)" != "$WINDOW" ]; then
+  occ config:system:set ratelimit_overwrite files_sharing.shareapi.createshare user limit --type integer --value 20 >>"$DIR/setup.log"
+  occ config:system:set ratelimit_overwrite files_sharing.shareapi.createshare user period --type integer --value "$WINDOW" >>"$DIR/setup.log"
 fi
 
 user=; [ ${#RUNAS[@]} -gt 0 ] && user="User www-data

@@ -418,7 +418,7 @@ func runContract(t *testing.T, fresh func(t *testing.T) *contractTarget) {
 		}
 	})
 
-	t.Run("429: the 21st share creation in 10 minutes, failed ones count, no Retry-After", func(t *testing.T) {
+	t.Run("429: the 21st share creation in the window, failed ones count, no Retry-After", func(t *testing.T) {
 		tl := tg.newAccount(t)
 		cl := tl.client(t)
 		put(t, cl, "/l.md", "l")
