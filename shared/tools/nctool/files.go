@@ -36,10 +36,13 @@ type putOutcome struct {
 	requested string
 }
 
-// putRemote uploads to dst: one PUT when the folder
-// exists; on 409 (parent missing) it creates the folders and tries once
-// more; on 423 (the file is open in Collabora) below a reports folder it
-// saves once under a timestamped name. It never loops.
+// putRemote uploads to dst: one PUT when the folder exists. When the
+// folder is missing it creates the folders (one MkdirAll walk) and tries
+// once more: Nextcloud 34 answers a PUT into a missing folder — and the
+// chunk PUTs of a chunked upload into one — with 404, RFC 4918 servers (and
+// Nextcloud's MKCOL and MOVE) with 409. On 423 (the file is open in
+// Collabora) below a reports folder it saves once under a timestamped name.
+// It never loops.
 func (c *invocation) putRemote(dst string, open source, contentType string) (putOutcome, error) {
 	out := putOutcome{path: dst, requested: dst}
 	attempt := func(p string) (nextcloud.PutResult, error) {
@@ -51,16 +54,33 @@ func (c *invocation) putRemote(dst string, open source, contentType string) (put
 		return c.nc.Put(c.ctx, p, r, size, contentType)
 	}
 	res, err := attempt(dst)
-	if status(err) == 409 {
+	if s := status(err); s == 404 || s == 409 {
 		if err := c.nc.MkdirAll(c.ctx, path.Dir(dst)); err != nil {
+			if status(err) == 409 {
+				// MKCOL still finds no parent after creating the parents: one
+				// of them is a file (MKCOL on a file answers 405, which the
+				// walk takes for an existing folder).
+				return out, c.fileInTheWay(dst, err)
+			}
 			return out, err
 		}
 		out.madeDirs = true
 		res, err = attempt(dst)
-		if status(err) == 409 {
-			return out, sb.Wrap(c.op, sb.ECONFLICT, fmt.Sprintf(
-				"%s is a folder (or conflicts with one); to put the file into it, end the path with / (as in %s/), or choose another file name",
-				c.scope.show(dst), c.scope.show(dst)), err)
+		switch status(err) {
+		case 404: // the folders exist now, so a file must be where one of them should be
+			return out, c.fileInTheWay(dst, err)
+		case 409:
+			return out, c.isAFolder(dst, err)
+		}
+	}
+	if err != nil && chunkedFinish(err) {
+		switch status(err) {
+		case 415: // "The destination node is not a collection": the parent is a file
+			return out, c.fileInTheWay(dst, err)
+		case 400: // "The given destination … is a directory", or a chunk problem
+			if e, serr := c.nc.Stat(c.ctx, dst); serr == nil && e.IsDir {
+				return out, c.isAFolder(dst, err)
+			}
 		}
 	}
 	if status(err) == 423 && c.scope.underReports(dst) {
@@ -75,6 +95,46 @@ func (c *invocation) putRemote(dst string, open source, contentType string) (put
 	}
 	out.res = res
 	return out, err
+}
+
+// chunkedFinish reports whether err is the answer to the last step of a
+// chunked upload (MOVE of uploads/…/.file onto the destination), where
+// Nextcloud 34 reports a file in the way of the folder (415) and a folder
+// in the way of the file (400).
+func chunkedFinish(err error) bool {
+	ep := nextcloud.Endpoint(err)
+	return strings.Contains(ep, "/remote.php/dav/uploads/") && strings.HasSuffix(ep, "/.file")
+}
+
+func (c *invocation) isAFolder(dst string, err error) error {
+	return sb.Wrap(c.op, sb.ECONFLICT, fmt.Sprintf(
+		"%s is a folder (or conflicts with one); to put the file into it, end the path with / (as in %s/), or choose another file name",
+		c.scope.show(dst), c.scope.show(dst)), err)
+}
+
+// fileInTheWay is the error for an upload whose folders exist but one of
+// them is a file. It names the file when a few PROPFINDs up the path find
+// it (only on this failure; the walk stops at the first item that exists).
+func (c *invocation) fileInTheWay(dst string, err error) error {
+	for p := path.Dir(dst); c.scope.contains(p); p = path.Dir(p) {
+		e, serr := c.nc.Stat(c.ctx, p)
+		if serr == nil {
+			if !e.IsDir {
+				return sb.Wrap(c.op, sb.ECONFLICT, fmt.Sprintf(
+					"%s is a file, but %s needs a folder of that name; choose another remotePath, or move or rename %s first (Nextcloud.move)",
+					c.scope.show(p), c.scope.show(dst), c.scope.show(p)), err)
+			}
+			break
+		}
+		// Below a file Nextcloud answers 404 (other WebDAV servers 405 or
+		// 409): look further up. Anything else ends the search.
+		if s := status(serr); s != 404 && s != 405 && s != 409 {
+			break
+		}
+	}
+	return sb.Wrap(c.op, sb.ECONFLICT, fmt.Sprintf(
+		"a folder on the way to %s cannot be created because a file has its name; list the folders along the path to find that file, then choose another remotePath or move the file away (Nextcloud.move)",
+		c.scope.show(dst)), err)
 }
 
 // timestamped inserts -YYYYMMDD-HHMMSS (UTC) before the extension:
