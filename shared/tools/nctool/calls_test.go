@@ -1,11 +1,14 @@
 package nctool_test
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
 )
 
@@ -50,7 +53,8 @@ func TestCallsPerAction(t *testing.T) {
 		{name: "search", call: step{"search", `{"query":"q3"}`}, want: []string{"SEARCH dav"}},
 		{name: "versions", call: step{"versions", `{"path":"reports/q3.md"}`}, want: []string{"PROPFIND files", "PROPFIND versions"}},
 		{name: "restore_version", setup: func(e *env) { e.seed(root+"/reports/q3.md", "v2") },
-			call: step{"restore_version", `{"path":"reports/q3.md","versionId":"VERSION"}`}, want: []string{"PROPFIND files", "MOVE versions"}},
+			call: step{"restore_version", `{"path":"reports/q3.md","versionId":"VERSION"}`},
+			want: []string{"PROPFIND files", "PROPFIND versions", "MOVE versions"}},
 		{name: "trash list", call: step{"trash", `{"op":"list"}`}, want: []string{"PROPFIND trashbin"}},
 		{name: "trash restore", setup: func(e *env) { e.invoke("delete", `{"path":"reports/q3.md"}`) },
 			call: step{"trash", `{"op":"restore","id":"q3.md.d1777671000"}`}, want: []string{"PROPFIND trashbin", "MOVE trashbin"}},
@@ -94,7 +98,13 @@ func TestCallsPerAction(t *testing.T) {
 				if err != nil || len(vs) == 0 {
 					t.Fatalf("no version to restore: %v", err)
 				}
-				args = strings.Replace(args, "VERSION", vs[0].ID, 1)
+				// The oldest (the lowest name): the newest is the current content.
+				oldest := slices.MinFunc(vs, func(a, b nextcloud.Version) int {
+					x, _ := strconv.ParseInt(a.ID, 10, 64)
+					y, _ := strconv.ParseInt(b.ID, 10, 64)
+					return cmp.Compare(x, y)
+				})
+				args = strings.Replace(args, "VERSION", oldest.ID, 1)
 			}
 			e.nc.ResetRequests()
 			before := len(e.co.Requests())

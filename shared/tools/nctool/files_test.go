@@ -432,30 +432,6 @@ func TestSearch(t *testing.T) {
 	e.failed(e.invoke("search", `{"query":"q3","path":"../Atlas"}`), sb.EINVALID, "climbs out")
 }
 
-func TestVersions(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	e.write("r.md", "v1")
-	e.ok(e.invoke("upload", `{"localPath":"r.md"}`))
-	e.write("r.md", "v2")
-	e.ok(e.invoke("upload", `{"localPath":"r.md"}`))
-	env := e.ok(e.invoke("versions", `{"path":"r.md"}`))
-	lines := listing(t, env)
-	if env.Data["count"] != float64(1) || len(lines) != 1 {
-		t.Fatalf("versions = %q (%+v)", lines, env.Data)
-	}
-	id := regexp.MustCompile(`^versionId "(\d+)"`).FindStringSubmatch(lines[0])[1]
-	e.ok(e.invoke("restore_version", fmt.Sprintf(`{"path":"r.md","versionId":%q}`, id)))
-	if got, _ := e.file(root + "/r.md"); got != "v1" {
-		t.Errorf("after restore file = %q", got)
-	}
-	e.failed(e.invoke("restore_version", `{"path":"r.md","versionId":"../../x"}`), sb.EINVALID, "not a version id")
-	e.failed(e.invoke("restore_version", `{"path":"r.md","versionId":"12345"}`), sb.ENOTFOUND, "cannot restore version 12345")
-	e.ok(e.invoke("mkdir", `{"path":"dir"}`))
-	e.failed(e.invoke("versions", `{"path":"dir"}`), sb.EINVALID, "is a folder")
-	e.failed(e.invoke("versions", `{"path":"gone.md"}`), sb.ENOTFOUND, "cannot list the versions of /gone.md")
-}
-
 func TestFavoriteAndQuota(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

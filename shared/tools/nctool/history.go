@@ -2,6 +2,7 @@ package nctool
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -23,7 +24,11 @@ func (c *invocation) file(p, verb string) (nextcloud.Entry, *sb.Envelope) {
 	return e, nil
 }
 
-// versions lists the earlier contents of a file (newest first).
+// versions lists the versions of a file, newest first. Nextcloud 34 lists
+// the current content as one of them (named after its mtime, a GET of it
+// answers 404); older servers list only earlier contents. The entry that
+// is the current content is marked, found by comparing with the PROPFIND
+// of the file that versions needs anyway (for the file id).
 func (c *invocation) versions() sb.Envelope {
 	p, err := c.pathArg()
 	if err != nil {
@@ -40,8 +45,10 @@ func (c *invocation) versions() sb.Envelope {
 	if err != nil {
 		return c.fail("cannot list the versions of "+c.scope.show(p), err)
 	}
+	sortNewestFirst(vs)
+	cur := currentVersion(vs, e)
 	lines := make([]string, 0, len(vs))
-	for _, v := range vs {
+	for i, v := range vs {
 		var b strings.Builder
 		fmt.Fprintf(&b, "versionId %s modified %s %s", strconv.Quote(v.ID), utcMinute(v.Modified), humanBytes(v.Size))
 		if v.Author != "" {
@@ -50,19 +57,82 @@ func (c *invocation) versions() sb.Envelope {
 		if v.Label != "" {
 			fmt.Fprintf(&b, " label %s", strconv.Quote(v.Label))
 		}
+		if i == cur {
+			b.WriteString(" (current content)")
+		}
 		lines = append(lines, b.String())
 	}
-	data := map[string]any{"path": c.scope.show(p), "fileid": e.FileID, "count": len(vs),
+	earlier := len(vs)
+	if cur >= 0 {
+		earlier--
+	}
+	data := map[string]any{"path": c.scope.show(p), "fileid": e.FileID, "count": len(vs), "earlier": earlier,
 		"listing": frame("versions "+c.scope.show(p), lines)}
-	if len(vs) == 0 {
+	const restore = "Nextcloud.restore_version {path, versionId} makes an earlier one the current content again; the content it replaces is kept as a version"
+	if cur >= 0 {
+		data["current_version_id"] = vs[cur].ID
+	}
+	switch {
+	case earlier == 0 && cur >= 0:
+		data["message"] = "1 version, the current content: no earlier versions (the file was never overwritten, or the server keeps none — capabilities: files.versioning)"
+	case earlier == 0:
 		data["message"] = "no earlier versions: the file was never overwritten, or the server keeps none (capabilities: files.versioning)"
-	} else {
-		data["message"] = "Nextcloud.restore_version {path, versionId} makes one of these the current content; the current content becomes a version itself"
+	case cur == 0:
+		data["message"] = fmt.Sprintf("%d versions (the newest is the current content); %s", len(vs), restore)
+	case cur > 0: // after a restore the current content carries the restored version's time
+		data["message"] = fmt.Sprintf("%d versions (versionId %s, modified %s, is the current content); %s", len(vs), strconv.Quote(vs[cur].ID), utcMinute(vs[cur].Modified), restore)
+	default:
+		data["message"] = fmt.Sprintf("%d earlier version(s); the current content is not among them. %s", len(vs), restore)
 	}
 	return sb.OK(data)
 }
 
-// restoreVersion makes an earlier version the current content.
+// sortNewestFirst orders versions by time, then by name (a number: the
+// mtime in unix seconds); Nextcloud 34 sends them oldest first.
+func sortNewestFirst(vs []nextcloud.Version) {
+	sort.SliceStable(vs, func(i, j int) bool {
+		if !vs[i].Modified.Equal(vs[j].Modified) {
+			return vs[i].Modified.After(vs[j].Modified)
+		}
+		a, _ := strconv.ParseInt(vs[i].ID, 10, 64)
+		b, _ := strconv.ParseInt(vs[j].ID, 10, 64)
+		return a > b
+	})
+}
+
+// currentVersion is the index of the entry that is file e's current
+// content, or -1 when the server does not list it. An entry with the
+// file's ETag is it; else the entry with the file's mtime (whole seconds,
+// what versions are named after) and size — on Nextcloud 34 there is one,
+// since a second write within the same second replaces that second's
+// version; should there be several, the one with the highest name is the
+// later write. Not the newest entry: after a restore the current content
+// has the restored version's mtime.
+func currentVersion(vs []nextcloud.Version, e nextcloud.Entry) int {
+	for i, v := range vs {
+		if v.ETag != "" && v.ETag == e.ETag {
+			return i
+		}
+	}
+	if e.Modified.IsZero() {
+		return -1
+	}
+	best, bestID := -1, int64(-1)
+	for i, v := range vs {
+		if v.Modified.Unix() != e.Modified.Unix() || (e.Size >= 0 && v.Size != e.Size) {
+			continue
+		}
+		if id, _ := strconv.ParseInt(v.ID, 10, 64); id > bestID {
+			best, bestID = i, id
+		}
+	}
+	return best
+}
+
+// restoreVersion makes an earlier version the current content. It lists
+// the versions first (one PROPFIND) to refuse the entry that is the current
+// content (Nextcloud answers 201 to restoring it and changes nothing) and a
+// versionId that is not there.
 func (c *invocation) restoreVersion() sb.Envelope {
 	var a restoreVersionArgs
 	if err := c.decodeArgs(&a); err != nil {
@@ -87,8 +157,27 @@ func (c *invocation) restoreVersion() sb.Envelope {
 	if fail != nil {
 		return *fail
 	}
+	what := fmt.Sprintf("cannot restore version %s of %s", id, c.scope.show(p))
+	vs, err := c.nc.Versions(c.ctx, e.FileID)
+	if err != nil {
+		return c.fail(what, err)
+	}
+	sortNewestFirst(vs)
+	found := -1
+	for i, v := range vs {
+		if v.ID == id {
+			found = i
+		}
+	}
+	switch {
+	case found < 0:
+		return c.fail(what, sb.E(c.op, sb.ENOTFOUND, fmt.Sprintf("%s has no version %s; Nextcloud.versions {path} lists the versionIds", c.scope.show(p), quote(id))))
+	case found == currentVersion(vs, e):
+		return c.fail(what, sb.E(c.op, sb.EINVALID, fmt.Sprintf(
+			"version %s is the current content of %s, so restoring it would change nothing; pick an earlier versionId from Nextcloud.versions (those not marked current content)", quote(id), c.scope.show(p))))
+	}
 	if err := c.nc.RestoreVersion(c.ctx, e.FileID, id); err != nil {
-		return c.fail(fmt.Sprintf("cannot restore version %s of %s", id, c.scope.show(p)), err)
+		return c.fail(what, err)
 	}
 	return sb.OK(map[string]any{"path": c.scope.show(p), "versionId": id,
 		"message": fmt.Sprintf("restored version %s of %s; the content it replaced is kept as a version", id, c.scope.show(p))})
