@@ -453,6 +453,20 @@ func TestFavoriteAndQuota(t *testing.T) {
 	if q["used_bytes"] != float64(5) || q["available_bytes"] != float64(995) || q["percent_used"] != 0.5 {
 		t.Errorf("quota = %+v", q)
 	}
+	// One rounding for the number and the text: 116 of 10000 bytes is
+	// 1.16 %, 1.2 in both (it once said 1.2 % in the text and 1.1 in the number).
+	e.seed(root+"/b.bin", strings.Repeat("b", 111))
+	e.nc.SetQuota(10000)
+	q = e.ok(e.invoke("quota", `{}`)).Data
+	if q["percent_used"] != 1.2 || !strings.Contains(q["message"].(string), "(1.2% used)") {
+		t.Errorf("quota at 1.16%% = %+v", q)
+	}
+	// Nextcloud 34 does not count the trash bin in used.
+	e.ok(e.invoke("delete", `{"path":"b.bin"}`))
+	q = e.ok(e.invoke("quota", `{}`)).Data
+	if q["used_bytes"] != float64(5) || !strings.Contains(q["note"].(string), "does not count the trash bin") || strings.Contains(q["note"].(string), "count until") {
+		t.Errorf("quota after deleting into the trash = %+v", q)
+	}
 	e.failed(e.invokeRaw("quota", `{"x":1}`), sb.EINVALID, "unknown argument")
 }
 
