@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -169,59 +168,45 @@ func TestRetriedStepsDoNotDoubleUploadOrShare(t *testing.T) {
 	}
 }
 
-// Nextcloud limits share creation (20 per 10 minutes; here 2 per 3 s, as
-// the local runtime waits SecondsPath in real time). The delivery's share
-// meets the limit twice; each time the machine waits as long as
-// Retry-After says, in its Wait state, and the third try succeeds.
-func TestShareRateLimitedTwiceWaitsAsTold(t *testing.T) {
+// Nextcloud limits share creation (20 per user in 10 minutes) and answers
+// a bare 429, without Retry-After. The delivery's share meets the limit
+// twice; the machine waits the schedule (1 s, then 2 s here: the local
+// runtime waits Wait states in real time, so the world's base is 1 s) in
+// its Wait state, the human hears of it once, and the third try succeeds
+// once the window has freed a slot.
+func TestShareLimitWithoutRetryAfterWaitsTheSchedule(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	w.put("personal:q3.csv", "region,revenue\nnorth,10\n")
-	w.nc.SetShareRateLimit(2, 3*time.Second)
-	w.nc.AddUser("lena")
+	w.nc.SetShareRateLimit(2, 10*time.Minute)
 	if err := w.nc.MkdirAll(root + "/other"); err != nil {
 		t.Fatal(err)
 	}
-	shareOther := func(with string) {
+	for _, with := range []string{"anna", "richard"} { // the window is full
 		env := w.exec.Invoke(context.Background(), sb.ToolCall{AgentID: agentID, Tool: "Nextcloud", Action: "share",
 			Args: json.RawMessage(`{"path":"/other","shareWith":"` + with + `"}`)})
 		if env.Status != "ok" {
-			t.Errorf("sharing /other with %s: %+v", with, env)
+			t.Fatalf("sharing /other with %s: %+v", with, env)
 		}
 	}
-	shareOther("anna") // T+0
-	w.clock.Add(1800 * time.Millisecond)
-	shareOther("richard") // T+1.8: the window is full until T+3
-
-	// The fake Nextcloud's clock moves on by what the machine waits, and
-	// another share takes the slot that frees meanwhile, so the delivery's
-	// second try is limited as well.
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		deadline := time.Now().Add(15 * time.Second)
-		for seen := 0; seen < 2 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-			n := 0
-			for _, r := range w.nc.Requests() {
-				if r.Route == "POST shares" && r.Status == 429 {
-					n++
-				}
-			}
-			if n > seen {
-				seen = n
-				if seen == 1 {
-					w.clock.Add(2 * time.Second) // Retry-After: 2 (ceil of 1.2)
-					shareOther("lena")
-				} else {
-					w.clock.Add(time.Second) // Retry-After: 1
-				}
-			}
+	// The fake Nextcloud's clock moves on as each refused share comes
+	// back: 1 s (still inside the window), then past the window.
+	limited := 0
+	w.invoke.onAnswer(func(call sb.ToolCall, env sb.Envelope) {
+		if call.Tool != "Nextcloud" || call.Action != "share" || env.HTTPStatus != 429 {
+			return
 		}
-	}()
+		if _, ok := env.Data["retryAfterSeconds"]; ok {
+			t.Errorf("the share's 429 carries retryAfterSeconds %v; Nextcloud 34 sends none", env.Data["retryAfterSeconds"])
+		}
+		if limited++; limited == 1 {
+			w.clock.Add(time.Second)
+		} else {
+			w.clock.Add(10 * time.Minute)
+		}
+	})
 	id := started(t, w.deliver(`{"localPath":"personal:q3.csv","share":{"with":"richard"}}`))
 	d := w.wait(id)
-	wg.Wait()
 	if d.Status != types.ExecutionStatusSucceeded {
 		t.Fatalf("execution %s: %s", d.Status, aws.ToString(d.Cause))
 	}
@@ -229,14 +214,66 @@ func TestShareRateLimitedTwiceWaitsAsTold(t *testing.T) {
 	if v := visits(x, "Share"); len(v) != 3 {
 		t.Errorf("Share visited %d times, want 3 (two 429s, then success)", len(v))
 	}
-	if got := waitsOf(t, w, id); !slices.Equal(got, []int{2, 1}) {
-		t.Errorf("waited %v seconds, want [2 1] as Retry-After said", got)
+	if got := waitsOf(t, w, id); !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("waited %v seconds, want [1 2], the schedule's first two waits", got)
 	}
-	if n := w.nc.Shares(); n != 4 {
-		t.Errorf("%d shares, want 4 (three others and the delivery's)", n)
+	if n := w.nc.Shares(); n != 3 {
+		t.Errorf("%d shares, want 3 (two others and the delivery's)", n)
+	}
+	told := w.told.all()
+	if len(told) != 1 || !strings.Contains(told[0], "waits for Nextcloud's share limit") || !strings.Contains(told[0], "/reports/q3.csv") ||
+		!strings.Contains(told[0], "with richard") || !strings.Contains(told[0], "tried again in 1 s") {
+		t.Errorf("human told %q, want one notice: what waits and for how long", told)
+	}
+	if msgs := w.rc.Messages(w.room); len(msgs) != 1 || !strings.Contains(msgs[0].Text, "https://cloud.example.org/f/") {
+		t.Errorf("room got %+v, want the link posted", msgs)
 	}
 	for _, s := range x.Steps {
 		t.Logf("timeline: %s %-16s %-6s attempts=%d %s", s.Entered.Format("15:04:05.000"), s.Name, s.Type, s.Attempts, s.Outcome)
+	}
+}
+
+// The limit outlasts the schedule (1, 2, 4, 4 s here; 60, 120, 240, 240 s
+// by default): the share fails for good, the machine catches it, and the
+// human hears twice in all: once that it waits, once that it failed.
+func TestShareLimitOutlastsTheSchedule(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.put("personal:q3.csv", "region,revenue\nnorth,10\n")
+	w.nc.SetShareRateLimit(1, 10*time.Minute) // the fake clock stands still: the window never frees
+	if err := w.nc.MkdirAll(root + "/other"); err != nil {
+		t.Fatal(err)
+	}
+	if env := w.exec.Invoke(context.Background(), sb.ToolCall{AgentID: agentID, Tool: "Nextcloud", Action: "share",
+		Args: json.RawMessage(`{"path":"/other","shareWith":"anna"}`)}); env.Status != "ok" {
+		t.Fatalf("sharing /other: %+v", env)
+	}
+	id := started(t, w.deliver(`{"localPath":"personal:q3.csv","share":{"with":"richard"}}`))
+	d := w.wait(id)
+	if d.Status != types.ExecutionStatusFailed || aws.ToString(d.Error) != "NotDelivered" {
+		t.Fatalf("execution %s %s, want FAILED NotDelivered", d.Status, aws.ToString(d.Error))
+	}
+	if got := waitsOf(t, w, id); !slices.Equal(got, []int{1, 2, 4, 4}) {
+		t.Errorf("waited %v seconds, want the whole schedule [1 2 4 4]", got)
+	}
+	share := visits(w.history(id), "Share")
+	if len(share) != 5 || share[4].Attempts != 1 || share[4].Outcome != "failed" {
+		t.Errorf("Share visits %+v, want 5, the last failed at once (no retries of a PermanentError)", share)
+	}
+	if n := w.nc.Calls("POST shares"); n != 6 {
+		t.Errorf("POST shares %d times, want 6 (the other share, then one per try)", n)
+	}
+	told := w.told.all()
+	if len(told) != 2 || !strings.Contains(told[0], "waits for Nextcloud's share limit") ||
+		!strings.Contains(told[1], "failed at step share") || !strings.Contains(told[1], "after 4 waits of 11 s in all") ||
+		!strings.Contains(told[1], "uploaded to /reports/q3.csv") || !strings.Contains(told[1], "not shared, not posted") {
+		t.Errorf("human told %q, want the wait notice once, then the failure with what was done", told)
+	}
+	if jobs := w.jobs.all(); len(jobs) != 1 || len(told) == 2 && jobs[0].Text != told[1] {
+		t.Errorf("agent follow-up %+v, want one with the failure's facts", jobs)
+	}
+	if msgs := w.rc.Messages(w.room); len(msgs) != 0 {
+		t.Errorf("room got %+v, want nothing posted", msgs)
 	}
 }
 

@@ -34,8 +34,9 @@ type Notifier interface {
 type State struct {
 	Delivery Delivery `json:"delivery"`
 	Done     Progress `json:"done"`
-	// Wait is the seconds Nextcloud asked to wait (Retry-After) before the
-	// share is tried again; the machine's Wait state reads it. 0 = go on.
+	// Wait is the seconds to wait before the share is tried again: what
+	// Nextcloud asked for (Retry-After), else the step's share-limit
+	// schedule; the machine's Wait state reads it. 0 = go on.
 	Wait int `json:"wait"`
 	// Approval is the human's yes to a public link (what the approvals flow
 	// resumed the execution with); null until then, and for other shares.
@@ -104,19 +105,38 @@ type Steps struct {
 	// Tokens resume the execution when the policy lets a public link run
 	// without a human (an operator's override).
 	Tokens TaskTokens
-	// MaxRateLimitWaits bounds how often a share waits out a 429 with
-	// Retry-After (default 3); after that the step fails.
-	MaxRateLimitWaits int
-	Log               *slog.Logger
-	Now               func() time.Time
+	// ShareLimitWaitSeconds is the first wait of a share that Nextcloud
+	// rate-limits without saying for how long
+	// (instance.documents.shareLimitWaitSeconds; 0 = DefaultShareLimitWaitSeconds).
+	// The waits are this base times 1, 2, 4, 4 (shareLimitFactors); after
+	// them the step fails.
+	ShareLimitWaitSeconds int
+	Log                   *slog.Logger
+	Now                   func() time.Time
 }
+
+// DefaultShareLimitWaitSeconds is the first share-limit wait when
+// Steps.ShareLimitWaitSeconds is 0.
+const DefaultShareLimitWaitSeconds = 60
+
+// shareLimitFactors are the share-limit waits in units of
+// ShareLimitWaitSeconds: 60, 120, 240, 240 s by default, 660 s in all.
+// Nextcloud 34 allows 20 share creations per user in a sliding 600 s and
+// answers the 21st with a bare 429 (no Retry-After); a refused POST does
+// not take a slot, so the oldest share frees one within 600 s and the
+// last try comes after it.
+var shareLimitFactors = []int{1, 2, 4, 4}
 
 // marker is a step's record, one KV value per execution and step.
 type marker struct {
-	State    string   `json:"state"` // started | done
-	Attempts int      `json:"attempts"`
-	Waits    int      `json:"waits,omitempty"`
-	Done     Progress `json:"done"`
+	State    string `json:"state"` // started | done
+	Attempts int    `json:"attempts"`
+	Waits    int    `json:"waits,omitempty"`
+	// Waited is the seconds of those waits; Told says the human heard
+	// that the share waits (once per delivery).
+	Waited int      `json:"waited,omitempty"`
+	Told   bool     `json:"told,omitempty"`
+	Done   Progress `json:"done"`
 }
 
 // markerKeep bounds how long a step is remembered: longer than any
@@ -228,12 +248,15 @@ func (s *Steps) Upload(ctx context.Context, in StepInput) (State, error) {
 	return s.finishStep(ctx, in, StepUpload, m, done2)
 }
 
-// Share shares the uploaded file (Nextcloud.share). When Nextcloud asks to
-// wait (429 with Retry-After) it answers the seconds in State.Wait and the
-// machine waits that long in a Wait state before it comes back, up to
-// MaxRateLimitWaits times: a Wait costs nothing while it waits, a handler
-// sleeping out the share limit's minutes would pay for them. A retry
-// after an unknown outcome first looks for the share it may have made.
+// Share shares the uploaded file (Nextcloud.share). When Nextcloud limits
+// share creation (429) it answers seconds in State.Wait and the machine
+// waits that long in a Wait state before it comes back: Retry-After when
+// Nextcloud sent one, else the schedule of ShareLimitWaitSeconds times 1,
+// 2, 4, 4. A Wait costs nothing while it waits; a handler sleeping out the
+// share limit's minutes would pay for them. After the schedule's four
+// waits the step fails (PermanentError). The first wait tells the human,
+// once per delivery. A retry after an unknown outcome first looks for the
+// share it may have made.
 func (s *Steps) Share(ctx context.Context, in StepInput) (State, error) {
 	m, _, done, err := s.begin(ctx, in.Execution, StepShare)
 	if err != nil || done {
@@ -263,14 +286,25 @@ func (s *Steps) Share(ctx context.Context, in StepInput) (State, error) {
 		call.Approved, call.ApprovalID, call.ApprovedBy = true, in.Approval.ApprovalID, in.Approval.DecidedBy
 	}
 	env := s.Tools.Invoke(ctx, call)
-	if wait := retryAfter(env); wait > 0 && env.Status == "error" {
-		if m.Waits >= s.maxWaits() {
+	if rateLimited(env) {
+		schedule := s.shareLimitSchedule()
+		if m.Waits >= len(schedule) {
 			return State{}, &taskerr.PermanentError{Message: fmt.Sprintf(
-				"share: Nextcloud still limits share creation after %d waits; try the share again later", m.Waits)}
+				"share: Nextcloud still refuses new shares (429, its limit of about 20 share creations per user in 10 minutes) after %d waits of %s in all; "+
+					"the file is uploaded, share it later with Nextcloud.share", m.Waits, roughly(m.Waited))}
 		}
-		m.Waits++
+		wait := retryAfter(env)
+		if wait <= 0 {
+			wait = schedule[m.Waits]
+		}
+		tell := !m.Told
+		m.Waits, m.Waited, m.Told = m.Waits+1, m.Waited+wait, true
+		// Saved before the notice: a retried step never tells twice.
 		if err := s.save(ctx, in.Execution, StepShare, m); err != nil {
 			return State{}, err
+		}
+		if tell {
+			s.tellShareWaits(ctx, in, wait, retryAfter(env) > 0, schedule)
 		}
 		return State{Delivery: in.Delivery, Done: in.Done, Wait: wait, Approval: in.Approval}, nil
 	}
@@ -358,6 +392,55 @@ func (s *Steps) RequestApproval(ctx context.Context, in ApprovalInput) (struct{}
 	}
 	m.State = "done"
 	return struct{}{}, s.save(ctx, in.Execution, step, m)
+}
+
+// KindDeliveryWaiting is the router notice of a share that waits for
+// Nextcloud's share limit (once per delivery).
+const KindDeliveryWaiting = "delivery_waiting"
+
+// tellShareWaits tells the human that the delivery's share waits for
+// Nextcloud's share limit: what waits, and for about how long. A notice
+// that reaches no one is logged; the share waits all the same.
+func (s *Steps) tellShareWaits(ctx context.Context, in StepInput, wait int, asked bool, schedule []int) {
+	if s.Notify == nil {
+		return
+	}
+	d := in.Delivery
+	what := "sharing it"
+	switch sh := d.Share; {
+	case sh.PublicLink:
+		what += " as a public link"
+	case sh.Group:
+		what += " with the group " + sh.With
+	default:
+		what += " with " + sh.With
+	}
+	var when string
+	if asked {
+		when = fmt.Sprintf("Nextcloud asked to wait %s, then it is tried again (at most %d waits in all)", roughly(wait), len(schedule))
+	} else {
+		total := 0
+		for _, w := range schedule {
+			total += w
+		}
+		when = fmt.Sprintf("it is tried again in %s, and for up to %s in all while the limit lasts", roughly(wait), roughly(total))
+	}
+	text := fmt.Sprintf("Document delivery %s: %s is uploaded, and %s waits for Nextcloud's share limit (about 20 new shares per user in 10 minutes): "+
+		"%s. Nothing to do; you hear again only if it fails.", in.Execution, in.Done.Uploaded, what, when)
+	if _, err := s.Notify.Deliver(ctx, router.Notice{Kind: KindDeliveryWaiting, AgentID: d.AgentID, Text: text, Run: d.Run}); err != nil {
+		s.log().WarnContext(ctx, "the share waits for Nextcloud's limit and the human could not be told", "execution", in.Execution, "err", err)
+	}
+}
+
+// roughly says seconds as a person reads them: "45 s", "2 min", "11 min".
+func roughly(sec int) string {
+	if sec < 90 {
+		if sec == 60 {
+			return "1 min"
+		}
+		return fmt.Sprintf("%d s", sec)
+	}
+	return fmt.Sprintf("%d min", (sec+30)/60)
 }
 
 func shareDone(d Progress, data map[string]any) Progress {
@@ -565,6 +648,17 @@ func stepError(step string, env sb.Envelope) error {
 	return &taskerr.PermanentError{Message: msg}
 }
 
+// rateLimited reports a failed call that Nextcloud rate-limited (429 or
+// rate_limited), or one that passes on a wait it asked for (a 503 with
+// Retry-After).
+func rateLimited(env sb.Envelope) bool {
+	if env.Status != "error" {
+		return false
+	}
+	code, _ := env.Data["code"].(string)
+	return env.HTTPStatus == 429 || code == sb.ERATELIMITED || retryAfter(env) > 0
+}
+
 // retryAfter is the wait a tool's error envelope passes on (seconds).
 func retryAfter(env sb.Envelope) int {
 	switch v := env.Data["retryAfterSeconds"].(type) {
@@ -576,11 +670,17 @@ func retryAfter(env sb.Envelope) int {
 	return 0
 }
 
-func (s *Steps) maxWaits() int {
-	if s.MaxRateLimitWaits > 0 {
-		return s.MaxRateLimitWaits
+// shareLimitSchedule is the share-limit waits in seconds.
+func (s *Steps) shareLimitSchedule() []int {
+	base := s.ShareLimitWaitSeconds
+	if base <= 0 {
+		base = DefaultShareLimitWaitSeconds
 	}
-	return 3
+	out := make([]int, len(shareLimitFactors))
+	for i, f := range shareLimitFactors {
+		out[i] = base * f
+	}
+	return out
 }
 
 func (s *Steps) now() time.Time {

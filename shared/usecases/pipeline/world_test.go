@@ -199,18 +199,32 @@ func (a *countingAudit) Append(ctx context.Context, e sb.AuditEntry) error {
 	return a.Store.Append(ctx, e)
 }
 
-// countingInvoker counts the tool calls the steps make.
+// countingInvoker counts the tool calls the steps make; after (when set)
+// sees each call's answer before the step does.
 type countingInvoker struct {
 	x     *tools.Executor
 	mu    sync.Mutex
 	calls map[string]int
+	after func(sb.ToolCall, sb.Envelope)
 }
 
 func (c *countingInvoker) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
 	c.mu.Lock()
 	c.calls[call.Tool+"."+call.Action]++
+	after := c.after
 	c.mu.Unlock()
-	return c.x.Invoke(ctx, call)
+	env := c.x.Invoke(ctx, call)
+	if after != nil {
+		after(call, env)
+	}
+	return env
+}
+
+// onAnswer sets the invoker's after hook.
+func (c *countingInvoker) onAnswer(fn func(sb.ToolCall, sb.Envelope)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.after = fn
 }
 func (c *countingInvoker) count(k string) int { c.mu.Lock(); defer c.mu.Unlock(); return c.calls[k] }
 
@@ -268,8 +282,10 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	w.invoke = &countingInvoker{x: w.exec, calls: map[string]int{}}
+	// The local runtime waits a Wait state's SecondsPath in real time: the
+	// share-limit schedule here is 1, 2, 4, 4 s.
 	w.steps = &pipeline.Steps{Tools: w.invoke, KV: w.kv, Notify: router.New([]router.Channel{w.told}, w.audit, log),
-		Waker: w.jobs, Audit: w.audit, Log: log}
+		Waker: w.jobs, Audit: w.audit, ShareLimitWaitSeconds: 1, Log: log}
 	w.sfn = sfntest.Start(t, lambdalocal.Invoker{"tools": lambda.NewHandler(w.serve)}, sfnlocal.Machine{
 		Name: machine, Type: types.StateMachineTypeStandard, File: "../../../infra/statemachines/document-pipeline.asl.json",
 		Substitutions: map[string]string{"DocumentStepFunctionArn": sfnlocal.FunctionARN("tools")},
