@@ -39,6 +39,8 @@ type Instance struct {
 	AskAgent AskAgent `yaml:"askAgent"`
 	// Taskboard configures the delegation board's watchdog.
 	Taskboard TaskboardSettings `yaml:"taskboard"`
+	// Documents configures the document pipeline (Documents.deliver).
+	Documents DocumentsSettings `yaml:"documents"`
 	// AuditRetentionDays keeps audit entries and receipts this long; default 365, 0 = forever.
 	AuditRetentionDays int `yaml:"auditRetentionDays"`
 
@@ -67,6 +69,20 @@ type TaskboardSettings struct {
 	// once; default 24, 0 = no watchdog.
 	WatchdogHours int `yaml:"watchdogHours"`
 }
+
+// DocumentsSettings are the document pipeline's settings.
+type DocumentsSettings struct {
+	// ShareLimitWaitSeconds is the first wait of a share that Nextcloud's
+	// share limit refuses without a Retry-After (Nextcloud 34 sends none);
+	// the pipeline waits this, twice, four and four times it (default 60:
+	// 60, 120, 240, 240 s, 11 minutes in all, past Nextcloud's 10-minute
+	// window), then fails the share.
+	ShareLimitWaitSeconds int `yaml:"shareLimitWaitSeconds"`
+}
+
+// MaxShareLimitWaitSeconds bounds instance.documents.shareLimitWaitSeconds:
+// an hour's first wait makes 11 hours of waiting in all.
+const MaxShareLimitWaitSeconds = 3600
 
 // Human is the person the router delivers notices and approvals to.
 type Human struct {
@@ -260,6 +276,7 @@ func (in *Instance) setDefaults() {
 	in.AuditRetentionDays = 365
 	in.AskAgent = AskAgent{TimeoutSeconds: 60, MaxSteps: 5}
 	in.Taskboard.WatchdogHours = 24
+	in.Documents.ShareLimitWaitSeconds = 60
 	in.Dev.Scheduler = true
 }
 

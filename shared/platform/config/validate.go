@@ -149,6 +149,8 @@ func validate(c *Config, ps *problems) {
 	checkRange(ps, "instance.askAgent.maxSteps", in.AskAgent.MaxSteps, 1, 100, "model turns of a run that answers a question")
 	checkRange(ps, "instance.auditRetentionDays", in.AuditRetentionDays, 0, 36500, "0 keeps audit entries forever")
 	checkRange(ps, "instance.taskboard.watchdogHours", in.Taskboard.WatchdogHours, 0, 8760, "0 turns the task watchdog off")
+	checkRange(ps, "instance.documents.shareLimitWaitSeconds", in.Documents.ShareLimitWaitSeconds, 1, MaxShareLimitWaitSeconds,
+		"seconds a delivery's share first waits for Nextcloud's share limit; then twice, four and four times that")
 
 	keys := make([]string, 0, len(in.Staging))
 	for k := range in.Staging {

@@ -35,7 +35,7 @@ func (a *Actions) sfnClient() *sfnapi.Client {
 // audit of its tool action) and remembers itself in the state table.
 func (a *Actions) DocumentTasks() handlers.Tasks {
 	steps := &pipeline.Steps{Tools: a.Tools, KV: a.Store.KV(), Notify: a.Router, Waker: a.Dispatcher, Audit: a.Store,
-		Tokens: decide.TaskTokens{D: a.Decide}, Log: a.Log}
+		Tokens: decide.TaskTokens{D: a.Decide}, ShareLimitWaitSeconds: a.Config.Instance.Documents.ShareLimitWaitSeconds, Log: a.Log}
 	return handlers.Tasks{
 		pipeline.OpConvert:  handlers.TaskOf(steps.Convert),
 		pipeline.OpUpload:   handlers.TaskOf(steps.Upload),
