@@ -85,8 +85,12 @@ type Progress struct {
 	Converted string `json:"converted,omitempty"` // workspace path of the converted file
 	Uploaded  string `json:"uploaded,omitempty"`  // Nextcloud path (as the agent sees it)
 	Renamed   bool   `json:"renamed,omitempty"`   // saved under a timestamped name (the file was locked)
+	// FileID and FileLink are the uploaded file's id and internal link
+	// (<baseUrl>/f/<fileid>), when the upload tool answers them.
+	FileID    int64  `json:"fileId,omitempty"`
+	FileLink  string `json:"fileLink,omitempty"`
 	ShareID   string `json:"shareId,omitempty"`
-	Link      string `json:"link,omitempty"` // public link or internal link to the file
+	Link      string `json:"link,omitempty"` // the share's link: public, or internal for a user or group share
 	MessageID string `json:"messageId,omitempty"`
 }
 

@@ -245,7 +245,30 @@ func (s *Steps) Upload(ctx context.Context, in StepInput) (State, error) {
 	done2 := in.Done
 	done2.Uploaded, _ = env.Data["path"].(string)
 	_, done2.Renamed = env.Data["requested_path"]
+	// file_id and link (<baseUrl>/f/<fileid>) come from newer tools only.
+	done2.FileID = fileID(env.Data)
+	done2.FileLink, _ = env.Data["link"].(string)
 	return s.finishStep(ctx, in, StepUpload, m, done2)
+}
+
+// fileID reads the upload's file id: file_id, or the older fileid; a
+// number however it arrived (in-process int64, float64 after JSON).
+func fileID(data map[string]any) int64 {
+	for _, k := range []string{"file_id", "fileid"} {
+		switch v := data[k].(type) {
+		case int:
+			return int64(v)
+		case int64:
+			return v
+		case float64:
+			return int64(v)
+		case json.Number:
+			if n, err := v.Int64(); err == nil {
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 // Share shares the uploaded file (Nextcloud.share). When Nextcloud limits
@@ -493,10 +516,7 @@ func (s *Steps) Post(ctx context.Context, in StepInput) (State, error) {
 	}
 	d := in.Delivery
 	text := strings.TrimSpace(d.Message)
-	link := in.Done.Link
-	if link == "" {
-		link = in.Done.Uploaded
-	}
+	link := postLink(in.Done)
 	if text == "" {
 		text = "The document is ready: " + link
 	} else if !strings.Contains(text, link) {
@@ -516,6 +536,20 @@ func (s *Steps) Post(ctx context.Context, in StepInput) (State, error) {
 	done2 := in.Done
 	done2.MessageID, _ = env.Data["messageId"].(string)
 	return s.finishStep(ctx, in, StepPost, m, done2)
+}
+
+// postLink is what the post offers the room: the share's link, else the
+// file's internal link with its path (a user without access to the file
+// cannot open it, but the path says where it is), else the path and why
+// there is no link (an older Nextcloud tool answers no link).
+func postLink(d Progress) string {
+	switch {
+	case d.Link != "":
+		return d.Link
+	case d.FileLink != "":
+		return d.Uploaded + " — " + d.FileLink
+	}
+	return "saved to " + d.Uploaded + " in the agent's Nextcloud (no share was asked for, so there is no link)"
 }
 
 // Finish ends a delivery: it writes the audit entry of the outcome, tells
@@ -574,6 +608,9 @@ func Facts(execution string, o Outcome) string {
 	}
 	if d.Uploaded != "" {
 		u := "uploaded to " + d.Uploaded
+		if d.FileLink != "" && d.Link == "" {
+			u += " (" + d.FileLink + ")"
+		}
 		if d.Renamed {
 			u += " (the file was locked, so it got a timestamped name)"
 		}

@@ -180,3 +180,92 @@ func TestShareOtherFailuresAreNoWait(t *testing.T) {
 		})
 	}
 }
+
+// The upload's file_id and link go into Progress; the post offers the
+// share's link, else the file's internal link with its path, else says
+// why there is no link (an older tool answers neither).
+func TestPostLinks(t *testing.T) {
+	tests := []struct {
+		name    string
+		upload  map[string]any
+		share   *pipeline.Progress // the share step's result, nil = no share
+		message string
+		want    []string
+		wantNot []string
+		wantID  int64
+	}{
+		{name: "no share, link from the upload", upload: map[string]any{"path": "/reports/q3.md", "file_id": int64(42), "link": "https://cloud.example.org/f/42"},
+			want: []string{"The document is ready: /reports/q3.md — https://cloud.example.org/f/42"}, wantID: 42},
+		{name: "no share, link after JSON (file_id a float)", upload: map[string]any{"path": "/reports/q3.md", "file_id": float64(42), "link": "https://cloud.example.org/f/42"},
+			message: "Q3 numbers", want: []string{"Q3 numbers\n/reports/q3.md — https://cloud.example.org/f/42"}, wantID: 42},
+		{name: "no share, older tool without link", upload: map[string]any{"path": "/reports/q3.md", "fileid": int64(42)},
+			want:    []string{"saved to /reports/q3.md in the agent's Nextcloud (no share was asked for, so there is no link)"},
+			wantNot: []string{"/f/"}, wantID: 42},
+		{name: "public link wins", upload: map[string]any{"path": "/reports/q3.md", "file_id": int64(42), "link": "https://cloud.example.org/f/42"},
+			share: &pipeline.Progress{ShareID: "9", Link: "https://cloud.example.org/s/AbC"}, message: "Q3 for everyone",
+			want: []string{"Q3 for everyone\nhttps://cloud.example.org/s/AbC"}, wantNot: []string{"/f/42"}, wantID: 42},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			steps, tools, _ := newSteps(map[string][]sb.Envelope{
+				"Nextcloud.upload":        {{Status: "ok", Data: tc.upload}},
+				"RocketChat.send_message": {{Status: "ok", Data: map[string]any{"messageId": "m1"}}},
+			})
+			in := pipeline.StepInput{Op: pipeline.OpUpload, Execution: "doc-hermes-2", State: pipeline.State{
+				Delivery: pipeline.Delivery{AgentID: agentID, Run: run, LocalPath: "personal:q3.md", Message: tc.message}}}
+			up, err := steps.Upload(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if up.Done.FileID != tc.wantID || up.Done.FileLink != str(tc.upload["link"]) {
+				t.Errorf("upload done %+v, want file id %d and link %q", up.Done, tc.wantID, str(tc.upload["link"]))
+			}
+			// The agent's follow-up says where the file is, with its link.
+			facts := pipeline.Facts(in.Execution, pipeline.Outcome{Status: "delivered", Done: up.Done})
+			if l := up.Done.FileLink; l != "" && !strings.Contains(facts, "uploaded to /reports/q3.md ("+l+")") {
+				t.Errorf("facts %q, want the file's link with its path", facts)
+			}
+			in.Op, in.State = pipeline.OpPost, up
+			if tc.share != nil {
+				in.Done.ShareID, in.Done.Link = tc.share.ShareID, tc.share.Link
+			}
+			if _, err := steps.Post(context.Background(), in); err != nil {
+				t.Fatal(err)
+			}
+			posts := tools.args(t, "RocketChat.send_message")
+			if len(posts) != 1 {
+				t.Fatalf("%d posts, want 1", len(posts))
+			}
+			text := str(posts[0]["text"])
+			for _, w := range tc.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("posted %q, want %q in it", text, w)
+				}
+			}
+			for _, w := range tc.wantNot {
+				if strings.Contains(text, w) {
+					t.Errorf("posted %q, want no %q", text, w)
+				}
+			}
+		})
+	}
+}
+
+// Progress stays readable both ways: the new fields are left out when
+// empty, and a marker written before them decodes.
+func TestProgressJSONBackwardsCompatible(t *testing.T) {
+	b, _ := json.Marshal(pipeline.Progress{Uploaded: "/reports/q3.md"})
+	if string(b) != `{"uploaded":"/reports/q3.md"}` {
+		t.Errorf("Progress JSON %s, want only the set field", b)
+	}
+	var p pipeline.Progress
+	if err := json.Unmarshal([]byte(`{"uploaded":"/reports/q3.md","shareId":"7","link":"https://cloud.example.org/f/1"}`), &p); err != nil || p.Link == "" || p.FileLink != "" {
+		t.Errorf("old Progress decoded as %+v, %v", p, err)
+	}
+	b, _ = json.Marshal(pipeline.Progress{Uploaded: "/r.md", FileID: 42, FileLink: "https://cloud.example.org/f/42"})
+	if !strings.Contains(string(b), `"fileId":42`) || !strings.Contains(string(b), `"fileLink":"https://cloud.example.org/f/42"`) {
+		t.Errorf("Progress JSON %s, want fileId and fileLink", b)
+	}
+}
+
+func str(v any) string { s, _ := v.(string); return s }
