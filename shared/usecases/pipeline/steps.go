@@ -121,10 +121,11 @@ const DefaultShareLimitWaitSeconds = 60
 
 // shareLimitFactors are the share-limit waits in units of
 // ShareLimitWaitSeconds: 60, 120, 240, 240 s by default, 660 s in all.
-// Nextcloud 34 allows 20 share creations per user in a sliding 600 s and
-// answers the 21st with a bare 429 (no Retry-After); a refused POST does
-// not take a slot, so the oldest share frees one within 600 s and the
-// last try comes after it.
+// Nextcloud 34 allows 20 share creations per user in a sliding 600 s
+// (failed ones count) and answers the 21st with a bare 429, no
+// Retry-After. A POST the limit refuses takes no slot (its Limiter records
+// attempts only below the limit), so the oldest attempt frees one within
+// 600 s, and the last try, at 660 s, comes after that.
 var shareLimitFactors = []int{1, 2, 4, 4}
 
 // marker is a step's record, one KV value per execution and step.
