@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -232,4 +234,22 @@ func validate(spec sb.ToolSpec, action, args string) error {
 		return err
 	}
 	return s.Validate(inst)
+}
+
+// intercept puts a server in front of the fake: h answers the requests it
+// takes (returning true) and the fake the rest. It returns a client for it;
+// pass it to configure to make the tool go through it.
+func (e *env) intercept(h func(w http.ResponseWriter, r *http.Request) bool) *nextcloud.Client {
+	e.t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !h(w, r) {
+			e.nc.ServeHTTP(w, r)
+		}
+	}))
+	e.t.Cleanup(srv.Close)
+	c, err := nextcloud.New(srv.URL, e.nc.User(), e.nc.Password(), nil)
+	if err != nil {
+		e.t.Fatalf("nextcloud.New: %v", err)
+	}
+	return c
 }

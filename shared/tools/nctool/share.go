@@ -2,6 +2,7 @@ package nctool
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"math/big"
 	"path"
@@ -136,13 +137,31 @@ func (c *invocation) share() sb.Envelope {
 			req.Label = c.agent.AgentName
 		}
 	} else if a.ExpireDays != nil && *a.ExpireDays > 0 {
+		// User and group shares expire only when the call asks: the default
+		// expiry is for links, which anyone holding them can open. A person's
+		// share is tied to their account and revocable, and one that vanished
+		// after 14 days would take a delivered report away from them
+		// (Nextcloud, too, keeps the two defaults apart and leaves the one for
+		// internal shares off).
 		req.ExpireDate = today.AddDate(0, 0, *a.ExpireDays)
 	}
 
+	if file == "" {
+		// Every POST counts against Nextcloud's limit of 20 share creations
+		// per 10 minutes, failed ones too (measured on Nextcloud 34): one
+		// PROPFIND first, after the cheaper refusals above, keeps a missing
+		// path from spending one. With file, its Stat proved the folder.
+		if fail := c.shareable(p); fail != nil {
+			return *fail
+		}
+	}
 	sh, err := c.nc.CreateShare(c.ctx, req)
 	if err != nil {
 		// A 429 is reported, never retried here: another attempt would
 		// count against the same limit (20 per 10 minutes).
+		if status(err) == 429 {
+			err = c.shareLimited(err)
+		}
 		return c.fail("cannot share "+c.scope.show(p), err)
 	}
 	data := c.shareData(sh, p)
@@ -172,6 +191,50 @@ func (c *invocation) share() sb.Envelope {
 		data["notices"] = notes
 	}
 	return sb.OK(data)
+}
+
+// shareable stats p before a share is created: a missing path, or one the
+// account may not share (no R among its permissions), ends here instead of
+// in a POST that cannot succeed.
+func (c *invocation) shareable(p string) *sb.Envelope {
+	e, err := c.nc.Stat(c.ctx, p)
+	switch {
+	case sb.ErrorCode(err) == sb.ENOTFOUND:
+		env := c.fail("cannot share "+c.scope.show(p), sb.Wrap(c.op, sb.ENOTFOUND,
+			"it does not exist, so nothing was shared (and none of Nextcloud's 20 share creations per 10 minutes was spent); list its folder to check the name, or upload the file first", err))
+		return &env
+	case err != nil:
+		env := c.fail("cannot share "+c.scope.show(p), err)
+		return &env
+	case e.Permissions != "" && !strings.Contains(e.Permissions, "R"):
+		env := c.failMsg(sb.EFORBIDDEN, "cannot share %s: the account may not share it (it was shared with the account without the right to share it on); ask its owner to share it", c.scope.show(p))
+		return &env
+	}
+	return nil
+}
+
+// ShareLimitWindow is Nextcloud's window for share creations: 20 per user
+// in 10 minutes, failed creations included.
+const ShareLimitWindow = 10 * time.Minute
+
+// shareLimited says what a 429 on share creation means. Nextcloud 34
+// answers it with an empty body and no Retry-After, so without one the
+// longest wait is the window itself.
+func (c *invocation) shareLimited(err error) error {
+	var se *sb.Error
+	wait := time.Duration(0)
+	if errors.As(err, &se) {
+		wait = se.RetryAfter
+	}
+	const limit = "Nextcloud allows 20 share creations per 10 minutes for this account (failed attempts count too), and they are used up"
+	if wait > 0 { // a server (or proxy) that says how long
+		e := sb.Wrap(c.op, sb.ERATELIMITED, fmt.Sprintf("%s; wait %s (until %s) before trying again — report the wait instead of retrying now",
+			limit, wait.Round(time.Second), c.t.now().UTC().Add(wait).Format("15:04 UTC")), err)
+		e.RetryAfter = wait
+		return e
+	}
+	return sb.Wrap(c.op, sb.ERATELIMITED, fmt.Sprintf("%s; Nextcloud does not say how long, so wait up to 10 minutes (until %s at the latest) before trying again — report the wait instead of retrying now",
+		limit, c.t.now().UTC().Add(ShareLimitWindow).Format("15:04 UTC")), err)
 }
 
 // shareData is the lifecycle of a share: what it is, where it leads, when

@@ -2,6 +2,10 @@ package nctool_test
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +44,22 @@ func TestShareWithUserIsReadOnlyByDefault(t *testing.T) {
 	env = e.ok(e.invoke("share", `{"path":"reports","shareType":1,"shareWith":"finance","permissions":"edit","expireDays":3}`))
 	if env.Data["share_type"] != "group" || env.Data["permissions"] != float64(15) {
 		t.Errorf("group share = %+v", env.Data)
+	}
+	// An explicit expireDays applies to user and group shares too (Nextcloud
+	// 34 keeps it: expiration "… 23:59:59"); ncfake does not store it, so the
+	// request is what is checked.
+	if body := lastShareForm(t, e); body.Get("expireDate") != "2026-05-04" {
+		t.Errorf("group share with expireDays 3 sent %v", body)
+	}
+	// shareDefaultExpireDays is for public links: a user share without
+	// expireDays does not expire (as on Nextcloud, whose default expiry for
+	// internal shares is a separate setting).
+	e.configure(func(a *nctool.Agent) { a.ShareDefaultExpireDays = 7 })
+	if d := e.ok(e.invoke("share", `{"path":"reports/q4.md","shareWith":"anna"}`)).Data; d["expires"] != nil {
+		t.Errorf("user share without expireDays expires %v", d["expires"])
+	}
+	if body := lastShareForm(t, e); body.Has("expireDate") {
+		t.Errorf("user share without expireDays sent expireDate %q", body.Get("expireDate"))
 	}
 	e.failed(e.invoke("share", `{"path":"reports/q3.md","shareWith":"nobody"}`), sb.ENOTFOUND, "no such user or group")
 	e.failed(e.invoke("share", `{"path":"reports/q3.md"}`), sb.EINVALID, "shareWith is missing")
@@ -181,6 +201,25 @@ func TestPublicLinkPasswordEnforcedIsGenerated(t *testing.T) {
 	e.failed(e.invoke("share", `{"path":"reports/q3.md","shareType":3,"generatePassword":true,"password":"x"}`), sb.EINVALID, "not both")
 }
 
+// lastShareForm is the form of the last share creation the fake saw.
+func lastShareForm(t *testing.T, e *env) url.Values {
+	t.Helper()
+	reqs := e.nc.Requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if reqs[i].Route == "POST shares" {
+			v, err := url.ParseQuery(string(reqs[i].Body))
+			if err != nil {
+				t.Fatalf("share form %q: %v", reqs[i].Body, err)
+			}
+			return v
+		}
+	}
+	t.Fatal("no share creation was sent")
+	return nil
+}
+
+// Nextcloud 34 answers the 21st share creation in 10 minutes with a bare
+// 429: no Retry-After, an empty text/html body.
 func TestShareRateLimitReportsTheWait(t *testing.T) {
 	t.Parallel()
 	e := publicEnv(t)
@@ -190,12 +229,90 @@ func TestShareRateLimitReportsTheWait(t *testing.T) {
 	e.clock.Set(start.Add(4 * time.Minute))
 	e.nc.ResetRequests()
 	env := e.failed(e.invoke("share", `{"path":"reports/q3.md","shareType":3}`), sb.ERATELIMITED,
-		"20 per 10 minutes", "wait 6m0s", "report the wait instead of retrying")
-	if env.HTTPStatus != 429 || env.Data["retryAfterSeconds"] != float64(360) || env.Data["retry_at"] != "2026-05-01T21:40:00Z" {
-		t.Errorf("429 envelope = %+v", env)
+		"Nextcloud allows 20 share creations per 10 minutes", "failed attempts count too",
+		"wait up to 10 minutes (until 21:44 UTC at the latest)", "report the wait instead of retrying")
+	if env.HTTPStatus != 429 || env.Data["retryAfterSeconds"] != nil || env.Data["retry_at"] != nil {
+		t.Errorf("429 envelope = %+v; the server named no wait, so none is passed on as its", env)
 	}
 	if got := e.nc.Calls("POST shares"); got != 1 {
 		t.Errorf("POST shares = %d after a 429, want exactly 1 (no retry)", got)
+	}
+}
+
+// A proxy (or a later Nextcloud) that names the wait gets it passed on.
+func TestShareRateLimitWithRetryAfter(t *testing.T) {
+	t.Parallel()
+	e := publicEnv(t)
+	c := e.intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/apps/files_sharing/api/v1/shares") {
+			return false
+		}
+		w.Header().Set("Retry-After", "360")
+		w.Header().Set("Content-Type", "text/html; charset=UTF-8")
+		w.WriteHeader(http.StatusTooManyRequests)
+		return true
+	})
+	e.configure(func(a *nctool.Agent) { a.Client = c })
+	env := e.failed(e.invoke("share", `{"path":"reports/q3.md","shareWith":"richard"}`), sb.ERATELIMITED,
+		"20 share creations per 10 minutes", "wait 6m0s (until 21:36 UTC)", "report the wait instead of retrying")
+	if env.HTTPStatus != 429 || env.Data["retryAfterSeconds"] != float64(360) || env.Data["retry_at"] != "2026-05-01T21:36:00Z" {
+		t.Errorf("429 envelope = %+v", env)
+	}
+}
+
+// A share of a path that does not exist never reaches the POST: every
+// POST, failed ones too, counts against the 20 per 10 minutes.
+func TestShareOfAMissingPathSpendsNoShareCreation(t *testing.T) {
+	t.Parallel()
+	e := publicEnv(t)
+	for _, args := range []string{
+		`{"path":"reports/gone.md","shareWith":"richard"}`,
+		`{"path":"reports/gone.md","shareType":3}`,
+		`{"path":"gone","shareType":3,"file":"q3.md"}`,
+	} {
+		e.nc.ResetRequests()
+		e.failed(e.invoke("share", args), sb.ENOTFOUND, "cannot ")
+		if n := e.nc.Calls("POST shares"); n != 0 {
+			t.Errorf("share %s sent %d POST(s)", args, n)
+		}
+	}
+	env := e.failed(e.invoke("share", `{"path":"reports/gone.md","shareWith":"richard"}`), sb.ENOTFOUND,
+		"cannot share /reports/gone.md: it does not exist, so nothing was shared", "none of Nextcloud's 20 share creations")
+	if env.HTTPStatus != 404 {
+		t.Errorf("http_status = %d, want the PROPFIND's 404", env.HTTPStatus)
+	}
+	// The limit is untouched: 20 creations still go through.
+	for i := range 20 {
+		e.ok(e.invoke("share", fmt.Sprintf(`{"path":"reports/q3.md","shareWith":"richard","note":"n%d"}`, i)))
+	}
+}
+
+// Something shared with the account without the right to share it on
+// (no R in its permissions) is refused before the POST.
+func TestShareWithoutTheRightToShare(t *testing.T) {
+	t.Parallel()
+	e := publicEnv(t)
+	c := e.intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != "PROPFIND" || !strings.HasSuffix(r.URL.Path, "/reports/q3.md") {
+			return false
+		}
+		rec := httptest.NewRecorder()
+		e.nc.ServeHTTP(rec, r)
+		body := strings.ReplaceAll(rec.Body.String(), "RGDNVW", "GDNVW")
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		io.WriteString(w, body)
+		return true
+	})
+	e.configure(func(a *nctool.Agent) { a.Client = c })
+	e.nc.ResetRequests()
+	e.failed(e.invoke("share", `{"path":"reports/q3.md","shareWith":"richard"}`), sb.EFORBIDDEN,
+		"cannot share /reports/q3.md: the account may not share it", "ask its owner")
+	if n := e.nc.Calls("POST shares"); n != 0 {
+		t.Errorf("sent %d POST(s)", n)
 	}
 }
 

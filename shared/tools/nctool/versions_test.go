@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
@@ -90,23 +89,17 @@ func TestVersions(t *testing.T) {
 // versionsServer answers PROPFIND versions/… with body(fileID) and hands
 // everything else to the fake.
 func versionsServer(e *env, body func(fileID string) string) *nextcloud.Client {
-	e.t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		prefix := "/remote.php/dav/versions/" + e.nc.User() + "/versions/"
-		if rest, ok := strings.CutPrefix(r.URL.Path, prefix); ok && r.Method == "PROPFIND" {
-			w.Header().Set("Content-Type", "application/xml; charset=utf-8")
-			w.WriteHeader(http.StatusMultiStatus)
-			fmt.Fprint(w, body(strings.Trim(rest, "/")))
-			return
+	prefix := "/remote.php/dav/versions/" + e.nc.User() + "/versions/"
+	return e.intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		rest, ok := strings.CutPrefix(r.URL.Path, prefix)
+		if !ok || r.Method != "PROPFIND" {
+			return false
 		}
-		e.nc.ServeHTTP(w, r)
-	}))
-	e.t.Cleanup(srv.Close)
-	c, err := nextcloud.New(srv.URL, e.nc.User(), e.nc.Password(), nil)
-	if err != nil {
-		e.t.Fatalf("nextcloud.New: %v", err)
-	}
-	return c
+		w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+		w.WriteHeader(http.StatusMultiStatus)
+		fmt.Fprint(w, body(strings.Trim(rest, "/")))
+		return true
+	})
 }
 
 // nc34Version is one entry as Nextcloud 34 sends it: named after the mtime,
