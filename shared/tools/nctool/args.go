@@ -74,7 +74,7 @@ type (
 		ShareWith        *string `json:"shareWith" schema:"minLength=1,maxLength=255" doc:"user or group id, for shareType 0 and 1"`
 		Password         *string `json:"password" schema:"minLength=1,maxLength=200" doc:"link password (public links only)"`
 		GeneratePassword *bool   `json:"generatePassword" doc:"generate a strong link password and return it once"`
-		ExpireDays       *int    `json:"expireDays" schema:"minimum=0,maximum=3650" doc:"days until the share ends; 0 = never (links: clamped to the server's maximum)"`
+		ExpireDays       *int    `json:"expireDays" schema:"minimum=0,maximum=3650" doc:"days until the share ends; 0 = never. Links: default from the configuration (14 unless changed), clamped to the server's maximum; user and group shares: no expiry unless given"`
 		Permissions      *string `json:"permissions" schema:"enum=read|edit" doc:"read (default) or edit"`
 		Note             *string `json:"note" schema:"minLength=1,maxLength=1000" doc:"note the recipient sees"`
 		File             *string `json:"file" schema:"minLength=1,maxLength=255" doc:"for a shared folder: the name of one file in it that download_url should fetch"`

@@ -7,6 +7,7 @@ import (
 	"mime"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -218,13 +219,23 @@ func (c *invocation) upload() sb.Envelope {
 		}
 		return c.fail(what, err)
 	}
+	fileID := out.res.FileID
+	if fileID == 0 { // no OC-FileId (a proxy dropped it): the link needs the id
+		if e, err := c.nc.Stat(c.ctx, out.path); err == nil {
+			fileID = e.FileID
+		}
+	}
 	data := map[string]any{
 		"path":      c.scope.show(out.path),
 		"localPath": ref,
 		"created":   out.res.Created,
-		"fileid":    out.res.FileID,
+		"fileid":    fileID,
+		"file_id":   fileID,
 		"etag":      out.res.ETag,
 		"chunked":   out.res.Chunked,
+	}
+	if link := c.internalLink(fileID); link != "" {
+		data["link"] = link
 	}
 	var notes []string
 	if out.renamed {
@@ -240,6 +251,17 @@ func (c *invocation) upload() sb.Envelope {
 	}
 	data["message"] = uploadMessage(c.scope.show(out.path), notes)
 	return sb.OK(data)
+}
+
+// internalLink is Nextcloud's link to a file by id, {BaseURL}/f/{fileid}:
+// Nextcloud redirects a logged-in person who can see the file into the
+// Files app with it open; it gives no access to anyone else. "" without
+// BaseURL or id.
+func (c *invocation) internalLink(fileID int64) string {
+	if c.agent.BaseURL == "" || fileID == 0 {
+		return ""
+	}
+	return strings.TrimRight(c.agent.BaseURL, "/") + "/f/" + strconv.FormatInt(fileID, 10)
 }
 
 func uploadMessage(p string, notes []string) string {

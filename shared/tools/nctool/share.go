@@ -262,8 +262,8 @@ func (c *invocation) shareData(sh nextcloud.Share, fallback string) map[string]a
 		d["token"] = sh.Token
 	} else {
 		d["share_with"] = sh.ShareWith
-		if c.agent.BaseURL != "" && sh.FileID != 0 {
-			d["internal_url"] = strings.TrimRight(c.agent.BaseURL, "/") + "/f/" + strconv.FormatInt(sh.FileID, 10)
+		if link := c.internalLink(sh.FileID); link != "" {
+			d["internal_url"] = link
 		}
 	}
 	return d

@@ -1,12 +1,16 @@
 package nctool_test
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
 )
 
 // chunked makes every upload of more than one byte a chunked upload v2.
@@ -139,5 +143,57 @@ func TestChunkedUploadFinishFailures(t *testing.T) {
 		e.write("a.md", "abc")
 		e.nc.FailNext("MOVE uploads", 400)
 		e.failed(e.invoke("upload", `{"localPath":"a.md","remotePath":"reports/a.md"}`), sb.EINVALID, "HTTP 400")
+	})
+}
+
+// upload answers file_id and link, the server's internal link
+// {baseUrl}/f/{fileid}, which a delivery without a share posts.
+func TestUploadAnswersFileIDAndLink(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("a.md", "a")
+	d := e.ok(e.invoke("upload", `{"localPath":"a.md","remotePath":"reports/a.md"}`)).Data
+	id := e.nc.FileID(root + "/reports/a.md")
+	if d["file_id"] != float64(id) || d["fileid"] != float64(id) {
+		t.Errorf("file_id %v fileid %v, want %d", d["file_id"], d["fileid"], id)
+	}
+	if want := fmt.Sprintf("https://cloud.example.org/f/%d", id); d["link"] != want {
+		t.Errorf("link = %v, want %s", d["link"], want)
+	}
+
+	t.Run("without OC-FileId", func(t *testing.T) {
+		// A proxy that drops the header: one PROPFIND finds the id.
+		c := e.intercept(func(w http.ResponseWriter, r *http.Request) bool {
+			if r.Method != http.MethodPut {
+				return false
+			}
+			rec := httptest.NewRecorder()
+			e.nc.ServeHTTP(rec, r)
+			for k, v := range rec.Header() {
+				if k != "Oc-Fileid" {
+					w.Header()[k] = v
+				}
+			}
+			w.WriteHeader(rec.Code)
+			w.Write(rec.Body.Bytes())
+			return true
+		})
+		e.configure(func(a *nctool.Agent) { a.Client = c })
+		e.nc.ResetRequests()
+		d := e.ok(e.invoke("upload", `{"localPath":"a.md","remotePath":"reports/b.md"}`)).Data
+		id := e.nc.FileID(root + "/reports/b.md")
+		if d["file_id"] != float64(id) || d["link"] != fmt.Sprintf("https://cloud.example.org/f/%d", id) {
+			t.Errorf("answer = %+v, want file_id %d and its link", d, id)
+		}
+		if got, want := e.routes(), []string{"PUT files", "PROPFIND files"}; !slices.Equal(got, want) {
+			t.Errorf("routes = %v, want %v", got, want)
+		}
+	})
+	t.Run("without baseUrl", func(t *testing.T) {
+		e.configure(func(a *nctool.Agent) { a.BaseURL = "" })
+		d := e.ok(e.invoke("upload", `{"localPath":"a.md","remotePath":"reports/c.md"}`)).Data
+		if _, ok := d["link"]; ok || d["file_id"] == float64(0) {
+			t.Errorf("answer = %+v, want file_id and no link", d)
+		}
 	})
 }
