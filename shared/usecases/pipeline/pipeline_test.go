@@ -74,8 +74,9 @@ func TestDeliverLockedReportGetsATimestampedName(t *testing.T) {
 	if len(jobs) != 1 || !strings.Contains(jobs[0].Text, "/reports/q3-20260501-213000.csv") || !strings.Contains(jobs[0].Text, "timestamped") {
 		t.Errorf("follow-up %+v, want the new name and why", jobs)
 	}
-	if msgs := w.rc.Messages(w.room); len(msgs) != 1 || !strings.Contains(msgs[0].Text, "q3-20260501-213000.csv") {
-		t.Errorf("room got %+v, want the new name posted", msgs)
+	// No share: the post has the path and the file's internal link.
+	if msgs := w.rc.Messages(w.room); len(msgs) != 1 || !strings.Contains(msgs[0].Text, "/reports/q3-20260501-213000.csv — https://cloud.example.org/f/") {
+		t.Errorf("room got %+v, want the new name posted with the file's link", msgs)
 	}
 }
 
