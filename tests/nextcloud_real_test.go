@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -308,4 +309,57 @@ func xlsxText(t *testing.T, data []byte) string {
 		}
 	}
 	return out.String()
+}
+
+// Hermes's account has used up its share creations of the window (20): the
+// delivery's share gets Nextcloud's bare 429, waits in the state machine's
+// Wait state (instance.documents.shareLimitWaitSeconds sets the first wait,
+// here an eighth of the server's window so that the 1, 2, 4, 4 schedule
+// outlasts it), tells the human once, and completes when the window frees.
+func TestRealNextcloudShareLimitWaitsThenCompletes(t *testing.T) {
+	window := 600 // Nextcloud's own; scripts/nextcloud-test.sh shortens it and says so
+	if v := os.Getenv("SWITCHBOARD_NEXTCLOUD_SHARE_WINDOW"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("SWITCHBOARD_NEXTCLOUD_SHARE_WINDOW=%q: want the server's share window in seconds", v)
+		}
+		window = n
+	}
+	base := (window + 7) / 8
+	w := startRealNCWorld(t, "", fmt.Sprintf("  documents: {shareLimitWaitSeconds: %d}\n", base))
+	ctx := context.Background()
+	if _, err := w.nc.Put(ctx, "/filler.txt", strings.NewReader("f"), 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		if _, err := w.nc.CreateShare(ctx, nextcloud.ShareRequest{Path: "/filler.txt", Type: nextcloud.ShareLink}); err != nil {
+			t.Fatalf("share %d of the window: %v", i+1, err)
+		}
+	}
+	if _, err := w.nc.CreateShare(ctx, nextcloud.ShareRequest{Path: "/filler.txt", Type: nextcloud.ShareLink}); nextcloud.HTTPStatus(err) != http.StatusTooManyRequests {
+		t.Fatalf("the 21st share: %v, want 429", err)
+	}
+	w.write(t, "personal:q3.csv", "region,revenue\nnorth,10\n")
+	w.run(t, fmt.Sprintf(`call Documents.deliver {"localPath":"personal:q3.csv","share":{"with":%q},"room":"finanz-team","message":"Q3 after the limit"}`, w.person.User))
+
+	w.posted(t, "Q3 after the limit", time.Duration(11*base+window/2+30)*time.Second)
+	if body, status := w.srv.Read(t, w.person, "/q3.csv"); status != 200 || string(body) != "region,revenue\nnorth,10\n" {
+		t.Errorf("richard reads /q3.csv: %d %q", status, body)
+	}
+	notices := 0
+	for _, room := range w.rc.RoomsOf("richard") {
+		for _, m := range w.rc.Messages(room.ID) {
+			if strings.Contains(m.Text, "waits for Nextcloud's share limit") {
+				notices++
+			}
+		}
+	}
+	for _, m := range w.tg.Messages(tgChat) {
+		if strings.Contains(m.Text, "waits for Nextcloud's share limit") {
+			notices++
+		}
+	}
+	if notices != 1 {
+		t.Errorf("the human was told %d times that the share waits, want once", notices)
+	}
 }
