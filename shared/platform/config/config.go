@@ -246,7 +246,7 @@ type NextcloudTool struct {
 	SharedReportsPath      string `yaml:"sharedReportsPath"`
 	AllowPublicShares      bool   `yaml:"allowPublicShares"`
 	CollaboraURL           string `yaml:"collaboraUrl"`
-	ShareDefaultExpireDays int    `yaml:"shareDefaultExpireDays"` // default 14
+	ShareDefaultExpireDays int    `yaml:"shareDefaultExpireDays"` // public links only, default 14 (user and group shares: the call's expireDays)
 	ReportsMaxAgeDays      int    `yaml:"reportsMaxAgeDays"`      // default 90
 }
 

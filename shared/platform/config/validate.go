@@ -258,7 +258,7 @@ func validateAgents(c *Config, ps *problems) {
 				}
 			}
 			checkURL(ps, p+".collaboraUrl", nc.CollaboraURL, false, "the Collabora Online server, e.g. https://office.example.org")
-			checkRange(ps, p+".shareDefaultExpireDays", nc.ShareDefaultExpireDays, 1, 3650, "days until a new share expires")
+			checkRange(ps, p+".shareDefaultExpireDays", nc.ShareDefaultExpireDays, 1, 3650, "days until a new public link expires")
 			checkRange(ps, p+".reportsMaxAgeDays", nc.ReportsMaxAgeDays, 1, 36500, "reports older than this are cleaned up")
 		}
 		if ws := t.Workspace; ws != nil {
