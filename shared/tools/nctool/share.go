@@ -229,12 +229,18 @@ func (c *invocation) shareLimited(err error) error {
 	const limit = "Nextcloud allows 20 share creations per 10 minutes for this account (failed attempts count too), and they are used up"
 	if wait > 0 { // a server (or proxy) that says how long
 		e := sb.Wrap(c.op, sb.ERATELIMITED, fmt.Sprintf("%s; wait %s (until %s) before trying again — report the wait instead of retrying now",
-			limit, wait.Round(time.Second), c.t.now().UTC().Add(wait).Format("15:04 UTC")), err)
+			limit, wait.Round(time.Second), minuteAfter(c.t.now().Add(wait))), err)
 		e.RetryAfter = wait
 		return e
 	}
 	return sb.Wrap(c.op, sb.ERATELIMITED, fmt.Sprintf("%s; Nextcloud does not say how long, so wait up to 10 minutes (until %s at the latest) before trying again — report the wait instead of retrying now",
-		limit, c.t.now().UTC().Add(ShareLimitWindow).Format("15:04 UTC")), err)
+		limit, minuteAfter(c.t.now().Add(ShareLimitWindow))), err)
+}
+
+// minuteAfter is t rounded up to the minute, "15:04 UTC": a time to wait
+// for must not be shown before it.
+func minuteAfter(t time.Time) string {
+	return t.UTC().Add(time.Minute - time.Nanosecond).Truncate(time.Minute).Format("15:04 UTC")
 }
 
 // shareData is the lifecycle of a share: what it is, where it leads, when
