@@ -53,6 +53,9 @@ func TestConvertNextcloudHTMLToPDF(t *testing.T) {
 		t.Errorf("locked target: %+v", env.Data)
 	}
 	e.failed(e.invoke("convert", `{"path":"reports/q3.html","format":"pdf","target":"../x.pdf"}`), sb.EINVALID, "climbs out")
+	// A file where the target's folder should be is named, with the argument to change.
+	e.failed(e.invoke("convert", `{"path":"reports/q3.html","format":"pdf","target":"reports/q3.html/q3.pdf"}`), sb.ECONFLICT,
+		"/reports/q3.html is a file, but /reports/q3.html/q3.pdf needs a folder of that name", "choose another target")
 }
 
 func TestConvertRefusedByCollaboraSuggestsMarkdownOrCSV(t *testing.T) {

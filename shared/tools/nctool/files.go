@@ -123,20 +123,28 @@ func (c *invocation) fileInTheWay(dst string, err error) error {
 		if serr == nil {
 			if !e.IsDir {
 				return sb.Wrap(c.op, sb.ECONFLICT, fmt.Sprintf(
-					"%s is a file, but %s needs a folder of that name; choose another remotePath, or move or rename %s first (Nextcloud.move)",
-					c.scope.show(p), c.scope.show(dst), c.scope.show(p)), err)
+					"%s is a file, but %s needs a folder of that name; choose another %s, or move or rename %s first (Nextcloud.move)",
+					c.scope.show(p), c.scope.show(dst), c.destArg(), c.scope.show(p)), err)
 			}
 			break
 		}
 		// Below a file Nextcloud answers 404 (other WebDAV servers 405 or
 		// 409): look further up. Anything else ends the search.
-		if s := status(serr); s != 404 && s != 405 && s != 409 {
+		if s := status(serr); (s != 404 && s != 405 && s != 409) || p == "/" {
 			break
 		}
 	}
 	return sb.Wrap(c.op, sb.ECONFLICT, fmt.Sprintf(
-		"a folder on the way to %s cannot be created because a file has its name; list the folders along the path to find that file, then choose another remotePath or move the file away (Nextcloud.move)",
-		c.scope.show(dst)), err)
+		"a folder on the way to %s cannot be created because a file has its name; list the folders along the path to find that file, then choose another %s or move the file away (Nextcloud.move)",
+		c.scope.show(dst), c.destArg()), err)
+}
+
+// destArg names the argument that chose where putRemote writes.
+func (c *invocation) destArg() string {
+	if c.call.Action == "convert" {
+		return "target"
+	}
+	return "remotePath"
 }
 
 // timestamped inserts -YYYYMMDD-HHMMSS (UTC) before the extension:
