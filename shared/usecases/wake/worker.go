@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/platform/clock"
+	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	"github.com/switchboard-dev/switchboard/shared/platform/textsplit"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
@@ -85,6 +86,12 @@ type Worker struct {
 	// Markdown file (Attach) with its first paragraph as the message;
 	// default 4.
 	MaxParts int
+	// Scrub masks secrets in a Rocket.Chat answer as a whole, before it is
+	// cut into messages or a caption: a cut inside a secret leaves two
+	// halves that neither the client's scrub of each message nor any
+	// pattern recognises. Give the instance Scrubber's StringContext (the
+	// values ctx allows stay). Nil masks the well-known patterns only.
+	Scrub func(ctx context.Context, text string) string
 	// RunFor is the run's own deadline, counted from when it has the lease;
 	// the invoker's deadline (the Lambda's) caps it. The lease lasts until
 	// the deadline plus Slack, so a crashed holder's lease ends soon after.
@@ -158,6 +165,13 @@ func (w *Worker) slack() time.Duration {
 		return w.Slack
 	}
 	return 15 * time.Second
+}
+
+func (w *Worker) scrub(ctx context.Context, text string) string {
+	if w.Scrub != nil {
+		return w.Scrub(ctx, text)
+	}
+	return (*scrub.Scrubber)(nil).StringContext(ctx, text)
 }
 
 func (w *Worker) attempts() int {
@@ -264,7 +278,8 @@ func (h *handling) handle(ctx context.Context) error {
 // chats get it whole (the Telegram client cuts at its own limit). In
 // Rocket.Chat an answer longer than one message goes in parts, each with its
 // own retries, so a refusal halfway never repeats the parts already posted;
-// an answer of more than MaxParts parts goes as a Markdown file.
+// an answer of more than MaxParts parts goes as a Markdown file. A
+// Rocket.Chat answer is scrubbed whole before any of that (see Scrub).
 func (h *handling) postAnswer(ctx context.Context, run sb.RunContext, text string) error {
 	if h.job.ReplyTo.TelegramChatID != "" {
 		return h.post(ctx, run, text)
@@ -276,6 +291,9 @@ func (h *handling) postAnswer(ctx context.Context, run sb.RunContext, text strin
 	if maxParts <= 0 {
 		maxParts = textsplit.DefaultMaxParts
 	}
+	// Scrubbed whole first, then cut: every part, the caption and the file
+	// come from the scrubbed text (Telegram's client does the same itself).
+	text = h.w.scrub(ctx, text)
 	parts := textsplit.Split(text, limit)
 	if h.w.Attach != nil && textsplit.ShouldAttach(parts, maxParts) {
 		caption := textsplit.FirstParagraph(text, limit)

@@ -90,6 +90,7 @@ func New(a *actions.Actions) (*Agents, error) {
 		Attach:     replier.Attach,
 		MaxMessage: a.Config.Instance.RocketChat.MaxMessageLength,
 		MaxParts:   a.Config.Instance.RocketChat.MaxReplyParts,
+		Scrub:      a.Scrubber.StringContext, // the whole answer, before it is cut
 	}
 	return g, nil
 }
