@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
+	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	"github.com/switchboard-dev/switchboard/shared/platform/textsplit"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -16,6 +17,12 @@ type RocketChatChannel struct {
 	Human   string // the human's username, without "@"
 	Clients func(agentID string) (*rocketchat.Client, bool)
 	Default string // agent whose identity system notices use
+	// Scrub masks secrets in the whole notice before it is cut into
+	// messages: a cut inside a secret leaves halves that the client's scrub
+	// of each message does not recognise. Give the instance Scrubber's
+	// StringContext (values ctx allows, such as an approval link's token,
+	// stay). Nil masks the well-known patterns only.
+	Scrub func(ctx context.Context, text string) string
 }
 
 // Name implements Channel.
@@ -37,7 +44,12 @@ func (c *RocketChatChannel) Send(ctx context.Context, n Notice) error {
 		text = "[Switchboard] " + text
 	}
 	// A long notice (an answer handed over from a room) goes in parts that
-	// fit the server's message limit.
+	// fit the server's message limit, cut from the scrubbed text.
+	if c.Scrub != nil {
+		text = c.Scrub(ctx, text)
+	} else {
+		text = (*scrub.Scrubber)(nil).StringContext(ctx, text)
+	}
 	for _, part := range textsplit.Split(text, textsplit.RocketChatLimit) {
 		if _, err := client.PostMessage(ctx, "@"+strings.TrimPrefix(c.Human, "@"), part, ""); err != nil {
 			return err

@@ -79,6 +79,7 @@ func (d *Decide) setupRouter() {
 				Human:   d.Config.Instance.Human.RocketChatUsername,
 				Clients: d.RocketChatClient,
 				Default: d.FirstRocketChatAgent(),
+				Scrub:   d.Scrubber.StringContext, // the whole notice, before it is cut
 			})
 		case swcfg.ChannelTelegram:
 			if ch := d.TelegramChannel(); ch != nil {
