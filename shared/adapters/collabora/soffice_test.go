@@ -82,4 +82,3 @@ func TestRealConversionWithSoffice(t *testing.T) {
 		})
 	}
 }
-

@@ -117,12 +117,16 @@ func runContract(t *testing.T, fresh func(t *testing.T) *contractTarget) {
 		}
 	})
 
-	t.Run("MKCOL: 201 new, 405 existing, 409 missing parent; MkdirAll walks", func(t *testing.T) {
+	t.Run("MKCOL: 201 new, 405 existing, 409 missing parent or a file in the way; MkdirAll walks", func(t *testing.T) {
 		d := tg.dir(t, c)
 		for _, tc := range []struct {
 			p    string
 			want int
-		}{{d + "/x", 201}, {d + "/x", 405}, {d + "/no/such", 409}} {
+		}{{d + "/x", 201}, {d + "/x", 405}, {d + "/no/such", 409}, {d + "/f.txt", 201}, {d + "/f.txt/below", 409}} {
+			if tc.p == d+"/f.txt" {
+				put(t, c, d+"/f.txt", "a file in the way")
+				continue
+			}
 			if st, _, body := tg.raw(t, "MKCOL", tc.p, nil, ""); st != tc.want {
 				t.Errorf("MKCOL %s: %d %s, want %d", tc.p, st, body, tc.want)
 			}
@@ -168,6 +172,9 @@ func runContract(t *testing.T, fresh func(t *testing.T) *contractTarget) {
 		}
 		if st, _, _ := tg.raw(t, http.MethodGet, d+"/none.md", nil, ""); st != 404 {
 			t.Errorf("GET of a missing path: %d, want 404", st)
+		}
+		if st, _, _ := tg.raw(t, "PROPFIND", d+"/r ä.md/below", map[string]string{"Depth": "0"}, ""); st != 404 {
+			t.Errorf("PROPFIND below a file: %d, want 404", st)
 		}
 	})
 
@@ -282,6 +289,9 @@ func runContract(t *testing.T, fresh func(t *testing.T) *contractTarget) {
 		if old < 0 || vs[old].Size != 5 {
 			t.Fatalf("versions = %+v, want one keyed 1700000000 of 5 bytes", vs)
 		}
+		if old != 0 {
+			t.Errorf("versions = %+v, want the older one first (Nextcloud lists oldest first)", vs)
+		}
 		cur := vs[1-old]
 		if st, _, _ := tg.rawPath(t, http.MethodGet, tg.versionsPath(res.FileID)+"/"+cur.ID, nil, ""); st != 404 {
 			t.Errorf("GET of the current entry %s: %d, want 404", cur.ID, st)
@@ -300,7 +310,7 @@ func runContract(t *testing.T, fresh func(t *testing.T) *contractTarget) {
 		}
 	})
 
-	t.Run("chunked upload v2: assembled bytes; 404 into a missing folder", func(t *testing.T) {
+	t.Run("chunked upload v2: assembled bytes; 404 into a missing folder, 415 below a file, 400 onto a folder", func(t *testing.T) {
 		d := tg.dir(t, c)
 		cc := tg.client(t)
 		if err := cc.SetChunking(nextcloud.Chunking{Mode: nextcloud.ChunkAlways, Threshold: 1, ChunkSize: nextcloud.MinChunkSize}); err != nil {
@@ -326,6 +336,20 @@ func runContract(t *testing.T, fresh func(t *testing.T) *contractTarget) {
 		if nextcloud.HTTPStatus(err) != 404 {
 			t.Errorf("chunked upload into a missing folder: %v, want 404", err)
 		}
+		// A file in the way of the folder shows only at the final MOVE
+		// (415); a folder at the destination too (400).
+		put(t, c, d+"/file.txt", "x")
+		if err := c.Mkdir(ctx, d+"/folder"); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			dest string
+			want int
+		}{{d + "/file.txt/big.bin", 415}, {d + "/folder", 400}} {
+			if _, err := cc.Put(ctx, tc.dest, bytes.NewReader(data), int64(len(data)), ""); nextcloud.HTTPStatus(err) != tc.want {
+				t.Errorf("chunked upload to %s: %v, want HTTP %d", tc.dest, err, tc.want)
+			}
+		}
 	})
 
 	t.Run("capabilities", func(t *testing.T) {
@@ -346,12 +370,17 @@ func runContract(t *testing.T, fresh func(t *testing.T) *contractTarget) {
 	t.Run("shares: user share, public link, list, delete; 404 for a missing path", func(t *testing.T) {
 		d := tg.dir(t, c)
 		put(t, c, d+"/s.md", "shared bytes")
-		us, err := c.CreateShare(ctx, nextcloud.ShareRequest{Path: d + "/s.md", Type: nextcloud.ShareUser, ShareWith: tg.recipient})
+		day := time.Now().UTC().AddDate(0, 0, 3)
+		us, err := c.CreateShare(ctx, nextcloud.ShareRequest{Path: d + "/s.md", Type: nextcloud.ShareUser, ShareWith: tg.recipient, ExpireDate: day})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if us.ID == "" || us.ShareWith != tg.recipient || us.Type != nextcloud.ShareUser || us.Path != d+"/s.md" {
 			t.Errorf("user share = %+v", us)
+		}
+		// An explicit expiry holds for user shares too, as the end of that day.
+		if want := time.Date(day.Year(), day.Month(), day.Day(), 23, 59, 59, 0, time.UTC); !us.Expiration.Equal(want) {
+			t.Errorf("user share expiry = %v, want %v", us.Expiration, want)
 		}
 		ls, err := c.CreateShare(ctx, nextcloud.ShareRequest{Path: d + "/s.md", Type: nextcloud.ShareLink, Password: "correct-horse-battery-9"})
 		if err != nil {

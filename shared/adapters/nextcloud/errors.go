@@ -178,7 +178,7 @@ func classify(op string, he *httpError) error {
 		}
 		return wrap(switchboard.ECONFLICT, "file is locked by another WebDAV client; try again later or save under a new name")
 	case status == http.StatusInsufficientStorage:
-		return wrap(switchboard.EFORBIDDEN, "quota exceeded: the Nextcloud account has no space left for this; delete old files or empty the trash, or ask an admin for more quota")
+		return wrap(switchboard.EFORBIDDEN, "quota exceeded: the Nextcloud account has no space left for this; delete files it no longer needs (files in the trash no longer count), or ask an admin for more quota")
 	case status == http.StatusTooManyRequests:
 		msg := "Nextcloud is rate-limiting this account (share creation allows 20 per 10 minutes)"
 		if he.RetryAfter > 0 {

@@ -419,7 +419,9 @@ const sharesRoute = "/apps/files_sharing/api/v1/shares"
 // CreateShare shares a file or folder. Returns EFORBIDDEN when public links
 // are disabled, a password is enforced but missing ("the server requires a
 // password for public links") or group shares need admin rights (OCS 997);
-// ERATELIMITED (with RetryAfter) after too many creations; ENOTFOUND for a
+// ERATELIMITED after too many creations (Nextcloud allows 20 per user in
+// 10 minutes and sends no Retry-After; RetryAfter is set only when a proxy
+// or another server sends one); ENOTFOUND for a
 // missing path or unknown recipient; EINVALID for an expiry the server refuses.
 // Note and Label are scrubbed before they leave (see WithScrubber).
 func (c *Client) CreateShare(ctx context.Context, sr ShareRequest) (Share, error) {

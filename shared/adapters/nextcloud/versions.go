@@ -39,7 +39,8 @@ func (c *Client) versionsPath(fileID int64) string {
 }
 
 // Versions lists the earlier versions of the file with fileID (Entry.FileID),
-// newest first as the server sends them. Returns ENOTFOUND for an unknown id.
+// in the server's order (Nextcloud 34: oldest first, the current content
+// listed too). Returns ENOTFOUND for an unknown id.
 func (c *Client) Versions(ctx context.Context, fileID int64) ([]Version, error) {
 	op := "nextcloud.versions " + strconv.FormatInt(fileID, 10)
 	rq := &request{method: "PROPFIND", area: "versions", path: c.versionsPath(fileID),

@@ -316,6 +316,17 @@ func (s *Server) serveFiles(w http.ResponseWriter, r *http.Request) {
 			}
 			return status
 		}
+	case "MKCOL", "PROPFIND":
+		// Below a file, Nextcloud answers MKCOL with 409 and PROPFIND with
+		// 404 (x/net/webdav would answer 405).
+		if s.fileInPath(p) {
+			if r.Method == "MKCOL" {
+				sabre(w, http.StatusConflict, `Sabre\DAV\Exception\Conflict`, "Parent node is not a collection")
+			} else {
+				sabre(w, http.StatusNotFound, `Sabre\DAV\Exception\NotFound`, "File with name "+p+" could not be located")
+			}
+			return
+		}
 	case "MOVE", "COPY":
 		dst, ok := s.destination(r, "/remote.php/dav/files/"+s.opts.User)
 		if !ok {
@@ -357,6 +368,16 @@ func (s *Server) missingParent(p string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// fileInPath reports whether a parent of p is a file.
+func (s *Server) fileInPath(p string) bool {
+	for dir := path.Dir(p); dir != "/" && dir != "."; dir = path.Dir(dir) {
+		if fi, err := s.stat(dir); err == nil && !fi.IsDir() {
+			return true
+		}
+	}
+	return false
 }
 
 // undoPut restores the state before a failed PUT.
@@ -492,7 +513,7 @@ func (s *Server) serveUploads(w http.ResponseWriter, r *http.Request) {
 		}
 		// Nextcloud checks the Destination's folder on every chunk PUT
 		// and answers 404 when it is missing.
-		if missing, ok := s.missingParent(up.dest); ok && up.dest != "" {
+		if missing, ok := s.missingParent(up.dest); ok && up.dest != "" && !s.fileInPath(up.dest) {
 			sabre(w, http.StatusNotFound, `Sabre\DAV\Exception\NotFound`, missing)
 			return
 		}
@@ -555,6 +576,16 @@ func (s *Server) assemble(w http.ResponseWriter, r *http.Request, id string, up 
 				fmt.Sprintf("Chunks on server do not sum up to %s but to %d bytes", v, buf.Len()))
 			return
 		}
+	}
+	// Nextcloud's answers to the final MOVE: a file in the way of a folder
+	// is 415, a folder at the destination 400.
+	if s.fileInPath(dest) {
+		sabre(w, http.StatusUnsupportedMediaType, `Sabre\DAV\Exception\UnsupportedMediaType`, "The destination node is not a collection")
+		return
+	}
+	if fi, err := s.stat(dest); err == nil && fi.IsDir() {
+		sabre(w, http.StatusBadRequest, `Sabre\DAV\Exception\BadRequest`, "The given destination "+strings.TrimPrefix(dest, "/")+" is a directory")
+		return
 	}
 	if fi, err := s.stat(path.Dir(dest)); err != nil || !fi.IsDir() {
 		sabre(w, http.StatusConflict, `Sabre\DAV\Exception\Conflict`, "The destination node is not found")
@@ -625,7 +656,7 @@ func (s *Server) serveVersions(w http.ResponseWriter, r *http.Request) {
 			}
 			vs = append(vs, &version{ts: ts, data: data, modTime: mod, current: true})
 		}
-		sort.Slice(vs, func(i, j int) bool { return vs[i].ts > vs[j].ts })
+		sort.Slice(vs, func(i, j int) bool { return vs[i].ts < vs[j].ts }) // Nextcloud 34: oldest first
 		for _, c := range vs {
 			ms.add(base+"/"+strconv.FormatInt(c.ts, 10), map[string]string{
 				"d:getlastmodified":  c.modTime.UTC().Format(http.TimeFormat),

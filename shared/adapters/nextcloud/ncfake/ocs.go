@@ -280,6 +280,15 @@ func (s *Server) createShare(w http.ResponseWriter, r *http.Request) {
 	}
 
 	today := s.clock().UTC().Truncate(24 * time.Hour)
+	if v, present := param(r, body, "expireDate"); typ != 3 && present && v != "" {
+		// User and group shares take an explicit expiry (no default).
+		d, err := time.Parse("2006-01-02", v)
+		if err != nil || !d.After(today) {
+			writeOCS(w, r, 404, "Invalid date. Format must be YYYY-MM-DD", nil)
+			return
+		}
+		sh.expiration = d
+	}
 	if typ == 3 {
 		v, present := param(r, body, "expireDate")
 		switch {
@@ -383,7 +392,7 @@ func (s *Server) shareJSONByID(r *http.Request, sh *share) map[string]any {
 func (s *Server) shareJSONLocked(r *http.Request, sh *share, p string, fi os.FileInfo) map[string]any {
 	var expiration, tok, with, pwd any
 	if !sh.expiration.IsZero() {
-		expiration = sh.expiration.Format("2006-01-02") + " 00:00:00"
+		expiration = sh.expiration.Format("2006-01-02") + " 23:59:59" // the end of the day, as Nextcloud 34 answers
 	}
 	withName := sh.shareWith
 	if sh.typ == 3 {
