@@ -63,10 +63,12 @@ func New(secrets []string) *Scrubber {
 func (s *Scrubber) String(text string) string {
 	// Rules and secret masking can feed each other ("token=" + secret), so
 	// both run until nothing changes; every masking pass either shortens the
-	// text or leaves it stable, so this settles quickly.
+	// text or leaves it stable, so this settles quickly. Configured secrets
+	// go first: a fixed-length pattern (AIza + 35) ending inside a secret
+	// would mask its head and leave the rest no longer recognisable.
 	for range maxPasses {
-		next, ruled := applyRules(text)
-		next, masked := s.maskSecrets(next)
+		next, masked := s.maskSecrets(text)
+		next, ruled := applyRules(next)
 		if !ruled && !masked {
 			return text
 		}

@@ -158,6 +158,11 @@ func TestSecrets(t *testing.T) {
 		{"mask rebuilds secret", []string{"x***", "abcdefgh"}, "xabcdefgh", "***"},
 		{"unicode", []string{"pässwörd"}, "my pässwörd.", "my ***."},
 		{"case sensitive", []string{"Secret99"}, "secret99", "secret99"},
+		// A fixed-length pattern (a Google API key is AIza + 35) that ends
+		// inside a configured secret must not eat its head and leave the
+		// rest unrecognised.
+		{"pattern ends inside a secret", []string{"QXZJKVWYQXZJKVWYQXZJKVWYQXZJ"},
+			"AIzaabcdefghijklmnopqrstuvwxyz0123QXZJKVWYQXZJKVWYQXZJKVWYQXZJ!", "AIzaabcdefghijklmnopqrstuvwxyz0123***!"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
