@@ -7,8 +7,10 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -171,8 +173,11 @@ func (c *Console) renderLogin(w http.ResponseWriter, r *http.Request, status int
 	c.render(w, r, status, page{Title: "Log in", Body: loginView{CSRF: c.mac("login", nonce), Problem: problem}})
 }
 
-// login checks the form's token, counts the attempt, checks the password
-// and starts a session.
+// login checks the form's token, counts the attempt against the client,
+// checks the password and starts a session. Only failures stay counted: a
+// right password takes its attempt back, so logging in never uses up the
+// client's attempts or the window's total, and other people's failures
+// never refuse it (see Options' limits).
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	nonce, ok := cookieValue(r, loginCookie)
@@ -180,20 +185,27 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.forbidden(w, r, "The login form was not sent from this console (CSRF token missing or wrong). Reload the login page and try again.")
 		return
 	}
-	if wait, err := c.countAttempt(ctx, clientAddr(r)); err != nil {
+	client := clientOf(clientAddr(r))
+	at, err := c.admit(ctx, client)
+	if err != nil {
 		c.fail(w, r, err)
 		return
-	} else if wait > 0 {
-		w.Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
-		c.renderLogin(w, r, http.StatusTooManyRequests,
-			fmt.Sprintf("Too many login attempts. Try again in %d minutes.", int(wait.Minutes())+1))
+	}
+	if !at.admitted {
+		c.tooMany(w, r, at, fmt.Sprintf("Too many failed logins from your address. Try again in %s.", minutes(at.wait)))
 		return
 	}
 	if !c.passwordMatches(r.PostFormValue("password")) {
-		c.o.Log.WarnContext(ctx, "console: wrong password", "client", clientAddr(r))
+		c.o.Log.WarnContext(ctx, "console: wrong password", "client", client, "totalSpent", !at.inTotal)
+		if !at.inTotal {
+			c.tooMany(w, r, at, fmt.Sprintf("Wrong password. Too many wrong passwords were tried on this console: "+
+				"each address has %d tries until the limits start again in %s.", attemptsUnderAttack, minutes(at.wait)))
+			return
+		}
 		c.renderLogin(w, r, http.StatusUnauthorized, "Wrong password.")
 		return
 	}
+	c.giveBack(ctx, at)
 	id := randomID()
 	life := time.Duration(c.o.SessionHours) * time.Hour
 	if err := c.o.Sessions.Put(ctx, sessionRow(id), "1", c.o.Now().Add(life)); err != nil {
@@ -205,35 +217,100 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/console/", http.StatusSeeOther)
 }
 
-// countAttempt counts a login attempt against the client and the total of
-// the current window; it returns how long to wait when either is spent.
-func (c *Console) countAttempt(ctx context.Context, client string) (time.Duration, error) {
+func (c *Console) tooMany(w http.ResponseWriter, r *http.Request, at attempt, msg string) {
+	w.Header().Set("Retry-After", fmt.Sprint(int(math.Ceil(at.wait.Seconds()))))
+	c.renderLogin(w, r, http.StatusTooManyRequests, msg)
+}
+
+// minutes says a wait in whole minutes, rounded up.
+func minutes(d time.Duration) string {
+	n := int(math.Ceil(d.Minutes()))
+	if n == 1 {
+		return "1 minute"
+	}
+	return fmt.Sprintf("%d minutes", n)
+}
+
+// attempt is one login attempt as the limits count it.
+type attempt struct {
+	clientKey, totalKey string
+	admitted            bool          // the client had an attempt left; it is counted
+	inTotal             bool          // it is counted in the window's total, which was not spent
+	wait                time.Duration // until the window ends
+}
+
+// admit counts an attempt of client before the password is checked, so
+// that concurrent guesses cannot get past the limit: first in the
+// window's total (where only an attempt that fails stays), then against
+// the client, which has attemptsPerClient failures while the total is not
+// spent and attemptsUnderAttack while it is. A client without attempts
+// left is not admitted (and its attempt counts nowhere).
+func (c *Console) admit(ctx context.Context, client string) (attempt, error) {
 	now := c.o.Now()
 	start := now.Truncate(attemptWindow)
 	end := start.Add(attemptWindow)
-	window := start.UTC().Format("20060102T1504")
-	for _, l := range []struct {
-		key   string
-		limit int
-	}{{"login#" + window + "#" + client, attemptsPerClient}, {"login#" + window, attemptsTotal}} {
-		_, ok, err := c.o.Attempts.Incr(ctx, l.key, l.limit, end)
-		if err != nil {
-			return 0, err
-		}
-		if !ok {
-			return end.Sub(now), nil
-		}
+	window := "login#" + start.UTC().Format("20060102T1504")
+	at := attempt{totalKey: window, clientKey: window + "#" + client, wait: end.Sub(now)}
+	var err error
+	if _, at.inTotal, err = c.o.Attempts.Incr(ctx, at.totalKey, attemptsTotal, end); err != nil {
+		return at, err
 	}
-	return 0, nil
+	limit := attemptsPerClient
+	if !at.inTotal {
+		limit = attemptsUnderAttack
+	}
+	if _, at.admitted, err = c.o.Attempts.Incr(ctx, at.clientKey, limit, end); err != nil || !at.admitted {
+		c.giveBack(ctx, attempt{totalKey: at.totalKey, inTotal: at.inTotal})
+		return at, err
+	}
+	return at, nil
 }
 
-// clientAddr is the caller's address: the function URL's source IP in AWS,
+// giveBack takes back the counts of an attempt that did not fail. It
+// runs even when the request was cancelled; a count it cannot take back
+// only makes the limit stricter until the window ends, so it is logged and
+// the login goes on.
+func (c *Console) giveBack(ctx context.Context, at attempt) {
+	ctx = context.WithoutCancel(ctx)
+	for _, k := range []struct {
+		key     string
+		counted bool
+	}{{at.clientKey, at.admitted}, {at.totalKey, at.inTotal}} {
+		if !k.counted {
+			continue
+		}
+		if err := c.o.Attempts.Decr(ctx, k.key); err != nil {
+			c.o.Log.WarnContext(ctx, "console: a login attempt could not be given back", "key", k.key, "err", err)
+		}
+	}
+}
+
+// clientAddr is the caller's address: the function URL's source IP in AWS
+// (lambdaurl sets RemoteAddr to requestContext.http.sourceIp, which AWS
+// fills in; X-Forwarded-For is the caller's to write and is never read),
 // the TCP peer locally.
 func clientAddr(r *http.Request) string {
 	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		return h
 	}
 	return r.RemoteAddr
+}
+
+// clientOf is who the per-client limit counts: an IPv4 address (also when
+// written as an IPv4-mapped IPv6 address), or the /64 of an IPv6 address,
+// because one host (one customer line) gets a whole /64 and can pick a new
+// address for every guess. Anything else counts as written.
+func clientOf(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	ip = ip.WithZone("").Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, _ := ip.Prefix(64) // cannot fail for an IPv6 address
+	return p.String()
 }
 
 // logout ends the session (its row goes, so the cookie is worthless even

@@ -85,13 +85,23 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// Login limits: attempts per client address and in total, per window. The
-// total keeps a guesser with many addresses slow; it can also lock the
-// operator out for one window, which is the lesser harm.
+// Login limits, per window: failed logins per client (an IPv4 address or
+// an IPv6 /64) and in total. They slow down online guessing of the
+// password. Only failures count, and a right password is checked before
+// the total is looked at, so other people's failures never refuse it:
+// while the total is spent a wrong password is refused with 429 and each
+// client has attemptsUnderAttack failures instead of attemptsPerClient
+// (a guesser with many addresses gets fewer guesses from each). A client
+// that has used up its own failures is refused without the password being
+// checked, even the right one: otherwise the 429 for a wrong password and
+// the session for the right one would tell a guesser which guess was right,
+// and the limit would limit nothing. So only failures from the owner's own
+// address (or /64, or NAT) can keep the owner out, for one window at most.
 const (
-	attemptWindow     = 15 * time.Minute
-	attemptsPerClient = 10
-	attemptsTotal     = 100
+	attemptWindow       = 15 * time.Minute
+	attemptsPerClient   = 10
+	attemptsUnderAttack = 3
+	attemptsTotal       = 100
 )
 
 // Cookie names. The login cookie carries the nonce the login form's CSRF

@@ -44,6 +44,7 @@ func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unloc
 type env struct {
 	t       testing.TB
 	srv     *httptest.Server
+	handler http.Handler // what srv serves: the route table and middleware
 	store   *dynamo.Store
 	own     *dynamo.Store
 	msgs    *dynamo.AgentMessages
@@ -92,7 +93,8 @@ func newEnv(t testing.TB, tweak func(*console.Options)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv = httptest.NewServer(httpapi.Serve(routes, slog.New(slog.DiscardHandler), scrub.New(nil)))
+	e.handler = httpapi.Serve(routes, slog.New(slog.DiscardHandler), scrub.New(nil))
+	e.srv = httptest.NewServer(e.handler)
 	t.Cleanup(e.srv.Close)
 	e.baseURL = e.srv.URL
 	return e
