@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/platform/taskerr"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
@@ -61,6 +62,12 @@ type TaskTokens interface {
 	Succeed(ctx context.Context, token, output string) error
 }
 
+// ApprovalLookup reads approvals (switchboard.ApprovalStore.Get): ENOTFOUND
+// when there is none with id.
+type ApprovalLookup interface {
+	Get(ctx context.Context, id string) (sb.Approval, error)
+}
+
 // StepInput is a step Task's payload.
 type StepInput struct {
 	Op string `json:"op"`
@@ -105,6 +112,9 @@ type Steps struct {
 	// Tokens resume the execution when the policy lets a public link run
 	// without a human (an operator's override).
 	Tokens TaskTokens
+	// Approvals is the approval store (read only): the Share step after
+	// AwaitApproval looks up the approval staged for the delivery there.
+	Approvals ApprovalLookup
 	// ShareLimitWaitSeconds is the first wait of a share that Nextcloud
 	// rate-limits without saying for how long
 	// (instance.documents.shareLimitWaitSeconds; 0 = DefaultShareLimitWaitSeconds).
@@ -290,24 +300,25 @@ func (s *Steps) Share(ctx context.Context, in StepInput) (State, error) {
 	if sh == nil {
 		return s.finishStep(ctx, in, StepShare, m, in.Done)
 	}
+	call, err := s.shareCall(ctx, in)
+	if err != nil {
+		return State{}, err
+	}
+	if sh.PublicLink {
+		// Whoever holds the task token can resume AwaitApproval with any
+		// output: the yes counts only as the approval store records it.
+		a, err := s.verifiedApproval(ctx, in, call)
+		if err != nil {
+			return State{}, err
+		}
+		call.Approved, call.ApprovalID, call.ApprovedBy = true, a.ID, a.DecidedBy
+	}
 	// Earlier attempts that ended in a wait made no share; any other
 	// earlier attempt may have made one before it was cut off.
 	if m.Attempts-1 > m.Waits {
 		if done2, ok := s.existingShare(ctx, in); ok {
 			return s.finishStep(ctx, in, StepShare, m, done2)
 		}
-	}
-	call, err := s.shareCall(ctx, in)
-	if err != nil {
-		return State{}, err
-	}
-	if sh.PublicLink {
-		if in.Approval == nil {
-			return State{}, &taskerr.PermanentError{Message: "share: a public link needs a human's approval, and none came with the step"}
-		}
-		// The human's yes came through the task token; the executor
-		// records it as such in the audit.
-		call.Approved, call.ApprovalID, call.ApprovedBy = true, in.Approval.ApprovalID, in.Approval.DecidedBy
 	}
 	env := s.Tools.Invoke(ctx, call)
 	if rateLimited(env) {
@@ -395,8 +406,15 @@ func (s *Steps) RequestApproval(ctx context.Context, in ApprovalInput) (struct{}
 	env := s.Tools.Invoke(sb.WithTaskToken(ctx, in.Token), call)
 	switch env.Status {
 	case sb.OutcomePending:
-		if id, _ := env.Data["approval_id"].(string); id == "" {
+		id, _ := env.Data["approval_id"].(string)
+		if id == "" {
 			return struct{}{}, &taskerr.PermanentError{Message: "share: a public link needs a human's approval, and approvals are not set up on this instance (instance.approvals)"}
+		}
+		// The Share step accepts this approval only: a retried Task (a new
+		// token) stages a new one, which replaces it.
+		b, _ := json.Marshal(askedApproval{ApprovalID: id})
+		if err := s.KV.Put(ctx, askedKey(in.Execution), string(b), s.now().Add(markerKeep)); err != nil {
+			return struct{}{}, &taskerr.TransientError{Message: "approval: recording the approval asked for: " + err.Error()}
 		}
 	case "ok":
 		if err := s.save(ctx, in.Execution, StepShare, marker{State: "done", Attempts: 1, Done: shareDone(in.Done, env.Data)}); err != nil {
@@ -416,6 +434,105 @@ func (s *Steps) RequestApproval(ctx context.Context, in ApprovalInput) (struct{}
 	}
 	m.State = "done"
 	return struct{}{}, s.save(ctx, in.Execution, step, m)
+}
+
+// askedApproval records the approval RequestApproval staged for an
+// execution, under askedKey.
+type askedApproval struct {
+	ApprovalID string `json:"approvalId"`
+}
+
+func askedKey(execution string) string { return "docs#" + execution + "#approval-asked" }
+
+// unverified starts the error of a share whose approval could not be
+// verified; Finish tells the human of these whatever the notice limit.
+const unverified = "share: the approval could not be verified"
+
+// verifiedApproval is the approval that lets call (the delivery's public
+// link) run. The task output that resumed AwaitApproval only names it: the
+// approval must be the one RequestApproval staged for this execution, for
+// this agent, run and call (Nextcloud.share with the arguments as staged:
+// same args hash), and decided approve in the store (approved, or the
+// approvals flow already closed it executing/executed after resuming).
+// Who decided comes from the store. Anything else is a PermanentError
+// (with an audit entry of the refused share): no share is made.
+func (s *Steps) verifiedApproval(ctx context.Context, in StepInput, call sb.ToolCall) (sb.Approval, error) {
+	askedID := ""
+	refuse := func(format string, a ...any) (sb.Approval, error) {
+		why := fmt.Sprintf(format, a...)
+		if g := in.Approval; g != nil {
+			why += fmt.Sprintf(" (the execution was resumed naming approval %q, decided by %q)", claim(g.ApprovalID), claim(g.DecidedBy))
+		}
+		msg := unverified + ": " + why + "; no share was made. Nobody's yes is on record for this link: start the delivery again to ask a human"
+		s.auditRefusedShare(ctx, in, askedID, msg)
+		s.log().WarnContext(ctx, "document delivery: a public link's approval could not be verified", "execution", in.Execution,
+			"agent", in.Delivery.AgentID, "approvalId", askedID, "why", why)
+		return sb.Approval{}, &taskerr.PermanentError{Message: msg}
+	}
+	raw, found, err := s.KV.Get(ctx, askedKey(in.Execution))
+	if err != nil {
+		return sb.Approval{}, &taskerr.TransientError{Message: "share: reading the approval asked for: " + err.Error()}
+	}
+	var asked askedApproval
+	if found {
+		_ = json.Unmarshal([]byte(raw), &asked)
+	}
+	askedID = asked.ApprovalID
+	switch {
+	case askedID == "":
+		return refuse("no approval was asked for this delivery")
+	case in.Approval == nil:
+		return refuse("no approval came with the step")
+	case in.Approval.ApprovalID != askedID:
+		return refuse("the approval named is not the one asked for this delivery (%s)", askedID)
+	case s.Approvals == nil:
+		return refuse("this function has no approval store to look approval %s up in", askedID)
+	}
+	a, err := s.Approvals.Get(ctx, askedID)
+	switch sb.ErrorCode(err) {
+	case "":
+	case sb.ENOTFOUND:
+		return refuse("approval %s is not in the approval store", askedID)
+	default:
+		return sb.Approval{}, &taskerr.TransientError{Message: "share: reading approval " + askedID + ": " + err.Error()}
+	}
+	switch a.Status {
+	case sb.ApprovalApproved, sb.ApprovalExecuting, sb.ApprovalExecuted:
+	default:
+		return refuse("approval %s is %s, not approved", a.ID, a.Status)
+	}
+	if a.Tool != call.Tool || a.Action != call.Action || a.AgentID != call.AgentID || a.Run.RunID != call.Run.RunID || a.TaskToken == "" {
+		return refuse("approval %s was given for another call (%s.%s of %s in run %s)", a.ID, a.Tool, a.Action, a.AgentID, a.Run.RunID)
+	}
+	if a.DecidedBy == "" {
+		return refuse("approval %s names nobody who decided", a.ID)
+	}
+	if hash, err := approvals.ArgsHash(call.Tool, call.Action, call.Args); err != nil || hash != a.ArgsHash {
+		return refuse("approval %s was given for other arguments than this share's", a.ID)
+	}
+	return a, nil
+}
+
+// claim shows a value the task output claimed, which anyone holding the
+// token chose: quoted by the caller, at most 64 characters.
+func claim(s string) string {
+	if r := []rune(s); len(r) > 64 {
+		return string(r[:64]) + "…"
+	}
+	return s
+}
+
+// auditRefusedShare records the share that did not run because its
+// approval could not be verified (the executor never saw it). The args
+// name the delivery only: the call's may hold the link password.
+func (s *Steps) auditRefusedShare(ctx context.Context, in StepInput, approvalID, msg string) {
+	d := in.Delivery
+	e := sb.AuditEntry{ID: sb.NewID(s.now()), At: s.now().UTC(), Run: d.Run, AgentID: d.AgentID, Tool: "Nextcloud", Action: "share",
+		Args:    fmt.Sprintf(`{"execution":%q,"step":"share","path":%q,"shareType":3}`, in.Execution, in.Done.Uploaded),
+		Outcome: sb.OutcomeRejected, Error: msg, ApprovalID: approvalID}
+	if err := s.Audit.Append(context.WithoutCancel(ctx), e); err != nil {
+		s.log().ErrorContext(ctx, "audit write failed", "execution", in.Execution, "err", err)
+	}
 }
 
 // KindDeliveryWaiting is the router notice of a share that waits for

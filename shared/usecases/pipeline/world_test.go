@@ -76,11 +76,13 @@ type world struct {
 	sfn       *sfntest.Env
 	told      *toldChannel
 	approvals *approvals.Service
-	asked     *askedNotifier
-	kv        *countingKV
-	audit     *countingAudit
-	jobs      *jobRecorder
-	invoke    *countingInvoker
+	// approvalStore is the approvals' store, which the Share step reads.
+	approvalStore *memstore.Approvals
+	asked         *askedNotifier
+	kv            *countingKV
+	audit         *countingAudit
+	jobs          *jobRecorder
+	invoke        *countingInvoker
 }
 
 // toldChannel is the human's channel behind the real router.
@@ -298,7 +300,9 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	w.asked = &askedNotifier{}
-	w.approvals, err = approvals.New(approvals.Options{Store: memstore.NewApprovals(), Signer: signer, Notifier: w.asked,
+	w.approvalStore = memstore.NewApprovals()
+	w.steps.Approvals = w.approvalStore
+	w.approvals, err = approvals.New(approvals.Options{Store: w.approvalStore, Signer: signer, Notifier: w.asked,
 		Waker: w.jobs, Tokens: tokens, PublicBaseURL: "http://127.0.0.1:9", Log: log})
 	if err != nil {
 		t.Fatal(err)

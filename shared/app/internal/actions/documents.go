@@ -34,8 +34,11 @@ func (a *Actions) sfnClient() *sfnapi.Client {
 // tools function: each step runs through the executor (staging policy and
 // audit of its tool action) and remembers itself in the state table.
 func (a *Actions) DocumentTasks() handlers.Tasks {
+	// The Share step reads the approval a public link waits for from the
+	// approval store itself: the task output only names it.
 	steps := &pipeline.Steps{Tools: a.Tools, KV: a.Store.KV(), Notify: a.Router, Waker: a.Dispatcher, Audit: a.Store,
-		Tokens: decide.TaskTokens{D: a.Decide}, ShareLimitWaitSeconds: a.Config.Instance.Documents.ShareLimitWaitSeconds, Log: a.Log}
+		Tokens: decide.TaskTokens{D: a.Decide}, Approvals: a.Store.Approvals(),
+		ShareLimitWaitSeconds: a.Config.Instance.Documents.ShareLimitWaitSeconds, Log: a.Log}
 	return handlers.Tasks{
 		pipeline.OpConvert:  handlers.TaskOf(steps.Convert),
 		pipeline.OpUpload:   handlers.TaskOf(steps.Upload),
