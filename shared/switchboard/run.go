@@ -1,6 +1,7 @@
 package switchboard
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
@@ -66,4 +67,21 @@ func NewID(now time.Time) string {
 		panic("switchboard: crypto/rand failed: " + err.Error())
 	}
 	return hex.EncodeToString(b[:])
+}
+
+// runTokenKey is the context key of a run's token.
+type runTokenKey struct{}
+
+// WithRunToken is ctx carrying token, the engine-signed token of the run
+// whose tool calls run under ctx. A tool that hands a call on to the tool
+// API from outside the process sends it as "run": {"token": …}; the API
+// believes run ids and call paths only in that form.
+func WithRunToken(ctx context.Context, token string) context.Context {
+	return context.WithValue(ctx, runTokenKey{}, token)
+}
+
+// RunToken is the run token ctx carries, "" when none.
+func RunToken(ctx context.Context) string {
+	s, _ := ctx.Value(runTokenKey{}).(string)
+	return s
 }

@@ -80,12 +80,25 @@ type Invoker interface {
 	Specs(agentID string) []sb.ToolSpec
 }
 
-// Engine runs agents.
+// RunTokens signs a run's context until expires (runtoken.Keys): the
+// token is the only form in which the tool API believes a run from
+// outside the engine.
+type RunTokens interface {
+	Issue(run sb.RunContext, expires time.Time) (string, error)
+}
+
+// Engine runs agents. With Tokens set, every run gets a token that ends
+// with the run's deadline; its tool calls carry it (sb.RunToken).
 type Engine struct {
 	Tools    Invoker
 	Receipts sb.ReceiptStore
+	Tokens   RunTokens
 	Now      func() time.Time
 }
+
+// tokenTTL is a run token's life when the run has no deadline; the issuer
+// caps it as well.
+const tokenTTL = 15 * time.Minute
 
 // Result is the outcome of one run.
 type Result struct {
@@ -100,6 +113,9 @@ type Result struct {
 	// ModelCalls counts the model attempts of the run, retries and the time
 	// spent waiting between them (providers retry through modelretry).
 	ModelCalls modelretry.Stats `json:"modelCalls"`
+	// RunToken is the run's token ("" without Engine.Tokens). Never in
+	// the JSON: it stays with the engine and the run's tool calls.
+	RunToken string `json:"-"`
 }
 
 // Call is one tool call of a run and its answer.
@@ -150,6 +166,7 @@ func (e *Engine) Start(ctx context.Context, agent Agent, st Start) (Result, erro
 	}
 	req := Request{System: agent.SystemPrompt, Tools: offered(e.Tools.Specs(agent.ID), res.Run),
 		Messages: []Message{{Role: "user", Content: wake}}}
+	ctx, res.RunToken = e.issueToken(ctx, res.Run, now)
 	seen := map[string]int{}
 	var runErr error
 	var attempts modelretry.Recorder
@@ -208,6 +225,25 @@ loop:
 		runErr = errors.Join(runErr, fmt.Errorf("agentrun %s: receipt: run %s: %w", agent.ID, rec.Run.RunID, err))
 	}
 	return res, runErr
+}
+
+// issueToken signs run until its deadline (ctx's, else tokenTTL from now)
+// and puts the token on ctx for the run's tool calls. A token that cannot
+// be issued costs the run nothing but callers outside the engine.
+func (e *Engine) issueToken(ctx context.Context, run sb.RunContext, now time.Time) (context.Context, string) {
+	if e.Tokens == nil {
+		return ctx, ""
+	}
+	expires := now.Add(tokenTTL)
+	if d, ok := ctx.Deadline(); ok {
+		expires = d
+	}
+	tok, err := e.Tokens.Issue(run, expires)
+	if err != nil {
+		slog.WarnContext(ctx, "run token not issued", "agent", run.AgentID, "run", run.RunID, "err", err)
+		return ctx, ""
+	}
+	return sb.WithRunToken(ctx, tok), tok
 }
 
 // offered is what the model of run may call: an answering run asks no one
