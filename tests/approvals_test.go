@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 const (
@@ -314,8 +315,11 @@ func TestApprovedCallIsAuditedAsApproved(t *testing.T) {
 	tg, d := startApprovalWorld(t)
 	d.invoke("hermes", "Workspace", "write", map[string]any{"path": "personal:old.md", "content": "x"})
 	root := "run-audit-approved"
+	// A call from inside a run names it by the engine's token (the test
+	// signs as the engine does, with the key derived from the signing key).
+	run := mint(t, engineKeys(t, time.Now), sb.RunContext{RunID: root, RootRunID: root, AgentID: "hermes"}, time.Now().Add(5*time.Minute))
 	_, _, m := d.do("POST", "/tools/invoke", toolToken, map[string]any{"agent": "hermes", "tool": "Workspace", "action": "delete",
-		"args": map[string]any{"path": "personal:old.md"}, "run": map[string]any{"runId": root, "rootRunId": root}})
+		"args": map[string]any{"path": "personal:old.md"}, "run": map[string]any{"token": run}})
 	id := str(m["approval_id"])
 	if m["status"] != "pending_approval" || id == "" {
 		t.Fatalf("delete = %v, want pending_approval with an approval_id", m)

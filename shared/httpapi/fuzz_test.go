@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
+	"github.com/switchboard-dev/switchboard/shared/platform/runtoken"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -20,13 +21,16 @@ import (
 // never panics and ends in either a valid InvokeRequest (one that survives a
 // strict re-encode/decode round trip) or an EINVALID error with a
 // caller-safe message; the route answers 200/202 after calling the service
-// with a fully stamped call, or 400/404 with an error envelope — never 500.
+// with a fully stamped call, or 400/403/404 with an error envelope — never
+// 500 (403: a "run" token that is not the engine's).
 func FuzzDecodeInvokeRequest(f *testing.F) {
 	for _, seed := range []string{
 		`{"agent":"hermes","tool":"Workspace","action":"list","args":{"prefix":"personal:"}}`,
 		`{"agent":"hermes","tool":"Workspace","action":"write","args":{"path":"personal:notes/hello.md","content":"# Hello\n"}}`,
 		`{"agent":"hermes","tool":"Workspace","action":"list","run":{"runId":"a","parentRunId":"b","rootRunId":"c","agentId":"x"}}`,
 		`{"agent":"hermes","tool":"Workspace","action":"list","run":{}}`,
+		`{"agent":"hermes","tool":"Workspace","action":"list","run":{"token":"v1.e30.AAAA"}}`,
+		`{"agent":"hermes","tool":"Workspace","action":"list","run":{"token":"","callPath":""}}`,
 		`{"agent":"hermes","tool":"Workspace","action":"list","run":null,"args":null}`,
 		`{"agent":"nobody","tool":"T","action":"a"}`,
 		`{"agent":5}`,
@@ -108,11 +112,20 @@ func normalise(q httpapi.InvokeRequest) httpapi.InvokeRequest {
 	return q
 }
 
+// fuzzKeys are the run-token keys of the fuzzed route.
+var fuzzKeys = func() *runtoken.Keys {
+	k, err := runtoken.New("fuzz-approval-signing-key-0001")
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
 func checkRoute(t *testing.T, body []byte) {
 	t.Helper()
 	f := &fakeTools{answer: sb.OK(nil)}
 	mux := http.NewServeMux()
-	httpapi.ToolRoutes(mux, f, func(id string) bool { return id == "hermes" }, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	httpapi.ToolRoutes(mux, f, func(id string) bool { return id == "hermes" }, runtoken.Live{Keys: fuzzKeys}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	r := httptest.NewRequest("POST", "/tools/invoke", bytes.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
 	w := httptest.NewRecorder()
@@ -137,7 +150,7 @@ func checkRoute(t *testing.T, body []byte) {
 		if c.Origin != sb.OriginOperator && c.Origin != sb.OriginAgent {
 			t.Fatalf("POST %q: Origin = %q", body, c.Origin)
 		}
-	case http.StatusBadRequest, http.StatusNotFound:
+	case http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound:
 		if len(f.calls) != 0 {
 			t.Fatalf("POST %q = %d but the service was called", body, w.Code)
 		}
@@ -145,6 +158,6 @@ func checkRoute(t *testing.T, body []byte) {
 			t.Fatalf("POST %q = %d with %v, want an error envelope", body, w.Code, env)
 		}
 	default:
-		t.Fatalf("POST %q = %d %s, want 200, 202, 400 or 404", body, w.Code, w.Body.Bytes())
+		t.Fatalf("POST %q = %d %s, want 200, 202, 400, 403 or 404", body, w.Code, w.Body.Bytes())
 	}
 }

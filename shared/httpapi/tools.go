@@ -23,14 +23,42 @@ type InvokeRequest struct {
 	Tool   string          `json:"tool"`
 	Action string          `json:"action"`
 	Args   json.RawMessage `json:"args"`
-	// Run is set by the agent engine when it calls tools through this API
-	// from inside a run; operators leave it out and get a fresh run.
-	Run *sb.RunContext `json:"run,omitempty"`
+	// Run names the agent run making the call, as the engine's token of
+	// it; operators leave it out and get a fresh run.
+	Run *RunRef `json:"run,omitempty"`
+}
+
+// RunRef is the "run" of an invoke request: {"token": "<the engine's run
+// token>"} (sb.RunToken of the run's context). Run ids and call paths are
+// never taken from a caller — they would put the call in any chain, under
+// any parent, past ask_agent's cycle check; the other fields exist only so
+// that a request naming them is refused saying so.
+type RunRef struct {
+	Token       string  `json:"token,omitempty"`
+	RunID       string  `json:"runId,omitempty"`
+	ParentRunID string  `json:"parentRunId,omitempty"`
+	RootRunID   string  `json:"rootRunId,omitempty"`
+	AgentID     string  `json:"agentId,omitempty"`
+	CallPath    *string `json:"callPath,omitempty"`
+}
+
+// bare reports whether r names run ids or a call path, or no token.
+func (r RunRef) bare() bool {
+	return r.Token == "" || r.RunID != "" || r.ParentRunID != "" || r.RootRunID != "" || r.AgentID != "" || r.CallPath != nil
+}
+
+// RunVerifier checks the run tokens the engine issues (runtoken.Live).
+// Verify answers the run a token names; EFORBIDDEN when the token is
+// malformed, changed, expired or of a run that has ended, or when the
+// instance issues none; EUNAVAILABLE when that cannot be checked now.
+type RunVerifier interface {
+	Verify(ctx context.Context, token string) (sb.RunContext, error)
 }
 
 // ToolRoutes mounts GET /tools and POST /tools/invoke. agentExists reports
-// whether an agent id is configured. Auth is the caller's to wrap around.
-func ToolRoutes(mux *http.ServeMux, svc ToolService, agentExists func(string) bool, log *slog.Logger) {
+// whether an agent id is configured; runs checks the run tokens of calls
+// made from inside a run. Auth is the caller's to wrap around.
+func ToolRoutes(mux *http.ServeMux, svc ToolService, agentExists func(string) bool, runs RunVerifier, log *slog.Logger) {
 	mux.HandleFunc("GET /tools", func(w http.ResponseWriter, r *http.Request) {
 		agent := r.URL.Query().Get("agent")
 		if agent != "" && !agentExists(agent) {
@@ -55,14 +83,38 @@ func ToolRoutes(mux *http.ServeMux, svc ToolService, agentExists func(string) bo
 		}
 		call := sb.ToolCall{AgentID: req.Agent, Tool: req.Tool, Action: req.Action, Args: req.Args, Origin: sb.OriginOperator}
 		if req.Run != nil {
-			call.Run, call.Origin = *req.Run, sb.OriginAgent
-			call.Run.AgentID = req.Agent
+			run, err := runOf(r.Context(), runs, req.Run.Token, req.Agent)
+			if err != nil {
+				log.WarnContext(r.Context(), "tools.invoke: run token refused", "agent", req.Agent, "tool", req.Tool,
+					"action", req.Action, "reason", sb.ErrorMessage(err))
+				WriteError(w, r, log, err)
+				return
+			}
+			call.Run, call.Origin = run, sb.OriginAgent
 		} else {
 			call.Run = sb.NewRun(req.Agent, nil, time.Now())
 		}
 		env := svc.Invoke(r.Context(), call)
 		WriteJSON(w, invokeStatus(w, env), env)
 	})
+}
+
+// runOf is the run token names, which must be a run of agent: the call
+// lands in that run's chain, under its parent, with its call path, all as
+// the engine stamped them.
+func runOf(ctx context.Context, runs RunVerifier, token, agent string) (sb.RunContext, error) {
+	if runs == nil {
+		return sb.RunContext{}, sb.E("tools.invoke", sb.EFORBIDDEN, "run tokens are not accepted here; leave \"run\" out to call as the operator")
+	}
+	run, err := runs.Verify(ctx, token)
+	if err != nil {
+		return sb.RunContext{}, err
+	}
+	if run.AgentID != agent {
+		return sb.RunContext{}, sb.E("tools.invoke", sb.EFORBIDDEN, fmt.Sprintf(
+			"the run token names a run of %s, not of %s: a run's tools are called as its own agent", run.AgentID, agent))
+	}
+	return run, nil
 }
 
 // invokeStatus is the HTTP status of a tool call's envelope: 200 for ok and
@@ -89,8 +141,9 @@ func (q InvokeRequest) problem() string {
 		return `"tool" is required, e.g. "Workspace"; GET /tools lists them`
 	case q.Action == "":
 		return `"action" is required, e.g. "write"; GET /tools lists them`
-	case q.Run != nil && (q.Run.RunID == "" || q.Run.RootRunID == ""):
-		return `"run" needs runId and rootRunId (parentRunId when the run has a parent)`
+	case q.Run != nil && q.Run.bare():
+		return `"run" must be {"token": "<the engine's run token>"}: run ids and call paths are never taken from a caller; ` +
+			`leave "run" out to call as the operator (a fresh run)`
 	}
 	return ""
 }

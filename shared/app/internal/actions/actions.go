@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+	"github.com/switchboard-dev/switchboard/shared/platform/runtoken"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools"
 	"github.com/switchboard-dev/switchboard/shared/tools/commtool"
@@ -45,6 +46,13 @@ type Actions struct {
 	Messages  *dynamo.AgentMessages
 	Taskboard *taskboard.Service
 
+	// RunTokens are the engine's run-token keys (derived from
+	// instance.approvals.signingKey): the engine signs its runs with them
+	// and POST /tools/invoke believes a "run" only as such a token. Nil
+	// without a signing key: the engine then issues none and the API
+	// refuses every "run".
+	RunTokens *runtoken.Keys
+
 	nc     map[string]nctool.Agent
 	ncTool *nctool.Tool
 	poller *wake.Poller // one per process: it remembers Rocket.Chat rate limits between ticks
@@ -58,6 +66,7 @@ func New(d *decide.Decide) (*Actions, error) {
 		return nil, fmt.Errorf("app: %s is not set; it names the workspace bucket (cdk deploy sets it; switchboard dev uses switchboard-dev)", deploy.EnvBucket)
 	}
 	a.Blobs = s3blob.New(s3blob.NewClientFromConfig(c.AWS), a.Bucket)
+	a.RunTokens = runTokenKeys(d)
 	a.Messages = c.Store.AgentMessages(a.Blobs)
 	policy, err := staging.New(c.Config.Instance.Staging)
 	if err != nil {
@@ -105,8 +114,30 @@ func New(d *decide.Decide) (*Actions, error) {
 // (httpapi.Verbatim); the executor has scrubbed error texts and audit.
 func (a *Actions) ToolsHandler() http.Handler {
 	mux := http.NewServeMux()
-	httpapi.ToolRoutes(mux, a.Tools, a.AgentExists, a.Log)
+	// A token of a run whose receipt is written (the run has ended) is
+	// refused before its deadline: one index query on the receipts.
+	runs := runtoken.Live{Keys: a.RunTokens, Receipts: a.Store}
+	httpapi.ToolRoutes(mux, a.Tools, a.AgentExists, runs, a.Log)
 	return httpapi.Verbatim(mux)
+}
+
+// runTokenKeys derives the run-token keys from the approval signing key
+// (HKDF with the run tokens' own info string, so the two MACs never share
+// a key). Not from instance.toolApiToken: whoever holds the bearer token
+// calls the API and must not be able to sign runs. Nil without a usable
+// key.
+func runTokenKeys(d *decide.Decide) *runtoken.Keys {
+	secret := d.Config.Instance.Approvals.SigningKey
+	if secret == "" {
+		d.Log.Warn("run tokens are not set up (no instance.approvals.signingKey): POST /tools/invoke refuses every \"run\"")
+		return nil
+	}
+	k, err := runtoken.New(secret)
+	if err != nil {
+		d.Log.Warn("run tokens are not set up: instance.approvals.signingKey is too short", "err", err)
+		return nil
+	}
+	return k
 }
 
 func (a *Actions) permits(agentID, tool string) bool {

@@ -46,6 +46,9 @@ func (g *Agents) AskRunTasks() handlers.Tasks {
 // here, so that a config mistake fails the cold start, not the first run.
 func New(a *actions.Actions) (*Agents, error) {
 	g := &Agents{Actions: a, Engine: &agentrun.Engine{Tools: a.Tools, Receipts: a.Store}}
+	if a.RunTokens != nil { // never a nil *Keys in the interface
+		g.Engine.Tokens = a.RunTokens
+	}
 	g.Budget = &agentrun.Budget{
 		Store: a.Store,
 		Limit: func(id string) (float64, string) {
