@@ -66,6 +66,11 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 	if a.Agent == "" || a.From == "" || a.ParentRunID == "" {
 		return Reply{}, &taskerr.PermanentError{Message: "ask.run: the question names no agent, asker or asking run"}
 	}
+	if !stampedPath(a.CallPath, a.From) {
+		// Run without it, the answer would be an ordinary run that may ask
+		// others in turn.
+		return Reply{}, &taskerr.PermanentError{Message: "ask.run: the question carries no call path ending with its asker; no run was started"}
+	}
 	ctx, cancel := context.WithTimeout(ctx, clampTimeout(a.TimeoutSeconds)+overtime)
 	defer cancel()
 	ag, err := an.Agent(a.Agent)

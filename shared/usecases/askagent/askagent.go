@@ -9,7 +9,12 @@
 // asks no one in turn), never round in a circle (nobody already on the call
 // path is asked again), never to oneself, and only to agents that exist and
 // that the asker's ask_agent block allows. The engine stamps the call path
-// on the run; no model can write it.
+// on the run; no model can write it, and no caller: POST /tools/invoke
+// takes a run only as the engine's signed token, whose call path it
+// carries. The machine's Task payloads come from our own state machine
+// (started and invoking our functions through IAM only); even so the guard
+// and the answering Task refuse a question whose call path does not end
+// with its asker, so a missing path never passes for "nobody asked yet".
 package askagent
 
 import (
@@ -55,6 +60,23 @@ type Outcome struct {
 // callPathOf is the call path a question from run carries.
 func callPathOf(run sb.RunContext, asker string) []string {
 	return append(run.Callers(), asker)
+}
+
+// stampedPath reports whether path is one the engine's run gives a
+// question from asker: at least the asker, last, and no empty agent id. A
+// payload with another path did not come from the tool (the machine's
+// input is the tool's Question), so it is not believed: a missing path
+// must never read as "nobody asked before".
+func stampedPath(path []string, asker string) bool {
+	if len(path) == 0 || path[len(path)-1] != asker {
+		return false
+	}
+	for _, id := range path {
+		if id == "" || strings.Contains(id, sb.CallPathSep) {
+			return false
+		}
+	}
+	return true
 }
 
 // joinPath is the RunContext form of a call path.

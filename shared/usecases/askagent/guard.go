@@ -25,13 +25,17 @@ type Guard struct {
 	Agent func(id string) Asker
 }
 
-// Check answers nil when q may be asked, a *taskerr.DeniedError when not,
-// and a *taskerr.PermanentError for a payload the machine should never send.
+// Check answers nil when q may be asked, a *taskerr.DeniedError when not
+// (also when q carries no call path that ends with the asker: the cycle
+// check never takes a missing path for an empty one), and a
+// *taskerr.PermanentError for a payload that names no asker, target or run.
 func (g *Guard) Check(_ context.Context, q Question) error {
 	deny := func(format string, a ...any) error { return &taskerr.DeniedError{Reason: fmt.Sprintf(format, a...)} }
 	switch {
 	case q.From == "" || q.To == "" || q.RunID == "":
 		return &taskerr.PermanentError{Message: "ask.guard: the question names no asker, target or run"}
+	case !stampedPath(q.CallPath, q.From):
+		return deny("this question carries no call path from %s's run, so whether it goes round in a circle cannot be checked; it was not asked", q.From)
 	case q.To == q.From:
 		return deny("you cannot ask yourself; answer from what you know or ask the human")
 	case slices.Contains(q.CallPath, q.To):

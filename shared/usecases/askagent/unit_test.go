@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/taskerr"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/toolnames"
+	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 	"github.com/switchboard-dev/switchboard/shared/usecases/askagent"
 )
 
@@ -134,6 +135,11 @@ func TestGuard(t *testing.T) {
 		{"not enabled", q("mute", "alice"), "ask_agent is not enabled for you"},
 		{"unknown", q("alice", "zed"), `there is no agent "zed"`},
 		{"not in the list", q("bob", "mute"), "you may not ask mute; you may ask alice"},
+		// The call path comes from the engine's run; a payload without
+		// one, or one that does not end with the asker, is not believed.
+		{"call path left out", askagent.Question{From: "bob", To: "alice", RunID: "r"}, "this question carries no call path"},
+		{"call path of another asker", askagent.Question{From: "bob", To: "alice", RunID: "r", CallPath: []string{"carol"}}, "this question carries no call path"},
+		{"call path forged to hide the circle", askagent.Question{From: "bob", To: "alice", RunID: "r", CallPath: []string{"", "bob"}}, "this question carries no call path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -214,3 +220,20 @@ func TestRecorderKeepsAQuestionBeforeItsAnswer(t *testing.T) {
 type failingLog struct{ err error }
 
 func (f failingLog) Record(context.Context, sb.AgentMessage) error { return f.err }
+
+// The answering run's call path is the question's; a payload without one
+// (or not ending with the asker) would start a run that may ask others in
+// turn, so it starts none.
+func TestAnswerNeedsTheCallPath(t *testing.T) {
+	an := &askagent.Answerer{Agent: func(string) (agentrun.Agent, error) {
+		t.Fatal("the agent was looked up for a question without call path")
+		return agentrun.Agent{}, nil
+	}}
+	for _, path := range [][]string{nil, {}, {"carol"}, {"alice", ""}} {
+		_, err := an.Answer(context.Background(), askagent.Ask{Agent: "bob", From: "alice", Question: "q?", ParentRunID: "r-a", RootRunID: "root", CallPath: path})
+		var perm *taskerr.PermanentError
+		if !errors.As(err, &perm) || !strings.Contains(perm.Message, "call path") {
+			t.Errorf("call path %q: %v, want a PermanentError naming the call path", path, err)
+		}
+	}
+}
