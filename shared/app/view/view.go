@@ -48,6 +48,7 @@ func Handler(c *core.Core) (http.Handler, error) {
 		HealthKey:    core.RocketChatHealthKey,
 		Sessions:     own.KV(),
 		Attempts:     own,
+		Scrubber:     c.Scrubber,
 		Log:          c.Log,
 	}
 	if key, base := in.Approvals.SigningKey, c.PublicBaseURL(); key != "" && base != "" {

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -77,6 +78,11 @@ type Options struct {
 
 	Sessions SessionStore
 	Attempts sb.Counters
+
+	// Scrubber masks the secrets in what the console shows of tool-call
+	// arguments (the instance's, with every configured secret); nil masks
+	// secret-looking keys and well-known patterns only.
+	Scrubber *scrub.Scrubber
 
 	Agents []Agent
 	Jobs   []Job

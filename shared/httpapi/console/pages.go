@@ -1,7 +1,6 @@
 package console
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -12,6 +11,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	"github.com/switchboard-dev/switchboard/shared/platform/safehtml"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 )
 
 // agentName is an agent's display name, or its id.
@@ -220,6 +220,9 @@ func (c *Console) chain(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	for _, e := range audit {
 		rv := runOf(e.Run.RunID)
+		// The audit masked the arguments when it wrote them; an entry
+		// written before that (or by an older version) is masked here.
+		e.Args = c.showArgs(json.RawMessage(e.Args))
 		rv.Calls = append(rv.Calls, e)
 	}
 	for _, m := range msgs.Messages {
@@ -258,7 +261,7 @@ func (c *Console) approvals(w http.ResponseWriter, r *http.Request, s *session) 
 		}
 		now := c.o.Now()
 		for _, a := range open {
-			av := approvalView{Approval: a, AgentName: c.agentName(a.AgentID), ArgsText: prettyJSON(a.Args),
+			av := approvalView{Approval: a, AgentName: c.agentName(a.AgentID), ArgsText: c.showArgs(a.Args),
 				Left: a.ExpiresAt.Sub(now).Round(time.Minute).String()}
 			if a.Status == sb.ApprovalPending && c.o.ApprovalLink != nil && a.ExpiresAt.After(now) {
 				av.ApproveURL = c.o.ApprovalLink(a, "approve")
@@ -282,12 +285,11 @@ func linkToken(link string) string {
 	return u.Query().Get("token")
 }
 
-func prettyJSON(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if err := json.Indent(&b, raw, "", "  "); err != nil {
-		return string(raw)
-	}
-	return b.String()
+// showArgs is how the console shows tool-call arguments: as every other
+// place shows them to people (approvals.ShowArgs), secrets masked before
+// the page escapes them.
+func (c *Console) showArgs(args json.RawMessage) string {
+	return approvals.ShowArgs(c.o.Scrubber, args)
 }
 
 // --- health ---------------------------------------------------------------

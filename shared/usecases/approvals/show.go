@@ -33,7 +33,7 @@ func (s *Service) Show(a Approval) Shown {
 		Reason:  scrub.Cap(sc.String(a.Reason), showReason),
 		Created: a.CreatedAt.UTC().Format("2006-01-02 15:04:05 MST"),
 		Expires: a.ExpiresAt.UTC().Format("2006-01-02 15:04 MST") + until(s.now(), a.ExpiresAt),
-		Args:    scrub.Cap(prettyArgs(sc, a.Args), showArgs),
+		Args:    scrub.Cap(ShowArgs(sc, a.Args), showArgs),
 		Status:  string(a.Status), RunID: a.Run.RunID,
 	}
 	if !a.DecidedAt.IsZero() {
@@ -53,9 +53,23 @@ func (s *Service) LogFailure(ctx context.Context, method, id string, err error) 
 	s.log.ErrorContext(ctx, "approval page failed", "method", method, "approvalId", logID(id), "err", err)
 }
 
-// prettyArgs shows the canonical args (what a Go decoder, and so the tool,
-// will see), scrubbed and indented.
-func prettyArgs(sc Scrubber, args json.RawMessage) string {
+// ShowArgs is a tool call's arguments as a person is shown them, in
+// every place that shows them: the confirmation page (Show), the request
+// on Telegram and the other channels (Describe), and the console's
+// approvals and chain pages. It is the canonical form (what a Go decoder,
+// and so the tool, will see) with every secret masked by sc.JSON — the
+// value of every secret-looking key (password, passwd, secret, token,
+// apiKey, api_key, authToken, appPassword, …) at any depth, strings and
+// numbers inside objects and arrays alike; JSON held in a string; bearer
+// tokens and the other well-known patterns and every configured secret in
+// any string — indented. Arguments that are not JSON (an audit entry cut
+// at its cap) are scrubbed as text. A nil sc masks keys and patterns only.
+// Cap the result, never the input: a cut could part a secret from the key
+// that marks it.
+func ShowArgs(sc Scrubber, args json.RawMessage) string {
+	if sc == nil {
+		sc = (*scrub.Scrubber)(nil)
+	}
 	c, err := Canonical(args)
 	if err != nil {
 		return sc.String(string(args))

@@ -159,7 +159,7 @@ func (n *approvalNotifier) router() *router.Router {
 }
 
 func (n *approvalNotifier) describe(ap approvals.Approval) string {
-	return approvals.Describe(ap, n.d.AgentName(ap.AgentID), n.d.Scrubber.String)
+	return approvals.Describe(ap, n.d.AgentName(ap.AgentID), n.d.Scrubber)
 }
 
 // RequestApproval implements approvals.Notifier. The links carry tokens:
