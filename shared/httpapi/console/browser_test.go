@@ -118,6 +118,9 @@ func TestConsoleInChromium(t *testing.T) {
 	// Open the pair: picking the agents submits the form (app.js).
 	pick := func(name, value string) {
 		t.Helper()
+		// app.js (deferred) submits on change only once the page is
+		// parsed: a page still streaming its messages would ignore the pick.
+		waitFor("the page to load", func() bool { return browsertest.Eval[string](b, "document.readyState") == "complete" })
 		browsertest.Eval[bool](b, `(() => { const s = document.querySelector("select[name=`+name+`]"); s.value = `+quoteJS(value)+
 			`; s.dispatchEvent(new Event("change", {bubbles: true})); return true })()`)
 	}
