@@ -61,6 +61,22 @@ type WakeClaim struct {
 	Attempt int       `json:"attempt"`
 	Until   time.Time `json:"until"`             // in progress: when the owner counts as gone
 	Outcome string    `json:"outcome,omitempty"` // done: why (answered, no_wake, throttled, …)
+	// Since is when the claim was taken: a claim no run has begun
+	// (Attempt 0) for OrphanAfter was taken by a delivery that gave up
+	// before queueing its job (its write landed late), and may be taken
+	// over at once instead of after Until.
+	Since time.Time `json:"since,omitzero"`
+}
+
+// DefaultOrphanAfter is how long a taken claim may wait for its run to
+// begin before a redelivery or the poll takes it over. A queued job begins
+// within a second or two; a wrongly taken-over claim costs nothing but a
+// dropped job, since Begin lets exactly one owner run.
+const DefaultOrphanAfter = 10 * time.Second
+
+// orphaned reports whether c was taken and no run began on it within after.
+func (c WakeClaim) orphaned(now time.Time, after time.Duration) bool {
+	return c.State == ClaimInProgress && c.Attempt == 0 && !c.Since.IsZero() && now.Sub(c.Since) >= after
 }
 
 // Live reports whether an owner is (still) working on the claim at now.
@@ -78,7 +94,17 @@ func (c WakeClaim) Live(now time.Time) bool { return c.State == ClaimInProgress 
 type WakeClaims struct {
 	KV   KV
 	Keep time.Duration // how long a claim is remembered; 0 = 7 days
-	Now  func() time.Time
+	// OrphanAfter: a claim no run began on this long after it was taken
+	// is taken over by the next Take; 0 = DefaultOrphanAfter.
+	OrphanAfter time.Duration
+	Now         func() time.Time
+}
+
+func (w *WakeClaims) orphanAfter() time.Duration {
+	if w.OrphanAfter > 0 {
+		return w.OrphanAfter
+	}
+	return DefaultOrphanAfter
 }
 
 func (w *WakeClaims) now() time.Time {
@@ -148,7 +174,7 @@ func (w *WakeClaims) Take(ctx context.Context, key, owner string, until time.Tim
 	now := w.now()
 	// Most keys are new: one conditional create answers those (the webhook
 	// acknowledges within a second), and only a conflict costs a read.
-	fresh := WakeClaim{State: ClaimInProgress, Owner: owner, Until: until.UTC()}
+	fresh := WakeClaim{State: ClaimInProgress, Owner: owner, Until: until.UTC(), Since: now.UTC()}
 	b, err := json.Marshal(fresh)
 	if err != nil {
 		return WakeClaim{}, false, Wrap("claims.take", EINTERNAL, "a wake claim could not be encoded", err)
@@ -164,11 +190,16 @@ func (w *WakeClaims) Take(ctx context.Context, key, owner string, until time.Tim
 	// applied an attempt whose answer was lost (a client-side timeout),
 	// and the SDK's retry of it failed its condition. Owners are unique
 	// per take, so it is ours and not a duplicate's.
+	// A live claim no run has begun on long after it was taken is a
+	// delivery's that gave up before queueing (the store answered after the
+	// webhook's deadline, and the write landed anyway): taken over now, not
+	// after the whole in-progress window.
+	orphanAfter := w.orphanAfter()
 	return w.update(ctx, key, func(c WakeClaim, found bool) (WakeClaim, bool) {
-		if found && (c.State == ClaimDone || (c.Live(now) && c.Owner != owner)) {
+		if found && (c.State == ClaimDone || (c.Live(now) && c.Owner != owner && !c.orphaned(now, orphanAfter))) {
 			return c, false
 		}
-		return WakeClaim{State: ClaimInProgress, Owner: owner, Attempt: c.Attempt, Until: until.UTC()}, true
+		return WakeClaim{State: ClaimInProgress, Owner: owner, Attempt: c.Attempt, Until: until.UTC(), Since: now.UTC()}, true
 	})
 }
 

@@ -484,9 +484,30 @@ func RunWakeClaims(t *testing.T, newKV func(t *testing.T, now func() time.Time) 
 		if got := take(t, w, "rc#a#m1", "job-2", false); got.Owner != "job-1" {
 			t.Fatalf("a refused Take reports owner %q, want job-1", got.Owner)
 		}
-		clk.Set(until) // still live during its last instant
+		begin(t, w, "rc#a#m1", "job-1", true) // its run began
+		clk.Set(until)                        // still live during its last instant
 		take(t, w, "rc#a#m1", "job-2", false)
 		take(t, w, "rc#a#m2", "job-2", true)
+	})
+
+	// A claim whose delivery gave up before queueing (the write landed
+	// after the webhook's deadline) has no run: once OrphanAfter passed
+	// without a Begin, the next Take has it; the late job, if any, loses
+	// at Begin.
+	t.Run("ClaimWithoutARunIsTakenOverAfterOrphanAfter", func(t *testing.T) {
+		w, clk := setup(t)
+		w.OrphanAfter = 10 * time.Second
+		take(t, w, "late", "gave-up", true)
+		clk.Set(base.Add(9 * time.Second))
+		take(t, w, "late", "retry-1", false)
+		clk.Set(base.Add(10 * time.Second))
+		if c := take(t, w, "late", "retry-2", true); c.Owner != "retry-2" || c.Attempt != 0 || !c.Since.Equal(base.Add(10*time.Second)) {
+			t.Fatalf("take-over = %+v", c)
+		}
+		begin(t, w, "late", "gave-up", false) // the first delivery's job, had it been queued, runs nothing
+		begin(t, w, "late", "retry-2", true)
+		clk.Set(base.Add(50 * time.Second)) // within Until
+		take(t, w, "late", "retry-3", false) // a begun run is not an orphan
 	})
 
 	t.Run("ConcurrentTakersOneWinner", func(t *testing.T) {

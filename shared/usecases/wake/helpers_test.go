@@ -46,6 +46,21 @@ func finishClaims(w wake.WakeStore) func(wake.Job) {
 	}
 }
 
+// beginClaims is a dispatcher's complete hook that begins a job's claims
+// and never finishes them: a worker that started the run and then died.
+func beginClaims(w wake.WakeStore, until time.Time) func(wake.Job) {
+	return func(j wake.Job) {
+		if j.Claim == nil {
+			return
+		}
+		for _, k := range j.Claim.Keys {
+			if _, _, err := w.Begin(context.Background(), k, j.Claim.Owner, until); err != nil {
+				panic(err)
+			}
+		}
+	}
+}
+
 // unavailable is the error a full queue or a throttled Lambda gives.
 func unavailable() error { return sb.E("test.dispatch", sb.EUNAVAILABLE, "queue full; try again") }
 

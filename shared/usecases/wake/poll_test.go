@@ -642,6 +642,7 @@ func TestPollHourlyThrottle(t *testing.T) {
 func TestPollAndWebhookShareClaims(t *testing.T) {
 	e := newPollEnv(t)
 	hookJobs := &dispatcher{}
+	hookJobs.Complete = beginClaims(e.wakes(), e.clk.Now().Add(time.Hour)) // the webhook's run began and goes on
 	log, _ := newLog()
 	e.rc.SetWebhookToken(hookToken)
 	recv := wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{{ID: "hermes", UserID: e.ids["agent-hermes"],

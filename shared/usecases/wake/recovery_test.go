@@ -22,8 +22,8 @@ import (
 // poll takes it over and queues the wake again, exactly once.
 func TestPollRecoversAWakeWhoseRunDied(t *testing.T) {
 	e := newPollEnv(t)
-	e.disp.Complete = nil // the worker never finishes: it was killed
 	e.poller.ClaimFor = 5 * time.Minute
+	e.disp.Complete = beginClaims(e.wakes(), e.clk.Now().Add(5*time.Minute)) // the worker began, then was killed
 	m := e.post(t, "richard", e.general, "@agent-hermes bist du da?", rcfake.PostOptions{})
 	if st := e.tick(t); st.Wakes != 1 {
 		t.Fatalf("first tick: %+v, want one wake", st)
