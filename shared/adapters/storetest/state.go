@@ -506,7 +506,7 @@ func RunWakeClaims(t *testing.T, newKV func(t *testing.T, now func() time.Time) 
 		}
 		begin(t, w, "late", "gave-up", false) // the first delivery's job, had it been queued, runs nothing
 		begin(t, w, "late", "retry-2", true)
-		clk.Set(base.Add(50 * time.Second)) // within Until
+		clk.Set(base.Add(50 * time.Second))  // within Until
 		take(t, w, "late", "retry-3", false) // a begun run is not an orphan
 	})
 
