@@ -7,6 +7,9 @@
 // wrong>; <the fix>", defaults are filled in, and secret fields (toolApiToken,
 // authToken, appPassword, apiKey, …) are resolved through a SecretResolver:
 // an inline literal, "env:NAME", or "secretsmanager:<name-or-arn>[#jsonKey]".
+// A value that reads as a reference with a mistyped or unsupported scheme
+// ("evn:", "secretmanager:", "ssm:") is an error, not an inline literal.
 // After Load every secret field holds the resolved value, and
-// (*Config).Secrets lists those values for the scrubber.
+// (*Config).Secrets lists those values for the scrubber. Check validates a
+// file without reading a secret and, for AWS, refuses inline values.
 package config

@@ -172,6 +172,7 @@ func validate(c *Config, ps *problems) {
 	checkRange(ps, "instance.dev.workers", in.Dev.Workers, 0, 64, "0 lets the dev runtime choose")
 
 	validateAgents(c, ps)
+	checkSecretRefs(c, ps)
 }
 
 func validateAgents(c *Config, ps *problems) {
