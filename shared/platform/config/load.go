@@ -28,6 +28,16 @@ func Load(ctx context.Context, path string, r SecretResolver) (*Config, error) {
 		return nil, &Error{File: "(no file)", Problems: []Problem{{File: "(no file)",
 			What: "no configuration file given", Fix: "set SWITCHBOARD_CONFIG or pass --config; to start, " + copyHint}}}
 	}
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(ctx, path, data, r)
+}
+
+// readFile reads the configuration file at path (not empty) for Load and
+// Check, explaining a missing file, a directory or an unreadable one.
+func readFile(path string) ([]byte, error) {
 	fail := func(what, fix string) error {
 		return &Error{File: path, Problems: []Problem{{File: path, What: what, Fix: fix}}}
 	}
@@ -46,12 +56,17 @@ func Load(ctx context.Context, path string, r SecretResolver) (*Config, error) {
 	if err != nil {
 		return nil, fail(fmt.Sprintf("cannot read the configuration file: %v", err), "check the file and its permissions")
 	}
-	return Parse(ctx, path, data, r)
+	return data, nil
 }
 
 // Parse validates and resolves a configuration held in memory; file names
 // it in messages. A nil resolver means EnvResolver{}.
 func Parse(ctx context.Context, file string, data []byte, r SecretResolver) (*Config, error) {
+	return parse(ctx, file, data, r, "")
+}
+
+// parse is Parse; with a target it checks instead of resolving (see Check).
+func parse(ctx context.Context, file string, data []byte, r SecretResolver, target Target) (*Config, error) {
 	if file == "" {
 		file = "(config)"
 	}
@@ -90,6 +105,9 @@ func Parse(ctx context.Context, file string, data []byte, r SecretResolver) (*Co
 	}
 	normalize(c)
 	validate(c, ps) // also after shape problems: the user sees everything at once
+	if target != "" {
+		return checkUnresolved(c, ps, target)
+	}
 	if len(ps.list) > 0 {
 		// No secret is fetched for a configuration that cannot run.
 		return nil, ps.err()
