@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -249,4 +250,172 @@ agents:
 	if got := strings.Join(steps, " "); got != "Upload:succeeded AwaitApproval:succeeded Share:succeeded Post:succeeded Finish:succeeded" {
 		t.Errorf("chain execution steps %q", got)
 	}
+}
+
+// Through the config file and the real wiring: deliveries that can only
+// fail are refused by Documents.deliver itself, before any execution
+// starts, with the error envelope at once (status error, what was wrong
+// and what to do). The chain's audit shows no started delivery among them
+// and the human's DM stays empty; one delivery that does start and fails
+// (a Nextcloud user only Nextcloud can refuse) shows that both would have
+// been seen: one started delivery, one DM.
+func TestDocumentsHostileDeliveriesRefusedBeforeStartEndToEnd(t *testing.T) {
+	rc := rcfake.New()
+	t.Cleanup(rc.Close)
+	rc.SetRateLimit(0, 0)
+	rc.AddUser("richard", "user")
+	hermesID, hermesToken := rc.AddUser("agent-hermes", "bot", "user")
+	rc.AddChannel("finanz-team", "richard", "agent-hermes")
+	rc.AddChannel("vorstand", "richard", "agent-hermes") // exists, not in allowedRooms
+	dm := rc.AddDM("richard", "agent-hermes")
+	nc := ncfake.Start(t, ncfake.Options{User: "switchboard", Password: "app-pass-e2e-1234"})
+	nc.AddUser("richard")
+	config := fmt.Sprintf(`instance:
+  name: e2e-docs-hostile
+  toolApiToken: env:E2E_TOOL_TOKEN
+  channels: [RocketChat]
+  human: {rocketchatUsername: richard}
+  model: {provider: scripted, reply: "{{agent}} heard: {{message}}"}
+  dev: {scheduler: false, workers: 2}
+agents:
+  - id: hermes
+    name: Hermes
+    tools:
+      Workspace: {}
+      RocketChat:
+        baseUrl: %s
+        userId: %s
+        authToken: %s
+        username: agent-hermes
+        allowedRooms: [finanz-team]
+        defaultRoom: finanz-team
+      Nextcloud:
+        baseUrl: %s
+        username: switchboard
+        appPassword: app-pass-e2e-1234
+        rootPath: /Switchboard/Hermes
+`, rc.URL, hermesID, hermesToken, nc.URL)
+	path := filepath.Join(t.TempDir(), "docs-hostile.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startDevConfig(t, path)
+	if _, m := d.invoke("hermes", "Workspace", "write", map[string]any{"path": "personal:q3.csv", "content": "region,revenue\nnorth,10\n"}); m["status"] != "ok" {
+		t.Fatalf("workspace write = %v", m)
+	}
+	// run makes one agent run (the scripted model issues every "call" line
+	// at once, as a hijacked model would) and returns its calls' answers
+	// and its root run id.
+	run := func(calls []string) ([]map[string]any, string) {
+		t.Helper()
+		status, _, res := d.do("POST", "/dev/agents/hermes/run", "", map[string]any{"message": strings.Join(calls, "\n")})
+		if status != http.StatusOK {
+			t.Fatalf("run: HTTP %d %v", status, res)
+		}
+		var out []map[string]any
+		for _, c := range res["calls"].([]any) {
+			out = append(out, c.(map[string]any)["envelope"].(map[string]any))
+		}
+		return out, str(res["run"].(map[string]any)["rootRunId"])
+	}
+	deliver := func(args map[string]any) string {
+		t.Helper()
+		raw, err := json.Marshal(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "call Documents.deliver " + string(raw)
+	}
+	// chain counts a chain's Documents.deliver calls that started and that
+	// were refused, and its executions.
+	chain := func(root string) (started, refused, executions int) {
+		t.Helper()
+		_, _, c := d.do("GET", "/dev/chains/"+root, "", nil)
+		for _, e := range c["audit"].([]any) {
+			e, _ := e.(map[string]any)
+			if e["tool"] != "Documents" || strings.Contains(str(e["args"]), `"step":"finish"`) {
+				continue
+			}
+			switch e["outcome"] {
+			case "ok":
+				started++
+			case "rejected", "error":
+				refused++
+			}
+		}
+		xs, _ := c["executions"].([]any)
+		return started, refused, len(xs)
+	}
+	q3 := "personal:q3.csv"
+	hostile := []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"localPath climbs out", map[string]any{"localPath": "personal:../other/q3.csv"}, "contains .."},
+		{"localPath is absolute", map[string]any{"localPath": "/etc/passwd"}, "absolute"},
+		{"localPath has a drive letter", map[string]any{"localPath": `C:\q3.csv`}, "unknown prefix"},
+		{"localPath is missing", map[string]any{"localPath": "personal:nope.csv"}, `no file "personal:nope.csv"`},
+		{"localPath is blank", map[string]any{"localPath": "  "}, "localPath"},
+		{"localPath is too long", map[string]any{"localPath": "personal:" + strings.Repeat("a", 700)}, "at most 600"},
+		{"localPath is a number", map[string]any{"localPath": 7}, "want string"},
+		{"folder climbs out", map[string]any{"localPath": q3, "folder": "../../Admin"}, "inside your Nextcloud folder"},
+		{"folder is escaped", map[string]any{"localPath": q3, "folder": "%2e%2e/Admin"}, "percent-escape"},
+		{"folder has a NUL", map[string]any{"localPath": q3, "folder": "reports\x00x"}, "control character"},
+		{"shared reports the agent lacks", map[string]any{"localPath": q3, "folder": "shared-reports:"}, "shared reports folder"},
+		{"room unknown", map[string]any{"localPath": q3, "room": "#nowhere"}, "allowedRooms"},
+		{"room not allowed", map[string]any{"localPath": q3, "room": "vorstand"}, "allowedRooms"},
+		{"room blank", map[string]any{"localPath": q3, "room": " "}, "room is blank"},
+		{"public link not allowed", map[string]any{"localPath": q3, "share": map[string]any{"publicLink": true}}, "allowPublicShares"},
+		{"pdf without collaboraUrl", map[string]any{"localPath": q3, "format": "pdf"}, "collaboraUrl"},
+		{"format unknown", map[string]any{"localPath": q3, "format": "exe"}, "format"},
+		{"share user and link", map[string]any{"localPath": q3, "share": map[string]any{"with": "richard", "publicLink": true}}, "not both"},
+		{"share to nobody", map[string]any{"localPath": q3, "share": map[string]any{}}, "share needs"},
+		{"share as a string", map[string]any{"localPath": q3, "share": "richard"}, "want object"},
+		{"share with an unknown key", map[string]any{"localPath": q3, "share": map[string]any{"with": "richard", "as": "owner"}}, `unknown argument "as"`},
+		{"password on a user share", map[string]any{"localPath": q3, "share": map[string]any{"with": "richard", "password": "Kr4ken-Tide-77"}}, "public links only"},
+		{"message too long", map[string]any{"localPath": q3, "message": strings.Repeat("m", 4001)}, "at most 4000"},
+	}
+	var calls []string
+	for _, h := range hostile {
+		calls = append(calls, deliver(h.args))
+	}
+	answers, root := run(calls)
+	if len(answers) != len(hostile) {
+		t.Fatalf("the run made %d calls, want %d", len(answers), len(hostile))
+	}
+	for i, h := range hostile {
+		m := answers[i]
+		if m["status"] != "error" || !strings.Contains(str(m["error"]), h.want) || m["executionId"] != nil {
+			t.Errorf("%s: answered %v, want status error naming %q and no execution", h.name, m, h.want)
+		}
+	}
+	if started, refused, xs := chain(root); started != 0 || refused != len(hostile) || xs != 0 {
+		t.Errorf("the attack run's chain: %d deliveries started, %d refused, %d executions; want 0, %d, 0", started, refused, xs, len(hostile))
+	}
+
+	// The control: it starts, and fails at the share.
+	answers, controlRoot := run([]string{deliver(map[string]any{"localPath": q3, "share": map[string]any{"with": "nobody-here"}})})
+	id := str(answers[0]["executionId"])
+	if answers[0]["status"] != "ok" || id == "" {
+		t.Fatalf("control delivery answered %v, want it started", answers[0])
+	}
+	failed := func() bool {
+		for _, msg := range rc.Messages(dm) {
+			if strings.Contains(msg.Text, id) && strings.Contains(msg.Text, "failed at step share") {
+				return true
+			}
+		}
+		return false
+	}
+	if !eventually(15*time.Second, failed) {
+		t.Fatalf("the human was not told the control delivery failed; DM: %+v", rc.Messages(dm))
+	}
+	if msgs := rc.Messages(dm); len(msgs) != 1 {
+		t.Errorf("the human's DM holds %d messages, want 1 (the control's): %+v", len(msgs), msgs)
+	}
+	if started, _, _ := chain(controlRoot); started != 1 {
+		t.Errorf("the control's chain shows %d started deliveries, want 1", started)
+	}
+	t.Logf("%d hostile deliveries refused before any start; the control started and told the human once", len(hostile))
 }

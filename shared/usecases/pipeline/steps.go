@@ -353,10 +353,8 @@ func (s *Steps) Share(ctx context.Context, in StepInput) (State, error) {
 // password the tool kept for it.
 func (s *Steps) shareCall(ctx context.Context, in StepInput) (sb.ToolCall, error) {
 	sh := in.Delivery.Share
-	args := map[string]any{"path": in.Done.Uploaded}
-	switch {
-	case sh.PublicLink:
-		args["shareType"] = 3
+	args, public := shareArgsOf(sh, in.Done.Uploaded)
+	if public {
 		if sh.PasswordKept {
 			pw, found, err := s.KV.Get(ctx, passwordKey(in.Execution))
 			if err != nil {
@@ -367,6 +365,19 @@ func (s *Steps) shareCall(ctx context.Context, in StepInput) (sb.ToolCall, error
 			}
 			args["password"] = pw
 		}
+	}
+	raw, _ := json.Marshal(args)
+	d := in.Delivery
+	return sb.ToolCall{AgentID: d.AgentID, Tool: "Nextcloud", Action: "share", Args: raw, Run: d.Run, Origin: sb.OriginAgent, ReplyTo: d.ReplyTo}, nil
+}
+
+// shareArgsOf is the Nextcloud.share arguments of sh for path, without a
+// link password; public tells a public link.
+func shareArgsOf(sh *Share, path string) (args map[string]any, public bool) {
+	args = map[string]any{"path": path}
+	switch {
+	case sh.PublicLink:
+		args["shareType"] = 3
 	case sh.Group:
 		args["shareType"], args["shareWith"] = 1, sh.With
 	default:
@@ -375,9 +386,7 @@ func (s *Steps) shareCall(ctx context.Context, in StepInput) (sb.ToolCall, error
 	if sh.ExpireDays > 0 {
 		args["expireDays"] = sh.ExpireDays
 	}
-	raw, _ := json.Marshal(args)
-	d := in.Delivery
-	return sb.ToolCall{AgentID: d.AgentID, Tool: "Nextcloud", Action: "share", Args: raw, Run: d.Run, Origin: sb.OriginAgent, ReplyTo: d.ReplyTo}, nil
+	return args, sh.PublicLink
 }
 
 // RequestApproval asks a human to approve the public link: the share call
@@ -633,14 +642,7 @@ func (s *Steps) Post(ctx context.Context, in StepInput) (State, error) {
 		return State{Delivery: in.Delivery, Done: m.Done}, err
 	}
 	d := in.Delivery
-	text := strings.TrimSpace(d.Message)
-	link := postLink(in.Done)
-	if text == "" {
-		text = "The document is ready: " + link
-	} else if !strings.Contains(text, link) {
-		text += "\n" + link
-	}
-	args := map[string]any{"text": text}
+	args := map[string]any{"text": postText(d.Message, postLink(in.Done))}
 	if d.Room != "" {
 		args["room"] = d.Room
 	}
@@ -654,6 +656,17 @@ func (s *Steps) Post(ctx context.Context, in StepInput) (State, error) {
 	done2 := in.Done
 	done2.MessageID, _ = env.Data["messageId"].(string)
 	return s.finishStep(ctx, in, StepPost, m, done2)
+}
+
+// postText is the post's text: the message with the link.
+func postText(message, link string) string {
+	text := strings.TrimSpace(message)
+	if text == "" {
+		return "The document is ready: " + link
+	} else if !strings.Contains(text, link) {
+		text += "\n" + link
+	}
+	return text
 }
 
 // postLink is what the post offers the room: the share's link, else the

@@ -8,11 +8,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"path"
 	"strings"
 	"time"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/toolargs"
+	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
 )
 
 // Starter starts an execution of the document-pipeline machine
@@ -28,8 +30,29 @@ type Starter interface {
 type Tool struct {
 	Machine Starter
 	// KV keeps a public link's password out of the execution's input.
-	KV  sb.KV
-	Log *slog.Logger
+	KV sb.KV
+	// Checks are the tools the steps call, by name (Nextcloud,
+	// RocketChat): before the machine starts, each runs its own argument
+	// checks (Preflight) on the call its step will make.
+	Checks map[string]Preflighter
+	// Workspace is the workspace store: the file to deliver must be in it.
+	Workspace sb.BlobStore
+	// Rooms returns an agent's Rocket.Chat room settings; ok is false when
+	// the agent has no RocketChat block.
+	Rooms func(agentID string) (r Rooms, ok bool)
+	Log   *slog.Logger
+}
+
+// Preflighter is a tool's own check of a call (shared/tools.Preflighter):
+// nil when the call can succeed as far as the tool can tell without acting.
+type Preflighter interface {
+	Preflight(ctx context.Context, call sb.ToolCall) error
+}
+
+// Rooms are an agent's Rocket.Chat room settings (its RocketChat block).
+type Rooms struct {
+	AllowedRooms []string // empty: every room
+	DefaultRoom  string
 }
 
 var _ sb.Tool = (*Tool)(nil)
@@ -90,6 +113,9 @@ func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
 		return sb.FailErr(toolargs.UnknownAction(deliverOp, ToolName, call.Action, []string{"deliver"}))
 	}
 	d, err := t.delivery(call)
+	if err == nil {
+		err = t.check(ctx, call, d)
+	}
 	if err != nil {
 		return sb.FailErr(err)
 	}
@@ -118,6 +144,139 @@ func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
 		"message": "the delivery runs in the background; you will be told the outcome in a follow-up run. Do not start it again."})
 }
 
+// Preflight refuses, before the staging policy and before any execution
+// starts, a delivery that can only fail (delivery and check); the executor
+// calls it (shared/tools.Preflighter) and Invoke checks the same again.
+func (t *Tool) Preflight(ctx context.Context, call sb.ToolCall) error {
+	if call.Action != "deliver" {
+		return nil // Invoke names the actions
+	}
+	d, err := t.delivery(call)
+	if err != nil {
+		return err
+	}
+	return t.check(ctx, call, d)
+}
+
+// notStarted begins every refusal of a delivery before it starts.
+const notStarted = "Documents.deliver did not start (nothing was done): "
+
+// check runs every check of d that needs no third party, before the
+// machine starts: a delivery failing one would only fail in a step later,
+// after telling the human. In order: the workspace path
+// (workspace.Resolve); then each step's tool call through that tool's own
+// Preflight — Nextcloud.convert (a format needs the agent's collaboraUrl),
+// Nextcloud.upload (the folder inside the agent's rootPath, or its shared
+// reports folder), Nextcloud.share (the share's shape, allowPublicShares),
+// RocketChat.send_message (the room or a defaultRoom, the text, tmid); the
+// room against allowedRooms; and last that the workspace file exists (one
+// listing of the store, as RocketChat.send_file's preflight does; a store
+// that cannot answer is no reason to refuse: the upload says it then).
+// What only a server knows (a Nextcloud user, a room's existence when
+// every room is allowed) is left to the steps.
+func (t *Tool) check(ctx context.Context, call sb.ToolCall, d Delivery) error {
+	refuse := func(code, msg string) error { return sb.E(deliverOp, code, notStarted+msg) }
+	key, err := workspace.Resolve(d.AgentID, d.LocalPath)
+	if err != nil {
+		return refuse(sb.ErrorCode(err), "localPath: "+sb.ErrorMessage(err))
+	}
+	name := path.Base(key)
+	folder := targetFolder(d.Folder)
+	preflight := func(tool, action, what string, args map[string]any) error {
+		p := t.Checks[tool]
+		if p == nil {
+			return nil
+		}
+		raw, _ := json.Marshal(args)
+		err := p.Preflight(ctx, sb.ToolCall{AgentID: d.AgentID, Tool: tool, Action: action, Args: raw, Run: d.Run, Origin: sb.OriginAgent})
+		if err != nil {
+			return refuse(sb.ErrorCode(err), what+": "+sb.ErrorMessage(err))
+		}
+		return nil
+	}
+	if d.Format != "" {
+		if err := preflight("Nextcloud", "convert", fmt.Sprintf("format %q", d.Format), map[string]any{"localPath": d.LocalPath, "format": d.Format}); err != nil {
+			return err
+		}
+	}
+	if err := preflight("Nextcloud", "upload", fmt.Sprintf("folder %q", d.Folder), map[string]any{"localPath": d.LocalPath, "remotePath": folder + "/"}); err != nil {
+		return err
+	}
+	if d.Share != nil {
+		// The step shares the uploaded path; its name is only known then,
+		// but any name in the folder meets the same checks.
+		args, _ := shareArgsOf(d.Share, folder+"/"+name)
+		if d.Share.Password != "" {
+			args["password"] = d.Share.Password
+		}
+		if err := preflight("Nextcloud", "share", "share", args); err != nil {
+			return err
+		}
+	}
+	post := map[string]any{"text": postText(d.Message, "https://nextcloud.invalid/f/1")}
+	if d.Room != "" {
+		post["room"] = d.Room
+	}
+	if d.Tmid != "" {
+		post["tmid"] = d.Tmid
+	}
+	if err := preflight("RocketChat", "send_message", "posting the link", post); err != nil {
+		return err
+	}
+	if t.Rooms != nil {
+		rooms, ok := t.Rooms(d.AgentID)
+		room := d.Room
+		if room == "" {
+			room = rooms.DefaultRoom
+		}
+		switch {
+		case !ok:
+			return refuse(sb.EINVALID, "this agent has no RocketChat block, so the link cannot be posted; use Nextcloud.upload and Nextcloud.share, or ask the operator for a RocketChat block")
+		case len(rooms.AllowedRooms) > 0 && !roomListed(rooms.AllowedRooms, room):
+			hint := "name one of those as listed"
+			if rooms.DefaultRoom != "" {
+				hint += ", or leave room out to post into " + rooms.DefaultRoom
+			}
+			return refuse(sb.EFORBIDDEN, fmt.Sprintf("room %q is not in this agent's allowedRooms (%s); %s", room, strings.Join(rooms.AllowedRooms, ", "), hint))
+		}
+	}
+	if t.Workspace != nil {
+		list, err := t.Workspace.List(ctx, key, 1)
+		switch {
+		case err != nil:
+			t.log().WarnContext(ctx, "Documents.deliver: the workspace file could not be checked; the upload step will", "agent", d.AgentID, "run", d.Run.RunID, "err", err)
+		case len(list) == 0 || list[0].Key != key:
+			return refuse(sb.ENOTFOUND, fmt.Sprintf("localPath: there is no file %q in your workspace; Workspace.list shows your files (write it first, or name the right one)", d.LocalPath))
+		}
+	}
+	return nil
+}
+
+// roomListed reports whether room is an allowedRooms entry as written
+// (names case-insensitively, a leading # or @ ignored on both sides): the
+// first test of rctool's own (unexported) list check. A delivery posts
+// unattended, so it names its room as the list does; the tool's lookup of
+// ids and DM counterparts needs Rocket.Chat.
+func roomListed(list []string, room string) bool {
+	bare := func(s string) string {
+		s = strings.TrimSpace(s)
+		if strings.HasPrefix(s, "#") || strings.HasPrefix(s, "@") {
+			s = strings.TrimSpace(s[1:])
+		}
+		return s
+	}
+	r := bare(room)
+	if r == "" {
+		return false
+	}
+	for _, e := range list {
+		if strings.EqualFold(bare(e), r) {
+			return true
+		}
+	}
+	return false
+}
+
 // delivery checks the arguments and builds the machine's input.
 func (t *Tool) delivery(call sb.ToolCall) (Delivery, error) {
 	var a callArgs
@@ -139,6 +298,9 @@ func (t *Tool) delivery(call sb.ToolCall) (Delivery, error) {
 		Folder: str(a.Folder), Room: str(a.Room), Tmid: str(a.Tmid), Message: str(a.Message)}
 	if d.LocalPath == "" {
 		return Delivery{}, sb.E(deliverOp, sb.EINVALID, `Documents.deliver needs {"localPath": "<workspace file>"}`)
+	}
+	if a.Room != nil && d.Room == "" {
+		return Delivery{}, sb.E(deliverOp, sb.EINVALID, "room is blank; name the room to post the link into, or leave room out for your default room")
 	}
 	if strings.Contains(d.Folder, "..") {
 		return Delivery{}, sb.E(deliverOp, sb.EINVALID, "folder must stay inside your Nextcloud folder; leave it out for your reports folder")

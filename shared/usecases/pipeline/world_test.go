@@ -50,6 +50,11 @@ import (
 const (
 	agentID = "hermes"
 	agentRC = "agent-hermes"
+	// plainID is a second agent with the least Nextcloud and Rocket.Chat
+	// settings: no collaboraUrl, no public links, no shared reports
+	// folder, no defaultRoom.
+	plainID = "ares"
+	plainRC = "agent-ares"
 	root    = "/Switchboard/Hermes"
 	bucket  = "switchboard-test"
 	machine = "document-pipeline"
@@ -83,7 +88,24 @@ type world struct {
 	audit         *countingAudit
 	jobs          *jobRecorder
 	invoke        *countingInvoker
+	starts        *countingStarter
 }
+
+// countingStarter counts StartExecution calls.
+type countingStarter struct {
+	pipeline.Starter
+	mu sync.Mutex
+	n  int
+}
+
+func (c *countingStarter) Start(ctx context.Context, name, input string) (string, error) {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+	return c.Starter.Start(ctx, name, input)
+}
+
+func (c *countingStarter) count() int { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
 
 // toldChannel is the human's channel behind the real router.
 type toldChannel struct {
@@ -251,9 +273,15 @@ func newWorld(t *testing.T) *world {
 	t.Cleanup(w.rc.Close)
 	w.rc.SetRateLimit(0, 0)
 	uid, token := w.rc.AddUser(agentRC, "bot", "user")
+	plainUID, plainToken := w.rc.AddUser(plainRC, "bot", "user")
 	w.rc.AddUser("richard")
-	w.room = w.rc.AddChannel("finanz-team", agentRC, "richard")
+	w.room = w.rc.AddChannel("finanz-team", agentRC, plainRC, "richard")
+	w.rc.AddChannel("vorstand", agentRC, plainRC, "richard") // exists, but is in nobody's allowedRooms
 	rcc, err := rocketchat.New(w.rc.URL, uid, token, w.rc.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plainRCC, err := rocketchat.New(w.rc.URL, plainUID, plainToken, w.rc.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,11 +294,19 @@ func newWorld(t *testing.T) *world {
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	nct := nctool.New(func(id string) (nctool.Agent, bool) {
-		return nctool.Agent{Client: ncc, Collabora: coc, RootPath: root, AgentName: "Hermes", BaseURL: "https://cloud.example.org", AllowPublicShares: true, SharedReportsPath: "/Switchboard/Berichte"}, id == agentID
+		switch id {
+		case agentID:
+			return nctool.Agent{Client: ncc, Collabora: coc, RootPath: root, AgentName: "Hermes", BaseURL: "https://cloud.example.org", AllowPublicShares: true, SharedReportsPath: "/Switchboard/Berichte"}, true
+		case plainID:
+			return nctool.Agent{Client: ncc, RootPath: "/Switchboard/Ares", AgentName: "Ares", BaseURL: "https://cloud.example.org"}, true
+		}
+		return nctool.Agent{}, false
 	}, blobs, w.clock.Now)
-	rct := rctool.New(func(id string) (rctool.Agent, bool) {
-		return rctool.Agent{Client: rcc, Username: agentRC, DefaultRoom: "finanz-team"}, id == agentID
-	}, blobs)
+	rcAgents := map[string]rctool.Agent{
+		agentID: {Client: rcc, Username: agentRC, DefaultRoom: "finanz-team", AllowedRooms: []string{"finanz-team"}},
+		plainID: {Client: plainRCC, Username: plainRC, AllowedRooms: []string{"#finanz-team"}},
+	}
+	rct := rctool.New(func(id string) (rctool.Agent, bool) { a, ok := rcAgents[id]; return a, ok }, blobs)
 	policy, err := staging.New(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -278,7 +314,7 @@ func newWorld(t *testing.T) *world {
 	w.exec, err = tools.New(tools.Options{
 		Tools:  []sb.Tool{workspace.NewTool(blobs, func(string) (int64, bool) { return 10 << 20, true }), nct, rct},
 		Policy: policy, Audit: w.audit, Scrub: scrub.New(nil), Log: log,
-		Permits: func(agent, tool string) bool { return agent == agentID },
+		Permits: func(agent, tool string) bool { return agent == agentID || agent == plainID },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -308,7 +344,13 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	w.exec.SetStager(w.approvals)
-	w.tool = &pipeline.Tool{Machine: sfn.Machine{Client: w.sfn.Client, ARN: func() string { return w.sfn.ARN(t, machine) }}, KV: w.kv, Log: log}
+	w.starts = &countingStarter{Starter: sfn.Machine{Client: w.sfn.Client, ARN: func() string { return w.sfn.ARN(t, machine) }}}
+	w.tool = &pipeline.Tool{Machine: w.starts, KV: w.kv, Log: log,
+		Checks: map[string]pipeline.Preflighter{nctool.ToolName: nct, rctool.ToolName: rct}, Workspace: blobs,
+		Rooms: func(id string) (pipeline.Rooms, bool) {
+			a, ok := rcAgents[id]
+			return pipeline.Rooms{AllowedRooms: a.AllowedRooms, DefaultRoom: a.DefaultRoom}, ok
+		}}
 	return w
 }
 
@@ -350,9 +392,12 @@ func (w *world) serve(ctx context.Context, raw json.RawMessage) (any, error) {
 }
 
 // put writes a workspace file of the agent.
-func (w *world) put(ref, content string) {
+func (w *world) put(ref, content string) { w.t.Helper(); w.putAs(agentID, ref, content) }
+
+// putAs writes a workspace file of agent.
+func (w *world) putAs(agent, ref, content string) {
 	w.t.Helper()
-	key, err := workspace.Resolve(agentID, ref)
+	key, err := workspace.Resolve(agent, ref)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -364,10 +409,15 @@ func (w *world) put(ref, content string) {
 var run = sb.RunContext{RunID: "run-1", RootRunID: "run-1", AgentID: agentID}
 
 // deliver calls Documents.deliver as the agent's run does.
-func (w *world) deliver(args string) sb.Envelope {
+func (w *world) deliver(args string) sb.Envelope { w.t.Helper(); return w.deliverAs(agentID, args) }
+
+// deliverAs calls Documents.deliver as agent's run does.
+func (w *world) deliverAs(agent, args string) sb.Envelope {
 	w.t.Helper()
-	return w.exec2().Invoke(context.Background(), sb.ToolCall{AgentID: agentID, Tool: pipeline.ToolName, Action: "deliver",
-		Args: json.RawMessage(args), Run: run, Origin: sb.OriginAgent, ReplyTo: &sb.ReplyTo{RoomID: w.room, RoomName: "finanz-team", ThreadID: "thread-1"}})
+	r := run
+	r.AgentID = agent
+	return w.exec2().Invoke(context.Background(), sb.ToolCall{AgentID: agent, Tool: pipeline.ToolName, Action: "deliver",
+		Args: json.RawMessage(args), Run: r, Origin: sb.OriginAgent, ReplyTo: &sb.ReplyTo{RoomID: w.room, RoomName: "finanz-team", ThreadID: "thread-1"}})
 }
 
 // exec2 is an executor with the Documents tool, as the agent's run has it.

@@ -10,6 +10,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
+	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
 	"github.com/switchboard-dev/switchboard/shared/usecases/pipeline"
 )
 
@@ -18,11 +20,29 @@ const DocumentPipelineMachine = "document-pipeline"
 
 // documentsTool is Documents: it starts the document-pipeline machine
 // whose ARN the catalogue gives the starting function (read per call, as
-// for ask_agent).
+// for ask_agent). Before it starts one, the Nextcloud and RocketChat
+// tools check the calls the steps will make (their Preflight, which asks
+// no server), the room is held against the agent's allowedRooms and the
+// workspace file must be in the bucket. Runs after setupNextcloud.
 func (a *Actions) documentsTool() *pipeline.Tool {
 	return &pipeline.Tool{Machine: sfn.Machine{Client: a.sfnClient(), ARN: func() string {
 		return a.Getenv(deploy.StateMachineEnvVar(DocumentPipelineMachine))
-	}}, KV: a.Store.KV(), Log: a.Log}
+	}}, KV: a.Store.KV(), Log: a.Log,
+		// A RocketChat tool of its own: Preflight uses neither its room
+		// cache nor Rocket.Chat.
+		Checks:    map[string]pipeline.Preflighter{nctool.ToolName: a.ncTool, rctool.ToolName: rctool.New(a.rocketChatAgent, a.Blobs)},
+		Workspace: a.Blobs,
+		Rooms:     a.documentRooms,
+	}
+}
+
+// documentRooms are an agent's Rocket.Chat room settings for a delivery's post.
+func (a *Actions) documentRooms(agentID string) (pipeline.Rooms, bool) {
+	c, ok := a.Config.Agent(agentID)
+	if !ok || c.Tools.RocketChat == nil {
+		return pipeline.Rooms{}, false
+	}
+	return pipeline.Rooms{AllowedRooms: c.Tools.RocketChat.AllowedRooms, DefaultRoom: c.Tools.RocketChat.DefaultRoom}, true
 }
 
 // sfnClient is the Step Functions client (the local runtime in dev).
