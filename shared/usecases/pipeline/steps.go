@@ -100,6 +100,9 @@ type Outcome struct {
 	Reason     string   `json:"reason,omitempty"`
 	Done       Progress `json:"done"`
 	Told       string   `json:"told,omitempty"` // the channel that told the human, failures only
+	// NoticeHeld: the human was not told of this failure, because the
+	// agent's deliveries used up MaxFailureNotices within the hour.
+	NoticeHeld bool `json:"noticeHeld,omitempty"`
 }
 
 // Steps serves the machine's Tasks.
@@ -704,12 +707,30 @@ func (s *Steps) Finish(ctx context.Context, in FinishInput) (Outcome, error) {
 		Action: "deliver", Args: fmt.Sprintf(`{"execution":%q,"step":"finish"}`, in.Execution), Decision: sb.DecisionAuto, Outcome: sb.OutcomeOK}
 	if out.Status == "failed" {
 		entry.Outcome, entry.Error = sb.OutcomeError, facts
-		n := router.Notice{Kind: KindDeliveryFailed, AgentID: d.AgentID, Text: facts, Run: d.Run}
-		dl, err := s.Notify.Deliver(ctx, n)
-		if err != nil {
-			s.log().ErrorContext(ctx, "document delivery failed and the human could not be told", "execution", in.Execution, "err", err)
+		text, tell := facts, true
+		// A forged approval is always told (each needs an execution that
+		// waits for an approval, so it cannot flood); other failures count.
+		if !strings.HasPrefix(out.Reason, unverified) {
+			var last bool
+			var until time.Time
+			tell, last, until = s.failureNotice(ctx, d.AgentID)
+			if last {
+				text += fmt.Sprintf(" That makes %d failed deliveries of %s within an hour, the most you are told of: further failed deliveries of %s are not sent to you until %s UTC; "+
+					"each is in the audit, and %s is told of each in its follow-up run.", MaxFailureNotices, d.AgentID, d.AgentID, until.UTC().Format("15:04"), d.AgentID)
+			}
 		}
-		out.Told = dl.Channel
+		if tell {
+			n := router.Notice{Kind: KindDeliveryFailed, AgentID: d.AgentID, Text: text, Run: d.Run}
+			dl, err := s.Notify.Deliver(ctx, n)
+			if err != nil {
+				s.log().ErrorContext(ctx, "document delivery failed and the human could not be told", "execution", in.Execution, "err", err)
+			}
+			out.Told = dl.Channel
+		} else {
+			out.NoticeHeld = true
+			s.log().WarnContext(ctx, "document delivery failed; the human's notice is held (the agent's failure notices for this hour are used up)",
+				"execution", in.Execution, "agent", d.AgentID, "limit", MaxFailureNotices, "facts", facts)
+		}
 	}
 	if err := s.Audit.Append(ctx, entry); err != nil {
 		s.log().ErrorContext(ctx, "audit write failed", "execution", in.Execution, "err", err)
@@ -726,6 +747,59 @@ func (s *Steps) Finish(ctx context.Context, in FinishInput) (Outcome, error) {
 
 // KindDeliveryFailed is the router notice of a failed delivery.
 const KindDeliveryFailed = "delivery_failed"
+
+// MaxFailureNotices is how many failed deliveries of one agent the human
+// is told of (KindDeliveryFailed) in any failureNoticeWindow.
+const MaxFailureNotices = 3
+
+// failureNoticeWindow is the sliding window of MaxFailureNotices.
+const failureNoticeWindow = time.Hour
+
+func failureNoticesKey(agentID string) string { return "docs#failure-notices#" + agentID }
+
+// failureNotice spends one of agentID's failure notices of the last hour
+// (a KV list of when they went out, one conditional write): tell is false
+// when MaxFailureNotices went out within the hour; last is true for the
+// notice that uses up the budget, and until is when the oldest leaves the
+// window. A state table that cannot answer does not silence the human:
+// the notice goes out (logged).
+func (s *Steps) failureNotice(ctx context.Context, agentID string) (tell, last bool, until time.Time) {
+	key, now := failureNoticesKey(agentID), s.now()
+	for range 3 {
+		raw, found, err := s.KV.Get(ctx, key)
+		if err != nil {
+			break
+		}
+		var sent []time.Time
+		if found {
+			_ = json.Unmarshal([]byte(raw), &sent)
+		}
+		recent := sent[:0]
+		for _, at := range sent {
+			if now.Sub(at) < failureNoticeWindow {
+				recent = append(recent, at)
+			}
+		}
+		if len(recent) >= MaxFailureNotices {
+			return false, false, recent[0].Add(failureNoticeWindow)
+		}
+		recent = append(recent, now.UTC())
+		b, _ := json.Marshal(recent)
+		old := ""
+		if found {
+			old = raw
+		}
+		err = s.KV.PutIf(ctx, key, old, string(b), now.Add(failureNoticeWindow))
+		if err == nil {
+			return true, len(recent) == MaxFailureNotices, recent[0].Add(failureNoticeWindow)
+		}
+		if sb.ErrorCode(err) != sb.ECONFLICT {
+			break
+		}
+	}
+	s.log().WarnContext(ctx, "the failure-notice limit could not be read or written; telling the human anyway", "agent", agentID)
+	return true, false, time.Time{}
+}
 
 // JobSource marks the follow-up run of a delivery.
 const JobSource = "document-pipeline"
