@@ -1,6 +1,7 @@
 // Command switchboard is the operator CLI: `dev` runs the whole system
 // locally, `run-job` runs a scheduled job now, `invoke` runs a Lambda handler
-// on a sample event, `version` prints the build.
+// on a sample event, `check-config` validates a config for AWS or dev,
+// `version` prints the build.
 package main
 
 import (
@@ -21,6 +22,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/app"
 	"github.com/switchboard-dev/switchboard/shared/devrt"
+	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
 )
@@ -38,6 +40,9 @@ commands:
                          what the agent's Nextcloud offers; --check exits 1 naming what is missing
   provision-agent --username U --email E [--name N] [--store print|secretsmanager] [--config F]
                          create an agent's Rocket.Chat user (roles bot+user) and token
+  check-config [--for aws|dev] [--config F]
+                         validate a config without reading a secret; aws (the default)
+                         also refuses inline secret values (make build and deploy run it)
   version                print the version
 `
 
@@ -124,6 +129,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		return provisionAgent(ctx, *config, *username, *name, *email, *store, out)
+	case "check-config":
+		target := fs.String("for", string(swcfg.ForAWS), "where the config will run: aws or dev")
+		if err := parse(fs, args, 0); err != nil {
+			return err
+		}
+		return checkConfig(*config, swcfg.Target(*target), out)
 	case "version":
 		if err := parse(fs, args, 0); err != nil {
 			return err
@@ -154,6 +165,25 @@ func parse(fs *flag.FlagSet, args []string, positional int) error {
 		return usageError(fmt.Sprintf("%s takes %d argument(s), got %d", fs.Name(), positional, len(pos)))
 	}
 	return fs.Parse(append(append([]string{}, "--"), pos...))
+}
+
+// checkConfig validates the config file for target (see config.Check);
+// the file is --config, else $SWITCHBOARD_CONFIG, else the example.
+func checkConfig(path string, target swcfg.Target, out io.Writer) error {
+	if target != swcfg.ForAWS && target != swcfg.ForDev {
+		return usageError(fmt.Sprintf("check-config: --for %q: use %q or %q", target, swcfg.ForAWS, swcfg.ForDev))
+	}
+	if path == "" {
+		path = os.Getenv(deploy.EnvConfig)
+	}
+	if path == "" {
+		path = "switchboard.example.yaml"
+	}
+	if err := swcfg.Check(path, target); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(out, "%s: ok for %s\n", path, target)
+	return err
 }
 
 // localApp builds the App with the dev defaults (endpoints, tables, bucket),
