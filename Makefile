@@ -46,7 +46,15 @@ fuzz: ## run each fuzz test for 30 s (FUZZTIME=10s to shorten)
 	  $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./$$pkg; \
 	done
 
-build: ## build one arm64 zip per function into build/ and print the sizes
+# make build copies CONFIG into every zip, so it must hold secret references
+# only (check-config --for aws). The repository's example is the one
+# exception: a dev demo whose inline values are public, built for sizes and
+# LocalStack (checked --for dev); make deploy refuses it.
+CHECK_FOR = $(if $(filter $(abspath switchboard.example.yaml),$(abspath $(CONFIG))),dev,aws)
+
+build: ## build one arm64 zip per function into build/ and print the sizes (refuses a config with inline secrets)
+	@$(GO) run ./cmd/switchboard check-config --for $(CHECK_FOR) --config $(CONFIG)
+	@[ "$(CHECK_FOR)" = aws ] || echo "  (the example's inline demo secrets are fine for a local build; make deploy refuses them)"
 	@rm -rf build/functions && mkdir -p build/functions
 	@for fn in $(FUNCTIONS); do \
 	  mkdir -p build/functions/$$fn && \
@@ -65,7 +73,9 @@ build: ## build one arm64 zip per function into build/ and print the sizes
 synth: node_modules/.installed build ## synthesize the CDK app offline into infra/cdk.out
 	cd infra && ../node_modules/.bin/cdk synth -q
 
-deploy: node_modules/.installed build ## cdk deploy to the account in your AWS credentials
+deploy: node_modules/.installed build ## cdk deploy to the account in your AWS credentials (refuses inline secrets)
+	@$(GO) run ./cmd/switchboard check-config --for aws --config $(CONFIG)
+	@if [ -n "$$SWITCHBOARD_CONFIG_FILE" ]; then $(GO) run ./cmd/switchboard check-config --for aws --config "$$(cd infra && realpath -m -- "$$SWITCHBOARD_CONFIG_FILE")"; fi
 	cd infra && ../node_modules/.bin/cdk deploy
 
 invoke: node_modules/.installed ## run a Lambda handler locally: make invoke FN=jobs EVENT=events/jobs/heartbeat.json
