@@ -209,9 +209,11 @@ func TestKilledRunIsRecoveredAndAnsweredOnce(t *testing.T) {
 	t.Logf("answered %.1f s after the kill (claim window: wait 1 s + run 3 s + 2×0.75 s slack)", recovered.Seconds())
 }
 
-// A model server that is down: the wake is tried three times (the local
-// pool retries like Lambda), then the person is told once, in their
-// thread, without the server's error text.
+// A model server that is down: the person hears after the first attempt
+// that the agent cannot reach its model and will try again (not minutes
+// later), the wake is tried three times (the local pool retries like
+// Lambda), then the person is told the outcome once, in their thread,
+// without the server's error text.
 func TestModelDownEndsInOneNotice(t *testing.T) {
 	w := newCrashWorld(t, 0)
 	w.model.mu.Lock()
@@ -222,16 +224,24 @@ func TestModelDownEndsInOneNotice(t *testing.T) {
 	if _, err := w.rc.Post("richard", w.room, "@agent-hermes stimmen die?", rcfake.PostOptions{Tmid: parent.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if !tickUntil(t, d, 30*time.Second, func() bool { return len(w.replies()) > 0 }) {
-		t.Fatalf("no notice; model calls %d\n%s", w.model.count(), d.logs.String())
+	if !tickUntil(t, d, 30*time.Second, func() bool { return len(w.replies()) > 1 }) {
+		t.Fatalf("no final notice; posts %+v; model calls %d\n%s", w.replies(), w.model.count(), d.logs.String())
 	}
 	tickUntil(t, d, 3*time.Second, func() bool { return false })
 	got := w.replies()
-	if len(got) != 1 {
-		t.Fatalf("agent posted %d messages %+v, want one notice", len(got), got)
+	if len(got) != 2 {
+		t.Fatalf("agent posted %d messages %+v, want the try-again notice and the outcome", len(got), got)
 	}
-	if !strings.Contains(got[0].Text, "not reachable") || got[0].ThreadID != parent.ID || strings.Contains(got[0].Text, "sk-internal") {
-		t.Errorf("notice %q in thread %q, want the model-unavailable notice in %s without internals", got[0].Text, got[0].ThreadID, parent.ID)
+	if !strings.Contains(got[0].Text, "try again") || got[0].ThreadID != parent.ID {
+		t.Errorf("first notice %q in thread %q, want that it tries again, in %s", got[0].Text, got[0].ThreadID, parent.ID)
+	}
+	if !strings.Contains(got[1].Text, "not reachable") || got[1].ThreadID != parent.ID {
+		t.Errorf("notice %q in thread %q, want the model-unavailable notice in %s", got[1].Text, got[1].ThreadID, parent.ID)
+	}
+	for _, m := range got {
+		if strings.Contains(m.Text, "sk-internal") {
+			t.Errorf("notice %q leaks internals", m.Text)
+		}
 	}
 	if n := w.model.count(); n < 3 {
 		t.Errorf("model called %d times, want at least one per attempt (3)", n)

@@ -27,6 +27,11 @@ var (
 		Text: "I'm still busy with earlier requests and could not get to this one in time. Please send it again in a few minutes."}
 	reasonModelUnavailable = Reason{Code: "model_unavailable", Retry: true,
 		Text: "I could not answer: the language model is not reachable right now. Please try again in a few minutes; if it keeps happening, tell the operator."}
+	// reasonModelRetrying is said once, after the first attempt found the
+	// model unreachable, so that nobody waits the minutes of the retries in
+	// silence; the outcome follows (the answer, or reasonModelUnavailable).
+	reasonModelRetrying = Reason{Code: "model_retrying", Retry: true,
+		Text: "I cannot reach the language model right now. I will try again in a minute or two and answer here — or tell you here if it still fails."}
 	reasonModelRefused = Reason{Code: "model_refused", Retry: false,
 		Text: "I could not answer: the language model refused the request. Please tell the operator; trying again will not help until it is fixed."}
 	reasonCrashed = Reason{Code: "crashed", Retry: false,

@@ -95,25 +95,28 @@ func TestWorkerNoticeForEveryEnding(t *testing.T) {
 		noticeAt int
 		want     string // in the notice
 		outcome  string // of the claim
+		// interim, when set, is said after the first attempt (a retry
+		// follows), before the final notice.
+		interim string
 	}{
 		{"model unavailable after every retry", func(context.Context, wake.Job) (agentrun.Result, error) {
 			return agentrun.Result{Run: sb.RunContext{RunID: "r1"}, Outcome: "error"},
 				sb.E("openai.complete", sb.EUNAVAILABLE, secretDetail)
-		}, false, 3, "language model is not reachable", "failed:model_unavailable"},
+		}, false, 3, "language model is not reachable", "failed:model_unavailable", "I will try again"},
 		{"model refuses (no retry helps)", func(context.Context, wake.Job) (agentrun.Result, error) {
 			return agentrun.Result{Run: sb.RunContext{RunID: "r1"}, Outcome: "error"},
 				sb.E("openai.complete", sb.EUNAUTHORIZED, secretDetail)
-		}, false, 1, "tell the operator", "failed:model_refused"},
+		}, false, 1, "tell the operator", "failed:model_refused", ""},
 		{"a tool crashed", func(context.Context, wake.Job) (agentrun.Result, error) {
 			panic("nil map in " + secretDetail)
-		}, false, 1, "Something broke", "failed:crashed"},
+		}, false, 1, "Something broke", "failed:crashed", ""},
 		{"agent busy through every attempt", func(context.Context, wake.Job) (agentrun.Result, error) {
 			return answered("hermes", "never"), nil
-		}, true, 3, "still busy", "failed:busy"},
+		}, true, 3, "still busy", "failed:busy", ""},
 		{"step budget", func(context.Context, wake.Job) (agentrun.Result, error) {
 			return agentrun.Result{Run: sb.RunContext{RunID: "r1"}, Outcome: "step_budget",
 				Answer: "I stopped after 8 steps without finishing; please narrow the request."}, nil
-		}, false, 1, "I stopped after 8 steps", wake.OutcomeAnswered},
+		}, false, 1, "I stopped after 8 steps", wake.OutcomeAnswered, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,19 +131,26 @@ func TestWorkerNoticeForEveryEnding(t *testing.T) {
 			for attempt := 1; attempt <= 3; attempt++ {
 				err := e.w.Handle(context.Background(), j) // Lambda's retries: the same event again
 				posts := e.agentPosts(e.general)
+				interims := 0
+				if tt.interim != "" {
+					interims = 1
+				}
 				if attempt < tt.noticeAt {
-					if err == nil || len(posts) != 0 {
-						t.Fatalf("attempt %d: err %v, %d posts; want an error for the retry and no notice yet", attempt, err, len(posts))
+					if err == nil || len(posts) != interims {
+						t.Fatalf("attempt %d: err %v, %d posts %+v; want an error for the retry and %d notices yet", attempt, err, len(posts), posts, interims)
+					}
+					if interims == 1 && (!strings.Contains(posts[0].Text, tt.interim) || posts[0].ThreadID != parent.ID) {
+						t.Fatalf("attempt %d: interim notice %+v, want %q in the thread", attempt, posts[0], tt.interim)
 					}
 					continue
 				}
 				if err != nil {
 					t.Fatalf("attempt %d: %v, want the ending handled", attempt, err)
 				}
-				if len(posts) != 1 {
-					t.Fatalf("attempt %d: %d posts %+v, want exactly one notice", attempt, len(posts), posts)
+				if len(posts) != 1+interims {
+					t.Fatalf("attempt %d: %d posts %+v, want exactly one notice (after %d interim)", attempt, len(posts), posts, interims)
 				}
-				p := posts[0]
+				p := posts[interims]
 				if !strings.Contains(p.Text, tt.want) || p.ThreadID != parent.ID {
 					t.Errorf("notice %q in thread %q, want %q in thread %s", p.Text, p.ThreadID, tt.want, parent.ID)
 				}
@@ -154,8 +164,12 @@ func TestWorkerNoticeForEveryEnding(t *testing.T) {
 			}
 			// Another delivery of the same job changes nothing.
 			_ = e.w.Handle(context.Background(), j)
-			if n := len(e.agentPosts(e.general)); n != 1 {
-				t.Errorf("%d posts after a late retry, want 1", n)
+			want := 1
+			if tt.interim != "" {
+				want = 2
+			}
+			if n := len(e.agentPosts(e.general)); n != want {
+				t.Errorf("%d posts after a late retry, want %d", n, want)
 			}
 		})
 	}

@@ -448,6 +448,12 @@ func (h *handling) fail(ctx context.Context, run sb.RunContext, err error) error
 		reason = reasonUnavailable // no model was asked: Rocket.Chat or the store failed
 	}
 	if h.attempt == 0 || (!h.last() && reason.Retry) {
+		// The model is down and a whole-run retry will come in a minute or
+		// two: the person hears so now, once per message (the first
+		// attempt), not only after the last retry.
+		if reason.Code == reasonModelUnavailable.Code && h.attempt == 1 {
+			h.notify(ctx, run, reasonModelRetrying)
+		}
 		return err
 	}
 	h.log.ErrorContext(ctx, "wake failed; telling the person", "agent", h.job.AgentID, "attempt", h.attempt, "reason", reason.Code, "err", err)
