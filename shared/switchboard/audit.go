@@ -110,7 +110,9 @@ type ReceiptStore interface {
 	// ChainCost sums all receipts whose RootRunID is rootRunID with one index
 	// query. An unknown chain yields a zero ChainCost.
 	ChainCost(ctx context.Context, rootRunID string) (ChainCost, error)
-	// AgentCostSince sums the cost of agentID's runs started at or after since
-	// (the daily budget).
+	// AgentCostSince sums the cost of the runs charged to agentID
+	// (Run.Payer(): its own runs and the runs of the tasks it handed out,
+	// not its runs another agent pays for) started at or after since (the
+	// daily budget).
 	AgentCostSince(ctx context.Context, agentID string, since time.Time) (float64, error)
 }

@@ -23,6 +23,27 @@ type RunContext struct {
 	// path may be asked again, so questions never go deeper than one level
 	// nor round in a circle.
 	CallPath string `json:"callPath,omitempty"`
+	// TaskHops is how many task hand-overs deep the run is: 0 for a run
+	// that a person, a schedule or a question started; a run that a task
+	// woke is one deeper than the run that created the task, and the runs
+	// that follow from it (its approved calls, the creator's wake with the
+	// result) stay at that depth. The Taskboard refuses a task that would
+	// go deeper than its hop limit.
+	TaskHops int `json:"taskHops,omitempty"`
+	// PaidBy is the agent whose daily budget the run is charged to when
+	// that is not the run's own agent: a task's runs are charged to the
+	// agent that handed the work out (the creator, or whoever pays for the
+	// creator's run), so that no agent spends another's budget. Empty: the
+	// run's agent pays.
+	PaidBy string `json:"paidBy,omitempty"`
+}
+
+// Payer is the agent whose daily budget the run is charged to.
+func (rc RunContext) Payer() string {
+	if rc.PaidBy != "" {
+		return rc.PaidBy
+	}
+	return rc.AgentID
 }
 
 // CallPathSep joins the agent ids of a CallPath; agent ids never contain it.
@@ -43,7 +64,8 @@ func (rc RunContext) Callers() []string {
 	return strings.Split(rc.CallPath, CallPathSep)
 }
 
-// NewRun starts a run for agent. With a nil parent it is the root of a new chain.
+// NewRun starts a run for agent. With a nil parent it is the root of a new
+// chain; a follow-up takes on its parent's task depth and payer.
 func NewRun(agentID string, parent *RunContext, now time.Time) RunContext {
 	id := NewID(now)
 	rc := RunContext{RunID: id, RootRunID: id, AgentID: agentID}
@@ -53,6 +75,7 @@ func NewRun(agentID string, parent *RunContext, now time.Time) RunContext {
 		if rc.RootRunID == "" {
 			rc.RootRunID = parent.RunID
 		}
+		rc.TaskHops, rc.PaidBy = parent.TaskHops, parent.PaidBy
 	}
 	return rc
 }

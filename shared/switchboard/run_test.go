@@ -57,6 +57,21 @@ func TestNewRun(t *testing.T) {
 	}
 }
 
+// A follow-up takes on its parent's task depth and payer: the run a task
+// woke, its approved calls and the creator's wake with the result stay in
+// the same depth and are charged to the same agent.
+func TestNewRunKeepsTaskDepthAndPayer(t *testing.T) {
+	now := time.Date(2026, 12, 2, 10, 15, 0, 0, time.UTC)
+	parent := sb.RunContext{RunID: "ada-1", RootRunID: "ada-1", AgentID: "ada", TaskHops: 2, PaidBy: "cyd"}
+	rc := sb.NewRun("bob", &parent, now)
+	if rc.TaskHops != 2 || rc.PaidBy != "cyd" || rc.Payer() != "cyd" {
+		t.Errorf("follow-up = %+v (payer %s), want depth 2 paid by cyd", rc, rc.Payer())
+	}
+	if root := sb.NewRun("bob", nil, now); root.TaskHops != 0 || root.PaidBy != "" || root.Payer() != "bob" {
+		t.Errorf("root run = %+v (payer %s), want depth 0, its own payer", root, root.Payer())
+	}
+}
+
 func TestNewIDShape(t *testing.T) {
 	now := time.Date(2026, 12, 2, 10, 15, 0, 123_000_000, time.UTC)
 	id := sb.NewID(now)

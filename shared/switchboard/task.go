@@ -51,6 +51,11 @@ type Task struct {
 	Blocker     string        `json:"blocker,omitempty"` // with status blocked: the reason
 	CreatedAt   time.Time     `json:"createdAt"`
 	UpdatedAt   time.Time     `json:"updatedAt"`
+	// Hops is how many task hand-overs deep the task is in its chain
+	// (Run.RootRunID): 1 for a task a run that no task woke created, one
+	// more than the creating run's TaskHops otherwise. The assignee's run
+	// takes it as its TaskHops.
+	Hops int `json:"hops,omitempty"`
 	// Run is the creating run's context: the run a completion wakes the
 	// creator as a follow-up of is the finishing one, but the chain and
 	// the place to answer (ReplyTo) are the creator's.

@@ -91,6 +91,8 @@ type runItem struct {
 	ParentRunID string `dynamodbav:"parentRunId,omitempty"`
 	RootRunID   string `dynamodbav:"rootRunId,omitempty"`
 	AgentID     string `dynamodbav:"agentId,omitempty"`
+	TaskHops    int    `dynamodbav:"taskHops,omitempty"`
+	PaidBy      string `dynamodbav:"paidBy,omitempty"`
 }
 
 // replyToItem is an approval's reply destination; empty fields are left out.
@@ -137,11 +139,13 @@ type openItem struct {
 }
 
 func toRunItem(r switchboard.RunContext) runItem {
-	return runItem{RunID: r.RunID, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID, AgentID: r.AgentID}
+	return runItem{RunID: r.RunID, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID, AgentID: r.AgentID,
+		TaskHops: r.TaskHops, PaidBy: r.PaidBy}
 }
 
 func (r runItem) run() switchboard.RunContext {
-	return switchboard.RunContext{RunID: r.RunID, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID, AgentID: r.AgentID}
+	return switchboard.RunContext{RunID: r.RunID, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID, AgentID: r.AgentID,
+		TaskHops: r.TaskHops, PaidBy: r.PaidBy}
 }
 
 func toApprovalItem(a switchboard.Approval) (map[string]types.AttributeValue, error) {

@@ -12,7 +12,10 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// receiptItem is one agent run in the receipts table.
+// receiptItem is one agent run in the receipts table. Its partition is the
+// agent the run is charged to (Run.Payer(): the run's own agent, or the
+// agent that pays for a task's runs), so that a daily budget stays one
+// query; agentId is always the agent that ran.
 type receiptItem struct {
 	PK          string  `dynamodbav:"pk"`
 	SK          string  `dynamodbav:"sk"`
@@ -20,6 +23,8 @@ type receiptItem struct {
 	RunID       string  `dynamodbav:"runId"`
 	ParentRunID string  `dynamodbav:"parentRunId,omitempty"`
 	RunAgentID  string  `dynamodbav:"runAgentId,omitempty"`
+	TaskHops    int     `dynamodbav:"taskHops,omitempty"`
+	PaidBy      string  `dynamodbav:"paidBy,omitempty"`
 	AgentID     string  `dynamodbav:"agentId"`
 	Provider    string  `dynamodbav:"provider,omitempty"`
 	Model       string  `dynamodbav:"model,omitempty"`
@@ -35,13 +40,19 @@ type receiptItem struct {
 }
 
 func toReceiptItem(r switchboard.Receipt, retention time.Duration) receiptItem {
-	pk, sk := receiptKey(r.AgentID, r.StartedAt, r.Run.RunID)
+	payer := r.AgentID
+	if r.Run.PaidBy != "" {
+		payer = r.Run.PaidBy
+	}
+	pk, sk := receiptKey(payer, r.StartedAt, r.Run.RunID)
 	return receiptItem{
 		PK: pk, SK: sk,
 		RootRunID:   r.Run.RootRunID,
 		RunID:       r.Run.RunID,
 		ParentRunID: r.Run.ParentRunID,
 		RunAgentID:  r.Run.AgentID,
+		TaskHops:    r.Run.TaskHops,
+		PaidBy:      r.Run.PaidBy,
 		AgentID:     r.AgentID,
 		Provider:    r.Provider,
 		Model:       r.Model,
@@ -66,6 +77,7 @@ func fromReceiptItem(it receiptItem) (switchboard.Receipt, error) {
 		Run: switchboard.RunContext{
 			RunID: it.RunID, ParentRunID: it.ParentRunID,
 			RootRunID: it.RootRunID, AgentID: it.RunAgentID,
+			TaskHops: it.TaskHops, PaidBy: it.PaidBy,
 		},
 		AgentID:   it.AgentID,
 		Provider:  it.Provider,
@@ -113,7 +125,8 @@ func (s *Store) ChainCost(ctx context.Context, rootRunID string) (switchboard.Ch
 
 // AgentCostSince queries agentID's partition from since on (sk >= since
 // sorts every receipt started at or after since, the boundary included)
-// and reads only costUsd.
+// and reads only costUsd: the runs charged to agentID, its own and those
+// of the tasks it handed out, not its runs another agent pays for.
 func (s *Store) AgentCostSince(ctx context.Context, agentID string, since time.Time) (float64, error) {
 	const op = "receipts.agentCostSince"
 	if agentID == "" {

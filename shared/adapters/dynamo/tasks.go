@@ -66,6 +66,7 @@ type taskItem struct {
 	Blocker     string            `dynamodbav:"blocker,omitempty"`
 	CreatedAt   string            `dynamodbav:"createdAt"`
 	UpdatedAt   string            `dynamodbav:"updatedAt"`
+	Hops        int               `dynamodbav:"hops,omitempty"`
 	Run         runItem           `dynamodbav:"run"`
 	ReplyTo     *replyToItem      `dynamodbav:"replyTo,omitempty"`
 	FinishedBy  runItem           `dynamodbav:"finishedBy"`
@@ -85,7 +86,7 @@ func toTaskItem(t switchboard.Task) taskItem {
 		CreatedKey: timeKey(t.CreatedAt) + keySep + t.ID,
 		Title:      t.Title, Description: t.Description, Status: string(t.Status),
 		Comments: []taskCommentItem{},
-		Result:   t.Result, Blocker: t.Blocker,
+		Result:   t.Result, Blocker: t.Blocker, Hops: t.Hops,
 		CreatedAt: timeKey(t.CreatedAt), UpdatedAt: timeKey(t.UpdatedAt),
 		Run: toRunItem(t.Run), ReplyTo: toReplyToItem(t.ReplyTo), FinishedBy: toRunItem(t.FinishedBy),
 	}
@@ -101,7 +102,7 @@ func toTaskItem(t switchboard.Task) taskItem {
 func fromTaskItem(it taskItem) (switchboard.Task, error) {
 	t := switchboard.Task{
 		ID: it.ID, Creator: it.Creator, Assignee: it.Assignee, Title: it.Title, Description: it.Description,
-		Status: switchboard.TaskStatus(it.Status), Result: it.Result, Blocker: it.Blocker,
+		Status: switchboard.TaskStatus(it.Status), Result: it.Result, Blocker: it.Blocker, Hops: it.Hops,
 		Run: it.Run.run(), ReplyTo: it.ReplyTo.replyTo(), FinishedBy: it.FinishedBy.run(),
 	}
 	var err error

@@ -181,13 +181,18 @@ func (s *Store) ChainCost(_ context.Context, rootRunID string) (switchboard.Chai
 	return cost, nil
 }
 
-// AgentCostSince sums agentID's receipts started at or after since.
+// AgentCostSince sums the receipts charged to agentID (a run's PaidBy,
+// else its agent) started at or after since.
 func (s *Store) AgentCostSince(_ context.Context, agentID string, since time.Time) (float64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var rs []switchboard.Receipt
 	for _, r := range s.receipts {
-		if r.AgentID == agentID && !r.StartedAt.Before(since) {
+		payer := r.AgentID
+		if r.Run.PaidBy != "" {
+			payer = r.Run.PaidBy
+		}
+		if payer == agentID && !r.StartedAt.Before(since) {
 			rs = append(rs, r)
 		}
 	}

@@ -21,7 +21,10 @@ func SampleApproval(id string, created time.Time, ttl time.Duration) sb.Approval
 	return sb.Approval{
 		ID: id, AgentID: "hermes", Tool: "Nextcloud", Action: "delete",
 		Args: args, ArgsHash: hash,
-		Run:    sb.RunContext{RunID: "run-" + id, ParentRunID: "parent-" + id, RootRunID: "root-" + id, AgentID: "hermes"},
+		// A run a task woke: its depth and payer come back with it, so
+		// that the approved call and its follow-up stay bounded and charged.
+		Run: sb.RunContext{RunID: "run-" + id, ParentRunID: "parent-" + id, RootRunID: "root-" + id, AgentID: "hermes",
+			TaskHops: 2, PaidBy: "atlas"},
 		Origin: sb.OriginAgent, Reason: "the report is outdated",
 		ReplyTo:   &sb.ReplyTo{RoomID: "r1", RoomName: "finanz-team", RoomType: "p", ThreadID: "th1"},
 		CreatedAt: created, ExpiresAt: created.Add(ttl).Truncate(time.Second),

@@ -255,6 +255,40 @@ func RunReceiptStore(t *testing.T, newStore func(t *testing.T) switchboard.Recei
 		}
 	})
 
+	// A run paid for by another agent (a task's run, charged to the agent
+	// that handed the task out) counts against the payer's budget, not
+	// against the agent that ran; the chain still shows it as that agent's.
+	t.Run("AgentCostSinceCountsWhatTheAgentIsChargedFor", func(t *testing.T) {
+		s, ctx := newStore(t), t.Context()
+		own := receipt("bob-own", "bob", "h1", base, 1, 0, 0)
+		paid := receipt("bob-for-alice", "bob", "a1", base.Add(time.Minute), 4, 0, 0)
+		paid.Run.PaidBy, paid.Run.TaskHops = "alice", 2
+		for _, r := range []switchboard.Receipt{own, paid, receipt("alice-own", "alice", "a1", base, 0.5, 0, 0)} {
+			noErr(t, "put "+r.Run.RunID, s.Put(ctx, r))
+		}
+		for agent, want := range map[string]float64{"alice": 4.5, "bob": 1} {
+			got, err := s.AgentCostSince(ctx, agent, base)
+			noErr(t, agent, err)
+			if got != want {
+				t.Errorf("AgentCostSince(%s) = %v, want %v", agent, got, want)
+			}
+		}
+		c, err := s.ChainCost(ctx, "a1")
+		noErr(t, "ChainCost", err)
+		var found bool
+		for _, r := range c.Receipts {
+			if r.Run.RunID == "bob-for-alice" {
+				found = true
+				if r.AgentID != "bob" || r.Run.AgentID != "bob" || r.Run.PaidBy != "alice" || r.Run.TaskHops != 2 {
+					t.Errorf("paid receipt read back as %+v, want bob's run paid by alice at task depth 2", r)
+				}
+			}
+		}
+		if !found || c.CostUSD != 4.5 {
+			t.Errorf("chain a1 = %+v, want alice's run and bob's paid one (4.5)", c)
+		}
+	})
+
 	t.Run("PutNeedsKeys", func(t *testing.T) {
 		s, ctx := newStore(t), t.Context()
 		wantCode(t, "put without run id", s.Put(ctx, receipt("", "alice", "r", base, 1, 1, 1)), switchboard.EINVALID)

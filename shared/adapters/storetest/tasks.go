@@ -36,11 +36,13 @@ func RunTaskStore(t *testing.T, newStore func(t *testing.T) switchboard.TaskStor
 	t.Run("round trip and duplicate id", func(t *testing.T) {
 		s := newStore(t)
 		in := task("t1", "ada", "bob", base)
+		// The task's depth and its creating run's depth and payer are kept.
+		in.Hops, in.Run.TaskHops, in.Run.PaidBy = 2, 1, "cyd"
 		noErr(t, "create", s.Create(t.Context(), in))
 		got, err := s.Get(t.Context(), "t1")
 		noErr(t, "get", err)
 		if got.Title != in.Title || got.Description != in.Description || got.Creator != "ada" || got.Assignee != "bob" ||
-			got.Status != switchboard.TaskOpen || !got.CreatedAt.Equal(base) || got.Run != in.Run ||
+			got.Status != switchboard.TaskOpen || !got.CreatedAt.Equal(base) || got.Run != in.Run || got.Hops != 2 ||
 			got.ReplyTo == nil || *got.ReplyTo != *in.ReplyTo || len(got.Comments) != 0 {
 			t.Fatalf("got %+v, want %+v", got, in)
 		}

@@ -1,9 +1,9 @@
 // Package runtoken issues and checks run tokens: the one form in which a
 // caller outside the engine may name an agent run (the "run" of POST
 // /tools/invoke). A token is the run context the engine stamped — run,
-// parent and root ids, the agent, the call path — and an expiry (the run's
-// deadline), signed with HMAC-SHA256. Run ids and call paths sent any
-// other way are never believed.
+// parent and root ids, the agent, the call path, the task depth and the
+// payer — and an expiry (the run's deadline), signed with HMAC-SHA256.
+// Run ids and call paths sent any other way are never believed.
 //
 // The key is derived from a secret the functions already hold
 // (instance.approvals.signingKey) with HKDF-SHA256 and this package's own
@@ -75,6 +75,10 @@ type runClaims struct {
 	RootRunID   string `json:"rootRunId"`
 	AgentID     string `json:"agentId"`
 	CallPath    string `json:"callPath,omitempty"`
+	// The run's task depth and payer travel with it: a call through the
+	// tool API is bounded and charged like the run's own.
+	TaskHops int    `json:"taskHops,omitempty"`
+	PaidBy   string `json:"paidBy,omitempty"`
 }
 
 // Issue signs run until expires, which is cut to MaxTTL from now. It

@@ -33,7 +33,10 @@ func keys(t *testing.T, secret string, clock *fakeClock) *runtoken.Keys {
 	return k
 }
 
-var hermesRun = sb.RunContext{RunID: "run-h", ParentRunID: "run-p", RootRunID: "root-h", AgentID: "hermes", CallPath: "atlas"}
+// hermesRun has every field set, so that the round trip shows each one
+// (a task's run: two hand-overs deep, paid for by cyd).
+var hermesRun = sb.RunContext{RunID: "run-h", ParentRunID: "run-p", RootRunID: "root-h", AgentID: "hermes", CallPath: "atlas",
+	TaskHops: 2, PaidBy: "cyd"}
 
 func TestIssueVerifyRoundTrip(t *testing.T) {
 	clock := &fakeClock{now: t0}
