@@ -30,6 +30,14 @@ type ToolCall struct {
 	Approved   bool   `json:"-"`
 	ApprovalID string `json:"-"`
 	ApprovedBy string `json:"-"`
+	// Replay names the wake the call's run works on, the same for every
+	// attempt of it (its claim key); CallIndex is the call's place among
+	// the run's tool calls, counted from 0. Together with the arguments
+	// they let the executor answer a recovered wake's repeat of a call
+	// that already had its effect with the recorded outcome. Set by the
+	// engine; "" for calls of runs no wake claim guards.
+	Replay    string `json:"-"`
+	CallIndex int    `json:"-"`
 }
 
 // Call origins.

@@ -52,6 +52,10 @@ type Executor struct {
 	log     *slog.Logger
 	now     func() time.Time
 	stage   Stager
+	// replays keeps the outcomes of a wake's non-idempotent calls for its
+	// later attempts (nil: nothing is recorded or replayed).
+	replays    sb.KV
+	replayable map[string]bool // "Tool.action"
 }
 
 // Stager keeps an action that needs a human's approval and asks for it
@@ -65,7 +69,8 @@ type Stager interface {
 // approvals flow needs the Executor to run what was approved.)
 func (x *Executor) SetStager(s Stager) { x.stage = s }
 
-// Options configure an Executor; all fields but Now are required.
+// Options configure an Executor; all fields but Now, Replays and
+// ReplayActions are required.
 type Options struct {
 	Tools   []sb.Tool
 	Policy  *staging.Policy
@@ -74,6 +79,13 @@ type Options struct {
 	Permits Permits
 	Log     *slog.Logger
 	Now     func() time.Time
+	// Replays keeps the outcomes of the ReplayActions calls of wakes (see
+	// sb.ToolCall.Replay) so that a recovered wake does not repeat them;
+	// nil turns replay off.
+	Replays sb.KV
+	// ReplayActions are "Tool.action" names; nil means
+	// DefaultReplayActions.
+	ReplayActions []string
 }
 
 // New reads every tool's spec once. An action's schema is compiled into
@@ -84,7 +96,14 @@ func New(o Options) (*Executor, error) {
 		o.Now = time.Now
 	}
 	x := &Executor{tools: map[string]sb.Tool{}, specs: map[string]sb.ToolSpec{}, schemas: map[string]*actionSchema{},
-		aliases: map[string]string{}, policy: o.Policy, audit: o.Audit, scrub: o.Scrub, permits: o.Permits, log: o.Log, now: o.Now}
+		aliases: map[string]string{}, policy: o.Policy, audit: o.Audit, scrub: o.Scrub, permits: o.Permits, log: o.Log, now: o.Now,
+		replays: o.Replays, replayable: map[string]bool{}}
+	if o.ReplayActions == nil {
+		o.ReplayActions = DefaultReplayActions
+	}
+	for _, a := range o.ReplayActions {
+		x.replayable[a] = true
+	}
 	for _, t := range o.Tools {
 		spec := t.Spec()
 		if _, dup := x.tools[spec.Name]; dup {
@@ -195,6 +214,26 @@ func (x *Executor) invoke(ctx context.Context, call sb.ToolCall, entry *sb.Audit
 		entry.Outcome = sb.OutcomeRejected
 		return sb.Fail(msg)
 	}
+	// Before the preflight and the policy: what an earlier attempt of the
+	// wake did may fail a preflight now (a deleted file is gone) and must
+	// not be staged for approval twice.
+	replayKey := x.replayKey(call)
+	if replayKey != "" {
+		if env, ok := x.recorded(ctx, replayKey); ok {
+			entry.Outcome = sb.OutcomeReplayed
+			return env
+		}
+	}
+	env := x.decideAndRun(ctx, tool, call, entry)
+	if replayKey != "" {
+		x.record(ctx, replayKey, env)
+	}
+	return env
+}
+
+// decideAndRun runs a valid call's preflight, asks the staging policy and
+// runs, stages or refuses the call as it says.
+func (x *Executor) decideAndRun(ctx context.Context, tool sb.Tool, call sb.ToolCall, entry *sb.AuditEntry) sb.Envelope {
 	if p, ok := tool.(Preflighter); ok {
 		if err := x.preflight(ctx, p, call); err != nil {
 			entry.Outcome = sb.OutcomeRejected
