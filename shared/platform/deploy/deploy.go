@@ -181,8 +181,8 @@ func FunctionEnvVar(name string) string {
 var Functions = []Function{
 	{
 		Name: "tools", Description: "tool registry and tool execution (GET /tools, POST /tools/invoke)",
-		URLAuth:  "AWS_IAM",
-		Routes:   []Route{{"GET", "/tools"}, {"POST", "/tools/invoke"}},
+		URLAuth: "AWS_IAM",
+		Routes:  []Route{{"GET", "/tools"}, {"POST", "/tools/invoke"}},
 		// A tool call may upload a file (route budget 55 s); the document
 		// pipeline's convert step waits for Collabora up to its own 100 s.
 		MemoryMB: 256, TimeoutSeconds: 120,
