@@ -144,6 +144,12 @@ type Start struct {
 	// question (see sb.RunContext.CallPath): it is stamped on the run and
 	// the run is not offered ask_agent.
 	CallPath string
+	// Replay names the wake this run works on, the same for every attempt
+	// of it (the job's wake claim); "" for runs no claim guards. The run's
+	// tool calls carry it with their place in the run (sb.ToolCall.Replay,
+	// CallIndex), so that an attempt after a crash does not repeat what
+	// the dead one already did.
+	Replay string
 }
 
 // Run executes one run of agent on wake (already framed as untrusted where it
@@ -168,6 +174,7 @@ func (e *Engine) Start(ctx context.Context, agent Agent, st Start) (Result, erro
 		Messages: []Message{{Role: "user", Content: wake}}}
 	ctx, res.RunToken = e.issueToken(ctx, res.Run, now)
 	seen := map[string]int{}
+	index := 0 // the next tool call's place in the run
 	var runErr error
 	var attempts modelretry.Recorder
 	ctx = modelretry.WithRecorder(ctx, &attempts)
@@ -201,7 +208,9 @@ loop:
 				break loop
 			}
 			env := e.Tools.Invoke(ctx, sb.ToolCall{AgentID: agent.ID, Tool: tc.Tool, Action: tc.Action,
-				Args: tc.Args, Run: res.Run, Origin: sb.OriginAgent, ReplyTo: st.ReplyTo.Clone()})
+				Args: tc.Args, Run: res.Run, Origin: sb.OriginAgent, ReplyTo: st.ReplyTo.Clone(),
+				Replay: st.Replay, CallIndex: index})
+			index++
 			args := tc.Args
 			if !json.Valid(args) {
 				args = nil // a model's broken JSON must not break the result's own encoding

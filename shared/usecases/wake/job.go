@@ -39,6 +39,17 @@ type JobClaim struct {
 	Owner string   `json:"owner"`
 }
 
+// ReplayKey names the wake for agentrun.Start.Replay: the job's first
+// claim key, the same for every attempt (a retry or a take-over after a
+// crash; the owner changes, the key does not). "" for a job without a
+// claim: its run's calls are never replayed.
+func (j Job) ReplayKey() string {
+	if j.Claim == nil || len(j.Claim.Keys) == 0 {
+		return ""
+	}
+	return j.Claim.Keys[0]
+}
+
 // Pending is a message to fetch and judge in the worker.
 type Pending struct {
 	RoomID    string `json:"roomId"`

@@ -92,6 +92,9 @@ func New(d *decide.Decide) (*Actions, error) {
 		Scrub:   c.Scrubber,
 		Permits: a.permits,
 		Log:     c.Log,
+		// A recovered wake answers what its dead attempt already did
+		// (posted, created, shared) instead of doing it again.
+		Replays: c.Store.KV(),
 	})
 	if err != nil {
 		return nil, err

@@ -135,7 +135,7 @@ func (g *Agents) runJob(ctx context.Context, job wake.Job) (agentrun.Result, err
 		return agentrun.Result{Outcome: wake.OutcomeBudget}, err
 	}
 	// The worker gave ctx the run's deadline.
-	return g.Engine.Start(ctx, ag, agentrun.Start{Wake: job.Text, Parent: job.Parent, ReplyTo: job.ReplyTo})
+	return g.Engine.Start(ctx, ag, agentrun.Start{Wake: job.Text, Parent: job.Parent, ReplyTo: job.ReplyTo, Replay: job.ReplayKey()})
 }
 
 func (g *Agents) agent(id string) (agentrun.Agent, error) {
