@@ -42,6 +42,7 @@ func TestCapacityPerCreateAndComplete(t *testing.T) {
 		Tasks: store.Tasks(), Messages: sb.ScrubbingMessages{Log: store.AgentMessages(s3blob.New(s3c, "workspace"))},
 		Waker: j, Notify: router.New(nil, memstore.New(), slog.New(slog.DiscardHandler)),
 		Agents:        func(id string) (taskboard.Party, bool) { return taskboard.Party{Name: id, Taskboard: true}, true },
+		Counters:      store,
 		WatchdogAfter: 24 * time.Hour, Log: slog.New(slog.DiscardHandler),
 	}
 	tool := taskboard.NewTool(svc)
@@ -73,11 +74,13 @@ func TestCapacityPerCreateAndComplete(t *testing.T) {
 	bob := sb.RunContext{RunID: "bob-1", ParentRunID: "ada-1", RootRunID: "ada-1", AgentID: "bob"}
 	done := measure("task_complete", sb.ToolCall{AgentID: "bob", Tool: "Taskboard", Action: "task_complete", Run: bob, Origin: sb.OriginAgent,
 		Args: []byte(`{"taskId":"` + id + `","result":"Table in shared:reports/invoices-2026-11.md; 14 customers, 4711 EUR."}`)})
-	// create: 1 conditional put of the task, the message row, its search
-	// rows in one batch; complete: 1 read, 1 conditional update, the
+	// create: 2 counter updates (the run's and the hour's bound), 1
+	// conditional put of the task, the message row, its search rows in one
+	// batch (+1 receipts query for the payer's daily budget when it has
+	// one; none here); complete: 1 read, 1 conditional update, the
 	// result's message row and search batch.
-	if created.Calls > 3 || done.Calls > 4 {
-		t.Errorf("requests: create %d (want ≤ 3), complete %d (want ≤ 4)", created.Calls, done.Calls)
+	if created.Calls > 5 || done.Calls > 4 {
+		t.Errorf("requests: create %d (want ≤ 5), complete %d (want ≤ 4)", created.Calls, done.Calls)
 	}
 }
 

@@ -42,8 +42,8 @@ type Notifier interface {
 	Deliver(ctx context.Context, n router.Notice) (router.Delivery, error)
 }
 
-// Service is the taskboard. All fields but WatchdogAfter, Now and Log are
-// required.
+// Service is the taskboard. All fields but WatchdogAfter, Limits, Now and
+// Log are required.
 type Service struct {
 	Tasks sb.TaskStore
 	// Messages records agent-to-agent messages; the app passes the core's
@@ -56,8 +56,18 @@ type Service struct {
 	// WatchdogAfter is how long a task may stay open before the watchdog
 	// tells the human; 0 turns the watchdog off.
 	WatchdogAfter time.Duration
-	Now           func() time.Time
-	Log           *slog.Logger
+	// Counters count task_create per run and per agent and hour (the
+	// state table's bounded counters).
+	Counters sb.Counters
+	// Budget is the daily budget: a task's runs are charged to the agent
+	// that handed the work out, so one without budget left creates no
+	// task that wakes another agent, and its tasks' wakes do not run
+	// (AdmitWake).
+	Budget Budget
+	// Limits bound task_create; zero fields take the defaults.
+	Limits Limits
+	Now    func() time.Time
+	Log    *slog.Logger
 }
 
 func (s *Service) now() time.Time {
@@ -104,12 +114,18 @@ type Created struct {
 }
 
 // Create gives a new task to assignee. The assignee must be a configured
-// agent with the Taskboard tool (EINVALID, ENOTFOUND otherwise). Unless
-// the creator gives the task to itself, the assignee is woken with the
-// task as a follow-up of the creating run, and the hand-over is recorded
-// as a message. A wake that cannot be queued now waits for the task-wakes
-// job (Deferred); one that cannot even be kept is no error either: the task
-// is stored (Woken false) and the watchdog reports it if it stays open.
+// agent with the Taskboard tool (EINVALID, ENOTFOUND otherwise). An
+// agent's task_create is bounded (a *Refused, with a denied row): none from
+// a run that answers a question, at most Limits.PerRun per run and
+// Limits.PerHour per agent and hour, a chain at most Limits.Hops hand-overs
+// deep, and none that would wake another agent while the agent paying for
+// it has no budget left. Unless the creator gives the task to itself, the
+// assignee is woken with the task as a follow-up of the creating run, one
+// hop deeper and paid for by the creator (or whoever pays for the creating
+// run), and the hand-over is recorded as a message. A wake that cannot be
+// queued now waits for the task-wakes job (Deferred); one that cannot even
+// be kept is no error either: the task is stored (Woken false) and the
+// watchdog reports it if it stays open.
 func (s *Service) Create(ctx context.Context, call sb.ToolCall, assignee, title, description string) (Created, error) {
 	const op = "taskboard.create"
 	actor := Actor(call)
@@ -129,17 +145,33 @@ func (s *Service) Create(ctx context.Context, call sb.ToolCall, assignee, title,
 		return Created{}, sb.E(op, sb.EINVALID, fmt.Sprintf(
 			"agent %s does not take tasks (it has no Taskboard tool); give the task to another agent or ask the human", assignee))
 	}
+	hops, pays, err := s.admit(ctx, call, actor, assignee)
+	var undo func()
+	if err == nil {
+		undo, err = s.count(ctx, call, actor)
+	}
+	if err != nil {
+		var r *Refused
+		if errors.As(err, &r) {
+			s.recordRefusal(ctx, call, actor, assignee, title, description, r)
+		}
+		return Created{}, err
+	}
 	t := sb.Task{
 		ID: sb.NewID(now), Creator: actor, Assignee: assignee, Title: title, Description: description,
-		Status: sb.TaskOpen, CreatedAt: now, UpdatedAt: now, Run: call.Run, ReplyTo: call.ReplyTo.Clone(),
+		Status: sb.TaskOpen, CreatedAt: now, UpdatedAt: now, Hops: hops, Run: call.Run, ReplyTo: call.ReplyTo.Clone(),
 	}
 	if err := s.Tasks.Create(ctx, t); err != nil {
+		undo()
 		return Created{}, err
 	}
 	if actor == assignee {
 		return Created{Task: t, Woken: true}, nil // a note to itself: it is running already
 	}
+	// The assignee's run follows the creating run, one hop deeper, and is
+	// charged to the payer.
 	parent := call.Run
+	parent.TaskHops, parent.PaidBy = hops, paidBy(pays, assignee)
 	woken, deferred := s.wake(ctx, wake.Job{AgentID: assignee, Source: JobSource, Text: AssignedText(t, s.name(actor)), Parent: &parent}, t.ID)
 	if isAgent(actor) {
 		s.record(ctx, sb.AgentMessage{From: actor, To: assignee, Channel: sb.ChannelTask, Direction: sb.DirectionRequest,
@@ -247,7 +279,10 @@ func (s *Service) Finish(ctx context.Context, call sb.ToolCall, id string, to sb
 			out.HumanTold = s.tell(ctx, router.Notice{Kind: router.KindTaskDone, AgentID: t.Assignee, Text: DoneNotice(t, s.name(t.Assignee)), Run: call.Run}, t.ID)
 		}
 	default:
+		// The creator hears the result at the task's depth, charged to
+		// whoever paid for the creating run.
 		run := call.Run
+		run.TaskHops, run.PaidBy = max(run.TaskHops, t.Hops), paidBy(t.Run.Payer(), t.Creator)
 		out.CreatorWoken, _ = s.wake(ctx, wake.Job{AgentID: t.Creator, Source: JobSource, Text: FinishedText(t, s.name(t.Assignee)),
 			Parent: &run, ReplyTo: t.ReplyTo.Clone()}, t.ID)
 		if isAgent(actor) {

@@ -89,14 +89,36 @@ func (c *clock) add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
+// budgets is the daily budget as the taskboard asks it: the agents in
+// over have used theirs up.
+type budgets struct {
+	mu    sync.Mutex
+	over  map[string]bool
+	asked []string
+}
+
+func (b *budgets) Over(_ context.Context, agentID string) (bool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.asked = append(b.asked, agentID)
+	return b.over[agentID], nil
+}
+
+func (b *budgets) spend(agentID string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.over[agentID] = true
+}
+
 type world struct {
-	svc   *taskboard.Service
-	tool  *taskboard.Tool
-	tasks *dynamo.Tasks
-	msgs  *memstore.AgentMessages
-	jobs  *jobs
-	human *human
-	clock *clock
+	svc     *taskboard.Service
+	tool    *taskboard.Tool
+	tasks   *dynamo.Tasks
+	msgs    *memstore.AgentMessages
+	jobs    *jobs
+	human   *human
+	clock   *clock
+	budgets *budgets
 }
 
 var t0 = time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)
@@ -107,7 +129,9 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	c := dynamotest.Client(t)
 	store := dynamo.New(c, dynamotest.FreshTables(t, c))
-	w := &world{tasks: store.Tasks(), msgs: &memstore.AgentMessages{}, jobs: &jobs{}, human: &human{}, clock: &clock{t: t0}}
+	w := &world{tasks: store.Tasks(), msgs: &memstore.AgentMessages{}, jobs: &jobs{}, human: &human{}, clock: &clock{t: t0},
+		budgets: &budgets{over: map[string]bool{}}}
+	store.Now = w.clock.Now // the counters' windows run on the test's clock
 	agents := map[string]taskboard.Party{
 		"ada": {Name: "Ada", Taskboard: true}, "bob": {Name: "Bob", Taskboard: true},
 		"cyd": {Name: "Cyd", Taskboard: true}, "dan": {Name: "Dan"},
@@ -121,6 +145,8 @@ func newWorld(t *testing.T) *world {
 			p, ok := agents[id]
 			return p, ok
 		},
+		Counters:      store,
+		Budget:        w.budgets,
 		WatchdogAfter: 24 * time.Hour,
 		Now:           w.clock.Now,
 		Log:           slog.New(slog.DiscardHandler),
@@ -134,6 +160,12 @@ func run(agent, id, parent, root string) sb.RunContext {
 	return sb.RunContext{RunID: id, ParentRunID: parent, RootRunID: root, AgentID: agent}
 }
 
+// tasked is r as the parent of a task's wake: hops deep, paid by payer.
+func tasked(r sb.RunContext, hops int, payer string) sb.RunContext {
+	r.TaskHops, r.PaidBy = hops, payer
+	return r
+}
+
 // call invokes the tool as agent within r and decodes the envelope.
 func (w *world) call(t *testing.T, r sb.RunContext, action string, args map[string]any) sb.Envelope {
 	t.Helper()
@@ -144,7 +176,7 @@ func (w *world) call(t *testing.T, r sb.RunContext, action string, args map[stri
 
 func (w *world) rows(t *testing.T, a, b string) []sb.AgentMessage {
 	t.Helper()
-	page, err := w.msgs.Pair(t.Context(), a, b, sb.MessageQuery{OldestFirst: true})
+	page, err := w.msgs.Pair(t.Context(), a, b, sb.MessageQuery{OldestFirst: true, Limit: sb.MaxMessagePage})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,8 +209,9 @@ func TestCreateWakesTheAssigneeAsAFollowUpOfTheCreatingRun(t *testing.T) {
 		t.Fatalf("dispatched %d wakes, want 1 for bob", len(got))
 	}
 	j := got[0]
-	if j.AgentID != "bob" || j.Source != taskboard.JobSource || j.Parent == nil || *j.Parent != adaRun || j.ReplyTo != nil || j.Claim != nil {
-		t.Errorf("wake = %+v (parent %+v), want bob's wake with Parent = ada's run and no reply place", j, j.Parent)
+	// Bob's run follows ada's, one task hop deep, charged to ada.
+	if j.AgentID != "bob" || j.Source != taskboard.JobSource || j.Parent == nil || *j.Parent != tasked(adaRun, 1, "ada") || j.ReplyTo != nil || j.Claim != nil {
+		t.Errorf("wake = %+v (parent %+v), want bob's wake with Parent = ada's run (1 hop, paid by ada) and no reply place", j, j.Parent)
 	}
 	if !strings.Contains(j.Text, id) || !strings.Contains(j.Text, "task_complete") || !strings.Contains(j.Text, "Ada (ada)") {
 		t.Errorf("wake text does not say which task and how to finish it: %q", j.Text)
@@ -225,7 +258,8 @@ func TestCompleteWakesTheCreatorAsAFollowUpOfTheCompletingRun(t *testing.T) {
 		t.Fatalf("dispatched %d wakes, want the assignment and the completion", len(got))
 	}
 	j := got[1]
-	if j.AgentID != "ada" || j.Parent == nil || *j.Parent != bobRun || j.ReplyTo == nil || j.ReplyTo.RoomID != "room-ada" {
+	// Ada hears the result at the task's depth and pays for it herself.
+	if j.AgentID != "ada" || j.Parent == nil || *j.Parent != tasked(bobRun, 1, "") || j.ReplyTo == nil || j.ReplyTo.RoomID != "room-ada" {
 		t.Errorf("completion wake = %+v (parent %+v), want ada woken under bob's run, answering where ada was asked", j, j.Parent)
 	}
 	// The run it starts has ParentRunId = the completing run, in the chain.
@@ -294,7 +328,7 @@ func TestBlockWakesTheCreatorAndTellsTheHumanOnce(t *testing.T) {
 		t.Errorf("envelope = %+v", env.Data)
 	}
 	got := w.jobs.all()
-	if len(got) != 2 || got[1].AgentID != "ada" || *got[1].Parent != bobRun || !strings.Contains(got[1].Text, "blocked") ||
+	if len(got) != 2 || got[1].AgentID != "ada" || *got[1].Parent != tasked(bobRun, 1, "") || !strings.Contains(got[1].Text, "blocked") ||
 		!strings.Contains(got[1].Text, "no access") {
 		t.Fatalf("wakes = %+v, want ada woken with the reason under bob's run", got)
 	}
@@ -501,7 +535,7 @@ func TestWakesThatCannotBeQueuedWaitForTheJob(t *testing.T) {
 	}
 	wg.Wait()
 	got := w.jobs.all()
-	if len(got) != 1 || got[0].AgentID != "bob" || got[0].Parent == nil || *got[0].Parent != adaRun || !strings.Contains(got[0].Text, "task_complete") {
+	if len(got) != 1 || got[0].AgentID != "bob" || got[0].Parent == nil || *got[0].Parent != tasked(adaRun, 1, "ada") || !strings.Contains(got[0].Text, "task_complete") {
 		t.Fatalf("queued = %+v, want bob's wake once, as a follow-up of ada's run", got)
 	}
 	if out, err := w.svc.RunDeferredWakes(t.Context()); err != nil || !strings.HasPrefix(out, "0 ") {

@@ -2,8 +2,10 @@ package taskboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
@@ -110,7 +112,7 @@ func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
 		}
 		c, err := t.s.Create(ctx, call, assignee, title, desc)
 		if err != nil {
-			return sb.FailErr(err)
+			return refusal(err)
 		}
 		data := map[string]any{"taskId": c.Task.ID, "taskStatus": string(c.Task.Status), "assignee": c.Task.Assignee, "assigneeWoken": c.Woken}
 		if c.Deferred {
@@ -186,6 +188,24 @@ func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
 		return sb.OK(data)
 	}
 	return sb.Fail(fmt.Sprintf("Taskboard has no action %q", call.Action))
+}
+
+// refusal is the error envelope of a failed task_create; a bound's refusal
+// also names its reason ("refused"), the bound ("limit") and, for the
+// hourly bound, when the next task can be created ("retryAfterSeconds").
+func refusal(err error) sb.Envelope {
+	env := sb.FailErr(err)
+	var r *Refused
+	if errors.As(err, &r) {
+		env.Data["refused"] = r.Reason
+		if r.Limit > 0 {
+			env.Data["limit"] = r.Limit
+		}
+		if r.Err.RetryAfter > 0 {
+			env.Data["retryAfterSeconds"] = int(r.Err.RetryAfter.Round(time.Second) / time.Second)
+		}
+	}
+	return env
 }
 
 // texts3 checks up to three required text arguments (an empty name ends
