@@ -27,6 +27,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
 	"github.com/switchboard-dev/switchboard/shared/tools/staging"
 	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
+	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
 	"github.com/switchboard-dev/switchboard/shared/usecases/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
@@ -45,6 +46,11 @@ type Actions struct {
 	// writes it, through MessageLog; the analysis tool reads it.
 	Messages  *dynamo.AgentMessages
 	Taskboard *taskboard.Service
+	// Budget is the agents' daily budget (receipts of the day against
+	// dailyBudgetUsd; the human told once per agent and day): the engine's
+	// gate before every run, and the taskboard's before a task that would
+	// wake another agent.
+	Budget *agentrun.Budget
 
 	// RunTokens are the engine's run-token keys (derived from
 	// instance.approvals.signingKey): the engine signs its runs with them

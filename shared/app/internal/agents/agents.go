@@ -22,15 +22,19 @@ import (
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 	"github.com/switchboard-dev/switchboard/shared/usecases/askagent"
-	"github.com/switchboard-dev/switchboard/shared/usecases/router"
+	"github.com/switchboard-dev/switchboard/shared/usecases/taskboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
-// Agents is the actions layer plus the engine and the worker.
+// OutcomeTaskRefused is the outcome of a task's wake the taskboard refused
+// (no run happened).
+const OutcomeTaskRefused = "task_refused"
+
+// Agents is the actions layer plus the engine and the worker; the daily
+// budget (Budget) is the actions layer's, shared with the taskboard.
 type Agents struct {
 	*actions.Actions
 	Engine *agentrun.Engine
-	Budget *agentrun.Budget
 	Worker *wake.Worker
 }
 
@@ -48,21 +52,6 @@ func New(a *actions.Actions) (*Agents, error) {
 	g := &Agents{Actions: a, Engine: &agentrun.Engine{Tools: a.Tools, Receipts: a.Store}}
 	if a.RunTokens != nil { // never a nil *Keys in the interface
 		g.Engine.Tokens = a.RunTokens
-	}
-	g.Budget = &agentrun.Budget{
-		Store: a.Store,
-		Limit: func(id string) (float64, string) {
-			c, ok := a.Config.Agent(id)
-			if !ok {
-				return 0, id
-			}
-			return c.DailyBudgetUSD, a.AgentName(id)
-		},
-		Notify: func(ctx context.Context, text string) error {
-			_, err := a.Router.Deliver(ctx, router.Notice{Kind: router.KindBudget, Text: text})
-			return err
-		},
-		Log: a.Log,
 	}
 	for _, ag := range a.Config.Agents {
 		if _, err := g.agent(ag.ID); err != nil {
@@ -123,10 +112,19 @@ func (g *Agents) execute(ctx context.Context, approvalID string) error {
 	return g.Approvals.Execute(ctx, approvalID)
 }
 
-// runJob runs the woken agent.
+// runJob runs the woken agent. A task's wake runs only as the taskboard
+// admits it (within the hop limit, its payer's budget not used up: the
+// run is charged to the payer); a refused one ends without a run and
+// without an answer (the taskboard wrote its denied row).
 func (g *Agents) runJob(ctx context.Context, job wake.Job) (agentrun.Result, error) {
 	ag, err := g.agent(job.AgentID)
 	if err != nil {
+		return agentrun.Result{}, err
+	}
+	if err := g.Taskboard.AdmitWake(ctx, job); err != nil {
+		if taskboard.RefusedFor(err) != "" {
+			return agentrun.Result{Outcome: OutcomeTaskRefused}, nil
+		}
 		return agentrun.Result{}, err
 	}
 	if over, err := g.Budget.Over(ctx, job.AgentID); err != nil || over {
