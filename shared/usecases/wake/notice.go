@@ -86,21 +86,33 @@ func (h *handling) notify(ctx context.Context, run sb.RunContext, reason Reason)
 	return true
 }
 
-// budgetNotice tells the room once per day that the agent's daily budget
-// is used up (the human hears it once per agent and day through the
-// router; the people in each room hear it here).
+// budgetNotice tells the person whose message the daily budget refused
+// that the agent takes no requests until 00:00 UTC: every refused message
+// gets this answer in its thread, once however often its job comes (a
+// marker per message), so that a budget spent by other wakes never leaves
+// a person unanswered. A job without message ids (Telegram) is one message
+// and is told. The human hears it once per agent and day through the
+// router besides.
 func (h *handling) budgetNotice(ctx context.Context, run sb.RunContext) {
 	job := h.job
-	if job.ReplyTo == nil || h.w.Notes == nil {
+	if job.ReplyTo == nil {
 		return
 	}
-	day := h.now().UTC().Truncate(24 * time.Hour)
-	key := "budget-note#" + job.AgentID + "#" + job.ReplyTo.RoomID + job.ReplyTo.TelegramChatID + "#" + day.Format("2006-01-02")
-	first, err := h.w.Notes.Claim(ctx, key, day.Add(48*time.Hour))
+	if len(job.MessageIDs) == 0 || h.w.Notes == nil {
+		h.notify(ctx, run, reasonBudget)
+		return
+	}
+	// A job's messages are claimed by it alone, so its first id names it.
+	key := "budget-note#" + job.AgentID + "#" + job.MessageIDs[0]
+	first, err := h.w.Notes.Claim(ctx, key, h.now().Add(budgetNoteFor))
 	if err != nil || !first {
 		return
 	}
 	if !h.notify(ctx, run, reasonBudget) {
-		_ = h.w.Notes.Unclaim(context.WithoutCancel(ctx), key) // say it on the next wake instead
+		_ = h.w.Notes.Unclaim(context.WithoutCancel(ctx), key) // say it on the message's retry instead
 	}
 }
+
+// budgetNoteFor is how long a message's budget notice is remembered:
+// longer than its job's retries and take-overs last.
+const budgetNoteFor = 24 * time.Hour

@@ -175,17 +175,22 @@ func TestWorkerNoticeForEveryEnding(t *testing.T) {
 	}
 }
 
-// The daily budget is said once per room and day in the room (the human
-// hears it once per agent and day through the router, elsewhere).
-func TestWorkerBudgetNoticeOncePerRoomAndDay(t *testing.T) {
+// Every message the daily budget refused gets its answer in the person's
+// thread: per message, not once per room and day (after a storm of task
+// wakes, a person's DM must still hear why nothing comes). A retry of the
+// same message's job says nothing twice. (The human hears it once per
+// agent and day through the router, elsewhere.)
+func TestWorkerBudgetNoticeForEveryRefusedMessage(t *testing.T) {
 	e := newNoticeEnv(t, func(context.Context, wake.Job) (agentrun.Result, error) {
 		return agentrun.Result{Outcome: wake.OutcomeBudget}, nil
 	})
 	for range 2 {
 		for _, room := range []string{e.general, e.finanz} {
 			j, _ := e.job(t, room, "")
-			if err := e.w.Handle(context.Background(), j); err != nil {
-				t.Fatal(err)
+			for range 2 { // the job comes twice (a retry)
+				if err := e.w.Handle(context.Background(), j); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if c := e.claim(t, j); c.State != sb.ClaimDone || c.Outcome != wake.OutcomeBudget {
 				t.Errorf("claim %+v, want done/%s", c, wake.OutcomeBudget)
@@ -194,17 +199,24 @@ func TestWorkerBudgetNoticeOncePerRoomAndDay(t *testing.T) {
 	}
 	for _, room := range []string{e.general, e.finanz} {
 		posts := e.agentPosts(room)
-		if len(posts) != 1 || !strings.Contains(posts[0].Text, "budget") {
-			t.Errorf("room %s: %+v, want one budget notice", room, posts)
+		if len(posts) != 2 || !strings.Contains(posts[0].Text, "budget") || !strings.Contains(posts[1].Text, "budget") {
+			t.Errorf("room %s: %+v, want one budget notice per refused message (2)", room, posts)
 		}
 	}
-	e.clk.Add(24 * time.Hour) // the next day says it again
-	j, _ := e.job(t, e.general, "")
-	if err := e.w.Handle(context.Background(), j); err != nil {
-		t.Fatal(err)
+	// A job without message ids (a Telegram message) is one message too.
+	var told []string
+	e.w.Reply = func(_ context.Context, j wake.Job, _ sb.RunContext, text string) error {
+		told = append(told, j.ReplyTo.TelegramChatID+": "+text)
+		return nil
 	}
-	if n := len(e.agentPosts(e.general)); n != 2 {
-		t.Errorf("%d budget notices after a day, want 2", n)
+	for range 2 {
+		if err := e.w.Handle(context.Background(), wake.Job{AgentID: "hermes", Source: "telegram", Text: "wake",
+			ReplyTo: &wake.ReplyTo{TelegramChatID: "42"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(told) != 2 || !strings.Contains(told[1], "budget") {
+		t.Errorf("telegram got %q, want a budget notice for each message", told)
 	}
 }
 
