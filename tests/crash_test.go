@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/tools/toolnames"
 )
 
 // hangingModel is an OpenAI-compatible chat-completions server that never
@@ -311,4 +312,148 @@ func TestUnpostableAnswerGoesThroughTheRouter(t *testing.T) {
 	if !strings.Contains(d.logs.String(), "wake answer delivered through the router instead of the room") {
 		t.Error("the log does not say where the answer went")
 	}
+}
+
+// actingModel is an OpenAI-compatible chat-completions server for a run
+// that acts: the wake "wie stehen die Zahlen?" is answered with two tool
+// calls (post the numbers into the room, give atlas a task); the first
+// answer to their results never comes (the caller is killed meanwhile),
+// later ones end the run. Any other wake (atlas's task) is just noted.
+type actingModel struct {
+	*httptest.Server
+	mu      sync.Mutex
+	wakes   int           // requests that began the Hermes wake
+	hung    bool          // the first request after the tool results hung
+	started chan struct{} // closed when that request came in
+	// tasks are the task_create answers the runs saw, in order.
+	tasks []taskAnswer
+}
+
+// taskAnswer is what a run's task_create answered.
+type taskAnswer struct {
+	TaskID   string `json:"taskId"`
+	Replayed bool   `json:"replayed"`
+}
+
+func newActingModel(t *testing.T, room string) *actingModel {
+	m := &actingModel{started: make(chan struct{})}
+	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		if r.URL.Path != "/v1/chat/completions" || json.NewDecoder(r.Body).Decode(&req) != nil || len(req.Messages) == 0 {
+			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+			return
+		}
+		last := req.Messages[len(req.Messages)-1]
+		msg := map[string]any{"role": "assistant"}
+		fn := func(id, tool, action string, args map[string]any) any {
+			b, _ := json.Marshal(args)
+			return map[string]any{"id": id, "type": "function",
+				"function": map[string]any{"name": toolnames.FunctionName(tool, action), "arguments": string(b)}}
+		}
+		switch {
+		case last.Role == "user" && strings.Contains(last.Content, "wie stehen die Zahlen"):
+			m.mu.Lock()
+			m.wakes++
+			m.mu.Unlock()
+			msg["tool_calls"] = []any{
+				fn("call_1", "RocketChat", "send_message", map[string]any{"room": room, "text": "Umsatz Q3: 1,2 Mio."}),
+				fn("call_2", "Taskboard", "task_create", map[string]any{"assignee": "atlas", "title": "Q3 prüfen", "description": "Bitte die Q3-Zahlen prüfen."}),
+			}
+		case last.Role == "tool":
+			m.mu.Lock()
+			for _, tm := range req.Messages {
+				var a taskAnswer
+				if tm.Role == "tool" && json.Unmarshal([]byte(tm.Content), &a) == nil && a.TaskID != "" {
+					m.tasks = append(m.tasks, a)
+				}
+			}
+			hang := !m.hung
+			m.hung = true
+			m.mu.Unlock()
+			if hang {
+				close(m.started)
+				select {
+				case <-r.Context().Done(): // the caller died
+				case <-time.After(time.Minute):
+				}
+				return
+			}
+			msg["content"] = "Erledigt."
+		default:
+			msg["content"] = "noted"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": "c1", "object": "chat.completion",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": msg}},
+			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 3}})
+	}))
+	t.Cleanup(m.Close)
+	return m
+}
+
+// kill -9 of `switchboard dev` after the run had posted a message and
+// created a task (while it waits for the model): the recovered wake runs
+// again and makes the same calls, which answer what the killed run did
+// instead of doing it again. One message in the room, one task.
+func TestKilledRunsEffectsAreNotRepeatedByTheRecovery(t *testing.T) {
+	w := newCrashWorld(t, 0)
+	model := newActingModel(t, "finanz-team")
+	raw, err := os.ReadFile(w.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := strings.Replace(string(raw), w.model.URL, model.URL, 1)
+	config = strings.Replace(config, "    tools:\n", "    tools:\n      Taskboard: {}\n", 1) +
+		"  - id: atlas\n    name: Atlas\n    systemPrompt: You are Atlas.\n    tools:\n      Taskboard: {}\n"
+	if err := os.WriteFile(w.config, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	first := startDevConfig(t, w.config, w.env...)
+	if _, err := w.rc.Post("richard", w.room, "@agent-hermes wie stehen die Zahlen?", rcfake.PostOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, m := first.do("POST", "/dev/jobs/rocketchat-poll", "", nil); status != http.StatusOK {
+		t.Fatalf("tick = %d %v", status, m)
+	}
+	select {
+	case <-model.started:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the run never came back to the model after its tool calls\n%s", first.logs.String())
+	}
+	if n := len(w.replies()); n != 1 {
+		t.Fatalf("before the kill the agent posted %d messages, want its one send_message\n%s", n, first.logs.String())
+	}
+	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-first.done
+
+	second := startDevConfig(t, w.config, w.env...)
+	recovered := func() bool {
+		model.mu.Lock()
+		defer model.mu.Unlock()
+		return model.wakes >= 2
+	}
+	if !tickUntil(t, second, 30*time.Second, recovered) {
+		t.Fatalf("the wake was not run again after the restart\nfirst:\n%s\nsecond:\n%s", first.logs.String(), second.logs.String())
+	}
+	// Keep polling: the recovered run ends, and nothing comes twice.
+	tickUntil(t, second, 4*time.Second, func() bool { return false })
+	if got := w.replies(); len(got) != 1 || got[0].Text != "Umsatz Q3: 1,2 Mio." {
+		t.Errorf("agent posted %d messages %+v, want the numbers once", len(got), got)
+	}
+	model.mu.Lock()
+	defer model.mu.Unlock()
+	// The task_create of each run, as its model saw it: a second task would
+	// have an id of its own.
+	if len(model.tasks) != 2 || model.tasks[0].TaskID != model.tasks[1].TaskID || model.tasks[0].Replayed || !model.tasks[1].Replayed {
+		t.Errorf("task_create answers %+v, want the killed run's task, then the same task replayed", model.tasks)
+	}
+	t.Logf("wake run %d times; posts %d; task answers %+v", model.wakes, len(w.replies()), model.tasks)
 }
