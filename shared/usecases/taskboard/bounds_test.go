@@ -56,7 +56,7 @@ func wantRows(t *testing.T, rows []sb.AgentMessage, n int, reason string) {
 // The attack's storm: one run calls task_create 500 times at once. The
 // first DefaultPerRun create a task and wake the assignee; every other call
 // is refused with the bound and what to do, and leaves a denied row.
-func TestCreateIsBoundedPerRun(t *testing.T) {
+func TestTaskCreateIsBoundedPerRun(t *testing.T) {
 	w := newWorld(t)
 	adaRun := run("ada", "ada-1", "", "ada-1")
 	const calls = 500
@@ -108,7 +108,7 @@ func TestCreateIsBoundedPerRun(t *testing.T) {
 
 // An agent creates at most DefaultPerHour tasks per clock hour, whatever
 // its runs; the refusal says when it may again, and the next hour it may.
-func TestCreateIsBoundedPerAgentAndHour(t *testing.T) {
+func TestTaskCreateIsBoundedPerAgentAndHour(t *testing.T) {
 	w := newWorld(t)
 	w.clock.add(17 * time.Minute)
 	created := 0
@@ -145,7 +145,7 @@ func next(j wake.Job) sb.RunContext { return sb.NewRun(j.AgentID, j.Parent, t0) 
 // The attack's ping-pong: ada and bob hand a task back and forth, each
 // from the run the other's task woke. The chain goes DefaultHops deep; the
 // next hand-over is refused with a denied row, and no further wake happens.
-func TestPingPongStopsAtTheHopLimit(t *testing.T) {
+func TestTaskPingPongStopsAtTheHopLimit(t *testing.T) {
 	w := newWorld(t)
 	cur := run("ada", "ada-0", "", "ada-0") // a person's message woke ada
 	other := map[string]string{"ada": "bob", "bob": "ada"}
@@ -204,7 +204,7 @@ func lastTaskID(t *testing.T, w *world, agent string) string {
 
 // A run that answers another agent's question (ask_agent) hands no work
 // on: its task_create is refused, with a denied row.
-func TestAnsweringRunCannotCreateTasks(t *testing.T) {
+func TestTaskCreateRefusedInAnAnsweringRun(t *testing.T) {
 	w := newWorld(t)
 	answering := sb.RunContext{RunID: "bob-ans", ParentRunID: "ada-1", RootRunID: "ada-1", AgentID: "bob", CallPath: "ada"}
 	env := w.call(t, answering, taskboard.ActionCreate, map[string]any{"assignee": "cyd", "title": "pass it on", "description": "x"})
@@ -225,7 +225,7 @@ func TestAnsweringRunCannotCreateTasks(t *testing.T) {
 // A task's runs are charged to the agent that handed the work out: the
 // wake carries its payer, along the chain. A creator with no budget left
 // creates no task that would wake another agent, and nothing is woken.
-func TestCreatorWithoutBudgetWakesNobody(t *testing.T) {
+func TestTaskCreatorWithoutBudgetWakesNobody(t *testing.T) {
 	w := newWorld(t)
 	id := w.create(t, run("ada", "ada-1", "", "ada-1"))
 	js := w.jobs.all()
@@ -258,10 +258,9 @@ func TestCreatorWithoutBudgetWakesNobody(t *testing.T) {
 }
 
 // AdmitWake is the gate before a task's wake runs (the agent-worker asks
-// it): a wake whose payer has no budget left, or deeper than the hop
-// limit (kept from before, or forged), is refused with a row; the
-// others run.
-func TestAdmitWake(t *testing.T) {
+// it): a wake whose payer has no budget left, or deeper than the hop limit
+// (kept from before, or forged), is refused with a row; the others run.
+func TestTaskWakeAdmission(t *testing.T) {
 	w := newWorld(t)
 	w.create(t, run("ada", "ada-1", "", "ada-1"))
 	j := w.jobs.all()[0]
