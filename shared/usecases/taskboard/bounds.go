@@ -37,6 +37,8 @@ const (
 	ReasonHopLimit  = "hop_limit"     // the chain is DefaultHops hand-overs deep
 	ReasonAnswering = "answering_run" // the run answers an ask_agent question
 	ReasonBudget    = "payer_budget"  // the agent that pays for the task's runs has no budget left
+	// ReasonNoTaskboard: the assignee takes no tasks (it has no Taskboard).
+	ReasonNoTaskboard = "no_taskboard"
 )
 
 // Limits bound task_create; a zero field takes its default.

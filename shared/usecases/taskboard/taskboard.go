@@ -138,12 +138,12 @@ func (s *Service) Create(ctx context.Context, call sb.ToolCall, assignee, title,
 		return Created{}, sb.E(op, sb.ENOTFOUND, fmt.Sprintf("no agent %q; give the task to one of the agents with the Taskboard tool", assignee))
 	}
 	if !p.Taskboard {
+		msg := fmt.Sprintf("agent %s does not take tasks (it has no Taskboard tool); give the task to another agent or ask the human", assignee)
 		if isAgent(actor) && actor != assignee {
 			s.record(ctx, sb.AgentMessage{From: actor, To: assignee, Channel: sb.ChannelTask, Direction: sb.DirectionRequest,
-				Content: title + "\n\n" + description, Status: sb.MessageDenied, OccurredAt: now}, call.Run)
+				Content: title + "\n\n" + description, Status: sb.MessageDenied, Reason: ReasonNoTaskboard + ": " + msg, OccurredAt: now}, call.Run)
 		}
-		return Created{}, sb.E(op, sb.EINVALID, fmt.Sprintf(
-			"agent %s does not take tasks (it has no Taskboard tool); give the task to another agent or ask the human", assignee))
+		return Created{}, sb.E(op, sb.EINVALID, msg)
 	}
 	hops, pays, err := s.admit(ctx, call, actor, assignee)
 	var undo func()

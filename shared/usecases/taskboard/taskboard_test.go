@@ -474,8 +474,9 @@ func TestRefusals(t *testing.T) {
 	}
 	// A refused hand-over to a real agent is a row (denied); a made-up
 	// agent gets none.
-	if rows := w.rows(t, "ada", "dan"); len(rows) != 1 || rows[0].Status != sb.MessageDenied || rows[0].Channel != sb.ChannelTask {
-		t.Errorf("ada|dan rows = %+v, want one denied task row", rows)
+	if rows := w.rows(t, "ada", "dan"); len(rows) != 1 || rows[0].Status != sb.MessageDenied || rows[0].Channel != sb.ChannelTask ||
+		!strings.HasPrefix(rows[0].Reason, taskboard.ReasonNoTaskboard+": ") {
+		t.Errorf("ada|dan rows = %+v, want one denied task row with its reason", rows)
 	}
 	if rows := w.rows(t, "ada", "zed"); len(rows) != 0 {
 		t.Errorf("ada|zed rows = %+v, want none", rows)
