@@ -82,7 +82,7 @@ var Tables = []Table{
 	},
 	{
 		ID: "receipts", EnvVar: "SWITCHBOARD_TABLE_RECEIPTS",
-		Doc: "one item per agent run: pk agent, sk start#runId; byRoot sums a chain's cost",
+		Doc: "one item per agent run: pk the agent charged (the one that ran, or the one that handed out its task), sk start#runId; byRoot sums a chain's cost",
 		PK:  pk, SK: sk, TTLAttr: "expiresAt",
 		Indexes: []Index{{Name: IndexByRoot, PK: rootRunID, SK: sk}},
 	},

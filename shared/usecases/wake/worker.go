@@ -55,8 +55,8 @@ type Worker struct {
 	// Claims holds the wake claims; jobs without a Claim (approval
 	// follow-ups, Telegram) run without them.
 	Claims WakeStore
-	// Notes are once-only markers for notices (the daily budget is said
-	// once per room and day).
+	// Notes are once-only markers for notices (a message the daily budget
+	// refused is told once per message).
 	Notes Claims
 	// Prepare turns a webhook job (Pending set) into a runnable one, or
 	// reports that it must not wake the agent after all.
