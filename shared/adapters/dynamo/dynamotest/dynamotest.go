@@ -46,9 +46,9 @@ const EnvEndpoint = "SWITCHBOARD_TEST_DYNAMODB"
 const startTimeout = 20 * time.Second
 
 var (
-	startOnce sync.Once
-	server    *dynalite
-	startErr  error
+	serverMu sync.Mutex
+	server   *dynalite
+	startErr error
 
 	clientsMu sync.Mutex
 	clients   = map[string]*dynamodb.Client{}
@@ -60,11 +60,11 @@ func Client(t testing.TB) *dynamodb.Client {
 	t.Helper()
 	endpoint := os.Getenv(EnvEndpoint)
 	if endpoint == "" {
-		startOnce.Do(func() { server, startErr = startDynalite() })
-		if startErr != nil {
-			t.Fatalf("dynamotest: %v", startErr)
+		d, err := shared(t)
+		if err != nil {
+			t.Fatalf("dynamotest: %v", err)
 		}
-		endpoint = server.endpoint
+		endpoint = d.endpoint
 	}
 	clientsMu.Lock()
 	defer clientsMu.Unlock()
@@ -89,7 +89,32 @@ func Endpoint(t testing.TB) string {
 	if v := os.Getenv(EnvEndpoint); v != "" {
 		return v
 	}
-	return server.endpoint
+	d, err := shared(t)
+	if err != nil {
+		t.Fatalf("dynamotest: %v", err)
+	}
+	return d.endpoint
+}
+
+// shared returns this binary's dynalite, starting it on first use. One that
+// exited mid-run (it has crashed under a long suite) is reported with its
+// last output in the log of the test that notices, and a new one is
+// started for the tests after it; the tests whose tables it held fail.
+func shared(t testing.TB) (*dynalite, error) {
+	serverMu.Lock()
+	defer serverMu.Unlock()
+	if server != nil {
+		select {
+		case <-server.proc.Exited():
+			t.Logf("dynamotest: the shared dynalite at %s exited mid-run (%s); starting a new one", server.endpoint, server.output.String())
+			server, startErr = nil, nil
+		default:
+		}
+	}
+	if server == nil && startErr == nil {
+		server, startErr = startDynalite()
+	}
+	return server, startErr
 }
 
 // Main runs the tests and then stops dynalite if this binary started it.
@@ -101,6 +126,8 @@ func Main(m *testing.M) {
 
 // Stop kills the dynalite process this binary started, if any. Main calls it.
 func Stop() {
+	serverMu.Lock()
+	defer serverMu.Unlock()
 	if server != nil {
 		server.stop()
 	}
