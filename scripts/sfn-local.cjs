@@ -208,6 +208,10 @@ function taskHandler(state, exec) {
       if (!token) throw new StatesError('States.Runtime', `sfn-local: ${resource} needs $$.Task.Token in its Parameters`);
       exec.minted.delete(token);
       waiter = Promise.withResolvers();
+      // The token can be closed while the Lambda that received it is still
+      // returning, before anything awaits the waiter; a rejection then must
+      // not count as unhandled (Node would exit). The await below still sees it.
+      waiter.promise.catch(() => {});
       const entry = { resolve: waiter.resolve, reject: waiter.reject };
       if (state.HeartbeatSeconds) {
         entry.beat = () => {

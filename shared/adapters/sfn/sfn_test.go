@@ -284,6 +284,7 @@ func TestAskAgentRetriesTransientErrors(t *testing.T) {
 // approvalWorld drives the Standard test machine with a task token.
 type approvalWorld struct {
 	tokens  chan string
+	hold    chan struct{} // when set, the approval Lambda returns only after it is closed
 	mu      sync.Mutex
 	uploads int
 	told    []string
@@ -299,6 +300,9 @@ func (w *approvalWorld) handlers() lambdalocal.Invoker {
 		}),
 		"approval": lambda.NewHandler(func(ctx context.Context, in struct{ Token, URL string }) error {
 			w.tokens <- in.Token // the approval request goes out with the token
+			if w.hold != nil {
+				<-w.hold
+			}
 			return nil
 		}),
 		"tell": lambda.NewHandler(func(ctx context.Context, in struct{ Error string }) error {
@@ -395,6 +399,27 @@ func TestTaskTokenFailureIsCaught(t *testing.T) {
 	}
 	if len(w.told) != 1 || w.told[0] != "ApprovalDenied" {
 		t.Errorf("told %v, want [ApprovalDenied]", w.told)
+	}
+}
+
+// A person can answer before the Lambda that sent the request has returned
+// (a fast click, a slow Lambda); the answer still decides the Task.
+func TestTaskTokenClosedBeforeTheLambdaReturns(t *testing.T) {
+	t.Parallel() // each test has its own runtime
+	w := &approvalWorld{tokens: make(chan string, 1), hold: make(chan struct{})}
+	env := sfntest.Start(t, w.handlers(), approvalMachine())
+	arn := startApproval(t, env, `{"path":"report.pdf","approvalTimeoutSeconds":30}`)
+	token := <-w.tokens
+	_, err := env.Client.SendTaskFailure(context.Background(), &sfnapi.SendTaskFailureInput{
+		TaskToken: &token, Error: aws.String("ApprovalDenied"), Cause: aws.String("bob said no"),
+	})
+	close(w.hold)
+	if err != nil {
+		t.Fatalf("SendTaskFailure while the Lambda runs: %v", err)
+	}
+	d := waitDone(t, env.Client, arn)
+	if d.Status != types.ExecutionStatusFailed || aws.ToString(d.Error) != "NotDelivered" {
+		t.Fatalf("got %v %s, want FAILED NotDelivered", d.Status, aws.ToString(d.Error))
 	}
 }
 
