@@ -8,7 +8,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 // The bounds of task_create, when Limits leaves them zero. Each wake is a
@@ -223,7 +222,7 @@ func (s *Service) recordRefusal(ctx context.Context, call sb.ToolCall, actor, as
 // or when the agent that pays for it (job.Parent.PaidBy) has used up its
 // daily budget. A refused wake is a denied row and a *Refused; other wakes
 // are nil. Any other error means the check could not be made (retry).
-func (s *Service) AdmitWake(ctx context.Context, job wake.Job) error {
+func (s *Service) AdmitWake(ctx context.Context, job sb.WakeJob) error {
 	if job.Source != JobSource || job.Parent == nil {
 		return nil
 	}

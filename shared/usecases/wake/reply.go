@@ -52,7 +52,7 @@ type Replier struct {
 // the tool path; the router origin marks it as a system action. Temporary
 // refusals (429, 5xx, no answer) come back as ERATELIMITED or EUNAVAILABLE,
 // which the worker retries; the rest are final and go to Fallback.
-func (r *Replier) Reply(ctx context.Context, job Job, run sb.RunContext, text string) error {
+func (r *Replier) Reply(ctx context.Context, job sb.WakeJob, run sb.RunContext, text string) error {
 	const op = "wake.reply"
 	if job.ReplyTo == nil {
 		return sb.E(op, sb.EINVALID, "the wake job names no place to answer (replyTo)")
@@ -92,7 +92,7 @@ func (r *Replier) Reply(ctx context.Context, job Job, run sb.RunContext, text st
 // Attach posts an answer too long for a few messages as a Markdown file
 // with caption as its message, and audits it like the RocketChat tool's
 // send_file.
-func (r *Replier) Attach(ctx context.Context, job Job, run sb.RunContext, text, caption string) error {
+func (r *Replier) Attach(ctx context.Context, job sb.WakeJob, run sb.RunContext, text, caption string) error {
 	files, ok := r.Files(job.AgentID)
 	if !ok || job.ReplyTo == nil {
 		return sb.E("wake.reply", sb.EINVALID, fmt.Sprintf("agent %q has no RocketChat block", job.AgentID))
@@ -119,7 +119,7 @@ func (r *Replier) Attach(ctx context.Context, job Job, run sb.RunContext, text, 
 // Fallback hands an answer that Rocket.Chat would not take (after the
 // client's retries) to the human, with a link to the room, so that it is
 // not lost.
-func (r *Replier) Fallback(ctx context.Context, job Job, text string) error {
+func (r *Replier) Fallback(ctx context.Context, job sb.WakeJob, text string) error {
 	var where string
 	if to := job.ReplyTo; to != nil {
 		where = to.RoomName

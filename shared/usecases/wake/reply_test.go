@@ -77,7 +77,7 @@ func TestReplierReplyPostsThroughTheRocketChatTool(t *testing.T) {
 			r := newReplier(inv, &uploader{}, memstore.New(), &told)
 			run := sb.NewRun("hermes", nil, time.Now())
 			to := tt.to
-			err := r.Reply(context.Background(), wake.Job{AgentID: "hermes", ReplyTo: &to}, run, "the answer")
+			err := r.Reply(context.Background(), sb.WakeJob{AgentID: "hermes", ReplyTo: &to}, run, "the answer")
 			if got := sb.ErrorCode(err); got != tt.wantCode {
 				t.Fatalf("Reply = %v (code %q), want code %q", err, got, tt.wantCode)
 			}
@@ -99,7 +99,7 @@ func TestReplierReplyGoesBackToTelegram(t *testing.T) {
 	inv := &invoker{}
 	var told []string
 	r := newReplier(inv, &uploader{}, memstore.New(), &told)
-	job := wake.Job{AgentID: "hermes", ReplyTo: &wake.ReplyTo{TelegramChatID: "42"}}
+	job := sb.WakeJob{AgentID: "hermes", ReplyTo: &wake.ReplyTo{TelegramChatID: "42"}}
 	if err := r.Reply(context.Background(), job, sb.RunContext{}, "hi"); sb.ErrorCode(err) != sb.EINVALID {
 		t.Errorf("Reply without a bot = %v, want EINVALID naming the missing bot token", err)
 	}
@@ -126,7 +126,7 @@ func TestReplierAttachUploadsScrubbedAndAudits(t *testing.T) {
 		var told []string
 		r := newReplier(&invoker{}, up, store, &told)
 		run := sb.NewRun("hermes", nil, time.Now())
-		job := wake.Job{AgentID: "hermes", ReplyTo: &wake.ReplyTo{RoomID: "r1", ThreadID: "m1"}}
+		job := sb.WakeJob{AgentID: "hermes", ReplyTo: &wake.ReplyTo{RoomID: "r1", ThreadID: "m1"}}
 		err := r.Attach(context.Background(), job, run, "long s3cret answer", "first paragraph")
 		if (err != nil) != fail {
 			t.Fatalf("Attach = %v, want failure %v", err, fail)
@@ -158,7 +158,7 @@ func TestReplierFallbackLinksTheRoom(t *testing.T) {
 		var told []string
 		r := newReplier(&invoker{}, &uploader{}, memstore.New(), &told)
 		to := tt.to
-		if err := r.Fallback(context.Background(), wake.Job{AgentID: "hermes", ReplyTo: &to}, "the answer"); err != nil {
+		if err := r.Fallback(context.Background(), sb.WakeJob{AgentID: "hermes", ReplyTo: &to}, "the answer"); err != nil {
 			t.Fatal(err)
 		}
 		want := "hermes: This answer could not be posted in " + tt.want + ":\n\nthe answer"

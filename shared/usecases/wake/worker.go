@@ -60,23 +60,23 @@ type Worker struct {
 	Notes Claims
 	// Prepare turns a webhook job (Pending set) into a runnable one, or
 	// reports that it must not wake the agent after all.
-	Prepare func(ctx context.Context, job Job) (Job, bool, error)
-	// Execute runs the approved call a job hands over (Job.ApprovalID) in
+	Prepare func(ctx context.Context, job sb.WakeJob) (sb.WakeJob, bool, error)
+	// Execute runs the approved call a job hands over (WakeJob.ApprovalID) in
 	// place of an agent run: once, however often the job comes (the
 	// approvals use case makes sure). Nil: such jobs fail EUNAVAILABLE.
 	Execute func(ctx context.Context, approvalID string) error
 	// Run runs the agent on the job (app wiring: engine + model + tools).
-	Run func(ctx context.Context, job Job) (agentrun.Result, error)
+	Run func(ctx context.Context, job sb.WakeJob) (agentrun.Result, error)
 	// Reply posts text to the job's ReplyTo as the agent, within run. The
 	// worker's notices go the same way.
-	Reply func(ctx context.Context, job Job, run sb.RunContext, text string) error
+	Reply func(ctx context.Context, job sb.WakeJob, run sb.RunContext, text string) error
 	// Fallback hands an answer that could not be posted to the human by
 	// another channel (the router), with a link to the room. May be nil.
-	Fallback func(ctx context.Context, job Job, text string) error
+	Fallback func(ctx context.Context, job sb.WakeJob, text string) error
 	// Attach posts a long answer as a Markdown file into the job's room or
 	// thread, with caption as its message. May be nil: then every answer is
 	// posted as messages.
-	Attach func(ctx context.Context, job Job, run sb.RunContext, text, caption string) error
+	Attach func(ctx context.Context, job sb.WakeJob, run sb.RunContext, text, caption string) error
 	// MaxMessage is the longest message the chat server takes, in UTF-16
 	// code units as Rocket.Chat counts them (Message_MaxAllowedSize;
 	// default 5,000). A longer Rocket.Chat answer is posted in parts cut at
@@ -129,7 +129,7 @@ const (
 )
 
 // Handle implements the worker for one job.
-func (w *Worker) Handle(ctx context.Context, job Job) error {
+func (w *Worker) Handle(ctx context.Context, job sb.WakeJob) error {
 	if job.ApprovalID != "" {
 		if w.Execute == nil {
 			return sb.E("wake.worker", sb.EUNAVAILABLE, "this worker cannot run approved calls (approval "+job.ApprovalID+")")
@@ -152,7 +152,7 @@ func (w *Worker) Handle(ctx context.Context, job Job) error {
 // handling is the state of one Handle call.
 type handling struct {
 	w       *Worker
-	job     Job
+	job     sb.WakeJob
 	keys    []string // the claims this attempt owns
 	attempt int      // 0 when the job has no claim
 	now     func() time.Time
@@ -378,7 +378,7 @@ func (h *handling) runDeadline(ctx context.Context) time.Time {
 
 // run calls Run and turns a panic (a tool or adapter crashing) into an
 // error, so that the person hears about it and the lease is released.
-func (h *handling) run(ctx context.Context, job Job) (res agentrun.Result, err error) {
+func (h *handling) run(ctx context.Context, job sb.WakeJob) (res agentrun.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("wake %s: the run crashed: %v", job.AgentID, p)
@@ -390,7 +390,7 @@ func (h *handling) run(ctx context.Context, job Job) (res agentrun.Result, err e
 // begin starts this attempt on the job's claims. It reports false when
 // none of them is this job's any more (done, or taken over by another run):
 // then there is nothing to do.
-func (h *handling) begin(ctx context.Context, c *JobClaim, until time.Time) (bool, error) {
+func (h *handling) begin(ctx context.Context, c *sb.WakeJobClaim, until time.Time) (bool, error) {
 	if c == nil || h.w.Claims == nil {
 		return true, nil
 	}

@@ -68,7 +68,7 @@ func New(a *actions.Actions) (*Agents, error) {
 		WaitFor: a.Wait,
 		Slack:   a.Slack,
 		Log:     a.Log,
-		Prepare: func(ctx context.Context, job wake.Job) (wake.Job, bool, error) {
+		Prepare: func(ctx context.Context, job sb.WakeJob) (sb.WakeJob, bool, error) {
 			rc, ok := a.RC[job.AgentID]
 			if !ok {
 				return job, false, sb.E("app.prepare", sb.ENOTFOUND, fmt.Sprintf("agent %q has no RocketChat block", job.AgentID))
@@ -116,7 +116,7 @@ func (g *Agents) execute(ctx context.Context, approvalID string) error {
 // admits it (within the hop limit, its payer's budget not used up: the
 // run is charged to the payer); a refused one ends without a run and
 // without an answer (the taskboard wrote its denied row).
-func (g *Agents) runJob(ctx context.Context, job wake.Job) (agentrun.Result, error) {
+func (g *Agents) runJob(ctx context.Context, job sb.WakeJob) (agentrun.Result, error) {
 	ag, err := g.agent(job.AgentID)
 	if err != nil {
 		return agentrun.Result{}, err
@@ -136,18 +136,18 @@ func (g *Agents) runJob(ctx context.Context, job wake.Job) (agentrun.Result, err
 	return g.Engine.Start(ctx, ag, agentrun.Start{Wake: job.Text, Parent: job.Parent, ReplyTo: job.ReplyTo, Replay: job.ReplayKey()})
 }
 
-func (g *Agents) agent(id string) (agentrun.Agent, error) {
+func (g *Agents) agent(id string) (sb.Agent, error) {
 	c, ok := g.Config.Agent(id)
 	if !ok {
-		return agentrun.Agent{}, sb.E("app.agent", sb.ENOTFOUND, fmt.Sprintf("no agent %q in the config", id))
+		return sb.Agent{}, sb.E("app.agent", sb.ENOTFOUND, fmt.Sprintf("no agent %q in the config", id))
 	}
 	m := c.EffectiveModel(g.Config.Instance)
-	ag := agentrun.Agent{ID: c.ID, MaxSteps: c.MaxSteps, Provider: m.Provider, ModelName: m.Model,
+	ag := sb.Agent{ID: c.ID, MaxSteps: c.MaxSteps, Provider: m.Provider, ModelName: m.Model,
 		SystemPrompt: c.SystemPrompt + "\n\n" + untrusted.Instructions(),
-		Pricing:      agentrun.Pricing{InputPer1M: m.InputPer1M, OutputPer1M: m.OutputPer1M}}
+		Pricing:      sb.Pricing{InputPer1M: m.InputPer1M, OutputPer1M: m.OutputPer1M}}
 	model, err := g.model(m, c)
 	if err != nil {
-		return agentrun.Agent{}, fmt.Errorf("app: agent %s: model: %w", id, err)
+		return sb.Agent{}, fmt.Errorf("app: agent %s: model: %w", id, err)
 	}
 	ag.Model = model
 	if m.Provider == swcfg.ProviderScripted {
@@ -158,7 +158,7 @@ func (g *Agents) agent(id string) (agentrun.Agent, error) {
 
 // model builds the provider for one agent. Built per run: the clients are
 // cheap (the HTTP and AWS clients underneath are shared).
-func (g *Agents) model(m swcfg.Model, c *swcfg.Agent) (agentrun.Model, error) {
+func (g *Agents) model(m swcfg.Model, c *swcfg.Agent) (sb.Model, error) {
 	switch m.Provider {
 	case swcfg.ProviderScripted:
 		name := c.Name
