@@ -216,6 +216,16 @@ func (s *Service) recordRefusal(ctx context.Context, call sb.ToolCall, actor, as
 		Reason: r.Reason + ": " + r.Err.Message, OccurredAt: s.now()}, call.Run)
 }
 
+// Admits is AdmitWake for the agent run: a refused wake is false and no
+// error.
+func (s *Service) Admits(ctx context.Context, job sb.WakeJob) (bool, error) {
+	err := s.AdmitWake(ctx, job)
+	if RefusedFor(err) != "" {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // AdmitWake is the gate the agent-worker asks before a task's wake runs
 // (job.Source == JobSource): the wake is refused when it is deeper than
 // the hop limit (a wake kept from before, or a run context from elsewhere)

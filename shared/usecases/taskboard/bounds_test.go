@@ -297,3 +297,15 @@ func TestTaskWakeAdmission(t *testing.T) {
 		t.Errorf("the human's task: %v", err)
 	}
 }
+
+// Admits says the same as AdmitWake, a refusal as false without an error.
+func TestAdmitsIsAdmitWakeAsABool(t *testing.T) {
+	w := newWorld(t)
+	deep := sb.WakeJob{AgentID: "bob", Source: taskboard.JobSource, Parent: &sb.RunContext{RunID: "ada-1", RootRunID: "ada-1", AgentID: "ada", TaskHops: taskboard.DefaultHops + 1}}
+	if ok, err := w.svc.Admits(t.Context(), deep); ok || err != nil {
+		t.Errorf("Admits(too deep) = %v, %v; want false, nil", ok, err)
+	}
+	if ok, err := w.svc.Admits(t.Context(), sb.WakeJob{AgentID: "bob", Source: "rocketchat-webhook"}); !ok || err != nil {
+		t.Errorf("Admits(not a task) = %v, %v; want true, nil", ok, err)
+	}
+}

@@ -46,15 +46,15 @@ func TestWorkerPostsALongAnswerInParts(t *testing.T) {
 			})
 			w.MaxMessage = tt.limit
 			posts := 0
-			w.Reply = func(ctx context.Context, job sb.WakeJob, run sb.RunContext, text string) error {
+			w.Replies = replyFunc(func(ctx context.Context, job sb.WakeJob, run sb.RunContext, text string) error {
 				posts++
 				if posts == tt.failAt {
 					return sb.E("test.reply", sb.EUNAVAILABLE, "Rocket.Chat answered 503")
 				}
 				return r.Reply(ctx, job, run, text)
-			}
+			})
 			attached := false
-			w.Attach = func(context.Context, sb.WakeJob, sb.RunContext, string, string) error { attached = true; return nil }
+			w.Files = attachFunc(func(context.Context, sb.WakeJob, sb.RunContext, string, string) error { attached = true; return nil })
 			if err := w.Handle(context.Background(), job("hermes")); err != nil {
 				t.Fatal(err)
 			}
@@ -91,10 +91,10 @@ func TestWorkerAttachesAVeryLongAnswer(t *testing.T) {
 		return answered("hermes", answer), nil
 	})
 	var file, caption string
-	w.Attach = func(_ context.Context, _ sb.WakeJob, _ sb.RunContext, text, c string) error {
+	w.Files = attachFunc(func(_ context.Context, _ sb.WakeJob, _ sb.RunContext, text, c string) error {
 		file, caption = text, c
 		return nil
-	}
+	})
 	if err := w.Handle(context.Background(), job("hermes")); err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestWorkerAttachesAVeryLongAnswer(t *testing.T) {
 		t.Errorf("caption = %.80q…, want the first paragraph", caption)
 	}
 
-	w.Attach = nil
+	w.Files = nil
 	if err := w.Handle(context.Background(), job("hermes")); err != nil {
 		t.Fatal(err)
 	}

@@ -33,17 +33,17 @@ func newNoticeEnv(t *testing.T, run func(context.Context, sb.WakeJob) (agentrun.
 	e.wakes = e.pollEnv.wakes()
 	log, _ := newLog()
 	e.w = &wake.Worker{
-		Leases: e.store, Claims: e.wakes, Notes: e.store, Run: run,
-		Reply: func(ctx context.Context, j sb.WakeJob, _ sb.RunContext, text string) error {
+		Leases: e.store, Claims: e.wakes, Notes: e.store, Runner: runFunc(run),
+		Replies: replyFunc(func(ctx context.Context, j sb.WakeJob, _ sb.RunContext, text string) error {
 			_, err := e.hermesChat.PostMessage(ctx, j.ReplyTo.RoomID, text, j.ReplyTo.ThreadID)
 			return err
-		},
-		Fallback: func(_ context.Context, j sb.WakeJob, text string) error {
+		}),
+		Fallback: fallbackFunc(func(_ context.Context, j sb.WakeJob, text string) error {
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			e.fallback = append(e.fallback, text)
 			return nil
-		},
+		}),
 		RunFor: time.Minute, WaitFor: time.Second, Log: log, Now: e.clk.Now,
 		Sleep: func(_ context.Context, d time.Duration) error { e.clk.Add(d); return nil },
 	}
@@ -205,10 +205,10 @@ func TestWorkerBudgetNoticeForEveryRefusedMessage(t *testing.T) {
 	}
 	// A job without message ids (a Telegram message) is one message too.
 	var told []string
-	e.w.Reply = func(_ context.Context, j sb.WakeJob, _ sb.RunContext, text string) error {
+	e.w.Replies = replyFunc(func(_ context.Context, j sb.WakeJob, _ sb.RunContext, text string) error {
 		told = append(told, j.ReplyTo.TelegramChatID+": "+text)
 		return nil
-	}
+	})
 	for range 2 {
 		if err := e.w.Handle(context.Background(), sb.WakeJob{AgentID: "hermes", Source: "telegram", Text: "wake",
 			ReplyTo: &wake.ReplyTo{TelegramChatID: "42"}}); err != nil {
@@ -258,7 +258,7 @@ func TestWorkerReplyRetriedThenHandedToTheRouter(t *testing.T) {
 
 	// Neither the room nor the router: the error goes back for a retry.
 	e = newNoticeEnv(t, answer)
-	e.w.Fallback = func(context.Context, sb.WakeJob, string) error { return errors.New("no channel") }
+	e.w.Fallback = fallbackFunc(func(context.Context, sb.WakeJob, string) error { return errors.New("no channel") })
 	j, _ = e.job(t, e.general, "")
 	for range 3 {
 		e.rc.FailNext("chat.postMessage", http.StatusBadGateway, down)

@@ -304,17 +304,17 @@ func TestWebhookToReplyEndToEnd(t *testing.T) {
 	wakes := &sb.WakeClaims{KV: e.store.KV(), Now: e.clk.Now}
 	w := &wake.Worker{
 		Leases: e.store,
-		Prepare: func(ctx context.Context, j sb.WakeJob) (sb.WakeJob, bool, error) {
+		Preparer: prepareFunc(func(ctx context.Context, j sb.WakeJob) (sb.WakeJob, bool, error) {
 			return e.prep.Prepare(ctx, j, e.src, e.hermes.Rules, 12)
-		},
-		Run: func(_ context.Context, j sb.WakeJob) (agentrun.Result, error) {
+		}),
+		Runner: runFunc(func(_ context.Context, j sb.WakeJob) (agentrun.Result, error) {
 			runs <- j
 			return answered("hermes", "Die Zahlen stimmen."), nil
-		},
-		Reply: func(ctx context.Context, j sb.WakeJob, _ sb.RunContext, text string) error {
+		}),
+		Replies: replyFunc(func(ctx context.Context, j sb.WakeJob, _ sb.RunContext, text string) error {
 			_, err := e.hermesChat.PostMessage(ctx, j.ReplyTo.RoomID, text, j.ReplyTo.ThreadID)
 			return err
-		},
+		}),
 		Claims: wakes, RunFor: time.Minute, WaitFor: time.Second, Now: e.clk.Now,
 	}
 	log, _ := newLog()

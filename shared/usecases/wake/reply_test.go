@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
@@ -41,16 +40,16 @@ func (u *uploader) UploadFile(_ context.Context, rid, name, _ string, r io.Reade
 
 func newReplier(inv *invoker, up *uploader, store *memstore.Store, told *[]string) *wake.Replier {
 	return &wake.Replier{
-		Tools:   inv,
-		Files:   func(id string) (wake.FileUploader, bool) { return up, id == "hermes" },
-		BaseURL: func(string) string { return "https://chat.example.org/" },
-		Notify: func(_ context.Context, agentID, text string) error {
+		Tools:    inv,
+		Accounts: wake.Accounts{"hermes": {Files: up, BaseURL: "https://chat.example.org/"}},
+		Names:    agentIDs{},
+		Human: notifyFunc(func(_ context.Context, agentID, text string) error {
 			*told = append(*told, agentID+": "+text)
 			return nil
-		},
-		Audit: store,
-		Scrub: func(s string) string { return strings.ReplaceAll(s, "s3cret", "[redacted]") },
-		Log:   slog.New(slog.DiscardHandler),
+		}),
+		Audit:    store,
+		Scrubber: replaceScrubber{"s3cret", "[redacted]"},
+		Log:      slog.New(slog.DiscardHandler),
 	}
 }
 
@@ -104,14 +103,14 @@ func TestReplierReplyGoesBackToTelegram(t *testing.T) {
 		t.Errorf("Reply without a bot = %v, want EINVALID naming the missing bot token", err)
 	}
 	var sent []string
-	r.Telegram = func(_ context.Context, agentID, chatID, text string) error {
-		sent = append(sent, agentID+"@"+chatID+": "+text)
+	r.Telegram = sendFunc(func(_ context.Context, chatID, text string) error {
+		sent = append(sent, chatID+": "+text)
 		return nil
-	}
+	})
 	if err := r.Reply(context.Background(), job, sb.RunContext{}, "hi"); err != nil {
 		t.Fatal(err)
 	}
-	if len(sent) != 1 || sent[0] != "hermes@42: hi" || len(inv.calls) != 0 {
+	if len(sent) != 1 || sent[0] != "42: hermes: hi" || len(inv.calls) != 0 {
 		t.Errorf("sent %q, tool calls %d; want one Telegram message and no Rocket.Chat post", sent, len(inv.calls))
 	}
 }

@@ -89,17 +89,17 @@ func FuzzScrubThenSplit(f *testing.F) {
 			return answered("hermes", answer), nil
 		})
 		w.MaxMessage, w.MaxParts = 1+int(limit)%600, 4
-		w.Scrub = sc.StringContext
+		w.Scrubber = sc
 		var sent []string
-		w.Reply = func(ctx context.Context, _ sb.WakeJob, _ sb.RunContext, text string) error {
+		w.Replies = replyFunc(func(ctx context.Context, _ sb.WakeJob, _ sb.RunContext, text string) error {
 			sent = append(sent, sc.StringContext(ctx, text)) // the Rocket.Chat client's own scrub
 			return nil
-		}
+		})
 		if attach {
-			w.Attach = func(ctx context.Context, _ sb.WakeJob, _ sb.RunContext, text, caption string) error {
+			w.Files = attachFunc(func(ctx context.Context, _ sb.WakeJob, _ sb.RunContext, text, caption string) error {
 				sent = append(sent, sc.StringContext(ctx, caption), sc.String(text)) // as Replier.Attach
 				return nil
-			}
+			})
 		}
 		if err := w.Handle(context.Background(), job("hermes")); err != nil {
 			t.Fatal(err)

@@ -60,17 +60,17 @@ func TestWorkerScrubsTheWholeAnswerBeforeCutting(t *testing.T) {
 				return answered("hermes", tt.answer), nil
 			})
 			w.MaxMessage, w.MaxParts = limit, 2
-			w.Scrub = sc.StringContext
+			w.Scrubber = sc
 			var sent []string // what reached Rocket.Chat, scrubbed per message as the client does
-			w.Reply = func(ctx context.Context, _ sb.WakeJob, _ sb.RunContext, text string) error {
+			w.Replies = replyFunc(func(ctx context.Context, _ sb.WakeJob, _ sb.RunContext, text string) error {
 				sent = append(sent, sc.StringContext(ctx, text))
 				return nil
-			}
+			})
 			if tt.attach {
-				w.Attach = func(ctx context.Context, _ sb.WakeJob, _ sb.RunContext, text, caption string) error {
+				w.Files = attachFunc(func(ctx context.Context, _ sb.WakeJob, _ sb.RunContext, text, caption string) error {
 					sent = append(sent, sc.StringContext(ctx, caption), sc.String(text))
 					return nil
-				}
+				})
 			}
 			if err := w.Handle(context.Background(), job("hermes")); err != nil {
 				t.Fatal(err)

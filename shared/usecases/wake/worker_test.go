@@ -82,11 +82,11 @@ func newWorker(store *memstore.Store, run func(context.Context, sb.WakeJob) (age
 	r := &replies{}
 	w := &wake.Worker{
 		Leases: l,
-		Prepare: func(ctx context.Context, j sb.WakeJob) (sb.WakeJob, bool, error) {
+		Preparer: prepareFunc(func(ctx context.Context, j sb.WakeJob) (sb.WakeJob, bool, error) {
 			panic("Prepare called for a job without Pending")
-		},
-		Run:     run,
-		Reply:   r.Reply,
+		}),
+		Runner:  runFunc(run),
+		Replies: r,
 		RunFor:  time.Minute,
 		WaitFor: 5 * time.Second,
 		Sleep: func(ctx context.Context, d time.Duration) error {
@@ -468,13 +468,13 @@ func TestWorkerPrepare(t *testing.T) {
 				return answered(j.AgentID, "Antwort"), nil
 			})
 			var asked []sb.WakeJob
-			w.Prepare = func(_ context.Context, j sb.WakeJob) (sb.WakeJob, bool, error) {
+			w.Preparer = prepareFunc(func(_ context.Context, j sb.WakeJob) (sb.WakeJob, bool, error) {
 				asked = append(asked, j)
 				if !tt.ok {
 					return j, false, tt.err
 				}
 				return prepared, true, nil
-			}
+			})
 			err := w.Handle(context.Background(), pending)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("Handle = %v, want error %v", err, tt.wantErr)
@@ -517,13 +517,13 @@ func TestWorkerRunsApprovedCalls(t *testing.T) {
 	}
 	var got []string
 	down := errors.New("store down")
-	w.Execute = func(_ context.Context, id string) error {
+	w.Approvals = executeFunc(func(_ context.Context, id string) error {
 		got = append(got, id)
 		if len(got) == 1 {
 			return down
 		}
 		return nil
-	}
+	})
 	if err := w.Handle(t.Context(), j); !errors.Is(err, down) {
 		t.Fatalf("first attempt: %v, want the Execute error", err)
 	}
