@@ -13,7 +13,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
-	"github.com/switchboard-dev/switchboard/shared/tools/toolnames"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 // deletingModel is an OpenAI-compatible chat-completions server that asks
@@ -40,7 +40,7 @@ func deletingModel(t *testing.T, file string) *httptest.Server {
 		case last.Role == "user" && strings.Contains(last.Content, "can go"):
 			args, _ := json.Marshal(map[string]string{"path": file})
 			msg["tool_calls"] = []any{map[string]any{"id": "call_1", "type": "function",
-				"function": map[string]any{"name": toolnames.FunctionName("Workspace", "delete"), "arguments": string(args)}}}
+				"function": map[string]any{"name": sb.FunctionName("Workspace", "delete"), "arguments": string(args)}}}
 		case last.Role == "tool":
 			msg["content"] = "Staged: " + last.Content
 		default:

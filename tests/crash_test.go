@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
-	"github.com/switchboard-dev/switchboard/shared/tools/toolnames"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 // hangingModel is an OpenAI-compatible chat-completions server that never
@@ -353,7 +353,7 @@ func newActingModel(t *testing.T, room string) *actingModel {
 		fn := func(id, tool, action string, args map[string]any) any {
 			b, _ := json.Marshal(args)
 			return map[string]any{"id": id, "type": "function",
-				"function": map[string]any{"name": toolnames.FunctionName(tool, action), "arguments": string(b)}}
+				"function": map[string]any{"name": sb.FunctionName(tool, action), "arguments": string(b)}}
 		}
 		switch {
 		case last.Role == "user" && strings.Contains(last.Content, "wie stehen die Zahlen"):

@@ -17,13 +17,14 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 // countingDispatcher stands in for the agent worker: it only counts.
 type countingDispatcher struct{ n int }
 
-func (c *countingDispatcher) Dispatch(context.Context, wake.Job) error { c.n++; return nil }
+func (c *countingDispatcher) Dispatch(context.Context, sb.WakeJob) error { c.n++; return nil }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 

@@ -66,7 +66,7 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.pool = wake.NewPool(workers, 256, func(ctx context.Context, job wake.Job) error {
+		a.pool = wake.NewPool(workers, 256, func(ctx context.Context, job sb.WakeJob) error {
 			return a.g.Worker.Handle(ctx, job)
 		}, c.Log)
 		a.pool.SetRetryDelays(delays)

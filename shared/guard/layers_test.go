@@ -38,20 +38,7 @@ var layerRules = []struct {
 // reason it is tolerated and what removes it. Shrink this list; never grow
 // it without a reason the lead agreed to. Keys are "importer → imported",
 // both as directories.
-var layerExceptions = map[string]string{
-	// The model port (Model, Request, Response, Message, ToolCallReq,
-	// Agent) still lives in the agent-run use case; moving it into the
-	// domain removes these two.
-	"shared/adapters/bedrock → shared/usecases/agentrun": "model port types still live in agentrun",
-	"shared/adapters/openai → shared/usecases/agentrun":  "model port types still live in agentrun",
-	// toolnames maps tool names to model function names (pure strings);
-	// it belongs in the domain or beside the model port.
-	"shared/adapters/bedrock → shared/tools/toolnames": "function-name mapping still lives under tools",
-	"shared/adapters/openai → shared/tools/toolnames":  "function-name mapping still lives under tools",
-	// The Lambda dispatcher implements wake.Dispatcher with wake.Job; the
-	// job type and the port move into the domain with the wake rework.
-	"shared/adapters/lambdainvoke → shared/usecases/wake": "wake.Dispatcher and wake.Job still live in wake",
-}
+var layerExceptions = map[string]string{}
 
 // under reports whether dir is prefix or below it.
 func under(dir, prefix string) bool {

@@ -46,7 +46,7 @@ func Jobs(r *jobs.Runner) any {
 // AgentWorker runs one wake job, invoked asynchronously. An error makes
 // Lambda retry the event (AsyncRetries in the catalogue).
 func AgentWorker(w *wake.Worker) any {
-	return func(ctx context.Context, job wake.Job) error {
+	return func(ctx context.Context, job sb.WakeJob) error {
 		return w.Handle(ctx, job)
 	}
 }

@@ -27,8 +27,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	"github.com/switchboard-dev/switchboard/shared/app"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
@@ -126,7 +126,7 @@ func eventType(t *testing.T, fn string) any {
 	case fn == "jobs":
 		return &jobs.Event{}
 	case fn == "agent-worker":
-		return &wake.Job{}
+		return &sb.WakeJob{}
 	}
 	t.Fatalf("function %q: no event type known to this test; add it to eventType", fn)
 	return nil
@@ -610,7 +610,7 @@ agents:
 			if _, err := invoke(t, a, ev.fn, ev.raw); err != nil {
 				t.Fatalf("Invoke: %v", err)
 			}
-			var job wake.Job
+			var job sb.WakeJob
 			if err := json.Unmarshal(ev.raw, &job); err != nil {
 				t.Fatal(err)
 			}

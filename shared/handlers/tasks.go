@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/switchboard-dev/switchboard/shared/platform/taskerr"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
@@ -70,7 +71,7 @@ func URLWithTasks(url any, tasks Tasks) any {
 
 // AgentWorkerWithTasks is AgentWorker that also serves tasks.
 func AgentWorkerWithTasks(w *wake.Worker, tasks Tasks) any {
-	return withTasks(tasks, func(ctx context.Context, job *wake.Job) (any, error) {
+	return withTasks(tasks, func(ctx context.Context, job *sb.WakeJob) (any, error) {
 		return nil, w.Handle(ctx, *job)
 	})
 }

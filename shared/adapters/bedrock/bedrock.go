@@ -1,7 +1,7 @@
 // Package bedrock is the model provider for Amazon Bedrock's Converse API:
-// it turns an agentrun.Request into a ConverseInput (system blocks,
+// it turns an sb.ModelRequest into a ConverseInput (system blocks,
 // text/toolUse/toolResult content blocks, a tool configuration), the output
-// back into an agentrun.Response, and every failure into a switchboard error
+// back into an sb.ModelResponse, and every failure into a switchboard error
 // code. Credentials, region and endpoint are the SDK client's business: the
 // caller builds the client once per cold start (AWS_ENDPOINT_URL* applies).
 package bedrock
@@ -22,7 +22,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/modelretry"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 )
 
 // ConverseAPI is the one call of the Bedrock Runtime client the provider
@@ -41,7 +40,7 @@ type Model struct {
 	retry   modelretry.Policy
 }
 
-var _ agentrun.Model = (*Model)(nil)
+var _ sb.Model = (*Model)(nil)
 
 // New returns the model modelID reached through client.
 func New(client ConverseAPI, modelID string) *Model {
@@ -71,7 +70,7 @@ func noSDKRetries(o *bedrockruntime.Options) {
 // maxServerMessage caps an AWS validation message passed on to a caller.
 const maxServerMessage = 500
 
-// Complete implements agentrun.Model. Errors: ERATELIMITED when Bedrock
+// Complete implements sb.Model. Errors: ERATELIMITED when Bedrock
 // throttles or a quota is exhausted; EUNAVAILABLE for internal errors,
 // unavailability, model timeouts, a model that is not ready, network
 // failures and timeouts; EUNAUTHORIZED when IAM denies access; EINVALID when
@@ -85,14 +84,14 @@ const maxServerMessage = 500
 // the model's retry policy within ctx's deadline (the SDK's own retryer is
 // off for this call); when it gives up the error is EUNAVAILABLE and says
 // after how many attempts.
-func (m *Model) Complete(ctx context.Context, req agentrun.Request) (agentrun.Response, error) {
+func (m *Model) Complete(ctx context.Context, req sb.ModelRequest) (sb.ModelResponse, error) {
 	const op = "bedrock.converse"
 	if m.modelID == "" {
-		return agentrun.Response{}, sb.E(op, sb.EINVALID, "model.model is empty; set the Bedrock model id, e.g. anthropic.claude-3-5-haiku-20241022-v1:0")
+		return sb.ModelResponse{}, sb.E(op, sb.EINVALID, "model.model is empty; set the Bedrock model id, e.g. anthropic.claude-3-5-haiku-20241022-v1:0")
 	}
 	in, err := m.toInput(req)
 	if err != nil {
-		return agentrun.Response{}, err
+		return sb.ModelResponse{}, err
 	}
 	out, _, err := modelretry.Do(ctx, m.retry, op, func(ctx context.Context) (*bedrockruntime.ConverseOutput, error) {
 		out, err := m.client.Converse(ctx, in, noSDKRetries)
@@ -102,11 +101,11 @@ func (m *Model) Complete(ctx context.Context, req agentrun.Request) (agentrun.Re
 		return out, nil
 	})
 	if err != nil {
-		return agentrun.Response{}, err
+		return sb.ModelResponse{}, err
 	}
 	resp, err := fromOutput(out)
 	if err != nil {
-		return agentrun.Response{}, sb.Wrap(op, sb.EINTERNAL, fmt.Sprintf("Bedrock answered model %s in an unexpected shape", m.modelID), err)
+		return sb.ModelResponse{}, sb.Wrap(op, sb.EINTERNAL, fmt.Sprintf("Bedrock answered model %s in an unexpected shape", m.modelID), err)
 	}
 	return resp, nil
 }

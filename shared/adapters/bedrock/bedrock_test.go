@@ -20,7 +20,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/bedrock"
 	"github.com/switchboard-dev/switchboard/shared/platform/errtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 )
 
 const modelID = "anthropic.claude-3-5-haiku-20241022-v1:0"
@@ -67,18 +66,18 @@ func textOutput(text string, in, out int32) *bedrockruntime.ConverseOutput {
 }
 
 // request is one conversation with every message kind.
-func request() agentrun.Request {
-	return agentrun.Request{
+func request() sb.ModelRequest {
+	return sb.ModelRequest{
 		System: "You are Ada, a careful assistant.",
-		Messages: []agentrun.Message{
+		Messages: []sb.ModelMessage{
 			{Role: "user", Content: `<untrusted_content source="chat">please write notes.md</untrusted_content>`},
-			{Role: "assistant", Content: "I will write it.", ToolCalls: []agentrun.ToolCallReq{
+			{Role: "assistant", Content: "I will write it.", ToolCalls: []sb.ModelToolCall{
 				{ID: "tooluse_1", Tool: "Workspace", Action: "write", Args: json.RawMessage(`{"path":"notes.md","text":"hi","copies":2,"id":12345678901234567890,"ratio":0.1}`)},
 				{ID: "tooluse_2", Tool: "multi_tool_use.parallel", Args: json.RawMessage(`{}`)},
 			}},
 			{Role: "tool", ToolCallID: "tooluse_1", Content: `{"status":"ok","path":"notes.md","bytes":2}`},
 			{Role: "tool", ToolCallID: "tooluse_2", Content: `unknown tool; not an envelope`},
-			{Role: "assistant", ToolCalls: []agentrun.ToolCallReq{
+			{Role: "assistant", ToolCalls: []sb.ModelToolCall{
 				{ID: "tooluse_3", Tool: "Workspace", Action: "read", Args: nil},
 				{ID: "tooluse_4", Tool: "Workspace", Action: "list", Args: json.RawMessage(`{path: oops`)},
 			}},
@@ -192,7 +191,7 @@ func TestEveryMessageKind(t *testing.T) {
 
 func TestNoToolConfigWithoutTools(t *testing.T) {
 	f := &fakeConverse{answers: []answer{{out: textOutput("hi", 1, 1)}}}
-	_, err := bedrock.New(f, modelID).Complete(context.Background(), agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}})
+	_, err := bedrock.New(f, modelID).Complete(context.Background(), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +239,7 @@ func TestOutputs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeConverse{answers: []answer{{out: tt.out}}}
-			got, err := bedrock.New(f, modelID).Complete(context.Background(), agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}})
+			got, err := bedrock.New(f, modelID).Complete(context.Background(), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -253,7 +252,7 @@ func TestOutputs(t *testing.T) {
 
 func TestUnexpectedOutput(t *testing.T) {
 	f := &fakeConverse{answers: []answer{{out: &bedrockruntime.ConverseOutput{Output: &types.UnknownUnionMember{Tag: "audio"}}}}}
-	_, err := bedrock.New(f, modelID).Complete(context.Background(), agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}})
+	_, err := bedrock.New(f, modelID).Complete(context.Background(), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
 	checkErr(t, err, sb.EINTERNAL, "answered model "+modelID+" in an unexpected shape")
 }
 
@@ -289,7 +288,7 @@ func TestErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeConverse{answers: []answer{{err: tt.err}}}
-			_, err := bedrock.New(f, modelID).WithRetry(oneAttempt).Complete(context.Background(), agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}})
+			_, err := bedrock.New(f, modelID).WithRetry(oneAttempt).Complete(context.Background(), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
 			checkErr(t, err, tt.wantCode, tt.wantMsg...)
 			for _, w := range tt.wantNot {
 				if strings.Contains(sb.ErrorMessage(err), w) {
@@ -318,7 +317,7 @@ func TestRequestsRejectedBeforeTheCall(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeConverse{}
-			_, err := bedrock.New(f, tt.modelID).Complete(context.Background(), agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}, Tools: tt.tools})
+			_, err := bedrock.New(f, tt.modelID).Complete(context.Background(), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}, Tools: tt.tools})
 			checkErr(t, err, sb.EINVALID, tt.wantMsg)
 			if len(f.inputs) != 0 {
 				t.Errorf("Converse called %d times, want 0", len(f.inputs))
@@ -333,7 +332,7 @@ func checkErr(t *testing.T, err error, wantCode string, wantMsg ...string) {
 }
 
 // show prints a Response with Args verbatim.
-func show(r agentrun.Response) string {
+func show(r sb.ModelResponse) string {
 	s := fmt.Sprintf("text=%q in=%d out=%d", r.Text, r.TokensIn, r.TokensOut)
 	for _, c := range r.ToolCalls {
 		s += fmt.Sprintf(" call{id=%q tool=%q action=%q args=%s}", c.ID, c.Tool, c.Action, c.Args)

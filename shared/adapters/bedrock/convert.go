@@ -14,8 +14,6 @@ import (
 	smithydocument "github.com/aws/smithy-go/document"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/tools/toolnames"
-	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 )
 
 // Converse refuses blank text blocks ("text content blocks must be
@@ -38,7 +36,7 @@ const (
 // user/assistant messages and tool results inside a user message, so tool
 // turns (and anything else of the same role in a row) merge into one
 // message.
-func (m *Model) toInput(req agentrun.Request) (*bedrockruntime.ConverseInput, error) {
+func (m *Model) toInput(req sb.ModelRequest) (*bedrockruntime.ConverseInput, error) {
 	const op = "bedrock.converse"
 	in := &bedrockruntime.ConverseInput{ModelId: aws.String(m.modelID)}
 	if strings.TrimSpace(req.System) != "" {
@@ -63,7 +61,7 @@ func (m *Model) toInput(req agentrun.Request) (*bedrockruntime.ConverseInput, er
 			for _, tc := range msg.ToolCalls {
 				blocks = append(blocks, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
 					ToolUseId: aws.String(tc.ID),
-					Name:      aws.String(toolnames.CallName(tc.Tool, tc.Action)),
+					Name:      aws.String(sb.CalledFunctionName(tc.Tool, tc.Action)),
 					Input:     document.NewLazyDocument(argsValue(tc.Args)),
 				}})
 			}
@@ -80,7 +78,7 @@ func (m *Model) toInput(req agentrun.Request) (*bedrockruntime.ConverseInput, er
 	var specs []types.Tool
 	for _, t := range req.Tools {
 		for _, a := range t.Actions {
-			if err := toolnames.Check(t.Name, a.Name); err != nil {
+			if err := sb.CheckFunctionName(t.Name, a.Name); err != nil {
 				return nil, sb.Wrap(op, sb.EINVALID, fmt.Sprintf("%s.%s cannot be offered to the model: %v", t.Name, a.Name, err), err)
 			}
 			params := a.Parameters
@@ -96,10 +94,10 @@ func (m *Model) toInput(req agentrun.Request) (*bedrockruntime.ConverseInput, er
 				return nil, sb.Wrap(op, sb.EINVALID, fmt.Sprintf("the parameter schema of %s.%s cannot be encoded as JSON", t.Name, a.Name), err)
 			}
 			spec := types.ToolSpecification{
-				Name:        aws.String(toolnames.FunctionName(t.Name, a.Name)),
+				Name:        aws.String(sb.FunctionName(t.Name, a.Name)),
 				InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(schema)},
 			}
-			if d := toolnames.Description(t.Description, a.Description); d != "" {
+			if d := sb.FunctionDescription(t.Description, a.Description); d != "" {
 				spec.Description = aws.String(d) // Converse: min length 1 when present
 			}
 			specs = append(specs, &types.ToolMemberToolSpec{Value: spec})
@@ -176,8 +174,8 @@ func numbers(v any) any {
 
 // fromOutput converts Bedrock's answer. Every toolUse block is a call,
 // whatever the stop reason says (it is tool_use whenever there are calls).
-func fromOutput(out *bedrockruntime.ConverseOutput) (agentrun.Response, error) {
-	var resp agentrun.Response
+func fromOutput(out *bedrockruntime.ConverseOutput) (sb.ModelResponse, error) {
+	var resp sb.ModelResponse
 	if out == nil {
 		return resp, errors.New("no output")
 	}
@@ -204,8 +202,8 @@ func fromOutput(out *bedrockruntime.ConverseOutput) (agentrun.Response, error) {
 					args = s
 				}
 			}
-			tool, action := toolnames.ParseCall(aws.ToString(b.Value.Name))
-			resp.ToolCalls = append(resp.ToolCalls, agentrun.ToolCallReq{ID: aws.ToString(b.Value.ToolUseId), Tool: tool, Action: action, Args: args})
+			tool, action := sb.ParseFunctionName(aws.ToString(b.Value.Name))
+			resp.ToolCalls = append(resp.ToolCalls, sb.ModelToolCall{ID: aws.ToString(b.Value.ToolUseId), Tool: tool, Action: action, Args: args})
 		}
 		// Reasoning, citations and other blocks are not part of the answer.
 	}

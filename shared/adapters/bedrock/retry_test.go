@@ -10,7 +10,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/modelretry"
 	"github.com/switchboard-dev/switchboard/shared/adapters/modelretry/retrytest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 )
 
 // oneAttempt turns retries off, for tests of how one answer is mapped.
@@ -56,8 +55,8 @@ func TestRetriesThroughTheSDK(t *testing.T) {
 			s.before = tt.replies
 			clock := retrytest.New()
 			m := bedrock.New(sdkClient(s.srv), modelID).WithRetry(clock.Policy(modelretry.Default()))
-			var rec modelretry.Recorder
-			got, err := m.Complete(modelretry.WithRecorder(context.Background(), &rec), agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}})
+			var rec sb.ModelCallCounter
+			got, err := m.Complete(sb.WithModelCallCounter(context.Background(), &rec), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
 			s.mu.Lock()
 			calls := s.calls
 			s.mu.Unlock()
@@ -67,7 +66,7 @@ func TestRetriesThroughTheSDK(t *testing.T) {
 			if g := fmt.Sprint(clock.Sleeps()); g != tt.wantWaits {
 				t.Errorf("waits %s, want %s", g, tt.wantWaits)
 			}
-			if st := rec.Stats(); st.Attempts != tt.wantCalls {
+			if st := rec.Calls(); st.Attempts != tt.wantCalls {
 				t.Errorf("recorded %+v, want %d attempts", st, tt.wantCalls)
 			}
 			if tt.wantCode == "" {
@@ -85,7 +84,7 @@ func TestGivesUpWithAClearErrorThroughTheSDK(t *testing.T) {
 	s := newConverseServer(t, throttled.status, throttled.errTyp, throttled.answer)
 	clock := retrytest.New()
 	m := bedrock.New(sdkClient(s.srv), modelID).WithRetry(clock.Policy(modelretry.Policy{MaxAttempts: 3}))
-	_, err := m.Complete(context.Background(), agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}})
+	_, err := m.Complete(context.Background(), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
 	checkErr(t, err, sb.EUNAVAILABLE, "the model server is rate limiting after 3 attempts over 3s; try again later", "Bedrock is throttling")
 	if clock.Total() != 3*time.Second {
 		t.Errorf("waited %v, want 3s", clock.Total())

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/bedrock"
-	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun/agentruntest"
 )
 
@@ -46,7 +46,7 @@ func TestToolCallRoundTrip(t *testing.T) {
 		}},
 	}}
 	e, n := agentruntest.Engine(t)
-	res, err := e.Run(context.Background(), agentrun.Agent{ID: "ada", SystemPrompt: "You are Ada.", Model: bedrock.New(f, modelID),
+	res, err := e.Run(context.Background(), sb.Agent{ID: "ada", SystemPrompt: "You are Ada.", Model: bedrock.New(f, modelID),
 		Provider: "bedrock", ModelName: modelID}, "please note: buy milk", nil)
 	agentruntest.WantNoteSaved(t, res, err, n, 720, 49)
 	lines := strings.Split(second, "\n")

@@ -20,7 +20,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/bedrock"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
@@ -173,7 +172,7 @@ func TestWireShapeThroughTheSDK(t *testing.T) {
 }
 
 // normalizeArgs re-encodes each call's Args with sorted keys.
-func normalizeArgs(t *testing.T, r agentrun.Response) agentrun.Response {
+func normalizeArgs(t *testing.T, r sb.ModelResponse) sb.ModelResponse {
 	t.Helper()
 	for i, c := range r.ToolCalls {
 		var v any
@@ -211,7 +210,7 @@ func TestErrorsThroughTheSDK(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newConverseServer(t, tt.status, tt.errType, tt.body)
-			_, err := sdkModel(s.srv).Complete(context.Background(), agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}})
+			_, err := sdkModel(s.srv).Complete(context.Background(), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
 			checkErr(t, err, tt.wantCode, tt.wantMsg)
 			s.mu.Lock()
 			defer s.mu.Unlock()
@@ -225,6 +224,6 @@ func TestErrorsThroughTheSDK(t *testing.T) {
 func TestUnreachableThroughTheSDK(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	srv.Close()
-	_, err := sdkModel(srv).Complete(context.Background(), agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}})
+	_, err := sdkModel(srv).Complete(context.Background(), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
 	checkErr(t, err, sb.EUNAVAILABLE, "cannot reach Bedrock")
 }

@@ -21,7 +21,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/awssigned"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 // Dispatcher invokes one function asynchronously per job.
@@ -34,7 +33,7 @@ type Dispatcher struct {
 	Backoff []time.Duration
 }
 
-var _ wake.Dispatcher = (*Dispatcher)(nil)
+var _ sb.WakeDispatcher = (*Dispatcher)(nil)
 
 // New builds a Dispatcher from the loaded AWS config. The endpoint comes
 // from AWS_ENDPOINT_URL_LAMBDA, else AWS_ENDPOINT_URL (the config's base
@@ -48,11 +47,11 @@ func New(cfg aws.Config, function string, getenv func(string) string) *Dispatche
 // maxAsyncPayload is Lambda's limit for an asynchronous invocation (256 KB).
 const maxAsyncPayload = 256 * 1024
 
-// Dispatch implements wake.Dispatcher. Throttling, server errors and no
+// Dispatch implements sb.WakeDispatcher. Throttling, server errors and no
 // answer are EUNAVAILABLE (after the retries) so that the webhook answers
 // 503 and the poll retries; any other refusal is EINTERNAL: a wrong name
 // or a missing invoke grant, which a retry does not fix.
-func (d *Dispatcher) Dispatch(ctx context.Context, job wake.Job) error {
+func (d *Dispatcher) Dispatch(ctx context.Context, job sb.WakeJob) error {
 	const op = "lambdainvoke.dispatch"
 	payload, err := json.Marshal(job)
 	if err != nil {

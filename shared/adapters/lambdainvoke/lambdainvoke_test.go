@@ -16,7 +16,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/lambdainvoke"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 func newDispatcher(url string) *lambdainvoke.Dispatcher {
@@ -39,7 +38,7 @@ func TestDispatchSendsASignedAsyncInvoke(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted)
 	}))
 	defer srv.Close()
-	job := wake.Job{AgentID: "hermes", Text: "hello"}
+	job := sb.WakeJob{AgentID: "hermes", Text: "hello"}
 	if err := newDispatcher(srv.URL).Dispatch(context.Background(), job); err != nil {
 		t.Fatalf("Dispatch: %v", err)
 	}
@@ -53,7 +52,7 @@ func TestDispatchSendsASignedAsyncInvoke(t *testing.T) {
 	if !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential=AKIDTEST/") || !strings.Contains(auth, "/eu-central-1/lambda/aws4_request") {
 		t.Errorf("Authorization = %q, want a SigV4 signature for lambda in eu-central-1", auth)
 	}
-	var sent wake.Job
+	var sent sb.WakeJob
 	if err := json.Unmarshal(body, &sent); err != nil || sent.AgentID != "hermes" || sent.Text != "hello" {
 		t.Errorf("body = %s (%v), want the job", body, err)
 	}
@@ -86,7 +85,7 @@ func TestDispatchErrors(t *testing.T) {
 				_, _ = w.Write([]byte(`{"Type":"User","message":"x"}`))
 			}))
 			defer srv.Close()
-			err := newDispatcher(srv.URL).Dispatch(context.Background(), wake.Job{AgentID: "hermes"})
+			err := newDispatcher(srv.URL).Dispatch(context.Background(), sb.WakeJob{AgentID: "hermes"})
 			if got := sb.ErrorCode(err); got != tt.wantCode && !(tt.wantCode == "" && err == nil) {
 				t.Errorf("Dispatch = %v (code %q), want code %q", err, got, tt.wantCode)
 			}
@@ -104,14 +103,14 @@ func TestDispatchUnreachableIsUnavailable(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
-	err := newDispatcher(url).Dispatch(context.Background(), wake.Job{AgentID: "hermes"})
+	err := newDispatcher(url).Dispatch(context.Background(), sb.WakeJob{AgentID: "hermes"})
 	if sb.ErrorCode(err) != sb.EUNAVAILABLE {
 		t.Errorf("Dispatch = %v, want EUNAVAILABLE", err)
 	}
 }
 
 func TestDispatchRefusesOversizedJobs(t *testing.T) {
-	err := newDispatcher("http://127.0.0.1:9").Dispatch(context.Background(), wake.Job{AgentID: "hermes", Text: strings.Repeat("x", 300<<10)})
+	err := newDispatcher("http://127.0.0.1:9").Dispatch(context.Background(), sb.WakeJob{AgentID: "hermes", Text: strings.Repeat("x", 300<<10)})
 	if sb.ErrorCode(err) != sb.EINVALID || !strings.Contains(err.Error(), "256 KB") {
 		t.Errorf("Dispatch = %v, want EINVALID naming the 256 KB limit", err)
 	}

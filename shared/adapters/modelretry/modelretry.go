@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/platform/clock"
@@ -56,20 +55,6 @@ func Default() Policy {
 		MaxRetryAfter: DefaultMaxRetryAfter, MaxWait: DefaultMaxWait}
 }
 
-// Stats counts what Do did for one call.
-type Stats struct {
-	Attempts int           `json:"attempts"` // calls made, the first included
-	Retries  int           `json:"retries"`  // Attempts-1 when there was at least one call
-	Waited   time.Duration `json:"waitedNs"` // time spent sleeping between attempts
-}
-
-// Add folds o into s.
-func (s *Stats) Add(o Stats) {
-	s.Attempts += o.Attempts
-	s.Retries += o.Retries
-	s.Waited += o.Waited
-}
-
 // Retryable reports whether a failed model call may succeed when repeated:
 // the providers map rate limiting to ERATELIMITED and 5xx, timeouts and
 // unreachable servers to EUNAVAILABLE. Every other code (a bad key, an
@@ -105,12 +90,12 @@ func (g *GaveUp) Unwrap() error { return g.Last }
 // Errors: call's own error, unchanged, when it is not retryable (one attempt),
 // when ctx is done or when the policy allows one attempt only; otherwise EUNAVAILABLE with a *GaveUp cause, a message
 // that says how many attempts over how long and what to do, and the last
-// error's RetryAfter. The stats are also added to the Recorder in ctx, if
-// any.
-func Do[T any](ctx context.Context, p Policy, op string, call func(context.Context) (T, error)) (T, Stats, error) {
+// error's RetryAfter. The stats are also added to the counter in ctx
+// (sb.WithModelCallCounter), if any.
+func Do[T any](ctx context.Context, p Policy, op string, call func(context.Context) (T, error)) (T, sb.ModelCalls, error) {
 	p = p.withDefaults()
-	var st Stats
-	defer func() { FromContext(ctx).add(st) }()
+	var st sb.ModelCalls
+	defer func() { sb.ModelCallCounterFrom(ctx).Add(st) }()
 	start := p.Now()
 	for {
 		st.Attempts++
@@ -140,7 +125,7 @@ func Do[T any](ctx context.Context, p Policy, op string, call func(context.Conte
 
 // next returns the wait before the next attempt after err, or why not to
 // retry.
-func (p Policy) next(ctx context.Context, st Stats, err error) (time.Duration, string) {
+func (p Policy) next(ctx context.Context, st sb.ModelCalls, err error) (time.Duration, string) {
 	n := st.Attempts
 	if n >= p.MaxAttempts {
 		return 0, "attempts"
@@ -175,7 +160,7 @@ func (p Policy) backoff(n int) time.Duration {
 	return min(d, p.Cap)
 }
 
-func (p Policy) gaveUp(ctx context.Context, op string, st Stats, elapsed time.Duration, reason string, last error) error {
+func (p Policy) gaveUp(ctx context.Context, op string, st sb.ModelCalls, elapsed time.Duration, reason string, last error) error {
 	g := &GaveUp{Attempts: st.Attempts, Elapsed: elapsed, Waited: st.Waited, Reason: reason, Last: last}
 	what := "the model server is unavailable"
 	if sb.ErrorCode(last) == sb.ERATELIMITED {
@@ -246,44 +231,4 @@ func (p Policy) withDefaults() Policy {
 func equalJitter(d time.Duration) time.Duration {
 	half := d / 2
 	return half + rand.N(d-half+1)
-}
-
-// Recorder sums the Stats of every Do under one context, so a run can say
-// how many model attempts and how much waiting it took without each provider
-// passing numbers back. Safe for concurrent use.
-type Recorder struct {
-	mu sync.Mutex
-	st Stats
-}
-
-// Stats returns the sums so far.
-func (r *Recorder) Stats() Stats {
-	if r == nil {
-		return Stats{}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.st
-}
-
-func (r *Recorder) add(s Stats) {
-	if r == nil {
-		return
-	}
-	r.mu.Lock()
-	r.st.Add(s)
-	r.mu.Unlock()
-}
-
-type recorderKey struct{}
-
-// WithRecorder returns ctx carrying r.
-func WithRecorder(ctx context.Context, r *Recorder) context.Context {
-	return context.WithValue(ctx, recorderKey{}, r)
-}
-
-// FromContext returns the Recorder in ctx, or nil (which records nothing).
-func FromContext(ctx context.Context) *Recorder {
-	r, _ := ctx.Value(recorderKey{}).(*Recorder)
-	return r
 }

@@ -186,9 +186,9 @@ func TestJitterStaysBetweenHalfAndFull(t *testing.T) {
 	}
 }
 
-func TestRecorderSumsCalls(t *testing.T) {
-	var rec modelretry.Recorder
-	ctx := modelretry.WithRecorder(context.Background(), &rec)
+func TestCounterSumsCalls(t *testing.T) {
+	var rec sb.ModelCallCounter
+	ctx := sb.WithModelCallCounter(context.Background(), &rec)
 	clock := retrytest.New()
 	for range 2 {
 		call, _ := failing(unavailable())
@@ -196,7 +196,7 @@ func TestRecorderSumsCalls(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got, want := rec.Stats(), (modelretry.Stats{Attempts: 4, Retries: 2, Waited: 2 * time.Second}); got != want {
+	if got, want := rec.Calls(), (sb.ModelCalls{Attempts: 4, Retries: 2, Waited: 2 * time.Second}); got != want {
 		t.Errorf("recorded %+v, want %+v", got, want)
 	}
 }

@@ -1,7 +1,7 @@
 // Package openai is the model provider for any OpenAI-compatible
 // chat-completions endpoint (OpenAI, Ollama, vLLM, …): it turns an
-// agentrun.Request into POST {baseURL}/chat/completions, the answer back into
-// an agentrun.Response, and every failure into a switchboard error code. The
+// sb.ModelRequest into POST {baseURL}/chat/completions, the answer back into
+// an sb.ModelResponse, and every failure into a switchboard error code. The
 // API key is sent only in the Authorization header; it never appears in an
 // error, and no message of the server is passed on without it masked.
 package openai
@@ -22,8 +22,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/modelretry"
 	"github.com/switchboard-dev/switchboard/shared/platform/retryafter"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/tools/toolnames"
-	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 )
 
 // DefaultTimeout bounds one completion when New gets no *http.Client. A local
@@ -50,7 +48,7 @@ type Model struct {
 	retry    modelretry.Policy
 }
 
-var _ agentrun.Model = (*Model)(nil)
+var _ sb.Model = (*Model)(nil)
 
 // New returns the model named model at baseURL (for example
 // http://127.0.0.1:11434/v1 for Ollama, https://api.openai.com/v1 for
@@ -106,7 +104,7 @@ func (m *Model) String() string { return fmt.Sprintf("openai model %q at %s", m.
 // GoString is String, for %#v.
 func (m *Model) GoString() string { return m.String() }
 
-// Complete implements agentrun.Model. Errors: EUNAUTHORIZED when the server
+// Complete implements sb.Model. Errors: EUNAUTHORIZED when the server
 // refuses the key (401/403); ENOTFOUND when it does not know the model or the
 // path (404); ERATELIMITED with RetryAfter (429); EUNAVAILABLE for 5xx,
 // timeouts and unreachable servers; EINVALID for other 4xx (with the
@@ -116,29 +114,29 @@ func (m *Model) GoString() string { return m.String() }
 // 429, 5xx, timeouts and unreachable servers are retried by the model's
 // retry policy within ctx's deadline; when it gives up the error is
 // EUNAVAILABLE and says after how many attempts.
-func (m *Model) Complete(ctx context.Context, req agentrun.Request) (agentrun.Response, error) {
+func (m *Model) Complete(ctx context.Context, req sb.ModelRequest) (sb.ModelResponse, error) {
 	const op = "openai.complete"
 	body, err := m.toRequest(req)
 	if err != nil {
-		return agentrun.Response{}, err
+		return sb.ModelResponse{}, err
 	}
 	var raw bytes.Buffer
 	enc := json.NewEncoder(&raw)
 	enc.SetEscapeHTML(false) // keeps <untrusted_content> readable on the wire
 	if err := enc.Encode(body); err != nil {
-		return agentrun.Response{}, sb.Wrap(op, sb.EINVALID, "the request to the model cannot be encoded as JSON; check the tools' parameter schemas", err)
+		return sb.ModelResponse{}, sb.Wrap(op, sb.EINVALID, "the request to the model cannot be encoded as JSON; check the tools' parameter schemas", err)
 	}
-	resp, _, err := modelretry.Do(ctx, m.retry, op, func(ctx context.Context) (agentrun.Response, error) {
+	resp, _, err := modelretry.Do(ctx, m.retry, op, func(ctx context.Context) (sb.ModelResponse, error) {
 		return m.post(ctx, op, raw.Bytes(), len(req.Messages))
 	})
 	return resp, err
 }
 
 // post makes one attempt: one POST, one answer.
-func (m *Model) post(ctx context.Context, op string, body []byte, sent int) (agentrun.Response, error) {
+func (m *Model) post(ctx context.Context, op string, body []byte, sent int) (sb.ModelResponse, error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, m.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return agentrun.Response{}, sb.Wrap(op, sb.EINTERNAL, "the model request could not be built", err)
+		return sb.ModelResponse{}, sb.Wrap(op, sb.EINTERNAL, "the model request could not be built", err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "application/json")
@@ -147,19 +145,19 @@ func (m *Model) post(ctx context.Context, op string, body []byte, sent int) (age
 	}
 	resp, err := m.hc.Do(hreq)
 	if err != nil {
-		return agentrun.Response{}, m.transportError(op, err)
+		return sb.ModelResponse{}, m.transportError(op, err)
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
-		return agentrun.Response{}, m.transportError(op, err)
+		return sb.ModelResponse{}, m.transportError(op, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return agentrun.Response{}, m.statusError(op, resp, answer)
+		return sb.ModelResponse{}, m.statusError(op, resp, answer)
 	}
 	var cr chatResponse
 	if err := json.Unmarshal(answer, &cr); err != nil {
-		return agentrun.Response{}, sb.Wrap(op, sb.EINTERNAL,
+		return sb.ModelResponse{}, sb.Wrap(op, sb.EINTERNAL,
 			fmt.Sprintf("the server at %s did not answer like an OpenAI-compatible chat-completions API; check model.baseUrl (it usually ends in /v1)", m.where), err)
 	}
 	if len(cr.Choices) == 0 {
@@ -167,7 +165,7 @@ func (m *Model) post(ctx context.Context, op string, body []byte, sent int) (age
 		if s := m.serverMessage(answer); s != "" {
 			msg += ": " + s
 		}
-		return agentrun.Response{}, sb.E(op, sb.EINTERNAL, msg)
+		return sb.ModelResponse{}, sb.E(op, sb.EINTERNAL, msg)
 	}
 	return fromResponse(cr, sent), nil
 }
@@ -269,7 +267,7 @@ func redactURL(s string) string {
 func checkTools(op string, tools []sb.ToolSpec) error {
 	for _, t := range tools {
 		for _, a := range t.Actions {
-			if err := toolnames.Check(t.Name, a.Name); err != nil {
+			if err := sb.CheckFunctionName(t.Name, a.Name); err != nil {
 				return sb.Wrap(op, sb.EINVALID, fmt.Sprintf("%s.%s cannot be offered to the model: %v", t.Name, a.Name, err), err)
 			}
 		}

@@ -20,7 +20,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/openai"
 	"github.com/switchboard-dev/switchboard/shared/platform/errtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
@@ -158,12 +157,12 @@ const (
 )
 
 // request is one conversation with every message kind.
-func request() agentrun.Request {
-	return agentrun.Request{
+func request() sb.ModelRequest {
+	return sb.ModelRequest{
 		System: "You are Ada, a careful assistant.",
-		Messages: []agentrun.Message{
+		Messages: []sb.ModelMessage{
 			{Role: "user", Content: `<untrusted_content source="chat">please write notes.md</untrusted_content>`},
-			{Role: "assistant", Content: "I will write it.", ToolCalls: []agentrun.ToolCallReq{
+			{Role: "assistant", Content: "I will write it.", ToolCalls: []sb.ModelToolCall{
 				{ID: "call_1", Tool: "Workspace", Action: "write", Args: json.RawMessage(`{"path":"notes.md","text":"hi"}`)},
 				{ID: "call_2", Tool: "Workspace", Action: "list", Args: json.RawMessage(`{path: oops`)},
 				{ID: "call_3", Tool: "multi_tool_use.parallel", Args: json.RawMessage(`{}`)},
@@ -171,7 +170,7 @@ func request() agentrun.Request {
 			{Role: "tool", ToolCallID: "call_1", Content: `{"status":"ok","path":"notes.md"}`},
 			{Role: "tool", ToolCallID: "call_2", Content: `{"error":"args of Workspace.list are not valid JSON; send a JSON object","status":"error"}`},
 			{Role: "tool", ToolCallID: "call_3", Content: `{"error":"unknown tool \"multi_tool_use.parallel\"; available tools: Workspace","status":"error"}`},
-			{Role: "assistant", ToolCalls: []agentrun.ToolCallReq{{ID: "call_4", Tool: "Workspace", Action: "read", Args: nil}}},
+			{Role: "assistant", ToolCalls: []sb.ModelToolCall{{ID: "call_4", Tool: "Workspace", Action: "read", Args: nil}}},
 			{Role: "tool", ToolCallID: "call_4", Content: `{"status":"ok","text":"hi"}`},
 		},
 		Tools: []sb.ToolSpec{
@@ -220,7 +219,7 @@ func TestGoldenRequestBody(t *testing.T) {
 
 func TestNoAuthorizationHeaderWithoutKey(t *testing.T) {
 	f := newFake(t, "", reply{body: answerText})
-	if _, err := f.model(t, "").Complete(context.Background(), agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}}); err != nil {
+	if _, err := f.model(t, "").Complete(context.Background(), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := f.headers[0]["Authorization"]; ok {
@@ -237,44 +236,44 @@ func TestResponses(t *testing.T) {
 	tests := []struct {
 		name string
 		body string
-		want agentrun.Response
+		want sb.ModelResponse
 	}{
 		{name: "text with usage", body: answerText,
-			want: agentrun.Response{Text: "Done: notes.md is written.", TokensIn: 412, TokensOut: 9}},
+			want: sb.ModelResponse{Text: "Done: notes.md is written.", TokensIn: 412, TokensOut: 9}},
 		{name: "tool call", body: answerToolCall,
-			want: agentrun.Response{ToolCalls: []agentrun.ToolCallReq{{ID: "call_Jx1", Tool: "Workspace", Action: "write",
+			want: sb.ModelResponse{ToolCalls: []sb.ModelToolCall{{ID: "call_Jx1", Tool: "Workspace", Action: "write",
 				Args: json.RawMessage(`{"path":"notes.md","text":"hi"}`)}}, TokensIn: 380, TokensOut: 24}},
 		{name: "Ollama without usage", body: `{"id":"chatcmpl-57","object":"chat.completion","created":1735000000,"model":"llama3.1:8b",
 			"system_fingerprint":"fp_ollama","choices":[{"index":0,"message":{"role":"assistant","content":"",
 			"tool_calls":[{"id":"call_ab12","index":0,"type":"function","function":{"name":"Workspace__read","arguments":"{\"path\":\"notes.md\"}"}}]},
 			"finish_reason":"tool_calls"}]}`,
-			want: agentrun.Response{ToolCalls: []agentrun.ToolCallReq{{ID: "call_ab12", Tool: "Workspace", Action: "read", Args: json.RawMessage(`{"path":"notes.md"}`)}}}},
+			want: sb.ModelResponse{ToolCalls: []sb.ModelToolCall{{ID: "call_ab12", Tool: "Workspace", Action: "read", Args: json.RawMessage(`{"path":"notes.md"}`)}}}},
 		{name: "finish_reason length says the answer was cut off", body: `{"id":"c","object":"chat.completion","model":"m",
 			"choices":[{"index":0,"message":{"role":"assistant","content":"The report has three parts: first"},"finish_reason":"length"}],
 			"usage":{"prompt_tokens":50,"completion_tokens":16,"total_tokens":66}}`,
-			want: agentrun.Response{Text: "The report has three parts: first\n\n[The answer was cut off: the model reached its output token limit.]", TokensIn: 50, TokensOut: 16}},
+			want: sb.ModelResponse{Text: "The report has three parts: first\n\n[The answer was cut off: the model reached its output token limit.]", TokensIn: 50, TokensOut: 16}},
 		{name: "content filter", body: `{"choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"content_filter"}]}`,
-			want: agentrun.Response{Text: "\n\n[The model's provider withheld the rest of the answer (content filter).]"}},
+			want: sb.ModelResponse{Text: "\n\n[The model's provider withheld the rest of the answer (content filter).]"}},
 		{name: "invalid JSON arguments are kept byte for byte", body: `{"choices":[{"index":0,"message":{"role":"assistant","content":null,
 			"tool_calls":[{"id":"call_x","type":"function","function":{"name":"Workspace__write","arguments":"{path: notes.md"}}]},"finish_reason":"tool_calls"}]}`,
-			want: agentrun.Response{ToolCalls: []agentrun.ToolCallReq{{ID: "call_x", Tool: "Workspace", Action: "write", Args: json.RawMessage(`{path: notes.md`)}}}},
+			want: sb.ModelResponse{ToolCalls: []sb.ModelToolCall{{ID: "call_x", Tool: "Workspace", Action: "write", Args: json.RawMessage(`{path: notes.md`)}}}},
 		{name: "unknown name passes through as the tool", body: `{"choices":[{"index":0,"message":{"role":"assistant","content":null,
 			"tool_calls":[{"id":"call_p","type":"function","function":{"name":"multi_tool_use.parallel","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`,
-			want: agentrun.Response{ToolCalls: []agentrun.ToolCallReq{{ID: "call_p", Tool: "multi_tool_use.parallel", Args: json.RawMessage(`{}`)}}}},
+			want: sb.ModelResponse{ToolCalls: []sb.ModelToolCall{{ID: "call_p", Tool: "multi_tool_use.parallel", Args: json.RawMessage(`{}`)}}}},
 		{name: "arguments as an object, empty arguments, missing ids", body: `{"choices":[{"index":0,"message":{"role":"assistant","content":"Let me look.",
 			"tool_calls":[{"type":"function","function":{"name":"Workspace__read","arguments":{"path":"a.md"}}},
 			{"type":"function","function":{"name":"Clock__now","arguments":""}}]},"finish_reason":"tool_calls"}]}`,
-			want: agentrun.Response{Text: "Let me look.", ToolCalls: []agentrun.ToolCallReq{
+			want: sb.ModelResponse{Text: "Let me look.", ToolCalls: []sb.ModelToolCall{
 				{ID: "call_1_0", Tool: "Workspace", Action: "read", Args: json.RawMessage(`{"path":"a.md"}`)},
 				{ID: "call_1_1", Tool: "Clock", Action: "now", Args: json.RawMessage(`{}`)}}}},
 		{name: "content as a list of parts", body: `{"choices":[{"index":0,"message":{"role":"assistant",
 			"content":[{"type":"text","text":"Hello "},{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"there"}]},"finish_reason":"stop"}]}`,
-			want: agentrun.Response{Text: "Hello there"}},
+			want: sb.ModelResponse{Text: "Hello there"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake(t, apiKey, reply{body: tt.body})
-			got, err := f.model(t, apiKey).Complete(context.Background(), agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}})
+			got, err := f.model(t, apiKey).Complete(context.Background(), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -344,7 +343,7 @@ func TestErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			m = m.WithRetry(oneAttempt) // the mapping of one answer; retries have their own tests
-			_, err = m.Complete(context.Background(), agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}})
+			_, err = m.Complete(context.Background(), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
 			checkErr(t, err, key, tt.wantCode, tt.wantMsg, tt.wantNotMsg)
 			var se *sb.Error
 			errors.As(err, &se)
@@ -364,7 +363,7 @@ func TestUnreachableServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	m = m.WithRetry(oneAttempt)
-	_, err = m.Complete(context.Background(), agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}})
+	_, err = m.Complete(context.Background(), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
 	checkErr(t, err, apiKey, sb.EUNAVAILABLE, []string{"cannot reach the model server at " + url + "/v1", "check model.baseUrl"}, nil)
 }
 
@@ -372,7 +371,7 @@ func TestCancelledContext(t *testing.T) {
 	f := newFake(t, apiKey, reply{delay: 2 * time.Second, body: answerText})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err := f.model(t, apiKey).Complete(ctx, agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}})
+	_, err := f.model(t, apiKey).Complete(ctx, sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
 	checkErr(t, err, apiKey, sb.EUNAVAILABLE, []string{"did not answer in time"}, nil)
 }
 
@@ -380,7 +379,7 @@ func TestCancelledContext(t *testing.T) {
 // fails the request here, saying which action and why, without a round trip.
 func TestToolNamesAreCheckedBeforeTheCall(t *testing.T) {
 	f := newFake(t, apiKey, reply{body: answerText})
-	req := agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}},
+	req := sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}},
 		Tools: []sb.ToolSpec{{Name: strings.Repeat("Long", 10), Actions: []sb.ActionSpec{{Name: "a_rather_long_action_name"}}}}}
 	_, err := f.model(t, apiKey).Complete(context.Background(), req)
 	checkErr(t, err, apiKey, sb.EINVALID, []string{"LongLongLong", "cannot be offered to the model", "at most 64"}, nil)
@@ -437,7 +436,7 @@ func checkErr(t *testing.T, err error, key, wantCode string, wantMsg, wantNotMsg
 
 // show prints a Response with Args verbatim (json.Marshal refuses the
 // invalid JSON some cases keep on purpose).
-func show(r agentrun.Response) string {
+func show(r sb.ModelResponse) string {
 	s := fmt.Sprintf("text=%q in=%d out=%d", r.Text, r.TokensIn, r.TokensOut)
 	for _, c := range r.ToolCalls {
 		s += fmt.Sprintf(" call{id=%q tool=%q action=%q args=%s}", c.ID, c.Tool, c.Action, c.Args)

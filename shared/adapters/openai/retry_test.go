@@ -14,13 +14,12 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/modelretry/retrytest"
 	"github.com/switchboard-dev/switchboard/shared/adapters/openai"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 )
 
 // oneAttempt turns retries off, for tests of how one answer is mapped.
 var oneAttempt = modelretry.Policy{MaxAttempts: 1}
 
-var hi = agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "hi"}}}
+var hi = sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}}
 
 // retrying is the fake's model with the default policy on a fake clock.
 func (f *fake) retrying(t *testing.T, key string, clock *retrytest.Clock) *openai.Model {
@@ -76,15 +75,15 @@ func TestRetries(t *testing.T) {
 				key = tt.key
 			}
 			m := f.retrying(t, key, clock)
-			var rec modelretry.Recorder
-			got, err := m.Complete(modelretry.WithRecorder(context.Background(), &rec), hi)
+			var rec sb.ModelCallCounter
+			got, err := m.Complete(sb.WithModelCallCounter(context.Background(), &rec), hi)
 			if n := f.requests(); n != tt.wantCalls {
 				t.Errorf("server saw %d requests, want %d", n, tt.wantCalls)
 			}
 			if g := fmt.Sprint(clock.Sleeps()); g != tt.wantWaits {
 				t.Errorf("waits %s, want %s", g, tt.wantWaits)
 			}
-			if st := rec.Stats(); st.Attempts != tt.wantCalls || st.Retries != tt.wantCalls-1 {
+			if st := rec.Calls(); st.Attempts != tt.wantCalls || st.Retries != tt.wantCalls-1 {
 				t.Errorf("recorded %+v, want %d attempts", st, tt.wantCalls)
 			}
 			if tt.wantCode == "" {

@@ -3,11 +3,10 @@ package openai_test
 import (
 	"context"
 	"encoding/json"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun/agentruntest"
 	"strings"
 	"testing"
-
-	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
-	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun/agentruntest"
 )
 
 // toolMessages returns the request's "tool" messages by tool_call_id.
@@ -67,7 +66,7 @@ func TestToolCallRoundTrip(t *testing.T) {
 		}},
 	)
 	e, n := agentruntest.Engine(t)
-	res, err := e.Run(context.Background(), agentrun.Agent{ID: "ada", SystemPrompt: "You are Ada.", Model: f.model(t, apiKey),
+	res, err := e.Run(context.Background(), sb.Agent{ID: "ada", SystemPrompt: "You are Ada.", Model: f.model(t, apiKey),
 		Provider: "openai", ModelName: "gpt-4o-mini"}, "please note: buy milk", nil)
 	agentruntest.WantNoteSaved(t, res, err, n, 280, 38)
 	if n := f.requests(); n != 2 {
@@ -94,7 +93,7 @@ func TestUnknownFunctionIsAnsweredByTheExecutor(t *testing.T) {
 		}
 	}})
 	e, _ := agentruntest.Engine(t)
-	res, err := e.Run(context.Background(), agentrun.Agent{ID: "ada", Model: f.model(t, apiKey)}, "hi", nil)
+	res, err := e.Run(context.Background(), sb.Agent{ID: "ada", Model: f.model(t, apiKey)}, "hi", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/tools/toolnames"
-	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 )
 
 // Wire shapes of POST /chat/completions, only the fields Switchboard uses
@@ -76,7 +74,7 @@ const (
 )
 
 // toRequest converts the conversation to the wire shape.
-func (m *Model) toRequest(req agentrun.Request) (chatRequest, error) {
+func (m *Model) toRequest(req sb.ModelRequest) (chatRequest, error) {
 	const op = "openai.complete"
 	if err := checkTools(op, req.Tools); err != nil {
 		return chatRequest{}, err
@@ -96,7 +94,7 @@ func (m *Model) toRequest(req agentrun.Request) (chatRequest, error) {
 			}
 			for _, tc := range msg.ToolCalls {
 				cm.ToolCalls = append(cm.ToolCalls, chatToolCall{ID: tc.ID, Type: "function",
-					Function: chatFunction{Name: toolnames.CallName(tc.Tool, tc.Action), Arguments: argumentsText(tc.Args)}})
+					Function: chatFunction{Name: sb.CalledFunctionName(tc.Tool, tc.Action), Arguments: argumentsText(tc.Args)}})
 			}
 			out.Messages = append(out.Messages, cm)
 		case "tool":
@@ -112,7 +110,7 @@ func (m *Model) toRequest(req agentrun.Request) (chatRequest, error) {
 				params = map[string]any{"type": "object", "properties": map[string]any{}}
 			}
 			out.Tools = append(out.Tools, chatTool{Type: "function", Function: chatFuncDef{
-				Name: toolnames.FunctionName(t.Name, a.Name), Description: toolnames.Description(t.Description, a.Description),
+				Name: sb.FunctionName(t.Name, a.Name), Description: sb.FunctionDescription(t.Description, a.Description),
 				Parameters: params,
 			}})
 		}
@@ -133,20 +131,20 @@ func argumentsText(args json.RawMessage) json.RawMessage {
 
 // fromResponse converts the first choice. turn (the number of messages so
 // far) makes the ids it invents for calls without one unique in the run.
-func fromResponse(cr chatResponse, turn int) agentrun.Response {
+func fromResponse(cr chatResponse, turn int) sb.ModelResponse {
 	choice := cr.Choices[0]
-	var out agentrun.Response
+	var out sb.ModelResponse
 	if cr.Usage != nil {
 		out.TokensIn, out.TokensOut = cr.Usage.PromptTokens, cr.Usage.CompletionTokens
 	}
 	out.Text = contentText(choice.Message.Content)
 	for i, tc := range choice.Message.ToolCalls {
-		tool, action := toolnames.ParseCall(tc.Function.Name)
+		tool, action := sb.ParseFunctionName(tc.Function.Name)
 		id := tc.ID
 		if id == "" {
 			id = fmt.Sprintf("call_%d_%d", turn, i)
 		}
-		out.ToolCalls = append(out.ToolCalls, agentrun.ToolCallReq{ID: id, Tool: tool, Action: action, Args: argumentsValue(tc.Function.Arguments)})
+		out.ToolCalls = append(out.ToolCalls, sb.ModelToolCall{ID: id, Tool: tool, Action: action, Args: argumentsValue(tc.Function.Arguments)})
 	}
 	if len(out.ToolCalls) == 0 {
 		switch choice.FinishReason {

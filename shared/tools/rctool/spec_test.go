@@ -15,7 +15,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tools"
 	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
 	"github.com/switchboard-dev/switchboard/shared/tools/staging"
-	"github.com/switchboard-dev/switchboard/shared/tools/toolnames"
 )
 
 // TestSpec: the external interface — tool name, action names, argument
@@ -42,7 +41,7 @@ func TestSpec(t *testing.T) {
 		"search":        {[]string{"count", "query", "room"}, []string{"room", "query"}},
 	}
 	for _, a := range spec.Actions {
-		if err := toolnames.Check(spec.Name, a.Name); err != nil {
+		if err := sb.CheckFunctionName(spec.Name, a.Name); err != nil {
 			t.Errorf("%s: %v", a.Name, err)
 		}
 		p := a.Parameters

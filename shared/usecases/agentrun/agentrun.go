@@ -11,68 +11,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/modelretry"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
-
-// Message is one turn of the conversation with the model.
-type Message struct {
-	Role       string        `json:"role"` // "user", "assistant", "tool"
-	Content    string        `json:"content"`
-	ToolCalls  []ToolCallReq `json:"toolCalls,omitempty"`  // assistant turns
-	ToolCallID string        `json:"toolCallId,omitempty"` // tool turns
-}
-
-// ToolCallReq is a tool call a model asked for.
-type ToolCallReq struct {
-	ID     string          `json:"id"`
-	Tool   string          `json:"tool"`
-	Action string          `json:"action"`
-	Args   json.RawMessage `json:"args"`
-}
-
-// Request is what a model sees.
-type Request struct {
-	System   string
-	Messages []Message
-	Tools    []sb.ToolSpec
-}
-
-// Response is what a model answers: text, tool calls, or both.
-type Response struct {
-	Text      string
-	ToolCalls []ToolCallReq
-	TokensIn  int
-	TokensOut int
-}
-
-// Model is one provider (scripted, OpenAI-compatible, Bedrock Converse).
-// Complete returns EUNAVAILABLE/ERATELIMITED for temporary failures.
-type Model interface {
-	Complete(ctx context.Context, req Request) (Response, error)
-}
-
-// Pricing turns tokens into USD.
-type Pricing struct {
-	InputPer1M  float64
-	OutputPer1M float64
-}
-
-// Cost of one exchange.
-func (p Pricing) Cost(in, out int) float64 {
-	return float64(in)*p.InputPer1M/1e6 + float64(out)*p.OutputPer1M/1e6
-}
-
-// Agent is what the engine needs to know about the agent it runs.
-type Agent struct {
-	ID           string
-	SystemPrompt string
-	MaxSteps     int
-	Provider     string
-	ModelName    string
-	Model        Model
-	Pricing      Pricing
-}
 
 // Invoker runs one tool call (tools.Executor).
 type Invoker interface {
@@ -111,8 +51,8 @@ type Result struct {
 	// (the reply path looks here to avoid posting twice).
 	Calls []Call `json:"calls,omitempty"`
 	// ModelCalls counts the model attempts of the run, retries and the time
-	// spent waiting between them (providers retry through modelretry).
-	ModelCalls modelretry.Stats `json:"modelCalls"`
+	// spent waiting between them (the providers retry and count).
+	ModelCalls sb.ModelCalls `json:"modelCalls"`
 	// RunToken is the run's token ("" without Engine.Tokens). Never in
 	// the JSON: it stays with the engine and the run's tool calls.
 	RunToken string `json:"-"`
@@ -155,12 +95,12 @@ type Start struct {
 // Run executes one run of agent on wake (already framed as untrusted where it
 // carries others' text). parent is nil for a run a human or schedule started.
 // The receipt is written even when the model fails.
-func (e *Engine) Run(ctx context.Context, agent Agent, wake string, parent *sb.RunContext) (Result, error) {
+func (e *Engine) Run(ctx context.Context, agent sb.Agent, wake string, parent *sb.RunContext) (Result, error) {
 	return e.Start(ctx, agent, Start{Wake: wake, Parent: parent})
 }
 
 // Start executes one run of agent as st says; see Run.
-func (e *Engine) Start(ctx context.Context, agent Agent, st Start) (Result, error) {
+func (e *Engine) Start(ctx context.Context, agent sb.Agent, st Start) (Result, error) {
 	wake, parent := st.Wake, st.Parent
 	now := e.now()
 	res := Result{Run: sb.NewRun(agent.ID, parent, now)}
@@ -170,14 +110,14 @@ func (e *Engine) Start(ctx context.Context, agent Agent, st Start) (Result, erro
 	if maxSteps <= 0 {
 		maxSteps = 8
 	}
-	req := Request{System: agent.SystemPrompt, Tools: offered(e.Tools.Specs(agent.ID), res.Run),
-		Messages: []Message{{Role: "user", Content: wake}}}
+	req := sb.ModelRequest{System: agent.SystemPrompt, Tools: offered(e.Tools.Specs(agent.ID), res.Run),
+		Messages: []sb.ModelMessage{{Role: "user", Content: wake}}}
 	ctx, res.RunToken = e.issueToken(ctx, res.Run, now)
 	seen := map[string]int{}
 	index := 0 // the next tool call's place in the run
 	var runErr error
-	var attempts modelretry.Recorder
-	ctx = modelretry.WithRecorder(ctx, &attempts)
+	var attempts sb.ModelCallCounter
+	ctx = sb.WithModelCallCounter(ctx, &attempts)
 
 loop:
 	for {
@@ -199,7 +139,7 @@ loop:
 			res.Outcome, res.Answer = "answered", resp.Text
 			break
 		}
-		req.Messages = append(req.Messages, Message{Role: "assistant", Content: resp.Text, ToolCalls: resp.ToolCalls})
+		req.Messages = append(req.Messages, sb.ModelMessage{Role: "assistant", Content: resp.Text, ToolCalls: resp.ToolCalls})
 		for _, tc := range resp.ToolCalls {
 			key := tc.Tool + "." + tc.Action + " " + string(tc.Args)
 			if seen[key]++; seen[key] >= loopLimit {
@@ -217,11 +157,11 @@ loop:
 			}
 			res.Calls = append(res.Calls, Call{Tool: tc.Tool, Action: tc.Action, Args: args, Envelope: env})
 			body, _ := json.Marshal(env)
-			req.Messages = append(req.Messages, Message{Role: "tool", ToolCallID: tc.ID, Content: string(body)})
+			req.Messages = append(req.Messages, sb.ModelMessage{Role: "tool", ToolCallID: tc.ID, Content: string(body)})
 		}
 	}
 
-	res.ModelCalls = attempts.Stats()
+	res.ModelCalls = attempts.Calls()
 	if res.ModelCalls.Retries > 0 {
 		slog.InfoContext(ctx, "model calls were retried", "agent", agent.ID, "run", res.Run.RunID,
 			"attempts", res.ModelCalls.Attempts, "retries", res.ModelCalls.Retries, "waited", res.ModelCalls.Waited, "outcome", res.Outcome)

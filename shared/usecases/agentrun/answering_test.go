@@ -31,9 +31,9 @@ func TestAnsweringRunIsNotOfferedAskAgent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := &stepModel{steps: []step{{resp: agentrun.Response{Text: "42"}}}}
+			m := &stepModel{steps: []step{{resp: sb.ModelResponse{Text: "42"}}}}
 			e := &agentrun.Engine{Tools: &askInvoker{}, Receipts: memstore.New()}
-			res, err := e.Start(context.Background(), agentrun.Agent{ID: "bob", Model: m},
+			res, err := e.Start(context.Background(), sb.Agent{ID: "bob", Model: m},
 				agentrun.Start{Wake: "what is 6×7?", CallPath: tt.callPath})
 			if err != nil {
 				t.Fatal(err)

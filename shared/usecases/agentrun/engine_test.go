@@ -22,15 +22,15 @@ import (
 // every request it saw. Past the list it repeats the last entry.
 type stepModel struct {
 	steps []step
-	reqs  []agentrun.Request
+	reqs  []sb.ModelRequest
 }
 
 type step struct {
-	resp agentrun.Response
+	resp sb.ModelResponse
 	err  error
 }
 
-func (m *stepModel) Complete(_ context.Context, req agentrun.Request) (agentrun.Response, error) {
+func (m *stepModel) Complete(_ context.Context, req sb.ModelRequest) (sb.ModelResponse, error) {
 	req.Messages = slices.Clone(req.Messages) // the engine keeps appending to its slice
 	m.reqs = append(m.reqs, req)
 	s := m.steps[min(len(m.reqs), len(m.steps))-1]
@@ -82,16 +82,16 @@ type stepClock = clocktest.Stepping
 
 var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.FixedZone("CEST", 2*3600))
 
-func call(id, tool, action, args string) agentrun.ToolCallReq {
-	return agentrun.ToolCallReq{ID: id, Tool: tool, Action: action, Args: json.RawMessage(args)}
+func call(id, tool, action, args string) sb.ModelToolCall {
+	return sb.ModelToolCall{ID: id, Tool: tool, Action: action, Args: json.RawMessage(args)}
 }
 
 func answer(text string, in, out int) step {
-	return step{resp: agentrun.Response{Text: text, TokensIn: in, TokensOut: out}}
+	return step{resp: sb.ModelResponse{Text: text, TokensIn: in, TokensOut: out}}
 }
 
-func calls(in, out int, c ...agentrun.ToolCallReq) step {
-	return step{resp: agentrun.Response{ToolCalls: c, TokensIn: in, TokensOut: out}}
+func calls(in, out int, c ...sb.ModelToolCall) step {
+	return step{resp: sb.ModelResponse{ToolCalls: c, TokensIn: in, TokensOut: out}}
 }
 
 func newEngine(inv agentrun.Invoker, receipts sb.ReceiptStore) (*agentrun.Engine, *stepClock) {
@@ -99,9 +99,9 @@ func newEngine(inv agentrun.Invoker, receipts sb.ReceiptStore) (*agentrun.Engine
 	return &agentrun.Engine{Tools: inv, Receipts: receipts, Now: clock.Now}, clock
 }
 
-func agent(m agentrun.Model) agentrun.Agent {
-	return agentrun.Agent{ID: "ada", SystemPrompt: "You are Ada.", MaxSteps: 5, Provider: "test", ModelName: "step-1",
-		Model: m, Pricing: agentrun.Pricing{InputPer1M: 3, OutputPer1M: 15}}
+func agent(m sb.Model) sb.Agent {
+	return sb.Agent{ID: "ada", SystemPrompt: "You are Ada.", MaxSteps: 5, Provider: "test", ModelName: "step-1",
+		Model: m, Pricing: sb.Pricing{InputPer1M: 3, OutputPer1M: 15}}
 }
 
 // storedReceipt returns the one receipt of root from the store.
@@ -345,7 +345,7 @@ func TestRunFeedsToolResultsBack(t *testing.T) {
 	}}
 	e, _ := newEngine(inv, memstore.New())
 	m := &stepModel{steps: []step{
-		{resp: agentrun.Response{Text: "Let me try.", ToolCalls: []agentrun.ToolCallReq{
+		{resp: sb.ModelResponse{Text: "Let me try.", ToolCalls: []sb.ModelToolCall{
 			call("c1", "Echo", "say", `{"text":"good"}`), call("c2", "Echo", "say", `{"text":"bad"}`)}}},
 		answer("One worked.", 0, 0),
 	}}
@@ -362,13 +362,13 @@ func TestRunFeedsToolResultsBack(t *testing.T) {
 	if len(first.Tools) != 1 || first.Tools[0].Name != "Echo" || !slices.Equal(inv.specs, []string{"ada"}) {
 		t.Errorf("tools = %+v (Specs asked for %v), want the agent's specs, asked once for ada", first.Tools, inv.specs)
 	}
-	wantFirst := []agentrun.Message{{Role: "user", Content: "wake text"}}
+	wantFirst := []sb.ModelMessage{{Role: "user", Content: "wake text"}}
 	if !equalMessages(first.Messages, wantFirst) {
 		t.Errorf("first request messages = %+v, want %+v", first.Messages, wantFirst)
 	}
-	wantSecond := []agentrun.Message{
+	wantSecond := []sb.ModelMessage{
 		{Role: "user", Content: "wake text"},
-		{Role: "assistant", Content: "Let me try.", ToolCalls: []agentrun.ToolCallReq{
+		{Role: "assistant", Content: "Let me try.", ToolCalls: []sb.ModelToolCall{
 			call("c1", "Echo", "say", `{"text":"good"}`), call("c2", "Echo", "say", `{"text":"bad"}`)}},
 		{Role: "tool", ToolCallID: "c1", Content: `{"said":"{\"text\":\"good\"}","status":"ok"}`},
 		{Role: "tool", ToolCallID: "c2", Content: `{"error":"no such room; list rooms first","http_status":404,"status":"error"}`},
@@ -378,7 +378,7 @@ func TestRunFeedsToolResultsBack(t *testing.T) {
 	}
 }
 
-func equalMessages(a, b []agentrun.Message) bool {
+func equalMessages(a, b []sb.ModelMessage) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
@@ -465,13 +465,13 @@ func TestEngineWithoutClockUsesWallTime(t *testing.T) {
 func TestPricingCost(t *testing.T) {
 	tests := []struct {
 		name    string
-		p       agentrun.Pricing
+		p       sb.Pricing
 		in, out int
 		want    float64
 	}{
-		{"free", agentrun.Pricing{}, 1000, 1000, 0},
-		{"one million each", agentrun.Pricing{InputPer1M: 3, OutputPer1M: 15}, 1_000_000, 1_000_000, 18},
-		{"small numbers", agentrun.Pricing{InputPer1M: 0.25, OutputPer1M: 1.25}, 4000, 800, 0.002},
+		{"free", sb.Pricing{}, 1000, 1000, 0},
+		{"one million each", sb.Pricing{InputPer1M: 3, OutputPer1M: 15}, 1_000_000, 1_000_000, 18},
+		{"small numbers", sb.Pricing{InputPer1M: 0.25, OutputPer1M: 1.25}, 4000, 800, 0.002},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -43,7 +43,7 @@ func TestRunIssuesItsToken(t *testing.T) {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	parent := &sb.RunContext{RunID: "run-a", RootRunID: "root", AgentID: "alice"}
-	res, err := e.Start(ctx, agentrun.Agent{ID: "bob", Model: m}, agentrun.Start{Wake: "hi", Parent: parent, CallPath: "alice"})
+	res, err := e.Start(ctx, sb.Agent{ID: "bob", Model: m}, agentrun.Start{Wake: "hi", Parent: parent, CallPath: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestRunTokenWithoutDeadlineOrKeys(t *testing.T) {
 	keys.Now = func() time.Time { return now }
 	m := &stepModel{steps: []step{answer("done", 1, 1)}}
 	res, err := (&agentrun.Engine{Tools: &recInvoker{}, Receipts: memstore.New(), Tokens: keys}).
-		Start(context.Background(), agentrun.Agent{ID: "bob", Model: m}, agentrun.Start{Wake: "hi"})
+		Start(context.Background(), sb.Agent{ID: "bob", Model: m}, agentrun.Start{Wake: "hi"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestRunTokenWithoutDeadlineOrKeys(t *testing.T) {
 		t.Errorf("a token of a run without deadline is %v after MaxTTL, want expired", err)
 	}
 	res, err = (&agentrun.Engine{Tools: &recInvoker{}, Receipts: memstore.New()}).
-		Start(context.Background(), agentrun.Agent{ID: "bob", Model: m}, agentrun.Start{Wake: "hi"})
+		Start(context.Background(), sb.Agent{ID: "bob", Model: m}, agentrun.Start{Wake: "hi"})
 	if err != nil || res.RunToken != "" {
 		t.Errorf("without keys: token %q, %v; want none", res.RunToken, err)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 // Scripted is a deterministic model for demos and tests (no credentials, no
@@ -23,8 +25,8 @@ type Scripted struct {
 	Reply     string
 }
 
-// Complete implements Model.
-func (s Scripted) Complete(_ context.Context, req Request) (Response, error) {
+// Complete implements sb.Model.
+func (s Scripted) Complete(_ context.Context, req sb.ModelRequest) (sb.ModelResponse, error) {
 	in := 0
 	for _, m := range req.Messages {
 		in += len(m.Content)
@@ -42,7 +44,7 @@ func (s Scripted) Complete(_ context.Context, req Request) (Response, error) {
 	}
 	if len(req.Messages) == 1 {
 		if calls := parseCalls(first); len(calls) > 0 {
-			return Response{ToolCalls: calls, TokensIn: in, TokensOut: 8 * len(calls)}, nil
+			return sb.ModelResponse{ToolCalls: calls, TokensIn: in, TokensOut: 8 * len(calls)}, nil
 		}
 	}
 	text := s.reply(first)
@@ -67,7 +69,7 @@ func (s Scripted) Complete(_ context.Context, req Request) (Response, error) {
 		}
 		text += fmt.Sprintf("\n%s → %s", name, line)
 	}
-	return Response{Text: text, TokensIn: in, TokensOut: (len(text) + 3) / 4}, nil
+	return sb.ModelResponse{Text: text, TokensIn: in, TokensOut: (len(text) + 3) / 4}, nil
 }
 
 func (s Scripted) reply(message string) string {
@@ -94,8 +96,8 @@ func stripFrame(s string) string {
 	return strings.TrimSpace(s)
 }
 
-func parseCalls(message string) []ToolCallReq {
-	var calls []ToolCallReq
+func parseCalls(message string) []sb.ModelToolCall {
+	var calls []sb.ModelToolCall
 	for _, line := range strings.Split(stripFrame(message), "\n") {
 		// A chat message's further lines come as "  | …" in a wake.
 		line = strings.TrimPrefix(strings.TrimSpace(line), "| ")
@@ -112,12 +114,12 @@ func parseCalls(message string) []ToolCallReq {
 		if args == "" {
 			args = "{}"
 		}
-		calls = append(calls, ToolCallReq{ID: fmt.Sprintf("call-%d", len(calls)+1), Tool: tool, Action: action, Args: json.RawMessage(args)})
+		calls = append(calls, sb.ModelToolCall{ID: fmt.Sprintf("call-%d", len(calls)+1), Tool: tool, Action: action, Args: json.RawMessage(args)})
 	}
 	return calls
 }
 
-func lastCalls(msgs []Message) []ToolCallReq {
+func lastCalls(msgs []sb.ModelMessage) []sb.ModelToolCall {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == "assistant" {
 			return msgs[i].ToolCalls

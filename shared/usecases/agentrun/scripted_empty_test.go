@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 )
 
@@ -15,7 +16,7 @@ func TestScriptedEmptyRequestDoesNotPanic(t *testing.T) {
 			t.Fatalf("Complete(empty request) panicked: %v", r)
 		}
 	}()
-	resp, err := agentrun.Scripted{AgentName: "Ada"}.Complete(context.Background(), agentrun.Request{System: "x"})
+	resp, err := agentrun.Scripted{AgentName: "Ada"}.Complete(context.Background(), sb.ModelRequest{System: "x"})
 	if err != nil || resp.Text != "Hello, this is Ada. You said: " || len(resp.ToolCalls) != 0 {
 		t.Errorf("Complete(empty) = %+v, %v; want the bare reply", resp, err)
 	}

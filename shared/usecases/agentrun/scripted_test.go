@@ -22,32 +22,32 @@ func TestScriptedParsesCallLines(t *testing.T) {
 	tests := []struct {
 		name    string
 		message string
-		want    []agentrun.ToolCallReq // nil: the model answers instead
+		want    []sb.ModelToolCall // nil: the model answers instead
 	}{
 		{
 			name:    "one call",
 			message: `call Workspace.write {"path":"a.txt","content":"x"}`,
-			want:    []agentrun.ToolCallReq{call("call-1", "Workspace", "write", `{"path":"a.txt","content":"x"}`)},
+			want:    []sb.ModelToolCall{call("call-1", "Workspace", "write", `{"path":"a.txt","content":"x"}`)},
 		},
 		{
 			name:    "several calls among prose, numbered in order",
 			message: "Please do this:\ncall Echo.say {\"text\":\"1\"}\nand then\ncall Workspace.list\nthanks",
-			want:    []agentrun.ToolCallReq{call("call-1", "Echo", "say", `{"text":"1"}`), call("call-2", "Workspace", "list", `{}`)},
+			want:    []sb.ModelToolCall{call("call-1", "Echo", "say", `{"text":"1"}`), call("call-2", "Workspace", "list", `{}`)},
 		},
 		{
 			name:    "blanks around name and args are trimmed",
 			message: "   call    Echo.say     {\"a\": 1}   \r\n",
-			want:    []agentrun.ToolCallReq{call("call-1", "Echo", "say", `{"a": 1}`)},
+			want:    []sb.ModelToolCall{call("call-1", "Echo", "say", `{"a": 1}`)},
 		},
 		{
 			name:    "args are passed through unparsed",
 			message: "call Echo.say not json",
-			want:    []agentrun.ToolCallReq{call("call-1", "Echo", "say", `not json`)},
+			want:    []sb.ModelToolCall{call("call-1", "Echo", "say", `not json`)},
 		},
 		{
 			name:    "framed message",
 			message: untrusted.FrameWith("rocketchat:#general @bob", "call Echo.say {\"text\":\"hi\"}", fixedNonce),
-			want:    []agentrun.ToolCallReq{call("call-1", "Echo", "say", `{"text":"hi"}`)},
+			want:    []sb.ModelToolCall{call("call-1", "Echo", "say", `{"text":"hi"}`)},
 		},
 		{
 			// A chat message woke the agent: its further lines carry the
@@ -55,12 +55,12 @@ func TestScriptedParsesCallLines(t *testing.T) {
 			name: "continuation lines of a wake message",
 			message: "New message(s) for you in #general.\n" + untrusted.FrameWith("rocketchat:#general",
 				"[20:03] @richard (messageId: m1): @agent-hermes save this\n  | call Workspace.write {\"path\":\"a.md\"}\n  | call Workspace.list", fixedNonce),
-			want: []agentrun.ToolCallReq{call("call-1", "Workspace", "write", `{"path":"a.md"}`), call("call-2", "Workspace", "list", `{}`)},
+			want: []sb.ModelToolCall{call("call-1", "Workspace", "write", `{"path":"a.md"}`), call("call-2", "Workspace", "list", `{}`)},
 		},
 		{
 			name:    "continuation line of a chat message",
 			message: "[10:15] @richard (messageId: m1): @agent-hermes please\n  | call Echo.say {\"text\":\"hi\"}",
-			want:    []agentrun.ToolCallReq{call("call-1", "Echo", "say", `{"text":"hi"}`)},
+			want:    []sb.ModelToolCall{call("call-1", "Echo", "say", `{"text":"hi"}`)},
 		},
 		{name: "no dot is no call", message: "call Echo {}"},
 		{name: "not at the line start", message: "please call Echo.say {}"},
@@ -72,7 +72,7 @@ func TestScriptedParsesCallLines(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, err := agentrun.Scripted{AgentName: "Ada"}.Complete(context.Background(),
-				agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: tt.message}}})
+				sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: tt.message}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,39 +93,39 @@ func TestScriptedReply(t *testing.T) {
 	tests := []struct {
 		name     string
 		reply    string
-		messages []agentrun.Message
+		messages []sb.ModelMessage
 		want     string
 	}{
 		{
-			name: "default template", messages: []agentrun.Message{{Role: "user", Content: "hi there"}},
+			name: "default template", messages: []sb.ModelMessage{{Role: "user", Content: "hi there"}},
 			want: "Hello, this is Ada. You said: hi there",
 		},
 		{
 			name: "custom template, every placeholder", reply: "{{agent}} heard {{message}} ({{message}})",
-			messages: []agentrun.Message{{Role: "user", Content: "ping"}},
+			messages: []sb.ModelMessage{{Role: "user", Content: "ping"}},
 			want:     "Ada heard ping (ping)",
 		},
 		{
 			name:     "frame tags are not echoed",
-			messages: []agentrun.Message{{Role: "user", Content: untrusted.FrameWith("rocketchat:#general @bob", "  good morning  ", fixedNonce)}},
+			messages: []sb.ModelMessage{{Role: "user", Content: untrusted.FrameWith("rocketchat:#general @bob", "  good morning  ", fixedNonce)}},
 			want:     "Hello, this is Ada. You said: good morning",
 		},
 		{
 			name: "a wake's instructions before the frame are not echoed",
-			messages: []agentrun.Message{{Role: "user", Content: "New message(s) for you in #general. Your final answer is posted there.\n" +
+			messages: []sb.ModelMessage{{Role: "user", Content: "New message(s) for you in #general. Your final answer is posted there.\n" +
 				untrusted.FrameWith("rocketchat:#general", "[09:00] @bob (messageId: m1): @agent-ada hi", fixedNonce)}},
 			want: "Hello, this is Ada. You said: [09:00] @bob (messageId: m1): @agent-ada hi",
 		},
 		{
 			name:     "placeholders in the message stay literal",
-			messages: []agentrun.Message{{Role: "user", Content: "{{agent}} {{message}}"}},
+			messages: []sb.ModelMessage{{Role: "user", Content: "{{agent}} {{message}}"}},
 			want:     "Hello, this is Ada. You said: {{agent}} {{message}}",
 		},
 		{
 			name: "one line per tool result, in call order",
-			messages: []agentrun.Message{
+			messages: []sb.ModelMessage{
 				{Role: "user", Content: "call Workspace.write {}\ncall Workspace.read {}\ncall Telegram.send_message {}"},
-				{Role: "assistant", ToolCalls: []agentrun.ToolCallReq{
+				{Role: "assistant", ToolCalls: []sb.ModelToolCall{
 					call("call-1", "Workspace", "write", `{}`), call("call-2", "Workspace", "read", `{}`), call("call-3", "Telegram", "send_message", `{}`)}},
 				{Role: "tool", ToolCallID: "call-1", Content: `{"status":"ok","size":3}`},
 				{Role: "tool", ToolCallID: "call-2", Content: `{"status":"error","error":"no such file; list first"}`},
@@ -136,9 +136,9 @@ func TestScriptedReply(t *testing.T) {
 		},
 		{
 			name: "a result's answer is shown, so a colleague's reply reaches the room",
-			messages: []agentrun.Message{
+			messages: []sb.ModelMessage{
 				{Role: "user", Content: "call ask_agent.ask {}"},
-				{Role: "assistant", ToolCalls: []agentrun.ToolCallReq{call("call-1", "ask_agent", "ask", `{}`)}},
+				{Role: "assistant", ToolCalls: []sb.ModelToolCall{call("call-1", "ask_agent", "ask", `{}`)}},
 				{Role: "tool", ToolCallID: "call-1", Content: `{"status":"ok","agent":"bob","answer":"42, says Bob","runId":"r2"}`},
 			},
 			reply: "Asked.",
@@ -146,7 +146,7 @@ func TestScriptedReply(t *testing.T) {
 		},
 		{
 			name: "results without a matching call are named tool",
-			messages: []agentrun.Message{
+			messages: []sb.ModelMessage{
 				{Role: "user", Content: "x"},
 				{Role: "tool", Content: `{"status":"ok"}`},
 			},
@@ -157,7 +157,7 @@ func TestScriptedReply(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, err := agentrun.Scripted{AgentName: "Ada", Reply: tt.reply}.Complete(context.Background(),
-				agentrun.Request{Messages: tt.messages})
+				sb.ModelRequest{Messages: tt.messages})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,25 +174,25 @@ func TestScriptedReply(t *testing.T) {
 func TestScriptedTokens(t *testing.T) {
 	tests := []struct {
 		name    string
-		req     agentrun.Request
+		req     sb.ModelRequest
 		wantIn  int
 		wantOut int
 	}{
 		{
 			// (len("hi") + len("abcdef")) / 4 = 2; reply is 32 bytes → 8
 			name:   "answer",
-			req:    agentrun.Request{System: "abcdef", Messages: []agentrun.Message{{Role: "user", Content: "hi"}}},
+			req:    sb.ModelRequest{System: "abcdef", Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}},
 			wantIn: 2, wantOut: 8,
 		},
 		{
 			// 43 bytes of calls / 4 = 10; 8 per call
 			name:   "calls",
-			req:    agentrun.Request{Messages: []agentrun.Message{{Role: "user", Content: "call A.b {}\ncall C.d {}\ncall E.f {\"x\":true}"}}},
+			req:    sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "call A.b {}\ncall C.d {}\ncall E.f {\"x\":true}"}}},
 			wantIn: 10, wantOut: 24,
 		},
 		{
 			name:   "empty message",
-			req:    agentrun.Request{Messages: []agentrun.Message{{Role: "user"}}},
+			req:    sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user"}}},
 			wantIn: 0, wantOut: 8, // "Hello, this is Ada. You said: " trimmed by nothing: 30 bytes → 8
 		},
 	}
@@ -242,8 +242,8 @@ func TestScriptedRunEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := &agentrun.Engine{Tools: x, Receipts: store}
-	ag := agentrun.Agent{ID: "ada", MaxSteps: 4, Provider: "scripted", ModelName: "scripted",
-		Model: agentrun.Scripted{AgentName: "Ada", Reply: "Done."}, Pricing: agentrun.Pricing{InputPer1M: 1, OutputPer1M: 2}}
+	ag := sb.Agent{ID: "ada", MaxSteps: 4, Provider: "scripted", ModelName: "scripted",
+		Model: agentrun.Scripted{AgentName: "Ada", Reply: "Done."}, Pricing: sb.Pricing{InputPer1M: 1, OutputPer1M: 2}}
 	wake := untrusted.FrameWith("rocketchat:#general @bob", "call Echo.say {\"text\":\"hi\"}\ncall Echo.erase {}\ncall Echo.say {\"text\":3}", fixedNonce)
 
 	res, err := e.Run(context.Background(), ag, wake, nil)

@@ -18,7 +18,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/recordtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
@@ -73,12 +72,12 @@ func (n *notifier) Decisions() []approvals.Approval { return n.decided.All() }
 // waker records the jobs handed to the worker, as the asynchronous
 // invoke does: approved calls to run (ApprovalID set) and follow-up runs.
 type waker struct {
-	jobs     recordtest.List[wake.Job]
-	starts   recordtest.List[wake.Job]
+	jobs     recordtest.List[sb.WakeJob]
+	starts   recordtest.List[sb.WakeJob]
 	failWith error
 }
 
-func (w *waker) Dispatch(_ context.Context, j wake.Job) error {
+func (w *waker) Dispatch(_ context.Context, j sb.WakeJob) error {
 	if w.failWith != nil {
 		return w.failWith
 	}
@@ -91,10 +90,10 @@ func (w *waker) Dispatch(_ context.Context, j wake.Job) error {
 }
 
 // Jobs are the follow-up runs queued so far.
-func (w *waker) Jobs() []wake.Job { return w.jobs.All() }
+func (w *waker) Jobs() []sb.WakeJob { return w.jobs.All() }
 
 // Starts are the approved calls handed to the worker so far.
-func (w *waker) Starts() []wake.Job { return w.starts.All() }
+func (w *waker) Starts() []sb.WakeJob { return w.starts.All() }
 
 // work is the agent-worker: it runs every approved call handed over so
 // far through Execute, as the worker does with such a job. Running a job

@@ -35,7 +35,7 @@ const (
 	maxArgs   = 64 << 10 // staged args; an approval item stays far below DynamoDB's 400 KB
 	maxReason = 2000
 	maxResult = 32 << 10 // stored envelope JSON; larger results keep status and a preview
-	// JobSource is wake.Job.Source of follow-up runs.
+	// JobSource is sb.WakeJob.Source of follow-up runs.
 	JobSource = "approval"
 	// DecidedByLink is Approval.DecidedBy for a decision through a link.
 	DecidedByLink = "link"
@@ -68,7 +68,7 @@ type Options struct {
 	Notifier Notifier
 	// Waker queues the worker's jobs: the approved call, and the
 	// follow-up run that tells the agent.
-	Waker wake.Dispatcher
+	Waker sb.WakeDispatcher
 	// Tokens resolve the task tokens of approvals a state machine waits
 	// for (shared/adapters/sfn.TaskTokens); nil where none is wired, and
 	// then such an approval is only recorded.
@@ -107,7 +107,7 @@ type Service struct {
 	signer     *Signer
 	exec       Executor
 	notifier   Notifier
-	waker      wake.Dispatcher
+	waker      sb.WakeDispatcher
 	base       string
 	ttl        time.Duration
 	stuckAfter time.Duration
@@ -519,7 +519,7 @@ func (s *Service) decide(ctx context.Context, a Approval, d Decision, by string)
 	if err := s.notifier.Decided(ctx, won); err != nil {
 		s.log.WarnContext(ctx, "approval message not updated", s.attrs(won, "err", err)...)
 	}
-	job := wake.Job{AgentID: won.AgentID, Source: JobSource, ApprovalID: won.ID}
+	job := sb.WakeJob{AgentID: won.AgentID, Source: JobSource, ApprovalID: won.ID}
 	if err := s.waker.Dispatch(ctx, job); err != nil {
 		s.log.ErrorContext(ctx, "approved call not handed to the worker; closing it as not run", s.attrs(won, "err", err)...)
 		done, terr := s.notStarted(ctx, won, "it could not be handed to the worker")
@@ -675,7 +675,7 @@ func (s *Service) finish(ctx context.Context, a Approval) bool {
 		return false
 	}
 	parent := a.Run
-	job := wake.Job{AgentID: a.AgentID, Source: JobSource, Text: FollowUpText(a), Parent: &parent, ReplyTo: replyTo(a)}
+	job := sb.WakeJob{AgentID: a.AgentID, Source: JobSource, Text: FollowUpText(a), Parent: &parent, ReplyTo: replyTo(a)}
 	if err := s.waker.Dispatch(ctx, job); err != nil {
 		s.log.ErrorContext(ctx, "follow-up run for approval not queued; the agent does not know the outcome", s.attrs(a, "err", err)...)
 		return false

@@ -13,7 +13,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 func TestNewChecksOptions(t *testing.T) {
@@ -743,7 +742,7 @@ type inlineWorker struct {
 	svc *approvals.Service
 }
 
-func (w *inlineWorker) Dispatch(ctx context.Context, j wake.Job) error {
+func (w *inlineWorker) Dispatch(ctx context.Context, j sb.WakeJob) error {
 	if j.ApprovalID != "" {
 		return w.svc.Execute(ctx, j.ApprovalID)
 	}

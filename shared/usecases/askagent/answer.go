@@ -41,7 +41,7 @@ type Reply struct {
 // writes its receipt.
 type Answerer struct {
 	Engine *agentrun.Engine
-	Agent  func(id string) (agentrun.Agent, error)
+	Agent  func(id string) (sb.Agent, error)
 	Leases sb.Leases
 	Budget interface {
 		Over(ctx context.Context, agentID string) (bool, error)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 )
 
 // askLine is the scripted model's way to call ask_agent.
@@ -275,4 +274,4 @@ func TestAskedAgentOverBudget(t *testing.T) {
 	}
 }
 
-var _ agentrun.Model = silent{}
+var _ sb.Model = silent{}

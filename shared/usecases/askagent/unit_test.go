@@ -14,8 +14,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/platform/taskerr"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/tools/toolnames"
-	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 	"github.com/switchboard-dev/switchboard/shared/usecases/askagent"
 )
 
@@ -24,8 +22,8 @@ func TestToolSpec(t *testing.T) {
 	if spec.Name != "ask_agent" || len(spec.Actions) != 1 || spec.Actions[0].Name != "ask" {
 		t.Fatalf("spec %+v, want ask_agent with the one action ask", spec)
 	}
-	if err := toolnames.Check(spec.Name, "ask"); err != nil || toolnames.FunctionName(spec.Name, "ask") != "ask_agent__ask" {
-		t.Errorf("offered as %q (%v), want ask_agent__ask", toolnames.FunctionName(spec.Name, "ask"), err)
+	if err := sb.CheckFunctionName(spec.Name, "ask"); err != nil || sb.FunctionName(spec.Name, "ask") != "ask_agent__ask" {
+		t.Errorf("offered as %q (%v), want ask_agent__ask", sb.FunctionName(spec.Name, "ask"), err)
 	}
 	for _, want := range []string{"short question", "not to hand off work"} {
 		if !strings.Contains(spec.Description, want) {
@@ -225,9 +223,9 @@ func (f failingLog) Record(context.Context, sb.AgentMessage) error { return f.er
 // (or not ending with the asker) would start a run that may ask others in
 // turn, so it starts none.
 func TestAnswerNeedsTheCallPath(t *testing.T) {
-	an := &askagent.Answerer{Agent: func(string) (agentrun.Agent, error) {
+	an := &askagent.Answerer{Agent: func(string) (sb.Agent, error) {
 		t.Fatal("the agent was looked up for a question without call path")
-		return agentrun.Agent{}, nil
+		return sb.Agent{}, nil
 	}}
 	for _, path := range [][]string{nil, {}, {"carol"}, {"alice", ""}} {
 		_, err := an.Answer(context.Background(), askagent.Ask{Agent: "bob", From: "alice", Question: "q?", ParentRunID: "r-a", RootRunID: "root", CallPath: path})

@@ -40,23 +40,23 @@ const repoRoot = "../../.."
 // agentSpec is one agent of a test world: its model and its ask_agent
 // block (nil: ask_agent not enabled; empty: may ask everyone).
 type agentSpec struct {
-	model  agentrun.Model
+	model  sb.Model
 	ask    []string
 	noAsk  bool
 	budget float64 // daily budget in USD; 0 = none
 }
 
 // scripted answers like the demo model, with reply as its template.
-func scripted(name, reply string) agentrun.Model {
+func scripted(name, reply string) sb.Model {
 	return agentrun.Scripted{AgentName: name, Reply: reply}
 }
 
 // silent never answers: it waits until its run's time is up.
 type silent struct{}
 
-func (silent) Complete(ctx context.Context, _ agentrun.Request) (agentrun.Response, error) {
+func (silent) Complete(ctx context.Context, _ sb.ModelRequest) (sb.ModelResponse, error) {
 	<-ctx.Done()
-	return agentrun.Response{}, ctx.Err()
+	return sb.ModelResponse{}, ctx.Err()
 }
 
 // seen records what each agent's model was offered, per run.
@@ -67,11 +67,11 @@ type seen struct {
 
 type recording struct {
 	id    string
-	inner agentrun.Model
+	inner sb.Model
 	seen  *seen
 }
 
-func (r recording) Complete(ctx context.Context, req agentrun.Request) (agentrun.Response, error) {
+func (r recording) Complete(ctx context.Context, req sb.ModelRequest) (sb.ModelResponse, error) {
 	var names []string
 	for _, s := range req.Tools {
 		names = append(names, s.Name)
@@ -199,13 +199,13 @@ func newWorld(t testing.TB, timeout time.Duration, agents map[string]agentSpec) 
 	return w
 }
 
-func (w *world) agent(id string) (agentrun.Agent, error) {
+func (w *world) agent(id string) (sb.Agent, error) {
 	a, ok := w.agents[id]
 	if !ok {
-		return agentrun.Agent{}, sb.E("test.agent", sb.ENOTFOUND, "no agent "+id)
+		return sb.Agent{}, sb.E("test.agent", sb.ENOTFOUND, "no agent "+id)
 	}
-	return agentrun.Agent{ID: id, MaxSteps: 8, Model: recording{id: id, inner: a.model, seen: w.seen},
-		Provider: "scripted", ModelName: "scripted", Pricing: agentrun.Pricing{InputPer1M: 1, OutputPer1M: 2}}, nil
+	return sb.Agent{ID: id, MaxSteps: 8, Model: recording{id: id, inner: a.model, seen: w.seen},
+		Provider: "scripted", ModelName: "scripted", Pricing: sb.Pricing{InputPer1M: 1, OutputPer1M: 2}}, nil
 }
 
 // run starts agent id on message as a human would.

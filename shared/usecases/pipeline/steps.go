@@ -15,7 +15,6 @@ import (
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 // Invoker runs one tool call through the staging policy and the audit
@@ -110,7 +109,7 @@ type Steps struct {
 	Tools  Invoker
 	KV     sb.KV
 	Notify Notifier
-	Waker  wake.Dispatcher
+	Waker  sb.WakeDispatcher
 	Audit  sb.AuditStore
 	// Tokens resume the execution when the policy lets a public link run
 	// without a human (an operator's override).
@@ -736,7 +735,7 @@ func (s *Steps) Finish(ctx context.Context, in FinishInput) (Outcome, error) {
 		s.log().ErrorContext(ctx, "audit write failed", "execution", in.Execution, "err", err)
 	}
 	parent := d.Run
-	job := wake.Job{AgentID: d.AgentID, Source: JobSource, Text: facts, Parent: &parent, ReplyTo: d.ReplyTo}
+	job := sb.WakeJob{AgentID: d.AgentID, Source: JobSource, Text: facts, Parent: &parent, ReplyTo: d.ReplyTo}
 	if err := s.Waker.Dispatch(ctx, job); err != nil {
 		return out, &taskerr.TransientError{Message: "queueing the follow-up run: " + err.Error()}
 	}

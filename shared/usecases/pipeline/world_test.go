@@ -44,7 +44,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 	"github.com/switchboard-dev/switchboard/shared/usecases/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 const (
@@ -173,19 +172,19 @@ func (n *askedNotifier) request(t *testing.T) approvals.Request {
 // jobRecorder stands in for the agent-worker queue (the follow-up runs).
 type jobRecorder struct {
 	mu   sync.Mutex
-	jobs []wake.Job
+	jobs []sb.WakeJob
 }
 
-func (j *jobRecorder) Dispatch(_ context.Context, job wake.Job) error {
+func (j *jobRecorder) Dispatch(_ context.Context, job sb.WakeJob) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.jobs = append(j.jobs, job)
 	return nil
 }
-func (j *jobRecorder) all() []wake.Job {
+func (j *jobRecorder) all() []sb.WakeJob {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return append([]wake.Job(nil), j.jobs...)
+	return append([]sb.WakeJob(nil), j.jobs...)
 }
 
 // countingKV counts the state-table writes of the steps.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 // The bounds of task_create, when Limits leaves them zero. Each wake is a
@@ -217,13 +216,23 @@ func (s *Service) recordRefusal(ctx context.Context, call sb.ToolCall, actor, as
 		Reason: r.Reason + ": " + r.Err.Message, OccurredAt: s.now()}, call.Run)
 }
 
+// Admits is AdmitWake for the agent run: a refused wake is false and no
+// error.
+func (s *Service) Admits(ctx context.Context, job sb.WakeJob) (bool, error) {
+	err := s.AdmitWake(ctx, job)
+	if RefusedFor(err) != "" {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // AdmitWake is the gate the agent-worker asks before a task's wake runs
 // (job.Source == JobSource): the wake is refused when it is deeper than
 // the hop limit (a wake kept from before, or a run context from elsewhere)
 // or when the agent that pays for it (job.Parent.PaidBy) has used up its
 // daily budget. A refused wake is a denied row and a *Refused; other wakes
 // are nil. Any other error means the check could not be made (retry).
-func (s *Service) AdmitWake(ctx context.Context, job wake.Job) error {
+func (s *Service) AdmitWake(ctx context.Context, job sb.WakeJob) error {
 	if job.Source != JobSource || job.Parent == nil {
 		return nil
 	}

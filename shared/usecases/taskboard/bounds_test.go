@@ -9,7 +9,6 @@ import (
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/taskboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 // denied is the rows of a|b that record a refusal, oldest first.
@@ -140,7 +139,7 @@ func TestTaskCreateIsBoundedPerAgentAndHour(t *testing.T) {
 }
 
 // next is the run a dispatched wake starts, as the engine stamps it.
-func next(j wake.Job) sb.RunContext { return sb.NewRun(j.AgentID, j.Parent, t0) }
+func next(j sb.WakeJob) sb.RunContext { return sb.NewRun(j.AgentID, j.Parent, t0) }
 
 // The attack's ping-pong: ada and bob hand a task back and forth, each
 // from the run the other's task woke. The chain goes DefaultHops deep; the
@@ -288,7 +287,7 @@ func TestTaskWakeAdmission(t *testing.T) {
 	}
 	// Wakes that are not a task's, and a task's the assignee pays for (the
 	// human's), are not the taskboard's to refuse.
-	if err := w.svc.AdmitWake(t.Context(), wake.Job{AgentID: "bob", Source: "rocketchat-webhook"}); err != nil {
+	if err := w.svc.AdmitWake(t.Context(), sb.WakeJob{AgentID: "bob", Source: "rocketchat-webhook"}); err != nil {
 		t.Errorf("a chat wake: %v", err)
 	}
 	human := j
@@ -296,5 +295,17 @@ func TestTaskWakeAdmission(t *testing.T) {
 	human.Parent = &hp
 	if err := w.svc.AdmitWake(t.Context(), human); err != nil {
 		t.Errorf("the human's task: %v", err)
+	}
+}
+
+// Admits says the same as AdmitWake, a refusal as false without an error.
+func TestAdmitsIsAdmitWakeAsABool(t *testing.T) {
+	w := newWorld(t)
+	deep := sb.WakeJob{AgentID: "bob", Source: taskboard.JobSource, Parent: &sb.RunContext{RunID: "ada-1", RootRunID: "ada-1", AgentID: "ada", TaskHops: taskboard.DefaultHops + 1}}
+	if ok, err := w.svc.Admits(t.Context(), deep); ok || err != nil {
+		t.Errorf("Admits(too deep) = %v, %v; want false, nil", ok, err)
+	}
+	if ok, err := w.svc.Admits(t.Context(), sb.WakeJob{AgentID: "bob", Source: "rocketchat-webhook"}); !ok || err != nil {
+		t.Errorf("Admits(not a task) = %v, %v; want true, nil", ok, err)
 	}
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 // JobSource names the wakes this package queues.
@@ -49,7 +48,7 @@ type Service struct {
 	// Messages records agent-to-agent messages; the app passes the core's
 	// sb.ScrubbingMessages, so contents are scrubbed before they are kept.
 	Messages sb.AgentMessageLog
-	Waker    wake.Dispatcher
+	Waker    sb.WakeDispatcher
 	Notify   Notifier
 	// Agents looks an agent up in the config; false for an unknown id.
 	Agents func(id string) (Party, bool)
@@ -172,7 +171,7 @@ func (s *Service) Create(ctx context.Context, call sb.ToolCall, assignee, title,
 	// charged to the payer.
 	parent := call.Run
 	parent.TaskHops, parent.PaidBy = hops, paidBy(pays, assignee)
-	woken, deferred := s.wake(ctx, wake.Job{AgentID: assignee, Source: JobSource, Text: AssignedText(t, s.name(actor)), Parent: &parent}, t.ID)
+	woken, deferred := s.wake(ctx, sb.WakeJob{AgentID: assignee, Source: JobSource, Text: AssignedText(t, s.name(actor)), Parent: &parent}, t.ID)
 	if isAgent(actor) {
 		s.record(ctx, sb.AgentMessage{From: actor, To: assignee, Channel: sb.ChannelTask, Direction: sb.DirectionRequest,
 			Content: title + "\n\n" + description, TaskID: t.ID, Status: deliveredIf(woken), OccurredAt: now}, call.Run)
@@ -283,7 +282,7 @@ func (s *Service) Finish(ctx context.Context, call sb.ToolCall, id string, to sb
 		// whoever paid for the creating run.
 		run := call.Run
 		run.TaskHops, run.PaidBy = max(run.TaskHops, t.Hops), paidBy(t.Run.Payer(), t.Creator)
-		out.CreatorWoken, _ = s.wake(ctx, wake.Job{AgentID: t.Creator, Source: JobSource, Text: FinishedText(t, s.name(t.Assignee)),
+		out.CreatorWoken, _ = s.wake(ctx, sb.WakeJob{AgentID: t.Creator, Source: JobSource, Text: FinishedText(t, s.name(t.Assignee)),
 			Parent: &run, ReplyTo: t.ReplyTo.Clone()}, t.ID)
 		if isAgent(actor) {
 			content := text
@@ -366,7 +365,7 @@ func (s *Service) Watchdog(ctx context.Context) (string, error) {
 // itself; an invoke was refused) the job is kept for the task-wakes job
 // (deferred). woken is false only when the wake is lost: it could be
 // neither queued nor kept (logged).
-func (s *Service) wake(ctx context.Context, job wake.Job, taskID string) (woken, deferred bool) {
+func (s *Service) wake(ctx context.Context, job sb.WakeJob, taskID string) (woken, deferred bool) {
 	err := s.Waker.Dispatch(ctx, job)
 	if err == nil {
 		return true, false
@@ -430,7 +429,7 @@ func (s *Service) redo(ctx context.Context, w sb.DeferredWake) error {
 		_, err := s.Notify.Deliver(ctx, n)
 		return err
 	}
-	var job wake.Job
+	var job sb.WakeJob
 	if err := json.Unmarshal([]byte(w.Job), &job); err != nil {
 		s.log().ErrorContext(ctx, "a deferred taskboard wake is unreadable; dropped", "task", w.TaskID, "agent", w.AgentID, "err", err)
 		return nil

@@ -15,10 +15,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/tools/toolnames"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 	"github.com/switchboard-dev/switchboard/shared/usecases/taskboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
@@ -27,11 +25,11 @@ func TestMain(m *testing.M) { dynamotest.Main(m) }
 // unreachable agent-worker would.
 type jobs struct {
 	mu   sync.Mutex
-	got  []wake.Job
+	got  []sb.WakeJob
 	fail bool
 }
 
-func (j *jobs) Dispatch(_ context.Context, job wake.Job) error {
+func (j *jobs) Dispatch(_ context.Context, job sb.WakeJob) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.fail {
@@ -41,10 +39,10 @@ func (j *jobs) Dispatch(_ context.Context, job wake.Job) error {
 	return nil
 }
 
-func (j *jobs) all() []wake.Job {
+func (j *jobs) all() []sb.WakeJob {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return append([]wake.Job(nil), j.got...)
+	return append([]sb.WakeJob(nil), j.got...)
 }
 
 // human is a router channel that records what reached the human; fail
@@ -670,10 +668,10 @@ func TestModelSeesTaskNames(t *testing.T) {
 	spec := taskboard.NewTool(nil).Spec()
 	var names []string
 	for _, a := range spec.Actions {
-		if err := toolnames.Check(spec.Name, a.Name); err != nil {
+		if err := sb.CheckFunctionName(spec.Name, a.Name); err != nil {
 			t.Error(err)
 		}
-		names = append(names, toolnames.FunctionName(spec.Name, a.Name))
+		names = append(names, sb.FunctionName(spec.Name, a.Name))
 	}
 	got := strings.Join(names, " ")
 	for _, want := range []string{"task_create", "task_comment", "task_complete", "task_block", "task_list"} {

@@ -19,7 +19,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake/waketest"
 )
 
@@ -187,7 +186,7 @@ func (w *world) offset(t *testing.T) (string, bool) {
 
 // framed returns the source and text of the untrusted frame in a job's
 // text, failing when there is none or it is ambiguous.
-func framed(t *testing.T, job wake.Job) (source, text string) {
+func framed(t *testing.T, job sb.WakeJob) (source, text string) {
 	t.Helper()
 	i := strings.Index(job.Text, "<untrusted_content")
 	if i < 0 {
@@ -200,7 +199,7 @@ func framed(t *testing.T, job wake.Job) (source, text string) {
 	return source, text
 }
 
-func oneJob(t *testing.T, d *dispatcher) wake.Job {
+func oneJob(t *testing.T, d *dispatcher) sb.WakeJob {
 	t.Helper()
 	jobs := d.All()
 	if len(jobs) != 1 {

@@ -32,7 +32,7 @@ type Inbound struct {
 	// returns the short text for answerCallbackQuery.
 	Decide   func(ctx context.Context, data, fromUserID string) (string, error)
 	Answer   func(ctx context.Context, callbackID, text string) error
-	Dispatch wake.Dispatcher
+	Dispatch sb.WakeDispatcher
 	Claims   wake.Claims
 	Log      *slog.Logger
 	Now      func() time.Time
@@ -109,7 +109,7 @@ func (in *Inbound) message(ctx context.Context, m *telegram.Msg) error {
 		who = m.From.FirstName
 	}
 	framed := untrusted.Frame("telegram:"+who, fmt.Sprintf("[%s] %s: %s", m.Date.UTC().Format("15:04"), who, text))
-	job := wake.Job{AgentID: agent, Source: "telegram",
+	job := sb.WakeJob{AgentID: agent, Source: "telegram",
 		Text:    "New Telegram message for you (chat " + chat + "). Your final answer is sent back there automatically.\n" + framed,
 		ReplyTo: &wake.ReplyTo{TelegramChatID: chat}}
 	return in.Dispatch.Dispatch(ctx, job)

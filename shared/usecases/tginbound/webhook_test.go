@@ -14,7 +14,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 // updateJSON is a webhook body: a text message from Ann in her private chat.
@@ -628,7 +627,7 @@ type cancelling struct {
 	cancel context.CancelFunc
 }
 
-func (c cancelling) Dispatch(ctx context.Context, j wake.Job) error {
+func (c cancelling) Dispatch(ctx context.Context, j sb.WakeJob) error {
 	c.cancel()
 	return c.d.Dispatch(ctx, j)
 }

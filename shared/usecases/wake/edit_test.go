@@ -20,7 +20,7 @@ import (
 // syncDispatcher runs each job in the worker before Dispatch returns.
 type syncDispatcher struct{ w *wake.Worker }
 
-func (d syncDispatcher) Dispatch(ctx context.Context, j wake.Job) error { return d.w.Handle(ctx, j) }
+func (d syncDispatcher) Dispatch(ctx context.Context, j sb.WakeJob) error { return d.w.Handle(ctx, j) }
 
 // An edit is an edit: a delivery that claims an edit with new text wakes
 // nobody unless the message Rocket.Chat returns has an editedAt; each real
@@ -34,16 +34,16 @@ func TestWebhookEditWakesOncePerRealEdit(t *testing.T) {
 	var texts []string
 	w := &wake.Worker{
 		Leases: e.store, Claims: wakes,
-		Prepare: func(ctx context.Context, j wake.Job) (wake.Job, bool, error) {
+		Preparer: prepareFunc(func(ctx context.Context, j sb.WakeJob) (sb.WakeJob, bool, error) {
 			return e.prep.Prepare(ctx, j, e.hermesChat, e.hermes.Rules, 100)
-		},
-		Run: func(_ context.Context, j wake.Job) (agentrun.Result, error) {
+		}),
+		Runner: runFunc(func(_ context.Context, j sb.WakeJob) (agentrun.Result, error) {
 			runs.Add(1)
 			texts = append(texts, j.Text)
 			return answered("hermes", ""), nil
-		},
-		Reply:  func(context.Context, wake.Job, sb.RunContext, string) error { return nil },
-		RunFor: time.Minute, WaitFor: time.Second, Now: e.clk.Now,
+		}),
+		Replies: replyFunc(func(context.Context, sb.WakeJob, sb.RunContext, string) error { return nil }),
+		RunFor:  time.Minute, WaitFor: time.Second, Now: e.clk.Now,
 	}
 	log, _ := newLog()
 	recv := wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{{ID: "hermes", UserID: e.ids["agent-hermes"],

@@ -33,8 +33,8 @@ type dispatcher = waketest.Dispatcher
 
 // finishClaims is a dispatcher's complete hook that marks a job's wake
 // claims done, as the worker does once it answered.
-func finishClaims(w wake.WakeStore) func(wake.Job) {
-	return func(j wake.Job) {
+func finishClaims(w wake.WakeStore) func(sb.WakeJob) {
+	return func(j sb.WakeJob) {
 		if j.Claim == nil {
 			return
 		}
@@ -48,8 +48,8 @@ func finishClaims(w wake.WakeStore) func(wake.Job) {
 
 // beginClaims is a dispatcher's complete hook that begins a job's claims
 // and never finishes them: a worker that started the run and then died.
-func beginClaims(w wake.WakeStore, until time.Time) func(wake.Job) {
-	return func(j wake.Job) {
+func beginClaims(w wake.WakeStore, until time.Time) func(sb.WakeJob) {
+	return func(j sb.WakeJob) {
 		if j.Claim == nil {
 			return
 		}

@@ -4,70 +4,8 @@
 // its final answer back to where the conversation happened.
 package wake
 
-import (
-	"context"
-
-	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
-)
-
-// Job is one wake of one agent: what the webhook or the poll hands to the
-// worker (a Lambda async invoke in AWS, an in-process pool locally).
-type Job struct {
-	AgentID string `json:"agentId"`
-	Source  string `json:"source"` // "rocketchat-webhook", "rocketchat-poll", …
-	Text    string `json:"text"`   // the wake message, already framed as untrusted
-	// Pending names a message the worker still has to fetch and judge
-	// (webhook deliveries carry no mentions[], files or link previews);
-	// when set, Text is empty until the worker prepared the job.
-	Pending    *Pending `json:"pending,omitempty"`
-	ReplyTo    *ReplyTo `json:"replyTo,omitempty"`
-	MessageIDs []string `json:"messageIds,omitempty"`
-	// Claim names the wake claims the job works on and the owner that took
-	// them; nil for jobs that guard no message (approval follow-ups).
-	Claim  *JobClaim      `json:"claim,omitempty"`
-	Parent *sb.RunContext `json:"parent,omitempty"`
-	// ApprovalID names an approved call for the worker to run (once) in
-	// place of an agent run; the approval's own follow-up job then tells
-	// the agent. The deciding functions hand approved calls over this way.
-	ApprovalID string `json:"approvalId,omitempty"`
-}
-
-// JobClaim is the wake claims of a job and their owner. A retry of the same
-// job (same owner) begins them again; another owner's take-over ends it.
-type JobClaim struct {
-	Keys  []string `json:"keys"`
-	Owner string   `json:"owner"`
-}
-
-// ReplayKey names the wake for agentrun.Start.Replay: the job's first
-// claim key, the same for every attempt (a retry or a take-over after a
-// crash; the owner changes, the key does not). "" for a job without a
-// claim: its run's calls are never replayed.
-func (j Job) ReplayKey() string {
-	if j.Claim == nil || len(j.Claim.Keys) == 0 {
-		return ""
-	}
-	return j.Claim.Keys[0]
-}
-
-// Pending is a message to fetch and judge in the worker.
-type Pending struct {
-	RoomID    string `json:"roomId"`
-	MessageID string `json:"messageId"`
-	ThreadID  string `json:"threadId,omitempty"`
-	// Edited: the delivery says the message was edited. The worker
-	// believes only the editedAt of the message it fetches, and claims
-	// each real edit once.
-	Edited bool `json:"edited,omitempty"`
-}
+import sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 
 // ReplyTo is where the run's final answer goes (the domain's type: approvals
 // keep it for the follow-up run).
 type ReplyTo = sb.ReplyTo
-
-// Dispatcher hands a job to a worker and returns at once. It returns
-// EUNAVAILABLE when the job could not be queued (the caller answers 503 or
-// leaves its marker unmoved so that the job comes again).
-type Dispatcher interface {
-	Dispatch(ctx context.Context, job Job) error
-}

@@ -10,7 +10,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/textsplit"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 // paragraphs is an answer of n paragraphs of about 900 characters each.
@@ -42,20 +41,20 @@ func TestWorkerPostsALongAnswerInParts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w, _, r := newWorker(memstore.New(), func(context.Context, wake.Job) (agentrun.Result, error) {
+			w, _, r := newWorker(memstore.New(), func(context.Context, sb.WakeJob) (agentrun.Result, error) {
 				return answered("hermes", answer), nil
 			})
 			w.MaxMessage = tt.limit
 			posts := 0
-			w.Reply = func(ctx context.Context, job wake.Job, run sb.RunContext, text string) error {
+			w.Replies = replyFunc(func(ctx context.Context, job sb.WakeJob, run sb.RunContext, text string) error {
 				posts++
 				if posts == tt.failAt {
 					return sb.E("test.reply", sb.EUNAVAILABLE, "Rocket.Chat answered 503")
 				}
 				return r.Reply(ctx, job, run, text)
-			}
+			})
 			attached := false
-			w.Attach = func(context.Context, wake.Job, sb.RunContext, string, string) error { attached = true; return nil }
+			w.Files = attachFunc(func(context.Context, sb.WakeJob, sb.RunContext, string, string) error { attached = true; return nil })
 			if err := w.Handle(context.Background(), job("hermes")); err != nil {
 				t.Fatal(err)
 			}
@@ -88,14 +87,14 @@ func TestWorkerPostsALongAnswerInParts(t *testing.T) {
 // first paragraph as the message; without Attach it still goes as messages.
 func TestWorkerAttachesAVeryLongAnswer(t *testing.T) {
 	answer := paragraphs(30)
-	w, _, r := newWorker(memstore.New(), func(context.Context, wake.Job) (agentrun.Result, error) {
+	w, _, r := newWorker(memstore.New(), func(context.Context, sb.WakeJob) (agentrun.Result, error) {
 		return answered("hermes", answer), nil
 	})
 	var file, caption string
-	w.Attach = func(_ context.Context, _ wake.Job, _ sb.RunContext, text, c string) error {
+	w.Files = attachFunc(func(_ context.Context, _ sb.WakeJob, _ sb.RunContext, text, c string) error {
 		file, caption = text, c
 		return nil
-	}
+	})
 	if err := w.Handle(context.Background(), job("hermes")); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +108,7 @@ func TestWorkerAttachesAVeryLongAnswer(t *testing.T) {
 		t.Errorf("caption = %.80q…, want the first paragraph", caption)
 	}
 
-	w.Attach = nil
+	w.Files = nil
 	if err := w.Handle(context.Background(), job("hermes")); err != nil {
 		t.Fatal(err)
 	}

@@ -6,11 +6,12 @@ import (
 	"time"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 )
 
 // OutcomeBudget is the result outcome of a wake the daily budget stopped
 // (no run happened).
-const OutcomeBudget = "budget_exceeded"
+const OutcomeBudget = agentrun.OutcomeBudget
 
 // Reason is why a run ended without an answer: a code for the claim, the
 // receipt and the log, whether another attempt can help, and what the

@@ -27,23 +27,23 @@ type noticeEnv struct {
 
 const secretDetail = "POST http://model.internal/v1: HTTP 503: key sk-live-0123456789"
 
-func newNoticeEnv(t *testing.T, run func(context.Context, wake.Job) (agentrun.Result, error)) *noticeEnv {
+func newNoticeEnv(t *testing.T, run func(context.Context, sb.WakeJob) (agentrun.Result, error)) *noticeEnv {
 	t.Helper()
 	e := &noticeEnv{pollEnv: newPollEnv(t)}
 	e.wakes = e.pollEnv.wakes()
 	log, _ := newLog()
 	e.w = &wake.Worker{
-		Leases: e.store, Claims: e.wakes, Notes: e.store, Run: run,
-		Reply: func(ctx context.Context, j wake.Job, _ sb.RunContext, text string) error {
+		Leases: e.store, Claims: e.wakes, Notes: e.store, Runner: runFunc(run),
+		Replies: replyFunc(func(ctx context.Context, j sb.WakeJob, _ sb.RunContext, text string) error {
 			_, err := e.hermesChat.PostMessage(ctx, j.ReplyTo.RoomID, text, j.ReplyTo.ThreadID)
 			return err
-		},
-		Fallback: func(_ context.Context, j wake.Job, text string) error {
+		}),
+		Fallback: fallbackFunc(func(_ context.Context, j sb.WakeJob, text string) error {
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			e.fallback = append(e.fallback, text)
 			return nil
-		},
+		}),
 		RunFor: time.Minute, WaitFor: time.Second, Log: log, Now: e.clk.Now,
 		Sleep: func(_ context.Context, d time.Duration) error { e.clk.Add(d); return nil },
 	}
@@ -52,16 +52,16 @@ func newNoticeEnv(t *testing.T, run func(context.Context, wake.Job) (agentrun.Re
 
 // job is a poll wake of hermes for a fresh message in room (thread parent
 // when set), with its claim taken like the poll does.
-func (e *noticeEnv) job(t *testing.T, room, parent string) (wake.Job, rcfake.Message) {
+func (e *noticeEnv) job(t *testing.T, room, parent string) (sb.WakeJob, rcfake.Message) {
 	t.Helper()
 	m := e.post(t, "richard", room, "@agent-hermes bitte", rcfake.PostOptions{Tmid: parent})
 	key := wake.ClaimKey("hermes", m.ID)
 	if _, ok, err := e.wakes.Take(t.Context(), key, "poll-"+m.ID, e.clk.Now().Add(time.Hour)); err != nil || !ok {
 		t.Fatalf("Take: %v %v", ok, err)
 	}
-	return wake.Job{AgentID: "hermes", Source: "rocketchat-poll", Text: "wake", MessageIDs: []string{m.ID},
+	return sb.WakeJob{AgentID: "hermes", Source: "rocketchat-poll", Text: "wake", MessageIDs: []string{m.ID},
 		ReplyTo: &wake.ReplyTo{RoomID: room, ThreadID: parent},
-		Claim:   &wake.JobClaim{Keys: []string{key}, Owner: "poll-" + m.ID}}, m
+		Claim:   &sb.WakeJobClaim{Keys: []string{key}, Owner: "poll-" + m.ID}}, m
 }
 
 // agentPosts are hermes' messages in room.
@@ -75,7 +75,7 @@ func (e *noticeEnv) agentPosts(room string) []rcfake.Message {
 	return out
 }
 
-func (e *noticeEnv) claim(t *testing.T, j wake.Job) sb.WakeClaim {
+func (e *noticeEnv) claim(t *testing.T, j sb.WakeJob) sb.WakeClaim {
 	t.Helper()
 	c, _, err := e.wakes.Get(t.Context(), j.Claim.Keys[0])
 	if err != nil {
@@ -89,7 +89,7 @@ func (e *noticeEnv) claim(t *testing.T, j wake.Job) sb.WakeClaim {
 func TestWorkerNoticeForEveryEnding(t *testing.T) {
 	tests := []struct {
 		name string
-		run  func(context.Context, wake.Job) (agentrun.Result, error)
+		run  func(context.Context, sb.WakeJob) (agentrun.Result, error)
 		busy bool // another run holds the agent's lease throughout
 		// noticeAt is the attempt (1-based) whose end posts the notice.
 		noticeAt int
@@ -99,21 +99,21 @@ func TestWorkerNoticeForEveryEnding(t *testing.T) {
 		// follows), before the final notice.
 		interim string
 	}{
-		{"model unavailable after every retry", func(context.Context, wake.Job) (agentrun.Result, error) {
+		{"model unavailable after every retry", func(context.Context, sb.WakeJob) (agentrun.Result, error) {
 			return agentrun.Result{Run: sb.RunContext{RunID: "r1"}, Outcome: "error"},
 				sb.E("openai.complete", sb.EUNAVAILABLE, secretDetail)
 		}, false, 3, "language model is not reachable", "failed:model_unavailable", "I will try again"},
-		{"model refuses (no retry helps)", func(context.Context, wake.Job) (agentrun.Result, error) {
+		{"model refuses (no retry helps)", func(context.Context, sb.WakeJob) (agentrun.Result, error) {
 			return agentrun.Result{Run: sb.RunContext{RunID: "r1"}, Outcome: "error"},
 				sb.E("openai.complete", sb.EUNAUTHORIZED, secretDetail)
 		}, false, 1, "tell the operator", "failed:model_refused", ""},
-		{"a tool crashed", func(context.Context, wake.Job) (agentrun.Result, error) {
+		{"a tool crashed", func(context.Context, sb.WakeJob) (agentrun.Result, error) {
 			panic("nil map in " + secretDetail)
 		}, false, 1, "Something broke", "failed:crashed", ""},
-		{"agent busy through every attempt", func(context.Context, wake.Job) (agentrun.Result, error) {
+		{"agent busy through every attempt", func(context.Context, sb.WakeJob) (agentrun.Result, error) {
 			return answered("hermes", "never"), nil
 		}, true, 3, "still busy", "failed:busy", ""},
-		{"step budget", func(context.Context, wake.Job) (agentrun.Result, error) {
+		{"step budget", func(context.Context, sb.WakeJob) (agentrun.Result, error) {
 			return agentrun.Result{Run: sb.RunContext{RunID: "r1"}, Outcome: "step_budget",
 				Answer: "I stopped after 8 steps without finishing; please narrow the request."}, nil
 		}, false, 1, "I stopped after 8 steps", wake.OutcomeAnswered, ""},
@@ -181,7 +181,7 @@ func TestWorkerNoticeForEveryEnding(t *testing.T) {
 // same message's job says nothing twice. (The human hears it once per
 // agent and day through the router, elsewhere.)
 func TestWorkerBudgetNoticeForEveryRefusedMessage(t *testing.T) {
-	e := newNoticeEnv(t, func(context.Context, wake.Job) (agentrun.Result, error) {
+	e := newNoticeEnv(t, func(context.Context, sb.WakeJob) (agentrun.Result, error) {
 		return agentrun.Result{Outcome: wake.OutcomeBudget}, nil
 	})
 	for range 2 {
@@ -205,12 +205,12 @@ func TestWorkerBudgetNoticeForEveryRefusedMessage(t *testing.T) {
 	}
 	// A job without message ids (a Telegram message) is one message too.
 	var told []string
-	e.w.Reply = func(_ context.Context, j wake.Job, _ sb.RunContext, text string) error {
+	e.w.Replies = replyFunc(func(_ context.Context, j sb.WakeJob, _ sb.RunContext, text string) error {
 		told = append(told, j.ReplyTo.TelegramChatID+": "+text)
 		return nil
-	}
+	})
 	for range 2 {
-		if err := e.w.Handle(context.Background(), wake.Job{AgentID: "hermes", Source: "telegram", Text: "wake",
+		if err := e.w.Handle(context.Background(), sb.WakeJob{AgentID: "hermes", Source: "telegram", Text: "wake",
 			ReplyTo: &wake.ReplyTo{TelegramChatID: "42"}}); err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +223,7 @@ func TestWorkerBudgetNoticeForEveryRefusedMessage(t *testing.T) {
 // A reply Rocket.Chat refuses for the moment is tried again; one it keeps
 // refusing goes to the human through the router, and the claim says so.
 func TestWorkerReplyRetriedThenHandedToTheRouter(t *testing.T) {
-	answer := func(context.Context, wake.Job) (agentrun.Result, error) {
+	answer := func(context.Context, sb.WakeJob) (agentrun.Result, error) {
 		return answered("hermes", "Die Zahlen stimmen."), nil
 	}
 	const down = `<html><body><h1>502 Bad Gateway</h1></body></html>`
@@ -258,7 +258,7 @@ func TestWorkerReplyRetriedThenHandedToTheRouter(t *testing.T) {
 
 	// Neither the room nor the router: the error goes back for a retry.
 	e = newNoticeEnv(t, answer)
-	e.w.Fallback = func(context.Context, wake.Job, string) error { return errors.New("no channel") }
+	e.w.Fallback = fallbackFunc(func(context.Context, sb.WakeJob, string) error { return errors.New("no channel") })
 	j, _ = e.job(t, e.general, "")
 	for range 3 {
 		e.rc.FailNext("chat.postMessage", http.StatusBadGateway, down)

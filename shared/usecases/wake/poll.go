@@ -47,7 +47,7 @@ type Poller struct {
 	// ClaimFor is the in-progress window of a dispatched wake (see
 	// ClaimWindow); DefaultClaimFor when zero.
 	ClaimFor time.Duration
-	Dispatch Dispatcher
+	Dispatch sb.WakeDispatcher
 	Log      *slog.Logger
 	Loc      *time.Location
 	Now      func() time.Time
@@ -237,9 +237,9 @@ func (p *Poller) wake(ctx context.Context, a PollAgent, room Room, msgs []rocket
 		return pending, nil
 	}
 	thread := commonThread(fresh)
-	job := Job{AgentID: a.ID, Source: "rocketchat-poll", Text: FormatMessages(room, thread, fresh, p.Loc),
+	job := sb.WakeJob{AgentID: a.ID, Source: "rocketchat-poll", Text: FormatMessages(room, thread, fresh, p.Loc),
 		ReplyTo: &ReplyTo{RoomID: room.ID, RoomName: room.Name, RoomType: string(room.Type), ThreadID: thread},
-		Claim:   &JobClaim{Keys: keys, Owner: owner}}
+		Claim:   &sb.WakeJobClaim{Keys: keys, Owner: owner}}
 	for _, m := range fresh {
 		job.MessageIDs = append(job.MessageIDs, m.ID)
 	}

@@ -159,7 +159,7 @@ func (e *pollEnv) sub(t *testing.T, rid string) rcfake.Subscription {
 
 // checkJob asserts a poll job: who, where, which messages, and that each
 // message is a line of the framed wake text.
-func checkJob(t *testing.T, j wake.Job, agent string, reply wake.ReplyTo, msgs ...rcfake.Message) {
+func checkJob(t *testing.T, j sb.WakeJob, agent string, reply wake.ReplyTo, msgs ...rcfake.Message) {
 	t.Helper()
 	if j.AgentID != agent || j.Source != "rocketchat-poll" || j.Pending != nil {
 		t.Errorf("job agent %q source %q pending %+v; want %s, rocketchat-poll, none", j.AgentID, j.Source, j.Pending, agent)
@@ -357,7 +357,7 @@ func TestPollQuietTick(t *testing.T) {
 func TestPollMarksReadAfterCollecting(t *testing.T) {
 	e := newPollEnv(t)
 	readsAtDispatch := map[string]int{}
-	e.disp.Before = func(j wake.Job) {
+	e.disp.Before = func(j sb.WakeJob) {
 		n := 0
 		for _, r := range e.rc.Requests() {
 			if r.Route == "subscriptions.read" && readRoom(t, r) == j.ReplyTo.RoomID {

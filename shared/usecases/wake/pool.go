@@ -15,13 +15,13 @@ import (
 // uses them by default so that a failed wake comes again here too.
 var LambdaRetryDelays = []time.Duration{time.Minute, 2 * time.Minute}
 
-// Pool is the local Dispatcher: a bounded queue and a fixed number of
+// Pool is the local sb.WakeDispatcher: a bounded queue and a fixed number of
 // workers running the same handler the agent-worker Lambda runs. Like
 // Lambda's async invoke it retries a job whose handler failed, after the
 // retry delays; the worker counts attempts in the job's claim.
 type Pool struct {
 	jobs   chan poolJob
-	handle func(context.Context, Job) error
+	handle func(context.Context, sb.WakeJob) error
 	log    *slog.Logger
 	wg     sync.WaitGroup
 	mu     sync.RWMutex // orders Dispatch's send against Close's close
@@ -33,13 +33,13 @@ type Pool struct {
 
 // poolJob is a job and how many times it ran already.
 type poolJob struct {
-	job  Job
+	job  sb.WakeJob
 	runs int
 }
 
 // NewPool starts workers goroutines. queue bounds the jobs waiting; Dispatch
 // refuses (EUNAVAILABLE) when it is full rather than blocking a webhook.
-func NewPool(workers, queue int, handle func(context.Context, Job) error, log *slog.Logger) *Pool {
+func NewPool(workers, queue int, handle func(context.Context, sb.WakeJob) error, log *slog.Logger) *Pool {
 	if workers < 1 {
 		workers = 1
 	}
@@ -104,8 +104,8 @@ func (p *Pool) retry(pj poolJob) {
 	}
 }
 
-// Dispatch implements Dispatcher.
-func (p *Pool) Dispatch(_ context.Context, job Job) error {
+// Dispatch implements sb.WakeDispatcher.
+func (p *Pool) Dispatch(_ context.Context, job sb.WakeJob) error {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {

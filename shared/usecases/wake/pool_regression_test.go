@@ -19,14 +19,14 @@ import (
 func TestPoolDispatchDuringClose(t *testing.T) {
 	log, _ := newLog()
 	release := make(chan struct{})
-	p := wake.NewPool(1, 4, func(ctx context.Context, _ wake.Job) error { <-release; return nil }, log)
-	if err := p.Dispatch(context.Background(), wake.Job{AgentID: "running"}); err != nil {
+	p := wake.NewPool(1, 4, func(ctx context.Context, _ sb.WakeJob) error { <-release; return nil }, log)
+	if err := p.Dispatch(context.Background(), sb.WakeJob{AgentID: "running"}); err != nil {
 		t.Fatal(err)
 	}
 	closed := make(chan struct{})
 	go func() { p.Close(context.Background()); close(closed) }()
 	time.Sleep(20 * time.Millisecond) // Close has closed the queue and waits for the running job
-	if err := p.Dispatch(context.Background(), wake.Job{AgentID: "late"}); sb.ErrorCode(err) != sb.EUNAVAILABLE {
+	if err := p.Dispatch(context.Background(), sb.WakeJob{AgentID: "late"}); sb.ErrorCode(err) != sb.EUNAVAILABLE {
 		t.Errorf("Dispatch during Close: %v, want EUNAVAILABLE", err)
 	}
 	close(release)

@@ -32,7 +32,7 @@ func TestPoolRunsJobs(t *testing.T) {
 	var wg sync.WaitGroup
 	const n = 20
 	wg.Add(n)
-	p := wake.NewPool(3, n, func(_ context.Context, j wake.Job) error {
+	p := wake.NewPool(3, n, func(_ context.Context, j sb.WakeJob) error {
 		defer wg.Done()
 		mu.Lock()
 		defer mu.Unlock()
@@ -41,7 +41,7 @@ func TestPoolRunsJobs(t *testing.T) {
 	}, log)
 	t.Cleanup(func() { p.Close(context.Background()) })
 	for i := range n {
-		if err := p.Dispatch(context.Background(), wake.Job{AgentID: fmt.Sprint("a", i)}); err != nil {
+		if err := p.Dispatch(context.Background(), sb.WakeJob{AgentID: fmt.Sprint("a", i)}); err != nil {
 			t.Fatalf("Dispatch %d: %v", i, err)
 		}
 	}
@@ -58,12 +58,12 @@ func TestPoolRunsJobs(t *testing.T) {
 func TestPoolLogsFailedJobs(t *testing.T) {
 	log, logs := newLog()
 	ran := make(chan struct{})
-	p := wake.NewPool(1, 1, func(context.Context, wake.Job) error {
+	p := wake.NewPool(1, 1, func(context.Context, sb.WakeJob) error {
 		defer close(ran)
 		return errors.New("model down")
 	}, log)
 	p.SetRetryDelays(nil)
-	if err := p.Dispatch(context.Background(), wake.Job{AgentID: "hermes", Source: "rocketchat-poll"}); err != nil {
+	if err := p.Dispatch(context.Background(), sb.WakeJob{AgentID: "hermes", Source: "rocketchat-poll"}); err != nil {
 		t.Fatal(err)
 	}
 	within(t, 5*time.Second, ran, "the job")
@@ -79,11 +79,11 @@ func TestPoolLogsFailedJobs(t *testing.T) {
 
 // blockingPool has one worker that blocks in every job until release is
 // closed; started receives each job as the worker takes it.
-func blockingPool(t *testing.T, queue int) (p *wake.Pool, started chan wake.Job, release chan struct{}) {
+func blockingPool(t *testing.T, queue int) (p *wake.Pool, started chan sb.WakeJob, release chan struct{}) {
 	t.Helper()
 	log, _ := newLog()
-	started, release = make(chan wake.Job, 16), make(chan struct{})
-	p = wake.NewPool(1, queue, func(ctx context.Context, j wake.Job) error {
+	started, release = make(chan sb.WakeJob, 16), make(chan struct{})
+	p = wake.NewPool(1, queue, func(ctx context.Context, j sb.WakeJob) error {
 		started <- j
 		select {
 		case <-release:
@@ -100,15 +100,15 @@ func TestPoolQueueFullIsUnavailable(t *testing.T) {
 	p, started, release := blockingPool(t, 1)
 	t.Cleanup(func() { close(release); p.Close(context.Background()) })
 	ctx := context.Background()
-	if err := p.Dispatch(ctx, wake.Job{AgentID: "running"}); err != nil {
+	if err := p.Dispatch(ctx, sb.WakeJob{AgentID: "running"}); err != nil {
 		t.Fatal(err)
 	}
 	within(t, 5*time.Second, started, "first job starting")
-	if err := p.Dispatch(ctx, wake.Job{AgentID: "queued"}); err != nil {
+	if err := p.Dispatch(ctx, sb.WakeJob{AgentID: "queued"}); err != nil {
 		t.Fatalf("second job should fill the queue: %v", err)
 	}
 	begin := time.Now()
-	err := p.Dispatch(ctx, wake.Job{AgentID: "refused"})
+	err := p.Dispatch(ctx, sb.WakeJob{AgentID: "refused"})
 	if took := time.Since(begin); took > 250*time.Millisecond {
 		t.Errorf("Dispatch on a full queue took %v; it must not block", took)
 	}
@@ -123,7 +123,7 @@ func TestPoolQueueFullIsUnavailable(t *testing.T) {
 func TestPoolCloseDrains(t *testing.T) {
 	p, started, release := blockingPool(t, 4)
 	for i := range 4 {
-		if err := p.Dispatch(context.Background(), wake.Job{AgentID: fmt.Sprint(i)}); err != nil {
+		if err := p.Dispatch(context.Background(), sb.WakeJob{AgentID: fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -146,14 +146,14 @@ func TestPoolCloseExpiredContextCancelsRuns(t *testing.T) {
 	log, _ := newLog()
 	cancelled := make(chan error, 8)
 	started := make(chan struct{}, 8)
-	p := wake.NewPool(2, 4, func(ctx context.Context, _ wake.Job) error {
+	p := wake.NewPool(2, 4, func(ctx context.Context, _ sb.WakeJob) error {
 		started <- struct{}{}
 		<-ctx.Done() // a run that only ends when cancelled
 		cancelled <- ctx.Err()
 		return ctx.Err()
 	}, log)
 	for range 2 {
-		if err := p.Dispatch(context.Background(), wake.Job{AgentID: "x"}); err != nil {
+		if err := p.Dispatch(context.Background(), sb.WakeJob{AgentID: "x"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -173,10 +173,10 @@ func TestPoolCloseExpiredContextCancelsRuns(t *testing.T) {
 
 func TestPoolDispatchAfterClose(t *testing.T) {
 	log, _ := newLog()
-	p := wake.NewPool(1, 1, func(context.Context, wake.Job) error { return nil }, log)
+	p := wake.NewPool(1, 1, func(context.Context, sb.WakeJob) error { return nil }, log)
 	p.Close(context.Background())
 	p.Close(context.Background()) // twice is fine
-	err := p.Dispatch(context.Background(), wake.Job{AgentID: "x"})
+	err := p.Dispatch(context.Background(), sb.WakeJob{AgentID: "x"})
 	if sb.ErrorCode(err) != sb.EUNAVAILABLE {
 		t.Fatalf("Dispatch after Close: %v, want EUNAVAILABLE", err)
 	}
@@ -185,9 +185,9 @@ func TestPoolDispatchAfterClose(t *testing.T) {
 func TestPoolAtLeastOneWorker(t *testing.T) {
 	log, _ := newLog()
 	ran := make(chan struct{})
-	p := wake.NewPool(0, 1, func(context.Context, wake.Job) error { close(ran); return nil }, log)
+	p := wake.NewPool(0, 1, func(context.Context, sb.WakeJob) error { close(ran); return nil }, log)
 	t.Cleanup(func() { p.Close(context.Background()) })
-	if err := p.Dispatch(context.Background(), wake.Job{}); err != nil {
+	if err := p.Dispatch(context.Background(), sb.WakeJob{}); err != nil {
 		t.Fatal(err)
 	}
 	within(t, 5*time.Second, ran, "a job with workers=0")

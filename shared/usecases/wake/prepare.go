@@ -34,7 +34,7 @@ type Preparer struct {
 
 // Prepare reports false (and no error) when the message must not wake the
 // agent after all.
-func (p *Preparer) Prepare(ctx context.Context, job Job, src MessageSource, rules Rules, maxWakesPerHour int) (Job, bool, error) {
+func (p *Preparer) Prepare(ctx context.Context, job sb.WakeJob, src MessageSource, rules Rules, maxWakesPerHour int) (sb.WakeJob, bool, error) {
 	if job.Pending == nil {
 		return job, true, nil
 	}
@@ -70,7 +70,7 @@ func (p *Preparer) Prepare(ctx context.Context, job Job, src MessageSource, rule
 		if job.Claim != nil {
 			owner = job.Claim.Owner
 		}
-		job.Claim = &JobClaim{Keys: []string{key}, Owner: owner}
+		job.Claim = &sb.WakeJobClaim{Keys: []string{key}, Owner: owner}
 	}
 	if v := rules.Decide(room, m); !v.Wake {
 		p.Log.InfoContext(ctx, "webhook message does not wake", "agent", job.AgentID, "message", m.ID, "reason", v.Reason)

@@ -89,11 +89,11 @@ func newPrepEnv(t *testing.T) *prepEnv {
 	return e
 }
 
-func (e *prepEnv) prepare(t *testing.T, m rcfake.Message, rules wake.Rules, maxWakes int) (wake.Job, bool) {
+func (e *prepEnv) prepare(t *testing.T, m rcfake.Message, rules wake.Rules, maxWakes int) (sb.WakeJob, bool) {
 	t.Helper()
 	e.src.load(t, map[string]rocketchat.RoomType{e.general: rocketchat.Channel, e.finanz: rocketchat.Group, e.dmRich: rocketchat.Direct})
-	in := wake.Job{AgentID: "hermes", Source: "rocketchat-webhook",
-		Pending: &wake.Pending{RoomID: m.RoomID, MessageID: m.ID, ThreadID: m.ThreadID}}
+	in := sb.WakeJob{AgentID: "hermes", Source: "rocketchat-webhook",
+		Pending: &sb.PendingMessage{RoomID: m.RoomID, MessageID: m.ID, ThreadID: m.ThreadID}}
 	got, ok, err := e.prep.Prepare(context.Background(), in, e.src, rules, maxWakes)
 	if err != nil {
 		t.Fatalf("Prepare: %v", err)
@@ -105,7 +105,7 @@ func (e *prepEnv) prepare(t *testing.T, m rcfake.Message, rules wake.Rules, maxW
 }
 
 // checkPrepared asserts a prepared job against the message that woke it.
-func checkPrepared(t *testing.T, j wake.Job, reply wake.ReplyTo, m rcfake.Message) {
+func checkPrepared(t *testing.T, j sb.WakeJob, reply wake.ReplyTo, m rcfake.Message) {
 	t.Helper()
 	if j.Pending != nil {
 		t.Errorf("Pending still set: %+v", j.Pending)
@@ -265,7 +265,7 @@ func TestPrepareThrottle(t *testing.T) {
 func TestPrepareErrors(t *testing.T) {
 	e := newPrepEnv(t)
 	m := e.post(t, "richard", e.general, "@agent-hermes hallo", rcfake.PostOptions{})
-	in := wake.Job{AgentID: "hermes", Pending: &wake.Pending{RoomID: e.general, MessageID: m.ID}}
+	in := sb.WakeJob{AgentID: "hermes", Pending: &sb.PendingMessage{RoomID: e.general, MessageID: m.ID}}
 
 	e.src.getErr = sb.E("rocketchat.chat.getMessage", sb.EUNAVAILABLE, "Rocket.Chat is down")
 	if _, ok, err := e.prep.Prepare(context.Background(), in, e.src, e.hermes.Rules, 12); ok || sb.ErrorCode(err) != sb.EUNAVAILABLE {
@@ -273,7 +273,7 @@ func TestPrepareErrors(t *testing.T) {
 	}
 	e.src.getErr = nil
 	gone := in
-	gone.Pending = &wake.Pending{RoomID: e.general, MessageID: "deleted"}
+	gone.Pending = &sb.PendingMessage{RoomID: e.general, MessageID: "deleted"}
 	if _, ok, err := e.prep.Prepare(context.Background(), gone, e.src, e.hermes.Rules, 12); ok || sb.ErrorCode(err) != sb.ENOTFOUND {
 		t.Errorf("unknown message: ok %v err %v, want ENOTFOUND", ok, err)
 	}
@@ -286,7 +286,7 @@ func TestPrepareErrors(t *testing.T) {
 
 func TestPrepareJobWithoutPending(t *testing.T) {
 	e := newPrepEnv(t)
-	in := wake.Job{AgentID: "hermes", Source: "rocketchat-poll", Text: "already framed", MessageIDs: []string{"m1"}}
+	in := sb.WakeJob{AgentID: "hermes", Source: "rocketchat-poll", Text: "already framed", MessageIDs: []string{"m1"}}
 	got, ok, err := e.prep.Prepare(context.Background(), in, e.src, e.hermes.Rules, 12)
 	if err != nil || !ok || got.Text != in.Text || got.Pending != nil || e.src.gets != 0 {
 		t.Errorf("Prepare(poll job) = %+v, %v, %v with %d fetches; want it unchanged, no fetch", got, ok, err, e.src.gets)
@@ -299,26 +299,26 @@ func TestPrepareJobWithoutPending(t *testing.T) {
 func TestWebhookToReplyEndToEnd(t *testing.T) {
 	e := newPrepEnv(t)
 	e.rc.SetWebhookToken(hookToken)
-	runs := make(chan wake.Job, 4)
+	runs := make(chan sb.WakeJob, 4)
 	done := make(chan error, 4)
 	wakes := &sb.WakeClaims{KV: e.store.KV(), Now: e.clk.Now}
 	w := &wake.Worker{
 		Leases: e.store,
-		Prepare: func(ctx context.Context, j wake.Job) (wake.Job, bool, error) {
+		Preparer: prepareFunc(func(ctx context.Context, j sb.WakeJob) (sb.WakeJob, bool, error) {
 			return e.prep.Prepare(ctx, j, e.src, e.hermes.Rules, 12)
-		},
-		Run: func(_ context.Context, j wake.Job) (agentrun.Result, error) {
+		}),
+		Runner: runFunc(func(_ context.Context, j sb.WakeJob) (agentrun.Result, error) {
 			runs <- j
 			return answered("hermes", "Die Zahlen stimmen."), nil
-		},
-		Reply: func(ctx context.Context, j wake.Job, _ sb.RunContext, text string) error {
+		}),
+		Replies: replyFunc(func(ctx context.Context, j sb.WakeJob, _ sb.RunContext, text string) error {
 			_, err := e.hermesChat.PostMessage(ctx, j.ReplyTo.RoomID, text, j.ReplyTo.ThreadID)
 			return err
-		},
+		}),
 		Claims: wakes, RunFor: time.Minute, WaitFor: time.Second, Now: e.clk.Now,
 	}
 	log, _ := newLog()
-	pool := wake.NewPool(2, 8, func(ctx context.Context, j wake.Job) error {
+	pool := wake.NewPool(2, 8, func(ctx context.Context, j sb.WakeJob) error {
 		err := w.Handle(ctx, j)
 		done <- err
 		return err

@@ -140,7 +140,7 @@ func (l *untilLeases) Acquire(ctx context.Context, key, holder string, until tim
 }
 
 // claimedJob is a poll job whose claim the dispatcher took, on store.
-func claimedJob(t *testing.T, w *sb.WakeClaims, agent, msgID string, until time.Time) wake.Job {
+func claimedJob(t *testing.T, w *sb.WakeClaims, agent, msgID string, until time.Time) sb.WakeJob {
 	t.Helper()
 	key := wake.ClaimKey(agent, msgID)
 	if _, ok, err := w.Take(t.Context(), key, "job-"+msgID, until); err != nil || !ok {
@@ -148,7 +148,7 @@ func claimedJob(t *testing.T, w *sb.WakeClaims, agent, msgID string, until time.
 	}
 	j := job(agent)
 	j.MessageIDs = []string{msgID}
-	j.Claim = &wake.JobClaim{Keys: []string{key}, Owner: "job-" + msgID}
+	j.Claim = &sb.WakeJobClaim{Keys: []string{key}, Owner: "job-" + msgID}
 	return j
 }
 
@@ -160,7 +160,7 @@ func TestWorkerBoundsLeaseAndFinishesClaim(t *testing.T) {
 	store := &memstore.Store{Now: clk.Now}
 	wakes := &sb.WakeClaims{KV: store.KV(), Now: clk.Now}
 	var runLeft time.Duration // the run's context: time left at its start
-	w, _, r := newWorker(store, func(ctx context.Context, j wake.Job) (agentrun.Result, error) {
+	w, _, r := newWorker(store, func(ctx context.Context, j sb.WakeJob) (agentrun.Result, error) {
 		d, _ := ctx.Deadline()
 		runLeft = time.Until(d)
 		return answered(j.AgentID, "Hier."), nil
@@ -212,7 +212,7 @@ func TestWorkerSkipsAClaimTakenOver(t *testing.T) {
 	store := &memstore.Store{Now: clk.Now}
 	wakes := &sb.WakeClaims{KV: store.KV(), Now: clk.Now}
 	runs := 0
-	w, _, _ := newWorker(store, func(_ context.Context, j wake.Job) (agentrun.Result, error) {
+	w, _, _ := newWorker(store, func(_ context.Context, j sb.WakeJob) (agentrun.Result, error) {
 		runs++
 		return answered(j.AgentID, "x"), nil
 	})
@@ -247,7 +247,7 @@ func TestPoolRetriesLikeLambda(t *testing.T) {
 			var mu sync.Mutex
 			runs := 0
 			done := make(chan struct{}, 8)
-			p := wake.NewPool(1, 4, func(context.Context, wake.Job) error {
+			p := wake.NewPool(1, 4, func(context.Context, sb.WakeJob) error {
 				mu.Lock()
 				defer mu.Unlock()
 				runs++
@@ -258,7 +258,7 @@ func TestPoolRetriesLikeLambda(t *testing.T) {
 				return nil
 			}, log)
 			p.SetRetryDelays([]time.Duration{10 * time.Millisecond, 20 * time.Millisecond})
-			if err := p.Dispatch(context.Background(), wake.Job{AgentID: "hermes", Source: "rocketchat-poll"}); err != nil {
+			if err := p.Dispatch(context.Background(), sb.WakeJob{AgentID: "hermes", Source: "rocketchat-poll"}); err != nil {
 				t.Fatal(err)
 			}
 			for range tt.wantRuns {
@@ -311,7 +311,7 @@ func TestWorkerFinishAfterTheAnswerSurvivesAThrottledWrite(t *testing.T) {
 	store := &memstore.Store{Now: clk.Now}
 	wakes := &sb.WakeClaims{KV: store.KV(), Now: clk.Now}
 	runs := 0
-	w, _, r := newWorker(store, func(_ context.Context, j wake.Job) (agentrun.Result, error) {
+	w, _, r := newWorker(store, func(_ context.Context, j sb.WakeJob) (agentrun.Result, error) {
 		runs++
 		return answered(j.AgentID, "Hier."), nil
 	})

@@ -3,6 +3,7 @@ package wake_test
 import (
 	"testing"
 
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
@@ -12,13 +13,13 @@ func TestJobReplayKey(t *testing.T) {
 	key := wake.ClaimKey("hermes", "m1")
 	tests := []struct {
 		name string
-		job  wake.Job
+		job  sb.WakeJob
 		want string
 	}{
-		{name: "first attempt", job: wake.Job{Claim: &wake.JobClaim{Keys: []string{key, wake.ClaimKey("hermes", "m2")}, Owner: "a"}}, want: key},
-		{name: "take-over by another owner", job: wake.Job{Claim: &wake.JobClaim{Keys: []string{key}, Owner: "b"}}, want: key},
-		{name: "no claim (approval follow-up, Telegram)", job: wake.Job{}, want: ""},
-		{name: "claim not known yet", job: wake.Job{Claim: &wake.JobClaim{Owner: "a"}}, want: ""},
+		{name: "first attempt", job: sb.WakeJob{Claim: &sb.WakeJobClaim{Keys: []string{key, wake.ClaimKey("hermes", "m2")}, Owner: "a"}}, want: key},
+		{name: "take-over by another owner", job: sb.WakeJob{Claim: &sb.WakeJobClaim{Keys: []string{key}, Owner: "b"}}, want: key},
+		{name: "no claim (approval follow-up, Telegram)", job: sb.WakeJob{}, want: ""},
+		{name: "claim not known yet", job: sb.WakeJob{Claim: &sb.WakeJobClaim{Owner: "a"}}, want: ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,32 +27,82 @@ type FileUploader interface {
 	UploadFile(ctx context.Context, rid, name, contentType string, r io.Reader, size int64, description, tmid string) (rocketchat.Message, error)
 }
 
+// Account is what the wake needs of one agent's Rocket.Chat account: the
+// client that reads and posts as the agent, its wake rules and hourly
+// limit, and its web address for links ("" when unknown).
+type Account struct {
+	Messages MessageSource
+	Files    FileUploader
+	Rules    Rules
+	MaxWakes int
+	BaseURL  string
+}
+
+// Accounts are the agents' Rocket.Chat accounts by agent id.
+type Accounts map[string]Account
+
+// AccountPreparer prepares a webhook job with the woken agent's own
+// account (Preparer.Prepare).
+type AccountPreparer struct {
+	Preparer *Preparer
+	Accounts Accounts
+}
+
+// PrepareJob implements JobPreparer. ENOTFOUND when the agent has no
+// account.
+func (p AccountPreparer) PrepareJob(ctx context.Context, job sb.WakeJob) (sb.WakeJob, bool, error) {
+	a, ok := p.Accounts[job.AgentID]
+	if !ok {
+		return job, false, sb.E("app.prepare", sb.ENOTFOUND, fmt.Sprintf("agent %q has no RocketChat block", job.AgentID))
+	}
+	return p.Preparer.Prepare(ctx, job, a.Messages, a.Rules, a.MaxWakes)
+}
+
+// TelegramChats posts into a Telegram chat as the bot (one bot speaks for
+// every agent).
+type TelegramChats interface {
+	Send(ctx context.Context, chatID, text string) error
+}
+
+// AgentNames names an agent for people.
+type AgentNames interface {
+	AgentName(agentID string) string
+}
+
+// HumanNotifier hands an agent's text to the human by another channel
+// (the router).
+type HumanNotifier interface {
+	NotifyHuman(ctx context.Context, agentID, text string) error
+}
+
 // Replier is the automatic reply path: it posts a run's answer where the
-// agent was woken. Its methods are the Worker's Reply, Attach and Fallback.
+// agent was woken. It is the Worker's Replies, Files and Fallback.
 type Replier struct {
 	// Tools posts into Rocket.Chat through the RocketChat tool, so that an
 	// answer is audited like any other post.
-	Tools ToolInvoker
-	// Files is the agent's Rocket.Chat client for answers posted as a file.
-	Files func(agentID string) (FileUploader, bool)
-	// BaseURL is the agent's Rocket.Chat web address ("" when unknown), for
-	// the link in a fallback notice.
-	BaseURL func(agentID string) string
-	// Telegram answers a message that came in over Telegram; nil when no
-	// bot is configured.
-	Telegram func(ctx context.Context, agentID, chatID, text string) error
-	// Notify hands an answer that could not be posted to the human.
-	Notify func(ctx context.Context, agentID, text string) error
-	Audit  sb.AuditStore
-	Scrub  func(string) string
-	Log    *slog.Logger
+	Tools    ToolInvoker
+	Accounts Accounts
+	// Telegram answers a message that came in over Telegram, the text
+	// headed by the agent's name; nil when no bot is configured.
+	Telegram TelegramChats
+	Names    AgentNames
+	Human    HumanNotifier
+	Audit    sb.AuditStore
+	Scrubber Scrubber
+	Log      *slog.Logger
 }
+
+var (
+	_ ReplyPoster      = (*Replier)(nil)
+	_ FilePoster       = (*Replier)(nil)
+	_ FallbackNotifier = (*Replier)(nil)
+)
 
 // Reply posts the run's final answer where the agent was woken, through
 // the tool path; the router origin marks it as a system action. Temporary
 // refusals (429, 5xx, no answer) come back as ERATELIMITED or EUNAVAILABLE,
 // which the worker retries; the rest are final and go to Fallback.
-func (r *Replier) Reply(ctx context.Context, job Job, run sb.RunContext, text string) error {
+func (r *Replier) Reply(ctx context.Context, job sb.WakeJob, run sb.RunContext, text string) error {
 	const op = "wake.reply"
 	if job.ReplyTo == nil {
 		return sb.E(op, sb.EINVALID, "the wake job names no place to answer (replyTo)")
@@ -61,7 +111,7 @@ func (r *Replier) Reply(ctx context.Context, job Job, run sb.RunContext, text st
 		if r.Telegram == nil {
 			return sb.E(op, sb.EINVALID, "instance.telegram.botToken is not set")
 		}
-		return r.Telegram(ctx, job.AgentID, chat, text)
+		return r.Telegram.Send(ctx, chat, r.Names.AgentName(job.AgentID)+": "+text)
 	}
 	args := map[string]string{"room": job.ReplyTo.RoomID, "text": text}
 	action := "send_message"
@@ -92,9 +142,9 @@ func (r *Replier) Reply(ctx context.Context, job Job, run sb.RunContext, text st
 // Attach posts an answer too long for a few messages as a Markdown file
 // with caption as its message, and audits it like the RocketChat tool's
 // send_file.
-func (r *Replier) Attach(ctx context.Context, job Job, run sb.RunContext, text, caption string) error {
-	files, ok := r.Files(job.AgentID)
-	if !ok || job.ReplyTo == nil {
+func (r *Replier) Attach(ctx context.Context, job sb.WakeJob, run sb.RunContext, text, caption string) error {
+	a, ok := r.Accounts[job.AgentID]
+	if !ok || a.Files == nil || job.ReplyTo == nil {
 		return sb.E("wake.reply", sb.EINVALID, fmt.Sprintf("agent %q has no RocketChat block", job.AgentID))
 	}
 	name := "answer-" + run.RunID + ".md"
@@ -102,13 +152,13 @@ func (r *Replier) Attach(ctx context.Context, job Job, run sb.RunContext, text, 
 		name = "answer.md"
 	}
 	start := time.Now()
-	text = r.Scrub(text) // the client scrubs texts, not file contents
-	_, err := files.UploadFile(ctx, job.ReplyTo.RoomID, name, "text/markdown", strings.NewReader(text), int64(len(text)), caption, job.ReplyTo.ThreadID)
+	text = r.Scrubber.String(text) // the client scrubs texts, not file contents
+	_, err := a.Files.UploadFile(ctx, job.ReplyTo.RoomID, name, "text/markdown", strings.NewReader(text), int64(len(text)), caption, job.ReplyTo.ThreadID)
 	args, _ := json.Marshal(map[string]any{"room": job.ReplyTo.RoomID, "fileName": name, "tmid": job.ReplyTo.ThreadID, "bytes": len(text)})
 	entry := sb.AuditEntry{ID: sb.NewID(start), At: start, Run: run, AgentID: job.AgentID, Tool: "RocketChat",
 		Action: "send_file", Args: string(args), Decision: sb.DecisionAuto, Outcome: sb.OutcomeOK, Duration: time.Since(start)}
 	if err != nil {
-		entry.Outcome, entry.Error = sb.OutcomeError, r.Scrub(sb.ErrorMessage(err))
+		entry.Outcome, entry.Error = sb.OutcomeError, r.Scrubber.String(sb.ErrorMessage(err))
 	}
 	if aerr := r.Audit.Append(context.WithoutCancel(ctx), entry); aerr != nil {
 		r.Log.ErrorContext(ctx, "audit entry of a reply file not written", "agent", job.AgentID, "err", aerr)
@@ -119,18 +169,18 @@ func (r *Replier) Attach(ctx context.Context, job Job, run sb.RunContext, text, 
 // Fallback hands an answer that Rocket.Chat would not take (after the
 // client's retries) to the human, with a link to the room, so that it is
 // not lost.
-func (r *Replier) Fallback(ctx context.Context, job Job, text string) error {
+func (r *Replier) Fallback(ctx context.Context, job sb.WakeJob, text string) error {
 	var where string
 	if to := job.ReplyTo; to != nil {
 		where = to.RoomName
 		if where == "" {
 			where = to.RoomID
 		}
-		if link := RoomLink(r.BaseURL(job.AgentID), to); link != "" {
+		if link := RoomLink(r.Accounts[job.AgentID].BaseURL, to); link != "" {
 			where += " (" + link + ")"
 		}
 	}
-	return r.Notify(ctx, job.AgentID, fmt.Sprintf("This answer could not be posted in %s:\n\n%s", where, text))
+	return r.Human.NotifyHuman(ctx, job.AgentID, fmt.Sprintf("This answer could not be posted in %s:\n\n%s", where, text))
 }
 
 // RoomLink is the web link to a room (and thread) on the Rocket.Chat at

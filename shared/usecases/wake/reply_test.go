@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
@@ -41,16 +40,16 @@ func (u *uploader) UploadFile(_ context.Context, rid, name, _ string, r io.Reade
 
 func newReplier(inv *invoker, up *uploader, store *memstore.Store, told *[]string) *wake.Replier {
 	return &wake.Replier{
-		Tools:   inv,
-		Files:   func(id string) (wake.FileUploader, bool) { return up, id == "hermes" },
-		BaseURL: func(string) string { return "https://chat.example.org/" },
-		Notify: func(_ context.Context, agentID, text string) error {
+		Tools:    inv,
+		Accounts: wake.Accounts{"hermes": {Files: up, BaseURL: "https://chat.example.org/"}},
+		Names:    agentIDs{},
+		Human: notifyFunc(func(_ context.Context, agentID, text string) error {
 			*told = append(*told, agentID+": "+text)
 			return nil
-		},
-		Audit: store,
-		Scrub: func(s string) string { return strings.ReplaceAll(s, "s3cret", "[redacted]") },
-		Log:   slog.New(slog.DiscardHandler),
+		}),
+		Audit:    store,
+		Scrubber: replaceScrubber{"s3cret", "[redacted]"},
+		Log:      slog.New(slog.DiscardHandler),
 	}
 }
 
@@ -77,7 +76,7 @@ func TestReplierReplyPostsThroughTheRocketChatTool(t *testing.T) {
 			r := newReplier(inv, &uploader{}, memstore.New(), &told)
 			run := sb.NewRun("hermes", nil, time.Now())
 			to := tt.to
-			err := r.Reply(context.Background(), wake.Job{AgentID: "hermes", ReplyTo: &to}, run, "the answer")
+			err := r.Reply(context.Background(), sb.WakeJob{AgentID: "hermes", ReplyTo: &to}, run, "the answer")
 			if got := sb.ErrorCode(err); got != tt.wantCode {
 				t.Fatalf("Reply = %v (code %q), want code %q", err, got, tt.wantCode)
 			}
@@ -99,19 +98,19 @@ func TestReplierReplyGoesBackToTelegram(t *testing.T) {
 	inv := &invoker{}
 	var told []string
 	r := newReplier(inv, &uploader{}, memstore.New(), &told)
-	job := wake.Job{AgentID: "hermes", ReplyTo: &wake.ReplyTo{TelegramChatID: "42"}}
+	job := sb.WakeJob{AgentID: "hermes", ReplyTo: &wake.ReplyTo{TelegramChatID: "42"}}
 	if err := r.Reply(context.Background(), job, sb.RunContext{}, "hi"); sb.ErrorCode(err) != sb.EINVALID {
 		t.Errorf("Reply without a bot = %v, want EINVALID naming the missing bot token", err)
 	}
 	var sent []string
-	r.Telegram = func(_ context.Context, agentID, chatID, text string) error {
-		sent = append(sent, agentID+"@"+chatID+": "+text)
+	r.Telegram = sendFunc(func(_ context.Context, chatID, text string) error {
+		sent = append(sent, chatID+": "+text)
 		return nil
-	}
+	})
 	if err := r.Reply(context.Background(), job, sb.RunContext{}, "hi"); err != nil {
 		t.Fatal(err)
 	}
-	if len(sent) != 1 || sent[0] != "hermes@42: hi" || len(inv.calls) != 0 {
+	if len(sent) != 1 || sent[0] != "42: hermes: hi" || len(inv.calls) != 0 {
 		t.Errorf("sent %q, tool calls %d; want one Telegram message and no Rocket.Chat post", sent, len(inv.calls))
 	}
 }
@@ -126,7 +125,7 @@ func TestReplierAttachUploadsScrubbedAndAudits(t *testing.T) {
 		var told []string
 		r := newReplier(&invoker{}, up, store, &told)
 		run := sb.NewRun("hermes", nil, time.Now())
-		job := wake.Job{AgentID: "hermes", ReplyTo: &wake.ReplyTo{RoomID: "r1", ThreadID: "m1"}}
+		job := sb.WakeJob{AgentID: "hermes", ReplyTo: &wake.ReplyTo{RoomID: "r1", ThreadID: "m1"}}
 		err := r.Attach(context.Background(), job, run, "long s3cret answer", "first paragraph")
 		if (err != nil) != fail {
 			t.Fatalf("Attach = %v, want failure %v", err, fail)
@@ -158,7 +157,7 @@ func TestReplierFallbackLinksTheRoom(t *testing.T) {
 		var told []string
 		r := newReplier(&invoker{}, &uploader{}, memstore.New(), &told)
 		to := tt.to
-		if err := r.Fallback(context.Background(), wake.Job{AgentID: "hermes", ReplyTo: &to}, "the answer"); err != nil {
+		if err := r.Fallback(context.Background(), sb.WakeJob{AgentID: "hermes", ReplyTo: &to}, "the answer"); err != nil {
 			t.Fatal(err)
 		}
 		want := "hermes: This answer could not be posted in " + tt.want + ":\n\nthe answer"

@@ -12,7 +12,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 // fuzzSecretLetters spell every fuzzed secret and are taken out of the
@@ -86,21 +85,21 @@ func FuzzScrubThenSplit(f *testing.F) {
 		answer := plantSecret(text, secret, plan)
 		sc := scrub.New([]string{secret})
 
-		w, _, _ := newWorker(memstore.New(), func(context.Context, wake.Job) (agentrun.Result, error) {
+		w, _, _ := newWorker(memstore.New(), func(context.Context, sb.WakeJob) (agentrun.Result, error) {
 			return answered("hermes", answer), nil
 		})
 		w.MaxMessage, w.MaxParts = 1+int(limit)%600, 4
-		w.Scrub = sc.StringContext
+		w.Scrubber = sc
 		var sent []string
-		w.Reply = func(ctx context.Context, _ wake.Job, _ sb.RunContext, text string) error {
+		w.Replies = replyFunc(func(ctx context.Context, _ sb.WakeJob, _ sb.RunContext, text string) error {
 			sent = append(sent, sc.StringContext(ctx, text)) // the Rocket.Chat client's own scrub
 			return nil
-		}
+		})
 		if attach {
-			w.Attach = func(ctx context.Context, _ wake.Job, _ sb.RunContext, text, caption string) error {
+			w.Files = attachFunc(func(ctx context.Context, _ sb.WakeJob, _ sb.RunContext, text, caption string) error {
 				sent = append(sent, sc.StringContext(ctx, caption), sc.String(text)) // as Replier.Attach
 				return nil
-			}
+			})
 		}
 		if err := w.Handle(context.Background(), job("hermes")); err != nil {
 			t.Fatal(err)

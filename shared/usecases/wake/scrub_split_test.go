@@ -9,7 +9,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
 // straddleSecret is a configured secret without spaces, so that an answer
@@ -57,21 +56,21 @@ func TestWorkerScrubsTheWholeAnswerBeforeCutting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w, _, _ := newWorker(memstore.New(), func(context.Context, wake.Job) (agentrun.Result, error) {
+			w, _, _ := newWorker(memstore.New(), func(context.Context, sb.WakeJob) (agentrun.Result, error) {
 				return answered("hermes", tt.answer), nil
 			})
 			w.MaxMessage, w.MaxParts = limit, 2
-			w.Scrub = sc.StringContext
+			w.Scrubber = sc
 			var sent []string // what reached Rocket.Chat, scrubbed per message as the client does
-			w.Reply = func(ctx context.Context, _ wake.Job, _ sb.RunContext, text string) error {
+			w.Replies = replyFunc(func(ctx context.Context, _ sb.WakeJob, _ sb.RunContext, text string) error {
 				sent = append(sent, sc.StringContext(ctx, text))
 				return nil
-			}
+			})
 			if tt.attach {
-				w.Attach = func(ctx context.Context, _ wake.Job, _ sb.RunContext, text, caption string) error {
+				w.Files = attachFunc(func(ctx context.Context, _ sb.WakeJob, _ sb.RunContext, text, caption string) error {
 					sent = append(sent, sc.StringContext(ctx, caption), sc.String(text))
 					return nil
-				}
+				})
 			}
 			if err := w.Handle(context.Background(), job("hermes")); err != nil {
 				t.Fatal(err)

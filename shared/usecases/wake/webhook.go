@@ -65,7 +65,7 @@ type Receiver struct {
 	tokens   [][32]byte
 	agents   []WebhookAgent
 	claims   WakeStore
-	dispatch Dispatcher
+	dispatch sb.WakeDispatcher
 	// ClaimFor is how long a queued wake stays in progress before a retry
 	// or the poll counts its run as gone and takes it over.
 	ClaimFor time.Duration
@@ -80,7 +80,7 @@ const ClaimTTL = 7 * 24 * time.Hour
 const DefaultClaimFor = 15 * time.Minute
 
 // NewReceiver builds a receiver. With no tokens every delivery is refused.
-func NewReceiver(tokens []string, agents []WebhookAgent, claims WakeStore, d Dispatcher, log *slog.Logger) *Receiver {
+func NewReceiver(tokens []string, agents []WebhookAgent, claims WakeStore, d sb.WakeDispatcher, log *slog.Logger) *Receiver {
 	r := &Receiver{agents: agents, claims: claims, dispatch: d, log: log, now: time.Now, ClaimFor: DefaultClaimFor}
 	for _, t := range tokens {
 		if t != "" {
@@ -127,9 +127,9 @@ func (r *Receiver) deliver(ctx context.Context, p WebhookPayload) ([]string, err
 			// The payload's isEdited and text are the sender's word only:
 			// the worker fetches the message and claims the edit by its
 			// editedAt, so a forged or repeated edit wakes nobody.
-			job := Job{AgentID: a.ID, Source: "rocketchat-webhook",
-				Pending: &Pending{RoomID: p.ChannelID, MessageID: p.MessageID, ThreadID: p.TMID, Edited: true},
-				Claim:   &JobClaim{Owner: owner}}
+			job := sb.WakeJob{AgentID: a.ID, Source: "rocketchat-webhook",
+				Pending: &sb.PendingMessage{RoomID: p.ChannelID, MessageID: p.MessageID, ThreadID: p.TMID, Edited: true},
+				Claim:   &sb.WakeJobClaim{Owner: owner}}
 			if err := r.dispatch.Dispatch(ctx, job); err != nil {
 				return queued, err
 			}
@@ -145,9 +145,9 @@ func (r *Receiver) deliver(ctx context.Context, p WebhookPayload) ([]string, err
 		if !ok {
 			continue // done, or a live run has it (a retry or the poll got here first)
 		}
-		job := Job{AgentID: a.ID, Source: "rocketchat-webhook",
-			Pending: &Pending{RoomID: p.ChannelID, MessageID: p.MessageID, ThreadID: p.TMID},
-			Claim:   &JobClaim{Keys: []string{key}, Owner: owner}}
+		job := sb.WakeJob{AgentID: a.ID, Source: "rocketchat-webhook",
+			Pending: &sb.PendingMessage{RoomID: p.ChannelID, MessageID: p.MessageID, ThreadID: p.TMID},
+			Claim:   &sb.WakeJobClaim{Keys: []string{key}, Owner: owner}}
 		if err := r.dispatch.Dispatch(ctx, job); err != nil {
 			if rerr := r.claims.Release(context.WithoutCancel(ctx), key, owner); rerr != nil {
 				r.log.ErrorContext(ctx, "rocketchat webhook: could not release claim; the poll takes it over once it expires", "key", key, "err", rerr)

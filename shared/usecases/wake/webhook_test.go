@@ -48,7 +48,7 @@ func atlasHook(ids map[string]string) wake.WebhookAgent {
 // newHookEnv builds the world; agents picks the receiver's agents once users
 // and rooms exist (default: hermes only). d may replace the recording
 // dispatcher.
-func newHookEnv(t *testing.T, tokens []string, agents func(e *hookEnv) []wake.WebhookAgent, d wake.Dispatcher) *hookEnv {
+func newHookEnv(t *testing.T, tokens []string, agents func(e *hookEnv) []wake.WebhookAgent, d sb.WakeDispatcher) *hookEnv {
 	t.Helper()
 	rc := rcfake.New()
 	t.Cleanup(rc.Close)
@@ -327,7 +327,7 @@ func TestReceiverQueues(t *testing.T) {
 				if j.Source != "rocketchat-webhook" {
 					t.Errorf("source %q, want rocketchat-webhook", j.Source)
 				}
-				want := wake.Pending{RoomID: tt.room, MessageID: m.ID, ThreadID: tt.wantThread}
+				want := sb.PendingMessage{RoomID: tt.room, MessageID: m.ID, ThreadID: tt.wantThread}
 				if j.Pending == nil || *j.Pending != want {
 					t.Errorf("pending %+v, want %+v", j.Pending, want)
 				}
@@ -425,7 +425,7 @@ func TestReceiverDispatchFailure(t *testing.T) {
 	}
 }
 
-func agentsOf(jobs []wake.Job) string {
+func agentsOf(jobs []sb.WakeJob) string {
 	var ids []string
 	for _, j := range jobs {
 		ids = append(ids, j.AgentID)
@@ -492,7 +492,7 @@ func TestReceiverAnswersFastWithSlowRuns(t *testing.T) {
 	log, _ := newLog()
 	started := make(chan struct{}, 8)
 	release := make(chan struct{})
-	pool := wake.NewPool(1, 1, func(ctx context.Context, _ wake.Job) error {
+	pool := wake.NewPool(1, 1, func(ctx context.Context, _ sb.WakeJob) error {
 		started <- struct{}{}
 		select { // a run that takes "minutes"
 		case <-release:

@@ -57,57 +57,81 @@ type Worker struct {
 	Claims WakeStore
 	// Notes are once-only markers for notices (a message the daily budget
 	// refused is told once per message).
-	Notes Claims
-	// Prepare turns a webhook job (Pending set) into a runnable one, or
-	// reports that it must not wake the agent after all.
-	Prepare func(ctx context.Context, job Job) (Job, bool, error)
-	// Execute runs the approved call a job hands over (Job.ApprovalID) in
-	// place of an agent run: once, however often the job comes (the
-	// approvals use case makes sure). Nil: such jobs fail EUNAVAILABLE.
-	Execute func(ctx context.Context, approvalID string) error
-	// Run runs the agent on the job (app wiring: engine + model + tools).
-	Run func(ctx context.Context, job Job) (agentrun.Result, error)
-	// Reply posts text to the job's ReplyTo as the agent, within run. The
-	// worker's notices go the same way.
-	Reply func(ctx context.Context, job Job, run sb.RunContext, text string) error
-	// Fallback hands an answer that could not be posted to the human by
-	// another channel (the router), with a link to the room. May be nil.
-	Fallback func(ctx context.Context, job Job, text string) error
-	// Attach posts a long answer as a Markdown file into the job's room or
-	// thread, with caption as its message. May be nil: then every answer is
-	// posted as messages.
-	Attach func(ctx context.Context, job Job, run sb.RunContext, text, caption string) error
-	// MaxMessage is the longest message the chat server takes, in UTF-16
-	// code units as Rocket.Chat counts them (Message_MaxAllowedSize;
-	// default 5,000). A longer Rocket.Chat answer is posted in parts cut at
-	// paragraph, line, then sentence boundaries, in order.
+	Notes    Claims
+	Preparer JobPreparer
+	Runner   JobRunner
+	// Approvals runs the approved call a job hands over (ApprovalID) in
+	// place of an agent run. Nil: such jobs fail EUNAVAILABLE.
+	Approvals ApprovedCalls
+	// Replies posts as the agent where it was woken; the worker's notices
+	// go the same way. Files (nil: every answer goes as messages) posts a
+	// long answer as a file; Fallback (may be nil) hands an answer that
+	// could not be posted to the human by another channel.
+	Replies  ReplyPoster
+	Files    FilePoster
+	Fallback FallbackNotifier
+	// MaxMessage is the longest Rocket.Chat message in UTF-16 code units
+	// (Message_MaxAllowedSize, default 5,000); a longer answer goes in
+	// parts, or as a file (Files) beyond MaxParts parts (default 4).
 	MaxMessage int
-	// MaxParts: an answer that needs more parts than this goes as a
-	// Markdown file (Attach) with its first paragraph as the message;
-	// default 4.
-	MaxParts int
-	// Scrub masks secrets in a Rocket.Chat answer as a whole, before it is
-	// cut into messages or a caption: a cut inside a secret leaves two
-	// halves that neither the client's scrub of each message nor any
-	// pattern recognises. Give the instance Scrubber's StringContext (the
-	// values ctx allows stay). Nil masks the well-known patterns only.
-	Scrub func(ctx context.Context, text string) string
-	// RunFor is the run's own deadline, counted from when it has the lease;
-	// the invoker's deadline (the Lambda's) caps it. The lease lasts until
-	// the deadline plus Slack, so a crashed holder's lease ends soon after.
-	RunFor time.Duration
-	// WaitFor bounds the wait for a busy agent. After it the job fails with
-	// EUNAVAILABLE and comes again (Lambda's async retry, the local pool's
-	// retry); on the last attempt the person is told instead. A bounded wait
-	// is what makes waiting deadlock-free.
-	WaitFor time.Duration
-	// Slack is the time after a run's deadline for its reply and cleanup;
-	// default 15 s.
+	MaxParts   int
+	// Scrubber masks secrets in a Rocket.Chat answer as a whole, before
+	// it is cut: a cut inside a secret leaves two halves no pattern
+	// recognises. Nil masks the well-known patterns only.
+	Scrubber Scrubber
+	// RunFor is the run's deadline from when it has the lease, capped by
+	// the invoker's; the lease lasts until it plus Slack (default 15 s,
+	// also the time for the reply). WaitFor bounds the wait for a busy
+	// agent: then the job fails EUNAVAILABLE and comes again, or on the
+	// last attempt the person is told (a bounded wait cannot deadlock).
+	RunFor   time.Duration
+	WaitFor  time.Duration
 	Slack    time.Duration
 	Attempts int // default Attempts
 	Log      *slog.Logger
 	Now      func() time.Time
 	Sleep    func(ctx context.Context, d time.Duration) error
+}
+
+// JobPreparer fetches and judges the message a webhook job names
+// (Pending): the runnable job, or false when it must not wake the agent.
+type JobPreparer interface {
+	PrepareJob(ctx context.Context, job sb.WakeJob) (sb.WakeJob, bool, error)
+}
+
+// JobRunner runs the woken agent on a job (agentrun.Runner).
+type JobRunner interface {
+	RunJob(ctx context.Context, job sb.WakeJob) (agentrun.Result, error)
+}
+
+// ApprovedCalls runs an approved call once, however often its job comes
+// (the approvals service).
+type ApprovedCalls interface {
+	Execute(ctx context.Context, approvalID string) error
+}
+
+// ReplyPoster posts text to the job's ReplyTo as the agent, within run.
+type ReplyPoster interface {
+	Reply(ctx context.Context, job sb.WakeJob, run sb.RunContext, text string) error
+}
+
+// FilePoster posts text as a Markdown file into the job's room or thread,
+// with caption as its message.
+type FilePoster interface {
+	Attach(ctx context.Context, job sb.WakeJob, run sb.RunContext, text, caption string) error
+}
+
+// FallbackNotifier hands an answer that could not be posted to the human
+// by another channel (the router), with a link to the room.
+type FallbackNotifier interface {
+	Fallback(ctx context.Context, job sb.WakeJob, text string) error
+}
+
+// Scrubber masks secrets in text (scrub.Scrubber); StringContext keeps the
+// values ctx allows.
+type Scrubber interface {
+	String(text string) string
+	StringContext(ctx context.Context, text string) string
 }
 
 // ClaimWindow is how long a freshly dispatched wake stays in progress before
@@ -129,12 +153,12 @@ const (
 )
 
 // Handle implements the worker for one job.
-func (w *Worker) Handle(ctx context.Context, job Job) error {
+func (w *Worker) Handle(ctx context.Context, job sb.WakeJob) error {
 	if job.ApprovalID != "" {
-		if w.Execute == nil {
-			return sb.E("wake.worker", sb.EUNAVAILABLE, "this worker cannot run approved calls (approval "+job.ApprovalID+")")
+		if w.Approvals == nil {
+			return sb.E("wake.worker", sb.EUNAVAILABLE, "approvals are not set up here, so approved call "+job.ApprovalID+" cannot run")
 		}
-		return w.Execute(ctx, job.ApprovalID)
+		return w.Approvals.Execute(ctx, job.ApprovalID)
 	}
 	h := &handling{w: w, job: job, now: w.Now, sleep: w.Sleep, log: w.Log}
 	if h.now == nil {
@@ -152,7 +176,7 @@ func (w *Worker) Handle(ctx context.Context, job Job) error {
 // handling is the state of one Handle call.
 type handling struct {
 	w       *Worker
-	job     Job
+	job     sb.WakeJob
 	keys    []string // the claims this attempt owns
 	attempt int      // 0 when the job has no claim
 	now     func() time.Time
@@ -168,8 +192,8 @@ func (w *Worker) slack() time.Duration {
 }
 
 func (w *Worker) scrub(ctx context.Context, text string) string {
-	if w.Scrub != nil {
-		return w.Scrub(ctx, text)
+	if w.Scrubber != nil {
+		return w.Scrubber.StringContext(ctx, text)
 	}
 	return (*scrub.Scrubber)(nil).StringContext(ctx, text)
 }
@@ -199,7 +223,7 @@ func (h *handling) handle(ctx context.Context) error {
 		}
 	}
 	if job.Pending != nil {
-		prepared, ok, err := w.Prepare(ctx, job)
+		prepared, ok, err := w.Preparer.PrepareJob(ctx, job)
 		if err != nil {
 			return h.fail(ctx, sb.RunContext{}, fmt.Errorf("wake %s: prepare message %s: %w", job.AgentID, job.Pending.MessageID, err))
 		}
@@ -295,10 +319,10 @@ func (h *handling) postAnswer(ctx context.Context, run sb.RunContext, text strin
 	// come from the scrubbed text (Telegram's client does the same itself).
 	text = h.w.scrub(ctx, text)
 	parts := textsplit.Split(text, limit)
-	if h.w.Attach != nil && textsplit.ShouldAttach(parts, maxParts) {
+	if h.w.Files != nil && textsplit.ShouldAttach(parts, maxParts) {
 		caption := textsplit.FirstParagraph(text, limit)
 		return h.retry(ctx, func(pctx context.Context) error {
-			return h.w.Attach(pctx, h.job, run, text, caption)
+			return h.w.Files.Attach(pctx, h.job, run, text, caption)
 		})
 	}
 	for _, p := range parts {
@@ -317,11 +341,11 @@ var replyWaits = []time.Duration{time.Second, 3 * time.Second}
 // postBudget is the least time a post (with its retries) gets.
 const postBudget = 10 * time.Second
 
-// post sends text to the job's ReplyTo through Reply, within the slack
+// post sends text to the job's ReplyTo through Replies, within the slack
 // after the run, trying again on a temporary refusal (honouring a 429's
 // reset when it is known and fits).
 func (h *handling) post(ctx context.Context, run sb.RunContext, text string) error {
-	return h.retry(ctx, func(pctx context.Context) error { return h.w.Reply(pctx, h.job, run, text) })
+	return h.retry(ctx, func(pctx context.Context) error { return h.w.Replies.Reply(pctx, h.job, run, text) })
 }
 
 // retry runs one post with the retries described at post.
@@ -376,21 +400,21 @@ func (h *handling) runDeadline(ctx context.Context) time.Time {
 	return d
 }
 
-// run calls Run and turns a panic (a tool or adapter crashing) into an
+// run runs the agent and turns a panic (a tool or adapter crashing) into an
 // error, so that the person hears about it and the lease is released.
-func (h *handling) run(ctx context.Context, job Job) (res agentrun.Result, err error) {
+func (h *handling) run(ctx context.Context, job sb.WakeJob) (res agentrun.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("wake %s: the run crashed: %v", job.AgentID, p)
 		}
 	}()
-	return h.w.Run(ctx, job)
+	return h.w.Runner.RunJob(ctx, job)
 }
 
 // begin starts this attempt on the job's claims. It reports false when
 // none of them is this job's any more (done, or taken over by another run):
 // then there is nothing to do.
-func (h *handling) begin(ctx context.Context, c *JobClaim, until time.Time) (bool, error) {
+func (h *handling) begin(ctx context.Context, c *sb.WakeJobClaim, until time.Time) (bool, error) {
 	if c == nil || h.w.Claims == nil {
 		return true, nil
 	}
@@ -471,7 +495,7 @@ func (h *handling) undeliverable(ctx context.Context, res agentrun.Result, err e
 	h.log.ErrorContext(ctx, "wake reply could not be posted; handing it to the human through the router",
 		"agent", job.AgentID, "room", job.ReplyTo.RoomID, "run", res.Run.RunID, "err", err)
 	if h.w.Fallback != nil {
-		if ferr := h.w.Fallback(context.WithoutCancel(ctx), job, res.Answer); ferr == nil {
+		if ferr := h.w.Fallback.Fallback(context.WithoutCancel(ctx), job, res.Answer); ferr == nil {
 			h.log.WarnContext(ctx, "wake answer delivered through the router instead of the room",
 				"agent", job.AgentID, "room", job.ReplyTo.RoomID, "run", res.Run.RunID)
 			return h.finish(ctx, OutcomeViaRouter)

@@ -47,12 +47,12 @@ type replies struct {
 }
 
 type reply struct {
-	Job  wake.Job
+	Job  sb.WakeJob
 	Run  sb.RunContext
 	Text string
 }
 
-func (r *replies) Reply(_ context.Context, job wake.Job, run sb.RunContext, text string) error {
+func (r *replies) Reply(_ context.Context, job sb.WakeJob, run sb.RunContext, text string) error {
 	if r.err != nil {
 		return r.err
 	}
@@ -77,16 +77,16 @@ func rcCall(action, status, roomID string) agentrun.Call {
 
 // newWorker is a worker on a memstore with a fast sleep; tests replace what
 // they need.
-func newWorker(store *memstore.Store, run func(context.Context, wake.Job) (agentrun.Result, error)) (*wake.Worker, *leases, *replies) {
+func newWorker(store *memstore.Store, run func(context.Context, sb.WakeJob) (agentrun.Result, error)) (*wake.Worker, *leases, *replies) {
 	l := &leases{Leases: store}
 	r := &replies{}
 	w := &wake.Worker{
 		Leases: l,
-		Prepare: func(ctx context.Context, j wake.Job) (wake.Job, bool, error) {
+		Preparer: prepareFunc(func(ctx context.Context, j sb.WakeJob) (sb.WakeJob, bool, error) {
 			panic("Prepare called for a job without Pending")
-		},
-		Run:     run,
-		Reply:   r.Reply,
+		}),
+		Runner:  runFunc(run),
+		Replies: r,
 		RunFor:  time.Minute,
 		WaitFor: 5 * time.Second,
 		Sleep: func(ctx context.Context, d time.Duration) error {
@@ -97,8 +97,8 @@ func newWorker(store *memstore.Store, run func(context.Context, wake.Job) (agent
 	return w, l, r
 }
 
-func job(agent string) wake.Job {
-	return wake.Job{AgentID: agent, Source: "rocketchat-poll", Text: "wake",
+func job(agent string) sb.WakeJob {
+	return sb.WakeJob{AgentID: agent, Source: "rocketchat-poll", Text: "wake",
 		ReplyTo: &wake.ReplyTo{RoomID: "rFinanz", RoomName: "finanz-team"}}
 }
 
@@ -111,7 +111,7 @@ func TestWorkerRunsOfOneAgentNeverOverlap(t *testing.T) {
 	gate := make(chan struct{})
 	firstIn := make(chan struct{})
 	var calls atomic.Int64
-	w, l, _ := newWorker(memstore.New(), func(ctx context.Context, j wake.Job) (agentrun.Result, error) {
+	w, l, _ := newWorker(memstore.New(), func(ctx context.Context, j sb.WakeJob) (agentrun.Result, error) {
 		n := active.Add(1)
 		defer active.Add(-1)
 		for {
@@ -164,7 +164,7 @@ func TestWorkerDifferentAgentsRunInParallel(t *testing.T) {
 	in.Add(2)
 	both := make(chan struct{})
 	go func() { in.Wait(); close(both) }()
-	w, _, _ := newWorker(memstore.New(), func(ctx context.Context, j wake.Job) (agentrun.Result, error) {
+	w, _, _ := newWorker(memstore.New(), func(ctx context.Context, j sb.WakeJob) (agentrun.Result, error) {
 		in.Done()
 		select {
 		case <-both: // the other agent is running at the same time
@@ -190,7 +190,7 @@ func TestWorkerDifferentAgentsRunInParallel(t *testing.T) {
 func TestWorkerBusyAgentPastWaitFor(t *testing.T) {
 	clk := newClock(t0)
 	store := &memstore.Store{Now: clk.Now}
-	holder, hl, _ := newWorker(store, func(ctx context.Context, j wake.Job) (agentrun.Result, error) {
+	holder, hl, _ := newWorker(store, func(ctx context.Context, j sb.WakeJob) (agentrun.Result, error) {
 		return answered(j.AgentID, ""), nil
 	})
 	holder.Now = clk.Now
@@ -201,7 +201,7 @@ func TestWorkerBusyAgentPastWaitFor(t *testing.T) {
 	}
 
 	var ran atomic.Bool
-	w, _, _ := newWorker(store, func(ctx context.Context, j wake.Job) (agentrun.Result, error) {
+	w, _, _ := newWorker(store, func(ctx context.Context, j sb.WakeJob) (agentrun.Result, error) {
 		ran.Store(true)
 		return answered(j.AgentID, ""), nil
 	})
@@ -245,7 +245,7 @@ func TestWorkerBusyAgentPastWaitFor(t *testing.T) {
 // A cancelled context ends the wait at once.
 func TestWorkerWaitEndsWithContext(t *testing.T) {
 	store := memstore.New()
-	holder, hl, _ := newWorker(store, func(ctx context.Context, j wake.Job) (agentrun.Result, error) {
+	holder, hl, _ := newWorker(store, func(ctx context.Context, j sb.WakeJob) (agentrun.Result, error) {
 		return answered(j.AgentID, ""), nil
 	})
 	hl.crash.Store(true)
@@ -272,17 +272,17 @@ func TestWorkerWaitEndsWithContext(t *testing.T) {
 func TestWorkerReleasesLease(t *testing.T) {
 	tests := []struct {
 		name     string
-		run      func(context.Context, wake.Job) (agentrun.Result, error)
+		run      func(context.Context, sb.WakeJob) (agentrun.Result, error)
 		replyErr error
 		wantErr  bool
 	}{
-		{"run answered", func(_ context.Context, j wake.Job) (agentrun.Result, error) { return answered(j.AgentID, "ok"), nil }, nil, false},
-		{"run failed", func(context.Context, wake.Job) (agentrun.Result, error) {
+		{"run answered", func(_ context.Context, j sb.WakeJob) (agentrun.Result, error) { return answered(j.AgentID, "ok"), nil }, nil, false},
+		{"run failed", func(context.Context, sb.WakeJob) (agentrun.Result, error) {
 			return agentrun.Result{}, errors.New("model down")
 		}, nil, true},
-		{"reply failed", func(_ context.Context, j wake.Job) (agentrun.Result, error) { return answered(j.AgentID, "ok"), nil },
+		{"reply failed", func(_ context.Context, j sb.WakeJob) (agentrun.Result, error) { return answered(j.AgentID, "ok"), nil },
 			sb.E("app.reply", sb.EUNAVAILABLE, "Rocket.Chat down"), true},
-		{"run cancelled", func(ctx context.Context, j wake.Job) (agentrun.Result, error) {
+		{"run cancelled", func(ctx context.Context, j sb.WakeJob) (agentrun.Result, error) {
 			return agentrun.Result{}, context.Canceled
 		}, nil, true},
 	}
@@ -301,7 +301,7 @@ func TestWorkerReleasesLease(t *testing.T) {
 			if l.released.Load() != 1 {
 				t.Errorf("released %d leases, want 1", l.released.Load())
 			}
-			next, _, _ := newWorker(store, func(_ context.Context, j wake.Job) (agentrun.Result, error) { return answered(j.AgentID, ""), nil })
+			next, _, _ := newWorker(store, func(_ context.Context, j sb.WakeJob) (agentrun.Result, error) { return answered(j.AgentID, ""), nil })
 			next.WaitFor = 0
 			if err := next.Handle(context.Background(), job("hermes")); err != nil {
 				t.Errorf("the next wake could not run at once: %v", err)
@@ -315,7 +315,7 @@ func TestWorkerReleasesLease(t *testing.T) {
 func TestWorkerCrashedHolderLeaseExpires(t *testing.T) {
 	clk := newClock(t0)
 	store := &memstore.Store{Now: clk.Now}
-	crashed, cl, _ := newWorker(store, func(_ context.Context, j wake.Job) (agentrun.Result, error) { return answered(j.AgentID, ""), nil })
+	crashed, cl, _ := newWorker(store, func(_ context.Context, j sb.WakeJob) (agentrun.Result, error) { return answered(j.AgentID, ""), nil })
 	crashed.Now, crashed.RunFor, crashed.Slack = clk.Now, 8*time.Minute+45*time.Second, 15*time.Second
 	cl.crash.Store(true)
 	if err := crashed.Handle(context.Background(), job("hermes")); err != nil {
@@ -323,7 +323,7 @@ func TestWorkerCrashedHolderLeaseExpires(t *testing.T) {
 	}
 
 	var runs atomic.Int64
-	w, _, _ := newWorker(store, func(_ context.Context, j wake.Job) (agentrun.Result, error) {
+	w, _, _ := newWorker(store, func(_ context.Context, j sb.WakeJob) (agentrun.Result, error) {
 		runs.Add(1)
 		return answered(j.AgentID, ""), nil
 	})
@@ -364,7 +364,7 @@ func TestWorkerReply(t *testing.T) {
 	noReplyTo.ReplyTo = nil
 	tests := []struct {
 		name string
-		job  wake.Job
+		job  sb.WakeJob
 		res  agentrun.Result
 		want bool
 	}{
@@ -392,7 +392,7 @@ func TestWorkerReply(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w, _, r := newWorker(memstore.New(), func(context.Context, wake.Job) (agentrun.Result, error) { return tt.res, nil })
+			w, _, r := newWorker(memstore.New(), func(context.Context, sb.WakeJob) (agentrun.Result, error) { return tt.res, nil })
 			if err := w.Handle(context.Background(), tt.job); err != nil {
 				t.Fatal(err)
 			}
@@ -444,9 +444,9 @@ func TestAlreadyAnswered(t *testing.T) {
 // A webhook job (Pending) is prepared first; "no wake" skips the run and
 // takes no lease; a prepare error fails the job.
 func TestWorkerPrepare(t *testing.T) {
-	pending := wake.Job{AgentID: "hermes", Source: "rocketchat-webhook",
-		Pending: &wake.Pending{RoomID: "rFinanz", MessageID: "m1"}}
-	prepared := wake.Job{AgentID: "hermes", Source: "rocketchat-webhook", Text: "framed wake",
+	pending := sb.WakeJob{AgentID: "hermes", Source: "rocketchat-webhook",
+		Pending: &sb.PendingMessage{RoomID: "rFinanz", MessageID: "m1"}}
+	prepared := sb.WakeJob{AgentID: "hermes", Source: "rocketchat-webhook", Text: "framed wake",
 		ReplyTo: &wake.ReplyTo{RoomID: "rFinanz"}, MessageIDs: []string{"m1"}}
 	tests := []struct {
 		name     string
@@ -462,19 +462,19 @@ func TestWorkerPrepare(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var ran []wake.Job
-			w, l, r := newWorker(memstore.New(), func(_ context.Context, j wake.Job) (agentrun.Result, error) {
+			var ran []sb.WakeJob
+			w, l, r := newWorker(memstore.New(), func(_ context.Context, j sb.WakeJob) (agentrun.Result, error) {
 				ran = append(ran, j)
 				return answered(j.AgentID, "Antwort"), nil
 			})
-			var asked []wake.Job
-			w.Prepare = func(_ context.Context, j wake.Job) (wake.Job, bool, error) {
+			var asked []sb.WakeJob
+			w.Preparer = prepareFunc(func(_ context.Context, j sb.WakeJob) (sb.WakeJob, bool, error) {
 				asked = append(asked, j)
 				if !tt.ok {
 					return j, false, tt.err
 				}
 				return prepared, true, nil
-			}
+			})
 			err := w.Handle(context.Background(), pending)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("Handle = %v, want error %v", err, tt.wantErr)
@@ -507,23 +507,23 @@ func TestWorkerPrepare(t *testing.T) {
 func TestWorkerRunsApprovedCalls(t *testing.T) {
 	store := memstore.New()
 	runs := 0
-	w, l, r := newWorker(store, func(context.Context, wake.Job) (agentrun.Result, error) {
+	w, l, r := newWorker(store, func(context.Context, sb.WakeJob) (agentrun.Result, error) {
 		runs++
 		return answered("hermes", "hi"), nil
 	})
-	j := wake.Job{AgentID: "hermes", Source: "approval", ApprovalID: "ap1"}
+	j := sb.WakeJob{AgentID: "hermes", Source: "approval", ApprovalID: "ap1"}
 	if err := w.Handle(t.Context(), j); sb.ErrorCode(err) != sb.EUNAVAILABLE {
 		t.Fatalf("without Execute: %v, want EUNAVAILABLE", err)
 	}
 	var got []string
 	down := errors.New("store down")
-	w.Execute = func(_ context.Context, id string) error {
+	w.Approvals = executeFunc(func(_ context.Context, id string) error {
 		got = append(got, id)
 		if len(got) == 1 {
 			return down
 		}
 		return nil
-	}
+	})
 	if err := w.Handle(t.Context(), j); !errors.Is(err, down) {
 		t.Fatalf("first attempt: %v, want the Execute error", err)
 	}

@@ -104,7 +104,7 @@ type Core struct {
 
 	// Dispatcher queues wakes: the agent-worker Lambda in AWS; the caller
 	// sets it (the dev runtime's in-process pool) when that is not named.
-	Dispatcher wake.Dispatcher
+	Dispatcher sb.WakeDispatcher
 }
 
 // New reads the config and builds the core. getenv is os.Getenv in
@@ -150,8 +150,8 @@ func New(ctx context.Context, getenv func(string) string) (*Core, error) {
 // mistake, said as such.
 type NoDispatcher struct{ Function string }
 
-// Dispatch implements wake.Dispatcher.
-func (d NoDispatcher) Dispatch(context.Context, wake.Job) error {
+// Dispatch implements sb.WakeDispatcher.
+func (d NoDispatcher) Dispatch(context.Context, sb.WakeJob) error {
 	return sb.E("app.dispatch", sb.EUNAVAILABLE, fmt.Sprintf(
 		"%s cannot wake agents: %s is not set (the deploy catalogue lists agent-worker in its Invokes)",
 		d.Function, deploy.FunctionEnvVar("agent-worker")))

@@ -7,29 +7,29 @@ import (
 	"context"
 	"sync"
 
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 // Dispatcher records jobs. Set Before and Complete before use.
 type Dispatcher struct {
 	// Before, when set, runs first at every Dispatch (to look at the world
 	// at dispatch time), also when the call fails.
-	Before func(wake.Job)
+	Before func(sb.WakeJob)
 	// Complete, when set, runs after a job was queued: a worker that is
 	// done at once (it marks the job's claims done, say).
-	Complete func(wake.Job)
+	Complete func(sb.WakeJob)
 
 	mu    sync.Mutex
-	jobs  []wake.Job
+	jobs  []sb.WakeJob
 	calls int
 	fail  []error
 }
 
-var _ wake.Dispatcher = (*Dispatcher)(nil)
+var _ sb.WakeDispatcher = (*Dispatcher)(nil)
 
-// Dispatch implements wake.Dispatcher: it takes the next queued failure
+// Dispatch implements sb.WakeDispatcher: it takes the next queued failure
 // (a nil entry lets that call through) or records the job.
-func (d *Dispatcher) Dispatch(_ context.Context, job wake.Job) error {
+func (d *Dispatcher) Dispatch(_ context.Context, job sb.WakeJob) error {
 	d.mu.Lock()
 	d.calls++
 	var err error
@@ -60,10 +60,10 @@ func (d *Dispatcher) FailNext(errs ...error) {
 }
 
 // All returns the jobs recorded so far, oldest first.
-func (d *Dispatcher) All() []wake.Job {
+func (d *Dispatcher) All() []sb.WakeJob {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return append([]wake.Job(nil), d.jobs...)
+	return append([]sb.WakeJob(nil), d.jobs...)
 }
 
 // Len is how many jobs were recorded.

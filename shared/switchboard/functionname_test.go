@@ -1,13 +1,13 @@
-package toolnames_test
+package switchboard_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/tools/toolnames"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-func TestRoundTrip(t *testing.T) {
+func TestFunctionNameRoundTrip(t *testing.T) {
 	tests := []struct{ tool, action, name string }{
 		{"Workspace", "write", "Workspace__write"},
 		{"RocketChat", "send_message", "RocketChat__send_message"},
@@ -18,13 +18,13 @@ func TestRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := toolnames.Check(tt.tool, tt.action); err != nil {
-				t.Fatalf("Check: %v", err)
+			if err := sb.CheckFunctionName(tt.tool, tt.action); err != nil {
+				t.Fatalf("CheckFunctionName: %v", err)
 			}
-			if got := toolnames.FunctionName(tt.tool, tt.action); got != tt.name {
+			if got := sb.FunctionName(tt.tool, tt.action); got != tt.name {
 				t.Errorf("FunctionName = %q, want %q", got, tt.name)
 			}
-			tool, action, ok := toolnames.SplitFunctionName(tt.name)
+			tool, action, ok := sb.SplitFunctionName(tt.name)
 			if !ok || tool != tt.tool || action != tt.action {
 				t.Errorf("SplitFunctionName(%q) = %q, %q, %v; want %q, %q, true", tt.name, tool, action, ok, tt.tool, tt.action)
 			}
@@ -32,15 +32,15 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-func TestSplitRejectsMadeUpNames(t *testing.T) {
+func TestSplitFunctionNameRejectsMadeUpNames(t *testing.T) {
 	for _, name := range []string{"", "Workspace", "Workspace.write", "__write", "Workspace__", "multi_tool_use.parallel"} {
-		if tool, action, ok := toolnames.SplitFunctionName(name); ok {
+		if tool, action, ok := sb.SplitFunctionName(name); ok {
 			t.Errorf("SplitFunctionName(%q) = %q, %q, true; want ok=false", name, tool, action)
 		}
 	}
 }
 
-func TestCheck(t *testing.T) {
+func TestCheckFunctionName(t *testing.T) {
 	tests := []struct {
 		name         string
 		tool, action string
@@ -59,22 +59,22 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := toolnames.Check(tt.tool, tt.action)
+			err := sb.CheckFunctionName(tt.tool, tt.action)
 			switch {
 			case tt.wantErr == "" && err != nil:
-				t.Errorf("Check = %v, want nil", err)
+				t.Errorf("CheckFunctionName = %v, want nil", err)
 			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Errorf("Check = %v, want an error containing %q", err, tt.wantErr)
+				t.Errorf("CheckFunctionName = %v, want an error containing %q", err, tt.wantErr)
 			}
 		})
 	}
 }
 
-func TestParseCallAndCallName(t *testing.T) {
+func TestParseFunctionNameAndCalledFunctionName(t *testing.T) {
 	tests := []struct {
 		name              string // what the model called
 		wantTool, wantAct string
-		wantReplay        string // CallName of the parsed call
+		wantReplay        string // CalledFunctionName of the parsed call
 	}{
 		{name: "Workspace__write", wantTool: "Workspace", wantAct: "write", wantReplay: "Workspace__write"},
 		{name: "Workspace", wantTool: "Workspace", wantReplay: "Workspace"},
@@ -86,18 +86,18 @@ func TestParseCallAndCallName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tool, action := toolnames.ParseCall(tt.name)
+			tool, action := sb.ParseFunctionName(tt.name)
 			if tool != tt.wantTool || action != tt.wantAct {
-				t.Errorf("ParseCall(%q) = %q, %q; want %q, %q", tt.name, tool, action, tt.wantTool, tt.wantAct)
+				t.Errorf("ParseFunctionName(%q) = %q, %q; want %q, %q", tt.name, tool, action, tt.wantTool, tt.wantAct)
 			}
-			if got := toolnames.CallName(tool, action); got != tt.wantReplay {
-				t.Errorf("CallName(%q, %q) = %q, want %q", tool, action, got, tt.wantReplay)
+			if got := sb.CalledFunctionName(tool, action); got != tt.wantReplay {
+				t.Errorf("CalledFunctionName(%q, %q) = %q, want %q", tool, action, got, tt.wantReplay)
 			}
 		})
 	}
 }
 
-func TestDescription(t *testing.T) {
+func TestFunctionDescription(t *testing.T) {
 	tests := []struct{ tool, action, want string }{
 		{"Files shared with the team.", "Writes a file.", "Files shared with the team.\nWrites a file."},
 		{"", "Writes a file.", "Writes a file."},
@@ -105,8 +105,8 @@ func TestDescription(t *testing.T) {
 		{"", "", ""},
 	}
 	for _, tt := range tests {
-		if got := toolnames.Description(tt.tool, tt.action); got != tt.want {
-			t.Errorf("Description(%q, %q) = %q, want %q", tt.tool, tt.action, got, tt.want)
+		if got := sb.FunctionDescription(tt.tool, tt.action); got != tt.want {
+			t.Errorf("FunctionDescription(%q, %q) = %q, want %q", tt.tool, tt.action, got, tt.want)
 		}
 	}
 }
