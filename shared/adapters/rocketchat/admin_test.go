@@ -164,8 +164,8 @@ func TestLogin(t *testing.T) {
 		if !errors.Is(err, ErrTwoFactorRequired) {
 			t.Errorf("errors.Is(err, ErrTwoFactorRequired) = false: %v", err)
 		}
-		if HTTPStatus(err) != 401 {
-			t.Errorf("HTTPStatus = %d, want 401", HTTPStatus(err))
+		if status, _ := sb.ChatCallOf(err); status != 401 {
+			t.Errorf("HTTP status = %d, want 401", status)
 		}
 	})
 	t.Run("wrong password", func(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -24,7 +23,7 @@ type ToolInvoker interface {
 // FileUploader posts a file into a Rocket.Chat room (rooms.media +
 // rooms.mediaConfirm), with description as its message.
 type FileUploader interface {
-	UploadFile(ctx context.Context, rid, name, contentType string, r io.Reader, size int64, description, tmid string) (rocketchat.Message, error)
+	UploadFile(ctx context.Context, rid, name, contentType string, r io.Reader, size int64, description, tmid string) (sb.ChatMessage, error)
 }
 
 // Replier is the automatic reply path: it posts a run's answer where the
@@ -141,10 +140,10 @@ func RoomLink(base string, to *ReplyTo) string {
 	}
 	base = strings.TrimRight(base, "/")
 	var link string
-	switch rocketchat.RoomType(to.RoomType) {
-	case rocketchat.Group:
+	switch sb.RoomType(to.RoomType) {
+	case sb.RoomGroup:
 		link = base + "/group/" + url.PathEscape(to.RoomName)
-	case rocketchat.Direct:
+	case sb.RoomDirect:
 		link = base + "/direct/" + url.PathEscape(to.RoomID)
 	default:
 		name := to.RoomName

@@ -1,0 +1,213 @@
+package switchboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Chat: the Rocket.Chat side of an agent, as the use cases and tools see it.
+// The Rocket.Chat adapter fills these types from its wire shapes and
+// implements the ports below, acting as the agent's own user.
+
+// RoomType is the kind of a chat room. It picks the history endpoint; the
+// values are Rocket.Chat's (the field t of rooms and subscriptions) and are
+// what ReplyTo.RoomType keeps.
+type RoomType string
+
+// Room kinds. Livechat rooms are listed by Subscriptions but have no
+// history endpoint.
+const (
+	RoomChannel  RoomType = "c" // public channel
+	RoomGroup    RoomType = "p" // private group
+	RoomDirect   RoomType = "d" // direct message
+	RoomLivechat RoomType = "l" // omnichannel room: not read by Switchboard
+)
+
+// ChatSubscription is one room as the agent's user sees it. The counters are
+// a cheap pre-filter only: in RC 8.x Unread counts only mentions in channels
+// and groups (a plain message just sets Alert), and UserMentions stays up
+// until MarkRead. Decide per message on ChatMessage.Mentions, never on these
+// counters.
+type ChatSubscription struct {
+	RoomID        string
+	Type          RoomType
+	Name          string // room name; for a DM the counterpart's username
+	DisplayName   string // for a DM the counterpart's display name
+	Unread        int
+	UserMentions  int
+	GroupMentions int
+	Alert         bool      // something new since the last read, mention or not
+	Open          bool      // shown in the user's sidebar
+	LastSeen      time.Time // when the room was last marked read; zero if never
+	UpdatedAt     time.Time // what Subscriptions' updatedSince compares against
+}
+
+// ChatUser is the author of a message.
+type ChatUser struct {
+	ID       string
+	Username string
+	Name     string // display name
+}
+
+// ChatFile is a file attached to a message; ID is what Download takes.
+type ChatFile struct {
+	ID   string
+	Name string
+	Type string // MIME type, e.g. text/csv
+	Size int64  // bytes; 0 when the server did not say
+}
+
+// ChatLink is a link in a message with the preview the server fetched for
+// it. Title and Description are the linked page's own text: treat them as
+// untrusted like the message.
+type ChatLink struct {
+	URL         string
+	Title       string
+	Description string
+}
+
+// ChatMessage is one chat message.
+type ChatMessage struct {
+	ID       string
+	RoomID   string
+	ThreadID string // the thread's first message; "" outside threads
+	Text     string // the raw markdown the author typed; may be "" for a file
+	At       time.Time
+	User     ChatUser
+	// Mentions lists the mentioned usernames (users only, plus "all" and
+	// "here" for group mentions); the server resolved them, so no text
+	// parsing is needed.
+	Mentions []string
+	// SystemType names a system message ("uj" user joined, "ul" left, "au"
+	// added, …); "" for a message a person or bot wrote. System messages
+	// appear in history and must not wake an agent.
+	SystemType string
+	Bot        bool      // an integration or app wrote it
+	Edited     bool      // it was edited
+	EditedAt   time.Time // the last edit; zero when never edited
+	Files      []ChatFile
+	Links      []ChatLink
+}
+
+// ChatSent is a posted message plus the server's clock at the time it
+// answered.
+type ChatSent struct {
+	ChatMessage
+	ServerTime time.Time
+}
+
+// ChatRoom is a room as the server describes it.
+type ChatRoom struct {
+	ID          string
+	Type        RoomType
+	Name        string // "" for a DM
+	DisplayName string
+	Topic       string
+	ReadOnly    bool
+	Archived    bool
+	Usernames   []string // members of a DM; nil for channels and groups
+	MemberCount int
+}
+
+// ChatDownload is a download in progress. The caller must close Body. Size
+// is the announced length, or -1 when the server did not send one (then
+// check the size while reading).
+type ChatDownload struct {
+	Body        io.ReadCloser
+	Size        int64
+	ContentType string
+}
+
+// Ports. Every error is a *Error: EUNAUTHORIZED for a wrong or revoked
+// token, EFORBIDDEN, ENOTFOUND for an unknown room or message, EINVALID for
+// a request the server refused, ERATELIMITED with RetryAfter, EUNAVAILABLE
+// when the server cannot be reached or fails. Implementations never retry.
+
+// ChatMessageSource fetches what a webhook delivery does not carry: the
+// message with its mentions, files and link previews, and the room's kind.
+type ChatMessageSource interface {
+	GetMessage(ctx context.Context, messageID string) (ChatMessage, error)
+	// RoomInfo looks a room up by id, then by name.
+	RoomInfo(ctx context.Context, roomIDOrName string) (ChatRoom, error)
+}
+
+// ChatReader is what the poll reads: the rooms with news, their history,
+// and the read marker.
+type ChatReader interface {
+	// Subscriptions returns the user's rooms; with a non-zero updatedSince
+	// only those whose subscription changed after it.
+	Subscriptions(ctx context.Context, updatedSince time.Time) ([]ChatSubscription, error)
+	// History returns at most count messages newer than oldest, oldest
+	// first; when more are newer it returns the newest count of them.
+	// withThreads adds thread replies. EINVALID for a room type without
+	// history.
+	History(ctx context.Context, roomType RoomType, roomID string, oldest time.Time, count int, withThreads bool) ([]ChatMessage, error)
+	MarkRead(ctx context.Context, roomID string) error
+}
+
+// ChatPoster posts a message into a room ("#channel", "@username" or a room
+// id), in thread tmid when not "".
+type ChatPoster interface {
+	PostMessage(ctx context.Context, roomIDOrChannel, text, tmid string) (ChatSent, error)
+}
+
+// ChatUploader posts a file into a room, with description as its message.
+type ChatUploader interface {
+	UploadFile(ctx context.Context, roomID, name, contentType string, r io.Reader, size int64, description, tmid string) (ChatMessage, error)
+}
+
+// Chat is everything an agent does in chat: the RocketChat tool's port.
+type Chat interface {
+	ChatMessageSource
+	ChatReader
+	ChatPoster
+	ChatUploader
+	Search(ctx context.Context, roomID, query string, count int) ([]ChatMessage, error)
+	React(ctx context.Context, messageID, emoji string) error
+	// CreateDM opens (or finds) the direct message with username and
+	// returns its room id.
+	CreateDM(ctx context.Context, username string) (string, error)
+	// Download streams a file; name is the file's name in its URL.
+	Download(ctx context.Context, fileID, name string) (*ChatDownload, error)
+}
+
+// ChatCall is implemented by the errors of a chat port that stem from one
+// request: its HTTP status (0 when no answer arrived) and its endpoint
+// ("GET /api/v1/rooms.info", never the query). Tools put both into the
+// envelope.
+type ChatCall interface {
+	error
+	CallStatus() int
+	CallEndpoint() string
+}
+
+// ChatCallOf reads the request behind err; zero values when there is none.
+func ChatCallOf(err error) (status int, endpoint string) {
+	var c ChatCall
+	if errors.As(err, &c) {
+		return c.CallStatus(), c.CallEndpoint()
+	}
+	return 0, ""
+}
+
+// HumanSize renders a byte count the way Rocket.Chat's UI does and the wake
+// message shows it ("auswertung.csv (text/csv, 77 B)"): 77 B, 1.2 KB,
+// 3.4 MB.
+func HumanSize(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	// Pick the unit after rounding, so that 1,048,575 bytes is "1.0 MB",
+	// not "1024.0 KB".
+	v := float64(n) / 1024
+	for _, unit := range []string{"KB", "MB"} {
+		if v < 1023.95 {
+			return fmt.Sprintf("%.1f %s", v, unit)
+		}
+		v /= 1024
+	}
+	return fmt.Sprintf("%.1f GB", v)
+}
