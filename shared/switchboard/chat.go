@@ -211,3 +211,135 @@ func HumanSize(n int64) string {
 	}
 	return fmt.Sprintf("%.1f GB", v)
 }
+
+// Telegram: the bot's side of Telegram, as the use cases see it. The
+// Telegram adapter fills these types from the Bot API's wire shapes and
+// implements the ports below.
+
+// Kinds of Telegram updates, as the Bot API names the Update object's
+// fields and allowed_updates.
+const (
+	TelegramKindMessage       = "message"
+	TelegramKindEditedMessage = "edited_message"
+	TelegramKindChannelPost   = "channel_post"
+	TelegramKindCallbackQuery = "callback_query"
+)
+
+// TelegramMaxAnswerLength is the most characters of the notification that
+// answers a pressed button.
+const TelegramMaxAnswerLength = 200
+
+// TelegramUser is a Telegram user or bot.
+type TelegramUser struct {
+	ID        int64
+	IsBot     bool
+	Username  string // without "@"; may be empty
+	FirstName string
+}
+
+// TelegramChat is where a message lives. Type is private, group, supergroup
+// or channel; group chat ids are negative.
+type TelegramChat struct {
+	ID       int64
+	Type     string
+	Title    string // groups and channels
+	Username string // without "@"; may be empty
+}
+
+// TelegramMessage is a received message.
+type TelegramMessage struct {
+	ID               int64
+	From             TelegramUser // zero for channel posts
+	Chat             TelegramChat
+	Date             time.Time // zero for an inaccessible message
+	Text             string
+	ReplyToMessageID int64 // 0 when it answers nothing
+}
+
+// TelegramCallback is a pressed inline button.
+type TelegramCallback struct {
+	ID           string // a string, not a number
+	From         TelegramUser
+	Message      *TelegramMessage // the message with the button; nil for inline messages
+	ChatInstance string
+	Data         string
+}
+
+// TelegramUpdate is one incoming update. Kind names its type; Message is set
+// for "message" updates, CallbackQuery for "callback_query". Other kinds
+// carry only ID and Kind, so a receiver can confirm them and move on.
+type TelegramUpdate struct {
+	ID            int64
+	Kind          string
+	Message       *TelegramMessage
+	CallbackQuery *TelegramCallback
+}
+
+// TelegramButton is one button under a message. Exactly one of URL and
+// CallbackData must be set; CallbackData must be 1–64 bytes.
+type TelegramButton struct {
+	Text         string
+	URL          string
+	CallbackData string
+}
+
+// TelegramKeyboard is the inline keyboard of a message: rows of buttons.
+type TelegramKeyboard struct {
+	Rows [][]TelegramButton
+}
+
+// TelegramText is a message to send.
+type TelegramText struct {
+	// ChatID is a numeric chat id ("123456789", "-1001234567890") or
+	// "@channelusername".
+	ChatID    string
+	Text      string
+	ParseMode string // "", HTML, MarkdownV2 or Markdown
+	// ReplyMarkup adds inline buttons; a long text carries them on its last
+	// part.
+	ReplyMarkup           *TelegramKeyboard
+	DisableWebPagePreview bool
+	// ReplyToMessageID answers a message in the same chat. The message is
+	// sent even when that one is gone.
+	ReplyToMessageID int64
+}
+
+// TelegramSent identifies a message the bot sent.
+type TelegramSent struct {
+	MessageID int64
+	ChatID    int64
+	Date      time.Time
+}
+
+// TelegramWait says how a send treats a 429: once per call, when Telegram
+// asks for a wait of at most Max, it waits and carries on (a long text with
+// the parts that did not arrive yet). A longer wait, or a second 429 in the
+// same call, comes back as ERATELIMITED with RetryAfter: the caller may try
+// another way to reach the human.
+//
+// A short wait is worth it because a 429 in a private chat usually means
+// "one message per second", and the next second the message goes through;
+// a long one is a flood limit that would keep the caller (a Lambda with a
+// deadline) hanging.
+type TelegramWait struct {
+	// Max is the longest wait sat out; 0 means the sender's setting;
+	// negative means never wait.
+	Max time.Duration
+	// Sleep waits d or until ctx ends (then it returns ctx's error); nil
+	// means the sender's setting (a timer). Tests pass a fake clock's sleep.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// TelegramSender sends a text of any length to a chat: it is cut into
+// messages of at most 4,096 characters, and the sent parts come back in
+// order. On an error the parts sent so far come back with it.
+type TelegramSender interface {
+	SendLongWait(ctx context.Context, m TelegramText, w TelegramWait) ([]TelegramSent, error)
+}
+
+// TelegramUpdates fetches pending updates (getUpdates) from offset on,
+// waiting up to timeout for one (0: answer at once), of the allowed kinds.
+// ECONFLICT while a webhook is set.
+type TelegramUpdates interface {
+	GetUpdates(ctx context.Context, offset int64, timeout time.Duration, allowed []string) ([]TelegramUpdate, error)
+}

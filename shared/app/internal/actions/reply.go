@@ -3,7 +3,7 @@ package actions
 import (
 	"context"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
@@ -36,7 +36,7 @@ func (a *Actions) Replier() *wake.Replier {
 	}
 	if a.Telegram != nil {
 		r.Telegram = func(ctx context.Context, agentID, chatID, text string) error {
-			_, err := a.Telegram.SendLong(ctx, telegram.Message{ChatID: chatID, Text: a.AgentName(agentID) + ": " + text, DisableWebPagePreview: true})
+			_, err := a.Telegram.SendLong(ctx, sb.TelegramText{ChatID: chatID, Text: a.AgentName(agentID) + ": " + text, DisableWebPagePreview: true})
 			return err
 		}
 	}
