@@ -174,6 +174,86 @@ type Chat interface {
 	Download(ctx context.Context, fileID, name string) (*ChatDownload, error)
 }
 
+// Provisioning: creating an agent's chat user and its personal access
+// token, an operator command.
+
+// ChatSettingEmail2FAAutoOptIn gives every user created while it is on
+// e-mail two-factor authentication, for good: such a user cannot log in
+// without the code Rocket.Chat mails it, so provisioning cannot finish
+// (measured on Rocket.Chat 8.7). Only an administrator's GetSetting reads it.
+const ChatSettingEmail2FAAutoOptIn = "Accounts_TwoFactorAuthentication_By_Email_Auto_Opt_In"
+
+// ErrTwoFactorRequired is in the chain of the error a login or a token
+// request returns when the chat wants a second factor; test with errors.Is.
+// The *Error around it is EFORBIDDEN: the password or token was right, the
+// call is not allowed without the code.
+var ErrTwoFactorRequired = errors.New("rocketchat: Rocket.Chat wants a two-factor code (totp-required)")
+
+// ChatNewUser is a user to create.
+type ChatNewUser struct {
+	Name     string // display name
+	Username string // without "@"
+	Email    string // required by Rocket.Chat; the mailbox need not exist when Verified
+	Password string
+	// Roles, e.g. bot and user. Empty means the server's default (user).
+	// An agent needs user as well as bot: only user carries
+	// create-personal-access-tokens.
+	Roles []string
+	// Verified marks the e-mail address as verified, so no verification
+	// mail goes out.
+	Verified              bool
+	RequirePasswordChange bool
+	// JoinDefaultChannels puts the user into the server's default channels.
+	// Agents usually stay out and are invited where they work.
+	JoinDefaultChannels bool
+}
+
+// ChatAccount is a user as the server describes it. Roles and Email are
+// empty when the caller may not see them (only the user itself and admins
+// may).
+type ChatAccount struct {
+	ID       string
+	Username string
+	Name     string
+	Email    string
+	Roles    []string
+	Active   bool
+	Type     string // "user", "bot", "app", …
+}
+
+// ChatAdmin is an administrator's chat. EFORBIDDEN when the caller is no
+// administrator; ENOTFOUND for an unknown setting; ECONFLICT when the
+// username or e-mail address is taken.
+type ChatAdmin interface {
+	// BaseURL is the server, without credentials or a trailing slash.
+	BaseURL() string
+	GetSetting(ctx context.Context, id string) (any, error)
+	// CreateUser returns the new user's id.
+	CreateUser(ctx context.Context, u ChatNewUser) (string, error)
+}
+
+// ChatLogins opens sessions as a user on the chat server at baseURL.
+type ChatLogins interface {
+	// Login logs in with a password and returns the user's id and a login
+	// token. EFORBIDDEN with ErrTwoFactorRequired in the chain when the
+	// user has two-factor authentication; EUNAUTHORIZED for a wrong
+	// username or password.
+	Login(ctx context.Context, baseURL, username, password string) (userID, authToken string, err error)
+	// Session acts as userID with authToken (a login or personal access
+	// token). EINVALID for a bad base URL or empty credentials.
+	Session(baseURL, userID, authToken string) (ChatSession, error)
+}
+
+// ChatSession is a user acting on its own account.
+type ChatSession interface {
+	// GeneratePersonalAccessToken mints a token named tokenName for the
+	// session's user.
+	GeneratePersonalAccessToken(ctx context.Context, tokenName string, bypassTwoFactor bool) (string, error)
+	UserInfo(ctx context.Context, username string) (ChatAccount, error)
+	// Logout ends the session's login token.
+	Logout(ctx context.Context) error
+}
+
 // ChatCall is implemented by the errors of a chat port that stem from one
 // request: its HTTP status (0 when no answer arrived) and its endpoint
 // ("GET /api/v1/rooms.info", never the query). Tools put both into the
