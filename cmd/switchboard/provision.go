@@ -35,7 +35,7 @@ func provisionAgent(ctx context.Context, configPath, username, name, email, stor
 	if err != nil {
 		return err
 	}
-	opts := provision.Options{AdminClient: admin, HTTPClient: hc, Username: username, Name: name, Email: email}
+	opts := provision.Options{AdminClient: admin, Logins: rocketchat.Logins{HTTP: hc}, Username: username, Name: name, Email: email}
 	switch store {
 	case "", "print":
 		opts.Store = provision.PrintOnce{}

@@ -14,7 +14,6 @@ package rocketchat
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,54 +25,8 @@ import (
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// SettingEmail2FAAutoOptIn gives every user created while it is on e-mail
-// two-factor authentication, for good: such a user cannot log in without the
-// code Rocket.Chat mails it (totp-required), so provisioning cannot finish
-// (measured on Rocket.Chat 8.7). It is not a public setting; only GetSetting
-// (GET /api/v1/settings/:_id, permission view-privileged-setting) reads it.
-const SettingEmail2FAAutoOptIn = "Accounts_TwoFactorAuthentication_By_Email_Auto_Opt_In"
-
-// ErrTwoFactorRequired is in the chain of the error Login or
-// GeneratePersonalAccessToken return when Rocket.Chat wants a second factor
-// (its error code totp-required); test with errors.Is. The *switchboard.Error
-// around it is EFORBIDDEN: the password or token was right, the call is not
-// allowed without the code.
-var ErrTwoFactorRequired = errors.New("rocketchat: Rocket.Chat wants a two-factor code (totp-required)")
-
 // adminHint is added to the messages of calls that need an administrator.
 const adminHint = "this call needs an administrator's token (instance.rocketchat.adminUserId and adminAuthToken)"
-
-// NewUser is a user for CreateUser (users.create).
-type NewUser struct {
-	Name     string // display name
-	Username string // without "@"
-	Email    string // required by Rocket.Chat; the mailbox need not exist when Verified
-	Password string
-	// Roles, e.g. bot and user. Empty means the server's default (user).
-	// An agent needs user as well as bot: only user carries
-	// create-personal-access-tokens.
-	Roles []string
-	// Verified marks the e-mail address as verified, so Rocket.Chat sends
-	// no verification mail.
-	Verified              bool
-	RequirePasswordChange bool
-	// JoinDefaultChannels puts the user into the server's default channels,
-	// as Rocket.Chat does unless told otherwise. Agents usually stay out and
-	// are invited where they work.
-	JoinDefaultChannels bool
-}
-
-// Account is a user as users.info describes it. Roles and Email are empty
-// when the caller may not see them (only the user itself and admins may).
-type Account struct {
-	ID       string
-	Username string
-	Name     string
-	Email    string
-	Roles    []string
-	Active   bool
-	Type     string // "user", "bot", "app", …
-}
 
 // BaseURL is the server the client talks to, without credentials or a
 // trailing slash.
@@ -118,7 +71,7 @@ func (c *Client) GetSetting(ctx context.Context, id string) (any, error) {
 // or assign a role (400 error-action-not-allowed, or 403); EINVALID for an
 // unknown role, a username Rocket.Chat refuses or a password its policy
 // refuses.
-func (c *Client) CreateUser(ctx context.Context, u NewUser) (string, error) {
+func (c *Client) CreateUser(ctx context.Context, u sb.ChatNewUser) (string, error) {
 	const op = "rocketchat.users.create"
 	cl := api(http.MethodPost, "users.create")
 	cl.user = u.Username
@@ -173,12 +126,12 @@ func (c *Client) CreateUser(ctx context.Context, u NewUser) (string, error) {
 // UserInfo describes the user with this username (users.info). A leading
 // "@" is ignored.
 // Errors: ENOTFOUND for an unknown user.
-func (c *Client) UserInfo(ctx context.Context, username string) (Account, error) {
+func (c *Client) UserInfo(ctx context.Context, username string) (sb.ChatAccount, error) {
 	cl := api(http.MethodGet, "users.info")
 	name := strings.TrimPrefix(strings.TrimSpace(username), "@")
 	cl.user = name
 	if name == "" {
-		return Account{}, sb.E("rocketchat.users.info", sb.EINVALID, "Rocket.Chat "+cl.endpoint()+": the username is empty")
+		return sb.ChatAccount{}, sb.E("rocketchat.users.info", sb.EINVALID, "Rocket.Chat "+cl.endpoint()+": the username is empty")
 	}
 	var w struct {
 		User wireAccount `json:"user"`
@@ -190,10 +143,10 @@ func (c *Client) UserInfo(ctx context.Context, username string) (Account, error)
 		return nil
 	})
 	if err != nil {
-		return Account{}, err
+		return sb.ChatAccount{}, err
 	}
 	if w.User.ID == "" {
-		return Account{}, sb.E("rocketchat.users.info", sb.EINTERNAL, "Rocket.Chat "+cl.endpoint()+": the answer carries no user id")
+		return sb.ChatAccount{}, sb.E("rocketchat.users.info", sb.EINTERNAL, "Rocket.Chat "+cl.endpoint()+": the answer carries no user id")
 	}
 	return toAccount(w.User), nil
 }
@@ -301,7 +254,7 @@ func Login(ctx context.Context, baseURL, user, password string, hc *http.Client)
 			// "details":{"method":"email","codeGenerated":true,…}}.
 			return &mapped{code: sb.EFORBIDDEN, twoFactor: true, msg: fmt.Sprintf(
 				"user %q has two-factor authentication (method %s) and cannot log in without the code Rocket.Chat sends; a user created while %s was on keeps e-mail 2FA for good — delete it, switch the setting off and create it again",
-				user, a.details.orUnknown(), SettingEmail2FAAutoOptIn)}
+				user, a.details.orUnknown(), sb.ChatSettingEmail2FAAutoOptIn)}
 		case a.codes["error-too-many-requests"] || a.codes["too-many-requests"]:
 			return nil // the shared table reads the wait
 		case a.status == http.StatusUnauthorized:
@@ -317,6 +270,30 @@ func Login(ctx context.Context, baseURL, user, password string, hc *http.Client)
 		return "", "", sb.E(op, sb.EINTERNAL, "Rocket.Chat "+cl.endpoint()+": the answer carries no userId or authToken")
 	}
 	return w.Data.UserID, w.Data.AuthToken, nil
+}
+
+// Logins opens sessions on a Rocket.Chat server with HTTP (nil: a client
+// with DefaultTimeout): Login, and a Client acting as the logged-in user.
+type Logins struct{ HTTP *http.Client }
+
+var (
+	_ sb.ChatLogins  = Logins{}
+	_ sb.ChatSession = (*Client)(nil)
+	_ sb.ChatAdmin   = (*Client)(nil)
+)
+
+// Login is the package's Login with l's HTTP client.
+func (l Logins) Login(ctx context.Context, baseURL, username, password string) (string, string, error) {
+	return Login(ctx, baseURL, username, password, l.HTTP)
+}
+
+// Session is New with l's HTTP client.
+func (l Logins) Session(baseURL, userID, authToken string) (sb.ChatSession, error) {
+	c, err := New(baseURL, userID, authToken, l.HTTP)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // --- one exchange with per-endpoint readings ---
@@ -448,7 +425,7 @@ func (c *Client) readAnswer(cl call, resp *http.Response, body []byte, read mapp
 	}
 	var cause error = &HTTPError{Status: resp.StatusCode, Endpoint: cl.endpoint(), Codes: keys(se.codes), Reason: se.reason}
 	if m.twoFactor {
-		cause = fmt.Errorf("%w: %w", ErrTwoFactorRequired, cause)
+		cause = fmt.Errorf("%w: %w", sb.ErrTwoFactorRequired, cause)
 	}
 	msg := "Rocket.Chat " + cl.endpoint() + ": " + m.msg
 	if cl.hint != "" && (m.code == sb.EUNAUTHORIZED || m.code == sb.EFORBIDDEN) && !strings.Contains(m.msg, "adminAuthToken") {
@@ -515,8 +492,8 @@ type wireAccount struct {
 	} `json:"emails"`
 }
 
-func toAccount(w wireAccount) Account {
-	a := Account{ID: w.ID, Username: w.Username, Name: w.Name, Type: w.Type, Active: w.Active, Roles: w.Roles}
+func toAccount(w wireAccount) sb.ChatAccount {
+	a := sb.ChatAccount{ID: w.ID, Username: w.Username, Name: w.Name, Type: w.Type, Active: w.Active, Roles: w.Roles}
 	if len(w.Emails) > 0 {
 		a.Email = w.Emails[0].Address
 	}

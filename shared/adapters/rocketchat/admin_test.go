@@ -43,7 +43,7 @@ func newAdmFixture(t *testing.T) *admFixture {
 func (f *admFixture) agent(t *testing.T, roles ...string) string {
 	t.Helper()
 	f.s.SetSetting(rcfake.SettingEmail2FAAutoOptIn, false)
-	id, err := f.admin.CreateUser(ctx(t), NewUser{Name: "Hermes", Username: "agent-hermes", Email: "hermes@example.org",
+	id, err := f.admin.CreateUser(ctx(t), sb.ChatNewUser{Name: "Hermes", Username: "agent-hermes", Email: "hermes@example.org",
 		Password: "Secret-Pass-1", Roles: roles, Verified: true})
 	if err != nil {
 		t.Fatal(err)
@@ -53,15 +53,15 @@ func (f *admFixture) agent(t *testing.T, roles ...string) string {
 
 func TestGetSetting(t *testing.T) {
 	f := newAdmFixture(t)
-	v, err := f.admin.GetSetting(ctx(t), SettingEmail2FAAutoOptIn)
+	v, err := f.admin.GetSetting(ctx(t), sb.ChatSettingEmail2FAAutoOptIn)
 	if err != nil || v != true {
 		t.Fatalf("GetSetting = %v, %v; want true (the fake's default, like a fresh install)", v, err)
 	}
-	f.s.SetSetting(SettingEmail2FAAutoOptIn, false)
-	if v, _ := f.admin.GetSetting(ctx(t), SettingEmail2FAAutoOptIn); v != false {
+	f.s.SetSetting(sb.ChatSettingEmail2FAAutoOptIn, false)
+	if v, _ := f.admin.GetSetting(ctx(t), sb.ChatSettingEmail2FAAutoOptIn); v != false {
 		t.Errorf("after switching off: %v", v)
 	}
-	if r := lastRequest(t, f.s, "settings"); r.Path != "/api/v1/settings/"+SettingEmail2FAAutoOptIn || r.Method != "GET" {
+	if r := lastRequest(t, f.s, "settings"); r.Path != "/api/v1/settings/"+sb.ChatSettingEmail2FAAutoOptIn || r.Method != "GET" {
 		t.Errorf("request = %s %s", r.Method, r.Path)
 	}
 
@@ -77,8 +77,8 @@ func TestGetSetting(t *testing.T) {
 		wantMsg  []string
 	}{
 		{"unknown setting", f.admin, "No_Such_Setting", sb.ENOTFOUND, []string{`no setting "No_Such_Setting"`}},
-		{"not an administrator", f.user, SettingEmail2FAAutoOptIn, sb.EFORBIDDEN, []string{"not an administrator", "adminAuthToken"}},
-		{"wrong admin token", bad, SettingEmail2FAAutoOptIn, sb.EUNAUTHORIZED, []string{"instance.rocketchat.adminUserId"}},
+		{"not an administrator", f.user, sb.ChatSettingEmail2FAAutoOptIn, sb.EFORBIDDEN, []string{"not an administrator", "adminAuthToken"}},
+		{"wrong admin token", bad, sb.ChatSettingEmail2FAAutoOptIn, sb.EUNAUTHORIZED, []string{"instance.rocketchat.adminUserId"}},
 		{"empty id", f.admin, "", sb.EINVALID, []string{"setting id"}},
 		{"id that would change the endpoint", f.admin, "..", sb.EINVALID, []string{"setting id"}},
 	}
@@ -92,7 +92,7 @@ func TestGetSetting(t *testing.T) {
 
 func TestCreateUser(t *testing.T) {
 	f := newAdmFixture(t)
-	id, err := f.admin.CreateUser(ctx(t), NewUser{Name: "Hermes", Username: "agent-hermes", Email: "hermes@example.org",
+	id, err := f.admin.CreateUser(ctx(t), sb.ChatNewUser{Name: "Hermes", Username: "agent-hermes", Email: "hermes@example.org",
 		Password: "Secret-Pass-1", Roles: []string{"bot", "user"}, Verified: true})
 	if err != nil {
 		t.Fatal(err)
@@ -106,21 +106,21 @@ func TestCreateUser(t *testing.T) {
 	tests := []struct {
 		name     string
 		c        *Client
-		u        NewUser
+		u        sb.ChatNewUser
 		wantCode string
 		wantMsg  []string
 	}{
-		{"username taken", f.admin, NewUser{Name: "X", Username: "agent-hermes", Email: "x@example.org", Password: "p"},
+		{"username taken", f.admin, sb.ChatNewUser{Name: "X", Username: "agent-hermes", Email: "x@example.org", Password: "p"},
 			sb.ECONFLICT, []string{`username "agent-hermes" is already taken`}},
-		{"e-mail taken", f.admin, NewUser{Name: "X", Username: "x", Email: "hermes@example.org", Password: "p"},
+		{"e-mail taken", f.admin, sb.ChatNewUser{Name: "X", Username: "x", Email: "hermes@example.org", Password: "p"},
 			sb.ECONFLICT, []string{`e-mail address "hermes@example.org" is already taken`}},
-		{"not an administrator", f.user, NewUser{Name: "X", Username: "x", Email: "x@example.org", Password: "p"},
+		{"not an administrator", f.user, sb.ChatNewUser{Name: "X", Username: "x", Email: "x@example.org", Password: "p"},
 			sb.EFORBIDDEN, []string{"may not create users", "adminAuthToken"}},
-		{"unknown role", f.admin, NewUser{Name: "X", Username: "x", Email: "x@example.org", Password: "p", Roles: []string{"robot"}},
+		{"unknown role", f.admin, sb.ChatNewUser{Name: "X", Username: "x", Email: "x@example.org", Password: "p", Roles: []string{"robot"}},
 			sb.EINVALID, []string{"roles [robot]"}},
-		{"no e-mail", f.admin, NewUser{Name: "X", Username: "x", Password: "p"}, sb.EINVALID, []string{"email is empty"}},
-		{"username with @", f.admin, NewUser{Name: "X", Username: "@x", Email: "x@example.org", Password: "p"}, sb.EINVALID, []string{"without @"}},
-		{"username Rocket.Chat refuses", f.admin, NewUser{Name: "X", Username: "a b", Email: "x@example.org", Password: "p"},
+		{"no e-mail", f.admin, sb.ChatNewUser{Name: "X", Username: "x", Password: "p"}, sb.EINVALID, []string{"email is empty"}},
+		{"username with @", f.admin, sb.ChatNewUser{Name: "X", Username: "@x", Email: "x@example.org", Password: "p"}, sb.EINVALID, []string{"without @"}},
+		{"username Rocket.Chat refuses", f.admin, sb.ChatNewUser{Name: "X", Username: "a b", Email: "x@example.org", Password: "p"},
 			sb.EINVALID, []string{"is not a valid username"}},
 	}
 	for _, tt := range tests {
@@ -133,7 +133,7 @@ func TestCreateUser(t *testing.T) {
 
 func TestLogin(t *testing.T) {
 	f := newAdmFixture(t)
-	early, err := f.admin.CreateUser(ctx(t), NewUser{Name: "Early", Username: "early", Email: "early@example.org",
+	early, err := f.admin.CreateUser(ctx(t), sb.ChatNewUser{Name: "Early", Username: "early", Email: "early@example.org",
 		Password: "Early-Pass-1", Roles: []string{"bot", "user"}, Verified: true}) // Auto_Opt_In on
 	if err != nil {
 		t.Fatal(err)
@@ -160,18 +160,18 @@ func TestLogin(t *testing.T) {
 
 	t.Run("totp-required is its own error", func(t *testing.T) {
 		_, _, err := Login(ctx(t), f.s.URL, "early", "Early-Pass-1", f.s.Client())
-		checkErr(t, err, "Early-Pass-1", sb.EFORBIDDEN, `user "early" has two-factor authentication (method email)`, SettingEmail2FAAutoOptIn, "create it again")
-		if !errors.Is(err, ErrTwoFactorRequired) {
+		checkErr(t, err, "Early-Pass-1", sb.EFORBIDDEN, `user "early" has two-factor authentication (method email)`, sb.ChatSettingEmail2FAAutoOptIn, "create it again")
+		if !errors.Is(err, sb.ErrTwoFactorRequired) {
 			t.Errorf("errors.Is(err, ErrTwoFactorRequired) = false: %v", err)
 		}
-		if HTTPStatus(err) != 401 {
-			t.Errorf("HTTPStatus = %d, want 401", HTTPStatus(err))
+		if status, _ := sb.ChatCallOf(err); status != 401 {
+			t.Errorf("HTTP status = %d, want 401", status)
 		}
 	})
 	t.Run("wrong password", func(t *testing.T) {
 		_, _, err := Login(ctx(t), f.s.URL, "agent-hermes", "Wrong-Pass-9", f.s.Client())
 		checkErr(t, err, "Wrong-Pass-9", sb.EUNAUTHORIZED, `login refused for "agent-hermes"`)
-		if errors.Is(err, ErrTwoFactorRequired) {
+		if errors.Is(err, sb.ErrTwoFactorRequired) {
 			t.Error("a wrong password reads as 2FA")
 		}
 	})
@@ -258,7 +258,7 @@ func TestGeneratePersonalAccessToken(t *testing.T) {
 		checkErr(t, err, pat, sb.ECONFLICT, `token named "switchboard"`)
 	})
 	t.Run("bot role alone", func(t *testing.T) {
-		botID, err := f.admin.CreateUser(ctx(t), NewUser{Name: "B", Username: "bot-only", Email: "b@example.org", Password: "Bot-Pass-1", Roles: []string{"bot"}, Verified: true})
+		botID, err := f.admin.CreateUser(ctx(t), sb.ChatNewUser{Name: "B", Username: "bot-only", Email: "b@example.org", Password: "Bot-Pass-1", Roles: []string{"bot"}, Verified: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,7 +274,7 @@ func TestGeneratePersonalAccessToken(t *testing.T) {
 		f.s.FailNext("users.generatePersonalAccessToken", 400, `{"success":false,"error":"TOTP Required [totp-required]","errorType":"totp-required","details":{"method":"password","codeGenerated":false,"availableMethods":[]}}`)
 		_, err := withPAT.GeneratePersonalAccessToken(ctx(t), "other", false)
 		checkErr(t, err, pat, sb.EFORBIDDEN, "second factor (method password)")
-		if !errors.Is(err, ErrTwoFactorRequired) {
+		if !errors.Is(err, sb.ErrTwoFactorRequired) {
 			t.Errorf("errors.Is(err, ErrTwoFactorRequired) = false: %v", err)
 		}
 	})
@@ -291,7 +291,7 @@ func TestUserInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Account{ID: id, Username: "agent-hermes", Name: "Hermes", Email: "hermes@example.org", Roles: []string{"bot", "user"}, Active: true, Type: "user"}
+	want := sb.ChatAccount{ID: id, Username: "agent-hermes", Name: "Hermes", Email: "hermes@example.org", Roles: []string{"bot", "user"}, Active: true, Type: "user"}
 	if !reflect.DeepEqual(a, want) {
 		t.Errorf("UserInfo = %+v, want %+v", a, want)
 	}
@@ -306,13 +306,13 @@ func TestUserInfo(t *testing.T) {
 
 func TestAdminCallsAreCountedAndShareTheTable(t *testing.T) {
 	f := newAdmFixture(t)
-	f.admin.GetSetting(ctx(t), SettingEmail2FAAutoOptIn)
+	f.admin.GetSetting(ctx(t), sb.ChatSettingEmail2FAAutoOptIn)
 	f.admin.UserInfo(ctx(t), "alice")
 	if got := f.admin.Calls(); got["settings"] != 1 || got["users.info"] != 1 {
 		t.Errorf("Calls = %v", got)
 	}
 	f.s.SetDown(true)
-	_, err := f.admin.GetSetting(ctx(t), SettingEmail2FAAutoOptIn)
+	_, err := f.admin.GetSetting(ctx(t), sb.ChatSettingEmail2FAAutoOptIn)
 	checkErr(t, err, f.rootToken, sb.EUNAVAILABLE, "HTTP 503")
 	if !strings.HasPrefix(f.admin.BaseURL(), "http://127.0.0.1:") {
 		t.Errorf("BaseURL = %q", f.admin.BaseURL())

@@ -50,6 +50,8 @@ type Client struct {
 	calls callcount.Counter
 }
 
+var _ sb.Chat = (*Client)(nil)
+
 // New returns a client for the Rocket.Chat server at baseURL (for example
 // https://chat.example.org, or https://example.org/chat when it is served
 // under a path), acting as the user userID with the personal access token

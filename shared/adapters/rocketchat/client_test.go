@@ -196,18 +196,18 @@ func TestSubscriptionsAndMarkRead(t *testing.T) {
 	if q := lastRequest(t, f.s, "subscriptions.get").Query.Get("updatedSince"); q != "2026-08-03T09:00:00.000Z" {
 		t.Errorf("updatedSince = %q, want ISO with ms", q)
 	}
-	byRoom := map[string]Subscription{}
+	byRoom := map[string]sb.ChatSubscription{}
 	for _, s := range got {
 		byRoom[s.RoomID] = s
 	}
 	tests := []struct {
 		name string
 		rid  string
-		want Subscription
+		want sb.ChatSubscription
 	}{
-		{name: "plain message: alert only", rid: f.general, want: Subscription{RoomID: f.general, Type: Channel, Name: "general", DisplayName: "general", Alert: true, Open: true}},
-		{name: "mention: unread and userMentions", rid: f.team, want: Subscription{RoomID: f.team, Type: Group, Name: "finanz-team", DisplayName: "finanz-team", Unread: 1, UserMentions: 1, Alert: true, Open: true}},
-		{name: "DM: named after the counterpart", rid: f.dmAH, want: Subscription{RoomID: f.dmAH, Type: Direct, Name: "alice", DisplayName: "Alice", Unread: 1, Alert: true, Open: true}},
+		{name: "plain message: alert only", rid: f.general, want: sb.ChatSubscription{RoomID: f.general, Type: sb.RoomChannel, Name: "general", DisplayName: "general", Alert: true, Open: true}},
+		{name: "mention: unread and userMentions", rid: f.team, want: sb.ChatSubscription{RoomID: f.team, Type: sb.RoomGroup, Name: "finanz-team", DisplayName: "finanz-team", Unread: 1, UserMentions: 1, Alert: true, Open: true}},
+		{name: "DM: named after the counterpart", rid: f.dmAH, want: sb.ChatSubscription{RoomID: f.dmAH, Type: sb.RoomDirect, Name: "alice", DisplayName: "Alice", Unread: 1, Alert: true, Open: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -255,7 +255,7 @@ func TestHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	msgs, err := f.c.History(ctx(t), Channel, f.general, time.Time{}, 0, false)
+	msgs, err := f.c.History(ctx(t), sb.RoomChannel, f.general, time.Time{}, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,13 +266,13 @@ func TestHistory(t *testing.T) {
 	if m0.ID != first.ID || m1.ID != file.ID || m2.ID != bot.ID {
 		t.Errorf("order = %s %s %s, want oldest first", m0.ID, m1.ID, m2.ID)
 	}
-	wantFirst := Message{ID: first.ID, RoomID: f.general, Text: "@hermes look at this", At: first.At,
-		User: User{ID: f.ids["alice"], Username: "alice", Name: "Alice"}, Mentions: []string{"hermes"},
-		Links: []Link{{URL: "https://www.rocket.chat/", Title: "Rocket.Chat | Secure CommsOS™", Description: "Chat platform"}}}
+	wantFirst := sb.ChatMessage{ID: first.ID, RoomID: f.general, Text: "@hermes look at this", At: first.At,
+		User: sb.ChatUser{ID: f.ids["alice"], Username: "alice", Name: "Alice"}, Mentions: []string{"hermes"},
+		Links: []sb.ChatLink{{URL: "https://www.rocket.chat/", Title: "Rocket.Chat | Secure CommsOS™", Description: "Chat platform"}}}
 	if fmt.Sprintf("%+v", m0) != fmt.Sprintf("%+v", wantFirst) {
 		t.Errorf("first message\n got %+v\nwant %+v", m0, wantFirst)
 	}
-	if len(m1.Files) != 1 || m1.Files[0] != (File{ID: file.FileIDs[0], Name: "chart.png", Type: "image/png", Size: 7}) {
+	if len(m1.Files) != 1 || m1.Files[0] != (sb.ChatFile{ID: file.FileIDs[0], Name: "chart.png", Type: "image/png", Size: 7}) {
 		t.Errorf("files = %+v, want the original image only (no thumbnail)", m1.Files)
 	}
 	if !m2.Bot || !m2.Edited || m2.Text != "deploy done (edited)" {
@@ -283,7 +283,7 @@ func TestHistory(t *testing.T) {
 		t.Errorf("query = %v", q)
 	}
 
-	withThreads, err := f.c.History(ctx(t), Channel, f.general, first.At, 2, true)
+	withThreads, err := f.c.History(ctx(t), sb.RoomChannel, f.general, first.At, 2, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,17 +294,17 @@ func TestHistory(t *testing.T) {
 	if q.Get("oldest") != "2026-08-03T09:00:01.000Z" || q.Get("count") != "2" || q.Get("showThreadMessages") != "true" {
 		t.Errorf("query = %v", q)
 	}
-	all, _ := f.c.History(ctx(t), Channel, f.general, first.At.Add(-time.Millisecond), 10, true)
+	all, _ := f.c.History(ctx(t), sb.RoomChannel, f.general, first.At.Add(-time.Millisecond), 10, true)
 	if len(all) != 4 || all[1].ThreadID != first.ID {
 		t.Errorf("with threads = %+v, want the reply second with ThreadID", all)
 	}
 
-	group, err := f.c.History(ctx(t), Group, f.team, time.Time{}, 0, false)
+	group, err := f.c.History(ctx(t), sb.RoomGroup, f.team, time.Time{}, 0, false)
 	if err != nil || len(group) != 1 || group[0].SystemType != "uj" || group[0].User.Username != "bob" {
 		t.Errorf("group history = %+v, %v; want bob's uj system message", group, err)
 	}
 	f.post(t, "alice", f.dmAH, "psst", rcfake.PostOptions{})
-	dm, err := f.c.History(ctx(t), Direct, f.dmAH, time.Time{}, 0, false)
+	dm, err := f.c.History(ctx(t), sb.RoomDirect, f.dmAH, time.Time{}, 0, false)
 	if err != nil || len(dm) != 1 || dm[0].Text != "psst" {
 		t.Errorf("DM history = %+v, %v", dm, err)
 	}
@@ -314,9 +314,9 @@ func TestHistory(t *testing.T) {
 		}
 	}
 
-	_, err = f.c.History(ctx(t), Livechat, "x", time.Time{}, 0, false)
+	_, err = f.c.History(ctx(t), sb.RoomLivechat, "x", time.Time{}, 0, false)
 	checkErr(t, err, f.token, sb.EINVALID, `room type "l"`)
-	_, err = f.c.History(ctx(t), Channel, f.team, time.Time{}, 0, false)
+	_, err = f.c.History(ctx(t), sb.RoomChannel, f.team, time.Time{}, 0, false)
 	checkErr(t, err, f.token, sb.ENOTFOUND, "unknown room", "GET /api/v1/channels.history")
 }
 
@@ -543,13 +543,13 @@ func TestRoomInfo(t *testing.T) {
 		name      string
 		arg       string
 		wantID    string
-		wantType  RoomType
+		wantType  sb.RoomType
 		wantCalls int
 	}{
-		{name: "by id", arg: f.team, wantID: f.team, wantType: Group, wantCalls: 1},
-		{name: "by #name", arg: "#general", wantID: f.general, wantType: Channel, wantCalls: 1},
-		{name: "by name after the id lookup", arg: "finanz-team", wantID: f.team, wantType: Group, wantCalls: 2},
-		{name: "DM", arg: f.dmAH, wantID: f.dmAH, wantType: Direct, wantCalls: 1},
+		{name: "by id", arg: f.team, wantID: f.team, wantType: sb.RoomGroup, wantCalls: 1},
+		{name: "by #name", arg: "#general", wantID: f.general, wantType: sb.RoomChannel, wantCalls: 1},
+		{name: "by name after the id lookup", arg: "finanz-team", wantID: f.team, wantType: sb.RoomGroup, wantCalls: 2},
+		{name: "DM", arg: f.dmAH, wantID: f.dmAH, wantType: sb.RoomDirect, wantCalls: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -596,7 +596,7 @@ func TestErrors(t *testing.T) {
 		{name: "403", setup: func(f *fixture) {
 			f.s.FailNext("channels.history", 403, `{"success":false,"error":"forbidden"}`)
 		}, call: func(f *fixture, c context.Context) error {
-			_, err := f.c.History(c, Channel, f.general, time.Time{}, 0, false)
+			_, err := f.c.History(c, sb.RoomChannel, f.general, time.Time{}, 0, false)
 			return err
 		}, wantCode: sb.EFORBIDDEN, wantMsg: []string{"GET /api/v1/channels.history", "forbidden (403)"}},
 		{name: "400 invalid-channel", call: func(f *fixture, c context.Context) error {
@@ -604,7 +604,7 @@ func TestErrors(t *testing.T) {
 			return err
 		}, wantCode: sb.ENOTFOUND, wantMsg: []string{`unknown room "no-such-room"`, "POST /api/v1/chat.postMessage"}},
 		{name: "400 error-room-not-found", call: func(f *fixture, c context.Context) error {
-			_, err := f.c.History(c, Group, "no-such-group", time.Time{}, 0, false)
+			_, err := f.c.History(c, sb.RoomGroup, "no-such-group", time.Time{}, 0, false)
 			return err
 		}, wantCode: sb.ENOTFOUND, wantMsg: []string{`unknown room "no-such-group"`, "GET /api/v1/groups.history"}},
 		{name: "400 other, with the server's reason", setup: func(f *fixture) {
@@ -647,7 +647,7 @@ func TestErrors(t *testing.T) {
 		{name: "slow server and a context deadline", setup: func(f *fixture) { f.s.SetDelay(2 * time.Second) }, call: func(f *fixture, c context.Context) error {
 			c, cancel := context.WithTimeout(c, 50*time.Millisecond)
 			defer cancel()
-			_, err := f.c.History(c, Channel, f.general, t0, 5, false)
+			_, err := f.c.History(c, sb.RoomChannel, f.general, t0, 5, false)
 			return err
 		}, wantCode: sb.EUNAVAILABLE, wantMsg: []string{"no answer in time", "GET /api/v1/channels.history"}},
 		{name: "not Rocket.Chat JSON", setup: func(f *fixture) {

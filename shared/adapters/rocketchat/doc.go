@@ -3,8 +3,10 @@
 // personal access token. Every request carries X-User-Id and
 // X-Auth-Token; the token never appears in an error, a log line or String().
 //
-// Wire shapes stay private to this package (wire.go); methods return
-// domain-shaped values: Message, Subscription, Room, Sent, FileStream.
+// Wire shapes stay private to this package (wire.go); methods return the
+// domain's chat types (switchboard.ChatMessage, ChatSubscription, ChatRoom,
+// ChatSent, ChatDownload), filled by the converters there, and Client
+// implements the domain's chat ports (switchboard.Chat).
 //
 // Errors. Every failure is a *switchboard.Error built in one function
 // (failure, errors.go). Its Message names the endpoint ("Rocket.Chat POST

@@ -98,7 +98,7 @@ func (se serverError) has(set map[string]bool) bool {
 // HTTPError is the cause inside every error the client returns: the
 // endpoint (method and path, never the query) and, when the server answered,
 // its status, error codes and reason. Tools put Status and Endpoint into the
-// envelope.
+// envelope (switchboard.ChatCallOf).
 type HTTPError struct {
 	Status   int // 0 when no answer arrived
 	Endpoint string
@@ -116,23 +116,11 @@ func (e *HTTPError) Error() string {
 
 func (e *HTTPError) Unwrap() error { return e.Err }
 
-// HTTPStatus is the Rocket.Chat status behind err, 0 when there was none.
-func HTTPStatus(err error) int {
-	var he *HTTPError
-	if errors.As(err, &he) {
-		return he.Status
-	}
-	return 0
-}
+// CallStatus and CallEndpoint make HTTPError a switchboard.ChatCall.
+func (e *HTTPError) CallStatus() int      { return e.Status }
+func (e *HTTPError) CallEndpoint() string { return e.Endpoint }
 
-// Endpoint is the Rocket.Chat endpoint behind err ("GET /api/v1/rooms.info"), "" when none.
-func Endpoint(err error) string {
-	var he *HTTPError
-	if errors.As(err, &he) {
-		return he.Endpoint
-	}
-	return ""
-}
+var _ sb.ChatCall = (*HTTPError)(nil)
 
 func (c *Client) failure(cl call, resp *http.Response, body []byte, err error) error {
 	op := "rocketchat." + cl.name

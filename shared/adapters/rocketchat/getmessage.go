@@ -14,21 +14,21 @@ import (
 // Errors: ENOTFOUND for an unknown message (the server answers a bare 400
 // {"success":false}); EFORBIDDEN for a message in a room the user cannot
 // access (400 "Not allowed [error-not-allowed]", getSingleMessage).
-func (c *Client) GetMessage(ctx context.Context, msgID string) (Message, error) {
+func (c *Client) GetMessage(ctx context.Context, msgID string) (sb.ChatMessage, error) {
 	cl := api(http.MethodGet, "chat.getMessage")
 	cl.message = msgID
 	if msgID == "" {
-		return Message{}, sb.E("rocketchat.chat.getMessage", sb.EINVALID, "Rocket.Chat "+cl.endpoint()+": the message id is empty")
+		return sb.ChatMessage{}, sb.E("rocketchat.chat.getMessage", sb.EINVALID, "Rocket.Chat "+cl.endpoint()+": the message id is empty")
 	}
 	var w struct {
 		Message wireMessage `json:"message"`
 	}
 	if err := c.do(ctx, request{call: cl, query: url.Values{"msgId": {msgID}}}, &w); err != nil {
-		return Message{}, err
+		return sb.ChatMessage{}, err
 	}
 	m := toMessage(w.Message)
 	if m.ID == "" {
-		return Message{}, sb.E("rocketchat.chat.getMessage", sb.ENOTFOUND, "Rocket.Chat "+cl.endpoint()+": no message "+msgID)
+		return sb.ChatMessage{}, sb.E("rocketchat.chat.getMessage", sb.ENOTFOUND, "Rocket.Chat "+cl.endpoint()+": no message "+msgID)
 	}
 	return m, nil
 }

@@ -44,9 +44,9 @@ func (c *Client) Info(ctx context.Context) (string, error) {
 // (subscriptions.get). With a non-zero updatedSince only rooms whose
 // subscription changed after it come back; a new message in a room changes
 // the subscription of every other member (alert), so this is the cheap "is
-// there news" question of a poll tick. Counters: see Subscription.
+// there news" question of a poll tick. Counters: see switchboard.ChatSubscription.
 // Errors: EUNAUTHORIZED, ERATELIMITED, EUNAVAILABLE.
-func (c *Client) Subscriptions(ctx context.Context, updatedSince time.Time) ([]Subscription, error) {
+func (c *Client) Subscriptions(ctx context.Context, updatedSince time.Time) ([]sb.ChatSubscription, error) {
 	q := url.Values{}
 	if !updatedSince.IsZero() {
 		q.Set("updatedSince", updatedSince.UTC().Format(isoMillis))
@@ -57,7 +57,7 @@ func (c *Client) Subscriptions(ctx context.Context, updatedSince time.Time) ([]S
 	if err := c.do(ctx, request{call: api(http.MethodGet, "subscriptions.get"), query: q}, &w); err != nil {
 		return nil, err
 	}
-	out := make([]Subscription, 0, len(w.Update))
+	out := make([]sb.ChatSubscription, 0, len(w.Update))
 	for _, s := range w.Update {
 		out = append(out, toSubscription(s))
 	}
@@ -78,13 +78,13 @@ func (c *Client) MarkRead(ctx context.Context, rid string) error {
 }
 
 // historyEndpoint picks the history endpoint by room type.
-func historyEndpoint(t RoomType) (string, bool) {
+func historyEndpoint(t sb.RoomType) (string, bool) {
 	switch t {
-	case Channel:
+	case sb.RoomChannel:
 		return "channels.history", true
-	case Group:
+	case sb.RoomGroup:
 		return "groups.history", true
-	case Direct:
+	case sb.RoomDirect:
 		return "im.history", true
 	}
 	return "", false
@@ -101,7 +101,7 @@ func historyEndpoint(t RoomType) (string, bool) {
 // groups.history or im.history.
 // Errors: ENOTFOUND for an unknown room (or a room of another type);
 // EFORBIDDEN without access; EINVALID for a room type without history.
-func (c *Client) History(ctx context.Context, roomType RoomType, rid string, oldest time.Time, count int, withThreads bool) ([]Message, error) {
+func (c *Client) History(ctx context.Context, roomType sb.RoomType, rid string, oldest time.Time, count int, withThreads bool) ([]sb.ChatMessage, error) {
 	name, ok := historyEndpoint(roomType)
 	if !ok {
 		return nil, sb.E("rocketchat.history", sb.EINVALID,
@@ -130,7 +130,7 @@ func (c *Client) History(ctx context.Context, roomType RoomType, rid string, old
 	}
 	msgs := toMessages(w.Messages)
 	slices.Reverse(msgs) // newest first on the wire; equal timestamps keep their order
-	slices.SortStableFunc(msgs, func(a, b Message) int { return a.At.Compare(b.At) })
+	slices.SortStableFunc(msgs, func(a, b sb.ChatMessage) int { return a.At.Compare(b.At) })
 	return msgs, nil
 }
 
@@ -142,28 +142,28 @@ func (c *Client) History(ctx context.Context, roomType RoomType, rid string, old
 // Errors: ENOTFOUND "unknown room" (the server says 400 invalid-channel);
 // EFORBIDDEN when the user may not post there; EINVALID for an empty or
 // over-long text.
-func (c *Client) PostMessage(ctx context.Context, roomIDOrChannel, text, tmid string) (Sent, error) {
+func (c *Client) PostMessage(ctx context.Context, roomIDOrChannel, text, tmid string) (sb.ChatSent, error) {
 	cl := api(http.MethodPost, "chat.postMessage")
 	cl.room = roomIDOrChannel
 	switch {
 	case strings.TrimSpace(roomIDOrChannel) == "":
-		return Sent{}, sb.E("rocketchat.chat.postMessage", sb.EINVALID, "Rocket.Chat "+cl.endpoint()+": no room given; name a room id, #channel or @username")
+		return sb.ChatSent{}, sb.E("rocketchat.chat.postMessage", sb.EINVALID, "Rocket.Chat "+cl.endpoint()+": no room given; name a room id, #channel or @username")
 	case strings.TrimSpace(text) == "":
-		return Sent{}, sb.E("rocketchat.chat.postMessage", sb.EINVALID, "Rocket.Chat "+cl.endpoint()+": the text is empty")
+		return sb.ChatSent{}, sb.E("rocketchat.chat.postMessage", sb.EINVALID, "Rocket.Chat "+cl.endpoint()+": the text is empty")
 	}
 	var w struct {
 		TS      rcTime      `json:"ts"` // epoch ms, a number
 		Message wireMessage `json:"message"`
 	}
 	if err := c.postJSON(ctx, cl, postMessageBody{RoomID: roomIDOrChannel, Text: c.scrub(ctx, text), TMID: tmid}, &w); err != nil {
-		return Sent{}, err
+		return sb.ChatSent{}, err
 	}
-	s := Sent{Message: toMessage(w.Message), ServerTime: w.TS.Time}
+	s := sb.ChatSent{ChatMessage: toMessage(w.Message), ServerTime: w.TS.Time}
 	if s.At.IsZero() {
 		s.At = s.ServerTime
 	}
 	if s.ID == "" {
-		return Sent{}, sb.E("rocketchat.chat.postMessage", sb.EINTERNAL, "Rocket.Chat "+cl.endpoint()+": the answer carries no message id")
+		return sb.ChatSent{}, sb.E("rocketchat.chat.postMessage", sb.EINTERNAL, "Rocket.Chat "+cl.endpoint()+": the answer carries no message id")
 	}
 	return s, nil
 }
@@ -224,13 +224,13 @@ func (c *Client) CreateDM(ctx context.Context, username string) (string, error) 
 // unknown rooms too); EINVALID when r yields a different size or the server
 // refuses the file; after a failed second step the message says that the
 // upload exists but is not shown (the server drops it after about 24 h).
-func (c *Client) UploadFile(ctx context.Context, rid, name, contentType string, r io.Reader, size int64, description, tmid string) (Message, error) {
+func (c *Client) UploadFile(ctx context.Context, rid, name, contentType string, r io.Reader, size int64, description, tmid string) (sb.ChatMessage, error) {
 	const op = "rocketchat.rooms.media"
 	if err := segment(op, "POST /api/v1/rooms.media/:rid", "room id", rid); err != nil {
-		return Message{}, err
+		return sb.ChatMessage{}, err
 	}
 	if strings.TrimSpace(name) == "" {
-		return Message{}, sb.E(op, sb.EINVALID, "Rocket.Chat POST /api/v1/rooms.media/"+rid+": the file name is empty")
+		return sb.ChatMessage{}, sb.E(op, sb.EINVALID, "Rocket.Chat POST /api/v1/rooms.media/"+rid+": the file name is empty")
 	}
 	if contentType == "" {
 		contentType = "application/octet-stream"
@@ -241,7 +241,7 @@ func (c *Client) UploadFile(ctx context.Context, rid, name, contentType string, 
 	name, description = c.scrub(ctx, name), c.scrub(ctx, description)
 	body, length, ctype, err := multipartFile(name, contentType, r, size)
 	if err != nil {
-		return Message{}, sb.Wrap(op, sb.EINTERNAL, "Rocket.Chat "+cl.endpoint()+": the upload body could not be built", err)
+		return sb.ChatMessage{}, sb.Wrap(op, sb.EINTERNAL, "Rocket.Chat "+cl.endpoint()+": the upload body could not be built", err)
 	}
 	var media struct {
 		File struct {
@@ -250,10 +250,10 @@ func (c *Client) UploadFile(ctx context.Context, rid, name, contentType string, 
 		} `json:"file"`
 	}
 	if err := c.do(ctx, request{call: cl, body: body, length: length, contentType: ctype}, &media); err != nil {
-		return Message{}, err
+		return sb.ChatMessage{}, err
 	}
 	if err := segment(op, cl.endpoint(), "file id", media.File.ID); err != nil {
-		return Message{}, sb.E(op, sb.EINTERNAL, "Rocket.Chat "+cl.endpoint()+": the answer carries no usable file id")
+		return sb.ChatMessage{}, sb.E(op, sb.EINTERNAL, "Rocket.Chat "+cl.endpoint()+": the answer carries no usable file id")
 	}
 
 	confirm := api(http.MethodPost, "rooms.mediaConfirm", rid, media.File.ID)
@@ -263,7 +263,7 @@ func (c *Client) UploadFile(ctx context.Context, rid, name, contentType string, 
 		Message wireMessage `json:"message"`
 	}
 	if err := c.postJSON(ctx, confirm, mediaConfirmBody{Msg: description, TMID: tmid}, &w); err != nil {
-		return Message{}, err
+		return sb.ChatMessage{}, err
 	}
 	return toMessage(w.Message), nil
 }
@@ -306,7 +306,7 @@ func (s *switchWriter) Write(p []byte) (int, error) { return s.w.Write(p) }
 // size limit while reading.
 // Errors: EFORBIDDEN (403 with an empty body: wrong credentials or no
 // access); ENOTFOUND for an unknown id.
-func (c *Client) Download(ctx context.Context, fileID, name string) (*FileStream, error) {
+func (c *Client) Download(ctx context.Context, fileID, name string) (*sb.ChatDownload, error) {
 	const op = "rocketchat.file-upload"
 	if name == "" {
 		name = "download"
@@ -323,14 +323,14 @@ func (c *Client) Download(ctx context.Context, fileID, name string) (*FileStream
 	if err != nil {
 		return nil, err
 	}
-	return &FileStream{Body: resp.Body, Size: resp.ContentLength, ContentType: resp.Header.Get("Content-Type")}, nil
+	return &sb.ChatDownload{Body: resp.Body, Size: resp.ContentLength, ContentType: resp.Header.Get("Content-Type")}, nil
 }
 
 // Search finds messages in room rid that match query (chat.search), at most
 // count (0: the server's default). The order is the server's: newest first.
 // Errors: ENOTFOUND for a room that does not exist or that the user cannot
 // access (the server answers a bare 400 {"success":false} for both).
-func (c *Client) Search(ctx context.Context, rid, query string, count int) ([]Message, error) {
+func (c *Client) Search(ctx context.Context, rid, query string, count int) ([]sb.ChatMessage, error) {
 	cl := api(http.MethodGet, "chat.search")
 	cl.room = rid
 	switch {
@@ -356,10 +356,10 @@ func (c *Client) Search(ctx context.Context, rid, query string, count int) ([]Me
 // only; anything else is asked by id first and, when no room has that id, by
 // name (a second call).
 // Errors: ENOTFOUND for an unknown room; EFORBIDDEN without access.
-func (c *Client) RoomInfo(ctx context.Context, ridOrName string) (Room, error) {
+func (c *Client) RoomInfo(ctx context.Context, ridOrName string) (sb.ChatRoom, error) {
 	v := strings.TrimSpace(ridOrName)
 	if v == "" {
-		return Room{}, sb.E("rocketchat.rooms.info", sb.EINVALID, "Rocket.Chat GET /api/v1/rooms.info: no room given")
+		return sb.ChatRoom{}, sb.E("rocketchat.rooms.info", sb.EINVALID, "Rocket.Chat GET /api/v1/rooms.info: no room given")
 	}
 	if name, ok := strings.CutPrefix(v, "#"); ok {
 		return c.roomInfo(ctx, "roomName", name, ridOrName)
@@ -371,14 +371,14 @@ func (c *Client) RoomInfo(ctx context.Context, ridOrName string) (Room, error) {
 	return room, err
 }
 
-func (c *Client) roomInfo(ctx context.Context, param, value, asked string) (Room, error) {
+func (c *Client) roomInfo(ctx context.Context, param, value, asked string) (sb.ChatRoom, error) {
 	cl := api(http.MethodGet, "rooms.info")
 	cl.room = asked
 	var w struct {
 		Room wireRoom `json:"room"`
 	}
 	if err := c.do(ctx, request{call: cl, query: url.Values{param: {value}}}, &w); err != nil {
-		return Room{}, err
+		return sb.ChatRoom{}, err
 	}
 	return toRoom(w.Room), nil
 }

@@ -6,12 +6,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 // Wire shapes of the Rocket.Chat REST API. Decoding is
 // lenient on purpose: the server adds fields release by release, and one odd
 // field must not fail a whole history page. Converters at the bottom turn
-// them into the exported types.
+// them into the domain's chat types (switchboard.ChatMessage, …).
 
 // wireEnvelope is the part every answer shares: success plus, on
 // failure, error/errorType, and on pre-8.0 servers status/message.
@@ -227,14 +229,14 @@ func decodeEnvelope(body []byte) (wireEnvelope, error) {
 
 // --- converters ---
 
-func toMessage(w wireMessage) Message {
-	m := Message{
+func toMessage(w wireMessage) sb.ChatMessage {
+	m := sb.ChatMessage{
 		ID:         w.ID,
 		RoomID:     w.RID,
 		ThreadID:   w.TMID,
 		Text:       w.Msg,
 		At:         w.TS.Time,
-		User:       User{ID: w.U.ID, Username: w.U.Username, Name: w.U.Name},
+		User:       sb.ChatUser{ID: w.U.ID, Username: w.U.Username, Name: w.U.Name},
 		SystemType: w.T,
 		Bot:        present(w.Bot),
 		Edited:     !w.EditedAt.IsZero(),
@@ -251,8 +253,8 @@ func toMessage(w wireMessage) Message {
 	return m
 }
 
-func toMessages(ws []wireMessage) []Message {
-	out := make([]Message, 0, len(ws))
+func toMessages(ws []wireMessage) []sb.ChatMessage {
+	out := make([]sb.ChatMessage, 0, len(ws))
 	for _, w := range ws {
 		out = append(out, toMessage(w))
 	}
@@ -270,16 +272,16 @@ func present(raw json.RawMessage) bool {
 // image it also holds the thumbnail, which no attachment names as its fileId,
 // so when attachments carry fileIds only those entries count. Older messages
 // have only the deprecated file, or only attachments.
-func toFiles(w wireMessage) []File {
+func toFiles(w wireMessage) []sb.ChatFile {
 	named := map[string]bool{}
 	for _, a := range w.Attachments {
 		if a.FileID != "" {
 			named[a.FileID] = true
 		}
 	}
-	var out []File
+	var out []sb.ChatFile
 	seen := map[string]bool{}
-	add := func(f File) {
+	add := func(f sb.ChatFile) {
 		if f.ID == "" || seen[f.ID] {
 			return
 		}
@@ -288,11 +290,11 @@ func toFiles(w wireMessage) []File {
 	}
 	for _, f := range w.Files {
 		if len(named) == 0 || named[f.ID] {
-			add(File{ID: f.ID, Name: f.Name, Type: f.Type, Size: int64(f.Size)})
+			add(sb.ChatFile{ID: f.ID, Name: f.Name, Type: f.Type, Size: int64(f.Size)})
 		}
 	}
 	if len(out) == 0 && w.File != nil {
-		add(File{ID: w.File.ID, Name: w.File.Name, Type: w.File.Type, Size: int64(w.File.Size)})
+		add(sb.ChatFile{ID: w.File.ID, Name: w.File.Name, Type: w.File.Type, Size: int64(w.File.Size)})
 	}
 	if len(out) == 0 {
 		for _, a := range w.Attachments {
@@ -300,7 +302,7 @@ func toFiles(w wireMessage) []File {
 			if id == "" {
 				id = fileIDFromLink(a.TitleLink)
 			}
-			add(File{ID: id, Name: a.Title, Type: firstOf(a.ImageType, a.AudioType, a.VideoType),
+			add(sb.ChatFile{ID: id, Name: a.Title, Type: firstOf(a.ImageType, a.AudioType, a.VideoType),
 				Size: int64(max(a.Size, a.ImageSize, a.AudioSize, a.VideoSize))})
 		}
 	}
@@ -320,13 +322,13 @@ func fileIDFromLink(link string) string {
 // toLinks reads link previews. meta holds the page's <title> as pageTitle
 // and its meta tags camel-cased (ogTitle, ogDescription, description,
 // twitterTitle …); the first present wins.
-func toLinks(us []wireURL) []Link {
-	var out []Link
+func toLinks(us []wireURL) []sb.ChatLink {
+	var out []sb.ChatLink
 	for _, u := range us {
 		if u.URL == "" {
 			continue
 		}
-		out = append(out, Link{
+		out = append(out, sb.ChatLink{
 			URL:         u.URL,
 			Title:       metaString(u.Meta, "ogTitle", "twitterTitle", "pageTitle", "title"),
 			Description: metaString(u.Meta, "ogDescription", "twitterDescription", "description"),
@@ -353,10 +355,10 @@ func firstOf(ss ...string) string {
 	return ""
 }
 
-func toSubscription(w wireSubscription) Subscription {
-	return Subscription{
+func toSubscription(w wireSubscription) sb.ChatSubscription {
+	return sb.ChatSubscription{
 		RoomID:        w.RID,
-		Type:          RoomType(w.T),
+		Type:          sb.RoomType(w.T),
 		Name:          w.Name,
 		DisplayName:   w.FName,
 		Unread:        w.Unread,
@@ -369,10 +371,10 @@ func toSubscription(w wireSubscription) Subscription {
 	}
 }
 
-func toRoom(w wireRoom) Room {
-	return Room{
+func toRoom(w wireRoom) sb.ChatRoom {
+	return sb.ChatRoom{
 		ID:          w.ID,
-		Type:        RoomType(w.T),
+		Type:        sb.RoomType(w.T),
 		Name:        w.Name,
 		DisplayName: w.FName,
 		Topic:       w.Topic,

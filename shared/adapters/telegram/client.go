@@ -46,10 +46,15 @@ type Client struct {
 	hc       *http.Client
 	scrubber *scrub.Scrubber
 	now      func() time.Time // turns an HTTP-date Retry-After into a wait
-	wait     RateLimitWait    // SendLong's and EditMessage's 429 waits; zero: defaults
+	wait     sb.TelegramWait  // SendLong's and EditMessage's 429 waits; zero: defaults
 
 	calls callcount.Counter
 }
+
+var (
+	_ sb.TelegramSender  = (*Client)(nil)
+	_ sb.TelegramUpdates = (*Client)(nil)
+)
 
 // New returns a client for the Bot API at apiBaseURL (https://api.telegram.org,
 // a self-hosted telegram-bot-api server, or a fake) acting as the bot with

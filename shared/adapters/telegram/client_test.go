@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
 	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	"github.com/switchboard-dev/switchboard/shared/platform/errtest"
+	"github.com/switchboard-dev/switchboard/shared/platform/tgtoken"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -48,7 +49,7 @@ func newFixture(t *testing.T) *fixture {
 	s.AddUser(annUser)
 	s.AddChat(team, "supergroup")
 	s.SetChatUsername(team, "opsteam")
-	c, err := New(s.URL, token, s.Client(), WithRateLimitWait(RateLimitWait{Sleep: f.clock.Sleep}))
+	c, err := New(s.URL, token, s.Client(), WithRateLimitWait(sb.TelegramWait{Sleep: f.clock.Sleep}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestGetMeAndURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (User{ID: 7000000001, IsBot: true, Username: "switchboard_test_bot", FirstName: "Switchboard"}); me != want {
+	if want := (sb.TelegramUser{ID: 7000000001, IsBot: true, Username: "switchboard_test_bot", FirstName: "Switchboard"}); me != want {
 		t.Errorf("GetMe = %+v, want %+v", me, want)
 	}
 	reqs := f.s.Requests()
@@ -141,24 +142,24 @@ func TestUnauthorized(t *testing.T) {
 	f.s.SetTokens("7000000001:AAHrotated-after-revoke_0123456789abcd")
 	_, err := f.c.GetMe(ctx(t))
 	checkErr(t, err, sb.EUNAUTHORIZED, "Telegram getMe:", "check telegram.botToken")
-	_, err = f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: "hi"})
+	_, err = f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: "hi"})
 	checkErr(t, err, sb.EUNAUTHORIZED, "check telegram.botToken")
 }
 
 func TestSendMessageRequestShape(t *testing.T) {
 	f := newFixture(t)
-	first, err := f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: "first"})
+	first, err := f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: "first"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	kb := &InlineKeyboard{Rows: [][]InlineKeyboardButton{{
+	kb := &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{{
 		URLButton("Open", "https://ci.example.com/b/42"), CallbackButton("Approve", "approve:42")}}}
-	sent, err := f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: "<b>Build</b> finished & <i>green</i>", ParseMode: ParseModeHTML,
+	sent, err := f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: "<b>Build</b> finished & <i>green</i>", ParseMode: ParseModeHTML,
 		ReplyMarkup: kb, DisableWebPagePreview: true, ReplyToMessageID: first.MessageID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Sent{MessageID: first.MessageID + 1, ChatID: ann, Date: t0}); sent != want {
+	if want := (sb.TelegramSent{MessageID: first.MessageID + 1, ChatID: ann, Date: t0}); sent != want {
 		t.Errorf("Sent = %+v, want %+v", sent, want)
 	}
 	reqs := f.s.Requests()
@@ -179,7 +180,7 @@ func TestSendMessageRequestShape(t *testing.T) {
 
 func TestSendMessageToChannelUsername(t *testing.T) {
 	f := newFixture(t)
-	sent, err := f.c.SendMessage(ctx(t), Message{ChatID: "@opsteam", Text: "deploy done"})
+	sent, err := f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: "@opsteam", Text: "deploy done"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func TestSendMessageErrors(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(f)
 			}
-			_, err := f.c.SendMessage(ctx(t), Message{ChatID: tt.chat, Text: "hello"})
+			_, err := f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: tt.chat, Text: "hello"})
 			e := checkErr(t, err, tt.wantCode, append([]string{"Telegram sendMessage: "}, tt.wantMsg...)...)
 			if e.RetryAfter != tt.wantWait {
 				t.Errorf("RetryAfter = %v, want %v", e.RetryAfter, tt.wantWait)
@@ -246,20 +247,20 @@ func TestRateLimitFromFake(t *testing.T) {
 	f := newFixture(t)
 	f.clock.Add(250 * time.Millisecond)
 	f.s.SetRateLimit(1)
-	if _, err := f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: "one"}); err != nil {
+	if _, err := f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: "one"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: "two"})
+	_, err := f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: "two"})
 	e := checkErr(t, err, sb.ERATELIMITED, "wait 1s")
 	if e.RetryAfter != time.Second {
 		t.Errorf("RetryAfter = %v, want 1s", e.RetryAfter)
 	}
 	// Another chat has its own budget; the next second opens the first again.
-	if _, err := f.c.SendMessage(ctx(t), Message{ChatID: chat(team), Text: "other chat"}); err != nil {
+	if _, err := f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(team), Text: "other chat"}); err != nil {
 		t.Errorf("other chat: %v", err)
 	}
 	f.clock.Add(time.Second)
-	if _, err := f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: "two"}); err != nil {
+	if _, err := f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: "two"}); err != nil {
 		t.Errorf("next second: %v", err)
 	}
 }
@@ -302,7 +303,7 @@ func TestRetryAfterSources(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := stub(t, 429, tt.header, tt.body)
 			c.now = func() time.Time { return t0 }
-			_, err := c.SendMessage(ctx(t), Message{ChatID: "1", Text: "x"})
+			_, err := c.SendMessage(ctx(t), sb.TelegramText{ChatID: "1", Text: "x"})
 			e := checkErr(t, err, sb.ERATELIMITED)
 			if e.RetryAfter != tt.want {
 				t.Errorf("RetryAfter = %v, want %v", e.RetryAfter, tt.want)
@@ -334,7 +335,7 @@ func TestUnusualAnswers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := stub(t, tt.status, tt.header, tt.body)
-			_, err := c.SendMessage(ctx(t), Message{ChatID: "-100123", Text: "x"})
+			_, err := c.SendMessage(ctx(t), sb.TelegramText{ChatID: "-100123", Text: "x"})
 			checkErr(t, err, tt.wantCode, tt.wantMsg)
 		})
 	}
@@ -351,7 +352,7 @@ func TestTransportFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		_, err = c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: "x"})
+		_, err = c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: "x"})
 		checkErr(t, err, sb.EUNAVAILABLE, "no answer in time")
 		if d := time.Since(start); d > time.Second {
 			t.Errorf("took %v; the client timeout is 100ms", d)
@@ -395,33 +396,33 @@ func TestLocalValidationSendsNothing(t *testing.T) {
 	data64 := strings.Repeat("€", 21) + "x" // 63 + 1 bytes
 	tests := []struct {
 		name    string
-		m       Message
+		m       sb.TelegramText
 		wantMsg string
 	}{
-		{"empty text", Message{ChatID: "1111", Text: ""}, "text is empty"},
-		{"only spaces", Message{ChatID: "1111", Text: " \n\t "}, "text is empty"},
-		{"4097 characters", Message{ChatID: "1111", Text: strings.Repeat("a", 4097)}, "4097 characters; Telegram allows 4096"},
-		{"4097 multibyte characters", Message{ChatID: "1111", Text: strings.Repeat("ä", 4097)}, "4097 characters"},
-		{"invalid UTF-8", Message{ChatID: "1111", Text: "a\xffb"}, "not valid UTF-8"},
-		{"unknown parse mode", Message{ChatID: "1111", Text: "x", ParseMode: "html5"}, `parse mode "html5" is unknown`},
-		{"chat id is a name", Message{ChatID: "ann", Text: "x"}, "neither a number nor @channelusername"},
-		{"chat id zero", Message{ChatID: "0", Text: "x"}, "neither a number"},
-		{"chat id empty", Message{ChatID: "", Text: "x"}, "neither a number"},
-		{"button with url and data", Message{ChatID: "1111", Text: "x", ReplyMarkup: &InlineKeyboard{Rows: [][]InlineKeyboardButton{
+		{"empty text", sb.TelegramText{ChatID: "1111", Text: ""}, "text is empty"},
+		{"only spaces", sb.TelegramText{ChatID: "1111", Text: " \n\t "}, "text is empty"},
+		{"4097 characters", sb.TelegramText{ChatID: "1111", Text: strings.Repeat("a", 4097)}, "4097 characters; Telegram allows 4096"},
+		{"4097 multibyte characters", sb.TelegramText{ChatID: "1111", Text: strings.Repeat("ä", 4097)}, "4097 characters"},
+		{"invalid UTF-8", sb.TelegramText{ChatID: "1111", Text: "a\xffb"}, "not valid UTF-8"},
+		{"unknown parse mode", sb.TelegramText{ChatID: "1111", Text: "x", ParseMode: "html5"}, `parse mode "html5" is unknown`},
+		{"chat id is a name", sb.TelegramText{ChatID: "ann", Text: "x"}, "neither a number nor @channelusername"},
+		{"chat id zero", sb.TelegramText{ChatID: "0", Text: "x"}, "neither a number"},
+		{"chat id empty", sb.TelegramText{ChatID: "", Text: "x"}, "neither a number"},
+		{"button with url and data", sb.TelegramText{ChatID: "1111", Text: "x", ReplyMarkup: &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{
 			{{Text: "Both", URL: "https://x.example", CallbackData: "d"}}}}}, `row 1, button 1 ("Both") sets both url and callback_data`},
-		{"button with neither", Message{ChatID: "1111", Text: "x", ReplyMarkup: &InlineKeyboard{Rows: [][]InlineKeyboardButton{
+		{"button with neither", sb.TelegramText{ChatID: "1111", Text: "x", ReplyMarkup: &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{
 			{CallbackButton("ok", "1"), {Text: "Nothing"}}}}}, `row 1, button 2 ("Nothing") sets neither`},
-		{"callback data 65 bytes", Message{ChatID: "1111", Text: "x", ReplyMarkup: &InlineKeyboard{Rows: [][]InlineKeyboardButton{
+		{"callback data 65 bytes", sb.TelegramText{ChatID: "1111", Text: "x", ReplyMarkup: &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{
 			{CallbackButton("Approve", strings.Repeat("a", 65))}}}}, "callback_data has 65 bytes; Telegram allows 1–64 bytes"},
-		{"callback data 22 characters, 66 bytes", Message{ChatID: "1111", Text: "x", ReplyMarkup: &InlineKeyboard{Rows: [][]InlineKeyboardButton{
+		{"callback data 22 characters, 66 bytes", sb.TelegramText{ChatID: "1111", Text: "x", ReplyMarkup: &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{
 			{CallbackButton("Approve", strings.Repeat("€", 22))}}}}, "66 bytes"},
-		{"callback data one byte too many", Message{ChatID: "1111", Text: "x", ReplyMarkup: &InlineKeyboard{Rows: [][]InlineKeyboardButton{
+		{"callback data one byte too many", sb.TelegramText{ChatID: "1111", Text: "x", ReplyMarkup: &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{
 			{CallbackButton("Approve", data64+"y")}}}}, "65 bytes"},
-		{"button without text", Message{ChatID: "1111", Text: "x", ReplyMarkup: &InlineKeyboard{Rows: [][]InlineKeyboardButton{
+		{"button without text", sb.TelegramText{ChatID: "1111", Text: "x", ReplyMarkup: &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{
 			{CallbackButton(" ", "d")}}}}, "row 1, button 1 has no text"},
-		{"empty row", Message{ChatID: "1111", Text: "x", ReplyMarkup: &InlineKeyboard{Rows: [][]InlineKeyboardButton{
+		{"empty row", sb.TelegramText{ChatID: "1111", Text: "x", ReplyMarkup: &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{
 			{CallbackButton("a", "a")}, {}}}}, "row 2 is empty"},
-		{"relative url", Message{ChatID: "1111", Text: "x", ReplyMarkup: &InlineKeyboard{Rows: [][]InlineKeyboardButton{
+		{"relative url", sb.TelegramText{ChatID: "1111", Text: "x", ReplyMarkup: &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{
 			{URLButton("Open", "/approvals/1")}}}}, "not an absolute http(s) or tg:// URL"},
 	}
 	f := newFixture(t)
@@ -439,8 +440,8 @@ func TestLocalValidationSendsNothing(t *testing.T) {
 	}
 
 	// The limits themselves pass: 64 bytes of callback_data, 4096 characters.
-	kb := &InlineKeyboard{Rows: [][]InlineKeyboardButton{{CallbackButton("Approve", data64), URLButton("Open", "tg://resolve?domain=x")}}}
-	if _, err := f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: strings.Repeat("ä", 4096), ReplyMarkup: kb}); err != nil {
+	kb := &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{{CallbackButton("Approve", data64), URLButton("Open", "tg://resolve?domain=x")}}}
+	if _, err := f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: strings.Repeat("ä", 4096), ReplyMarkup: kb}); err != nil {
 		t.Errorf("4096 characters and 64 bytes of callback_data: %v", err)
 	}
 }
@@ -449,12 +450,12 @@ func TestHTMLLengthIsLeftToTelegram(t *testing.T) {
 	f := newFixture(t)
 	// 4096 characters of text, more with tags: Telegram counts after parsing.
 	text := "<b>" + strings.Repeat("x", 4096) + "</b>"
-	if _, err := f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: text, ParseMode: ParseModeHTML}); err != nil {
+	if _, err := f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: text, ParseMode: ParseModeHTML}); err != nil {
 		t.Fatalf("4096 characters inside <b>: %v", err)
 	}
-	_, err := f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: "<b>" + strings.Repeat("x", 4097) + "</b>", ParseMode: ParseModeHTML})
+	_, err := f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: "<b>" + strings.Repeat("x", 4097) + "</b>", ParseMode: ParseModeHTML})
 	checkErr(t, err, sb.EINVALID, "longer than 4096", "SendLong")
-	_, err = f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: "<b>open", ParseMode: ParseModeHTML})
+	_, err = f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: "<b>open", ParseMode: ParseModeHTML})
 	checkErr(t, err, sb.EINVALID, "cannot parse the text's markup")
 }
 
@@ -476,8 +477,8 @@ func TestEditMessageWaitsOutOneShort429(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			kb := &InlineKeyboard{Rows: [][]InlineKeyboardButton{{CallbackButton("Approve", "a:1")}}}
-			sent, err := f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: "approve?", ReplyMarkup: kb})
+			kb := &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{{CallbackButton("Approve", "a:1")}}}
+			sent, err := f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: "approve?", ReplyMarkup: kb})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -501,8 +502,8 @@ func TestEditMessageWaitsOutOneShort429(t *testing.T) {
 
 func TestEditMessageText(t *testing.T) {
 	f := newFixture(t)
-	kb := &InlineKeyboard{Rows: [][]InlineKeyboardButton{{CallbackButton("Approve", "a:1"), CallbackButton("Deny", "d:1")}}}
-	sent, err := f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: "Delete /reports?", ReplyMarkup: kb})
+	kb := &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{{CallbackButton("Approve", "a:1"), CallbackButton("Deny", "d:1")}}}
+	sent, err := f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: "Delete /reports?", ReplyMarkup: kb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -525,7 +526,7 @@ func TestEditMessageText(t *testing.T) {
 
 	// With a parse mode and new buttons.
 	err = f.c.EditMessage(ctx(t), Edit{ChatID: chat(ann), MessageID: sent.MessageID, Text: "<b>Approved</b>", ParseMode: ParseModeHTML,
-		ReplyMarkup: &InlineKeyboard{Rows: [][]InlineKeyboardButton{{URLButton("Details", "https://sb.example/a/1")}}}})
+		ReplyMarkup: &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{{URLButton("Details", "https://sb.example/a/1")}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,8 +562,8 @@ func TestEditMessageText(t *testing.T) {
 
 func TestAnswerCallbackQuery(t *testing.T) {
 	f := newFixture(t)
-	kb := &InlineKeyboard{Rows: [][]InlineKeyboardButton{{CallbackButton("Approve", "a:1")}}}
-	sent, err := f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: "approve?", ReplyMarkup: kb})
+	kb := &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{{CallbackButton("Approve", "a:1")}}}
+	sent, err := f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: "approve?", ReplyMarkup: kb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -597,8 +598,8 @@ func TestAnswerCallbackQuery(t *testing.T) {
 
 func TestGetUpdates(t *testing.T) {
 	f := newFixture(t)
-	kb := &InlineKeyboard{Rows: [][]InlineKeyboardButton{{CallbackButton("Approve", "a:1")}}}
-	sent, err := f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: "approve?", ReplyMarkup: kb})
+	kb := &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{{CallbackButton("Approve", "a:1")}}}
+	sent, err := f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: "approve?", ReplyMarkup: kb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -614,17 +615,17 @@ func TestGetUpdates(t *testing.T) {
 	if len(ups) != 3 {
 		t.Fatalf("%d updates, want 3: %+v", len(ups), ups)
 	}
-	want0 := Update{ID: um.UpdateID, Kind: KindMessage, Message: &Msg{ID: um.Message.MessageID,
-		From: User{ID: ann, FirstName: "Ann", Username: "ann"}, Chat: Chat{ID: ann, Type: "private", Username: "ann"},
+	want0 := sb.TelegramUpdate{ID: um.UpdateID, Kind: sb.TelegramKindMessage, Message: &sb.TelegramMessage{ID: um.Message.MessageID,
+		From: sb.TelegramUser{ID: ann, FirstName: "Ann", Username: "ann"}, Chat: sb.TelegramChat{ID: ann, Type: "private", Username: "ann"},
 		Date: t0.Add(time.Second), Text: "/start"}}
 	if got := ups[0]; got.ID != want0.ID || got.Kind != want0.Kind || *got.Message != *want0.Message {
 		t.Errorf("update 0 = %+v %+v, want %+v", got, got.Message, want0.Message)
 	}
-	if got := ups[1].Message; got == nil || got.Chat != (Chat{ID: team, Type: "supergroup", Title: "Chat -1001234567890", Username: "opsteam"}) || got.From.ID != 2222 {
+	if got := ups[1].Message; got == nil || got.Chat != (sb.TelegramChat{ID: team, Type: "supergroup", Title: "Chat -1001234567890", Username: "opsteam"}) || got.From.ID != 2222 {
 		t.Errorf("update 1 = %+v", got)
 	}
 	cb := ups[2].CallbackQuery
-	if ups[2].Kind != KindCallbackQuery || cb == nil || cb.ID != cbID || cb.Data != "a:1" || cb.From.ID != ann ||
+	if ups[2].Kind != sb.TelegramKindCallbackQuery || cb == nil || cb.ID != cbID || cb.Data != "a:1" || cb.From.ID != ann ||
 		cb.Message == nil || cb.Message.ID != sent.MessageID || !cb.Message.From.IsBot || cb.ChatInstance == "" {
 		t.Errorf("update 2 = %+v %+v", ups[2], cb)
 	}
@@ -653,8 +654,8 @@ func TestGetUpdates(t *testing.T) {
 	// allowed_updates filters, and the setting sticks for later polls.
 	f.s.InjectMessage(ann, annUser, "ignored")
 	f.s.InjectCallback(annUser, sent.MessageID, "a:1")
-	only, err := f.c.GetUpdates(ctx(t), 0, 0, []string{KindCallbackQuery})
-	if err != nil || len(only) != 1 || only[0].Kind != KindCallbackQuery {
+	only, err := f.c.GetUpdates(ctx(t), 0, 0, []string{sb.TelegramKindCallbackQuery})
+	if err != nil || len(only) != 1 || only[0].Kind != sb.TelegramKindCallbackQuery {
 		t.Fatalf("only callbacks: %+v, %v", only, err)
 	}
 	f.s.InjectMessage(ann, annUser, "still ignored")
@@ -803,7 +804,7 @@ func TestWebhookPushWithSecret(t *testing.T) {
 	const secret = "Sw1tchboard_hook-secret"
 	type got struct {
 		header string
-		update Update
+		update sb.TelegramUpdate
 		err    error
 	}
 	var (
@@ -817,7 +818,7 @@ func TestWebhookPushWithSecret(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		received = append(received, got{header: r.Header.Get(SecretTokenHeader), update: u, err: err})
-		if !CheckSecretToken(r.Header.Get(SecretTokenHeader), secret) {
+		if !tgtoken.SecretMatches(r.Header.Get(SecretTokenHeader), secret) {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
@@ -904,18 +905,18 @@ func TestParseUpdate(t *testing.T) {
 	tests := []struct {
 		name string
 		body string
-		want Update
+		want sb.TelegramUpdate
 	}{
-		{"message", msg, Update{ID: 10000, Kind: KindMessage, Message: &Msg{ID: 1365, From: User{ID: 1111, FirstName: "Ann", Username: "ann"},
-			Chat: Chat{ID: 1111, Type: "private", Username: "ann"}, Date: time.Unix(1714564800, 0).UTC(), Text: "/start"}}},
-		{"callback", cb, Update{ID: 10001, Kind: KindCallbackQuery, CallbackQuery: &Callback{ID: "4382bfdwdsb323b2d9",
-			From: User{ID: 1111, FirstName: "Ann"}, ChatInstance: "-8473892", Data: "approve:42",
-			Message: &Msg{ID: 1366, Chat: Chat{ID: 1111, Type: "private"}, Date: time.Unix(1714564801, 0).UTC(), Text: "Build finished"}}}},
-		{"other kind", `{"update_id": 10002, "my_chat_member": {"chat": {"id": 1, "type": "private"}}}`, Update{ID: 10002, Kind: "my_chat_member"}},
+		{"message", msg, sb.TelegramUpdate{ID: 10000, Kind: sb.TelegramKindMessage, Message: &sb.TelegramMessage{ID: 1365, From: sb.TelegramUser{ID: 1111, FirstName: "Ann", Username: "ann"},
+			Chat: sb.TelegramChat{ID: 1111, Type: "private", Username: "ann"}, Date: time.Unix(1714564800, 0).UTC(), Text: "/start"}}},
+		{"callback", cb, sb.TelegramUpdate{ID: 10001, Kind: sb.TelegramKindCallbackQuery, CallbackQuery: &sb.TelegramCallback{ID: "4382bfdwdsb323b2d9",
+			From: sb.TelegramUser{ID: 1111, FirstName: "Ann"}, ChatInstance: "-8473892", Data: "approve:42",
+			Message: &sb.TelegramMessage{ID: 1366, Chat: sb.TelegramChat{ID: 1111, Type: "private"}, Date: time.Unix(1714564801, 0).UTC(), Text: "Build finished"}}}},
+		{"other kind", `{"update_id": 10002, "my_chat_member": {"chat": {"id": 1, "type": "private"}}}`, sb.TelegramUpdate{ID: 10002, Kind: "my_chat_member"}},
 		{"inaccessible message", `{"update_id": 3, "callback_query": {"id": "9", "from": {"id": 5, "is_bot": false, "first_name": "X"},
 			"message": {"message_id": 7, "chat": {"id": 5, "type": "private"}, "date": 0}, "chat_instance": "1", "data": "d"}}`,
-			Update{ID: 3, Kind: KindCallbackQuery, CallbackQuery: &Callback{ID: "9", From: User{ID: 5, FirstName: "X"}, ChatInstance: "1", Data: "d",
-				Message: &Msg{ID: 7, Chat: Chat{ID: 5, Type: "private"}}}}},
+			sb.TelegramUpdate{ID: 3, Kind: sb.TelegramKindCallbackQuery, CallbackQuery: &sb.TelegramCallback{ID: "9", From: sb.TelegramUser{ID: 5, FirstName: "X"}, ChatInstance: "1", Data: "d",
+				Message: &sb.TelegramMessage{ID: 7, Chat: sb.TelegramChat{ID: 5, Type: "private"}}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -936,23 +937,7 @@ func TestParseUpdate(t *testing.T) {
 	}
 }
 
-func TestCheckSecretToken(t *testing.T) {
-	tests := []struct {
-		got, want string
-		ok        bool
-	}{
-		{"abc", "abc", true},
-		{"abc", "abd", false},
-		{"", "abc", false},
-		{"abc", "", false},
-		{"", "", false},
-		{"abcd", "abc", false},
-	}
-	for _, tt := range tests {
-		if got := CheckSecretToken(tt.got, tt.want); got != tt.ok {
-			t.Errorf("CheckSecretToken(%q, %q) = %v, want %v", tt.got, tt.want, got, tt.ok)
-		}
-	}
+func TestValidateSecretToken(t *testing.T) {
 	if err := ValidateSecretToken("ok_-09AZaz"); err != nil {
 		t.Errorf("valid secret: %v", err)
 	}
@@ -962,9 +947,9 @@ func TestCheckSecretToken(t *testing.T) {
 func TestCalls(t *testing.T) {
 	f := newFixture(t)
 	f.c.GetMe(ctx(t))
-	f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: "a"})
-	f.c.SendMessage(ctx(t), Message{ChatID: "404", Text: "b"}) // fails, still counted
-	f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: ""})
+	f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: "a"})
+	f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: "404", Text: "b"}) // fails, still counted
+	f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: ""})
 	f.c.GetUpdates(ctx(t), 0, 0, nil)
 	want := map[string]int{"getMe": 1, "sendMessage": 2, "getUpdates": 1}
 	got := f.c.Calls()

@@ -9,7 +9,9 @@
 // of *Error; the client logs nothing.
 //
 // Wire shapes stay private to this package (wire.go); methods take and
-// return domain values: Message, Sent, Update, Msg, Callback, User.
+// return the domain's Telegram types (switchboard.TelegramText,
+// TelegramSent, TelegramUpdate, …), filled by the converters there, and
+// Client implements the domain's Telegram ports.
 //
 // Errors. Every failure is a *switchboard.Error built in one function
 // (failure, errors.go). Its Message names the method ("Telegram sendMessage:
@@ -32,7 +34,7 @@
 // outside 1–64 bytes, a secret_token outside [A-Za-z0-9_-]{1,256}.
 //
 // Retries. The one retry the client makes on its own is in SendLong and
-// EditMessage(Text): a 429 asking for a short wait (RateLimitWait, by
+// EditMessage(Text): a 429 asking for a short wait (switchboard.TelegramWait, by
 // default at most 5 s) is waited out once per call, and SendLong then
 // sends only the parts that did not arrive. This lives here, in one place,
 // so that every path that shows the human something (the router's Telegram

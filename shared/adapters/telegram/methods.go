@@ -14,10 +14,10 @@ import (
 
 // GetMe returns the bot's own user: a cheap check that the token works.
 // Returns EUNAUTHORIZED when it does not.
-func (c *Client) GetMe(ctx context.Context) (User, error) {
+func (c *Client) GetMe(ctx context.Context) (sb.TelegramUser, error) {
 	var w wireUser
 	if err := c.do(ctx, call{method: "getMe"}, struct{}{}, &w); err != nil {
-		return User{}, err
+		return sb.TelegramUser{}, err
 	}
 	return toUser(w), nil
 }
@@ -32,23 +32,23 @@ func (c *Client) GetMe(ctx context.Context) (User, error) {
 // user blocked the bot or it is not in the group; ERATELIMITED with
 // RetryAfter; EUNAUTHORIZED for a bad token; EUNAVAILABLE when Telegram
 // cannot be reached.
-func (c *Client) SendMessage(ctx context.Context, m Message) (Sent, error) {
+func (c *Client) SendMessage(ctx context.Context, m sb.TelegramText) (sb.TelegramSent, error) {
 	return c.sendMessage(ctx, c.scrubMessage(ctx, m))
 }
 
 // sendMessage is SendMessage for a message already scrubbed.
-func (c *Client) sendMessage(ctx context.Context, m Message) (Sent, error) {
+func (c *Client) sendMessage(ctx context.Context, m sb.TelegramText) (sb.TelegramSent, error) {
 	const method = "sendMessage"
 	op := "telegram." + method
 	chatID, err := chatIDValue(op, method, m.ChatID)
 	if err != nil {
-		return Sent{}, err
+		return sb.TelegramSent{}, err
 	}
 	if err := checkText(op, method, m.Text, m.ParseMode); err != nil {
-		return Sent{}, err
+		return sb.TelegramSent{}, err
 	}
 	if err := keyboardError(op, method, m.ReplyMarkup); err != nil {
-		return Sent{}, err
+		return sb.TelegramSent{}, err
 	}
 	in := wireSendMessage{ChatID: chatID, Text: m.Text, ParseMode: m.ParseMode,
 		ReplyMarkup: fromKeyboard(m.ReplyMarkup), LinkPreview: linkPreview(m.DisableWebPagePreview)}
@@ -57,7 +57,7 @@ func (c *Client) sendMessage(ctx context.Context, m Message) (Sent, error) {
 	}
 	var w wireMessage
 	if err := c.do(ctx, call{method: method, chat: m.ChatID}, in, &w); err != nil {
-		return Sent{}, err
+		return sb.TelegramSent{}, err
 	}
 	return toSent(w), nil
 }
@@ -68,19 +68,19 @@ func (c *Client) sendMessage(ctx context.Context, m Message) (Sent, error) {
 // checked before the first request.
 //
 // A 429 is waited out once per call when Telegram asks for a short wait
-// (the client's RateLimitWait, by default at most DefaultMaxWait); then the
+// (the client's switchboard.TelegramWait, by default at most DefaultMaxWait); then the
 // part that met it and the rest are sent, never a part that arrived. It
 // stops at any other failure, or a second 429, and returns the parts sent
 // so far with the error, whose message says which part failed: the caller
 // may resend the rest later (SplitText is deterministic) or try another way.
 // Errors are SendMessage's, or ctx's when it ends during the wait.
-func (c *Client) SendLong(ctx context.Context, m Message) ([]Sent, error) {
-	return c.SendLongWait(ctx, m, RateLimitWait{})
+func (c *Client) SendLong(ctx context.Context, m sb.TelegramText) ([]sb.TelegramSent, error) {
+	return c.SendLongWait(ctx, m, sb.TelegramWait{})
 }
 
 // SendLongWait is SendLong with w's wait instead of the client's (zero
 // fields keep the client's).
-func (c *Client) SendLongWait(ctx context.Context, m Message, w RateLimitWait) ([]Sent, error) {
+func (c *Client) SendLongWait(ctx context.Context, m sb.TelegramText, w sb.TelegramWait) ([]sb.TelegramSent, error) {
 	const method = "sendMessage"
 	op := "telegram." + method
 	if _, err := chatIDValue(op, method, m.ChatID); err != nil {
@@ -102,7 +102,7 @@ func (c *Client) SendLongWait(ctx context.Context, m Message, w RateLimitWait) (
 		}
 	}
 	wait := c.waiter(w)
-	sent := make([]Sent, 0, len(parts))
+	sent := make([]sb.TelegramSent, 0, len(parts))
 	for i := 0; i < len(parts); {
 		part := m
 		part.Text = parts[i]
@@ -157,7 +157,7 @@ func partError(err error, i, n int) error {
 // Returns ENOTFOUND when the message is gone; ECONFLICT when it already
 // reads exactly so ("message is not modified"), which a caller repeating an
 // edit may treat as done; otherwise SendMessage's errors.
-func (c *Client) EditMessageText(ctx context.Context, chatID string, messageID int64, text string, markup *InlineKeyboard) error {
+func (c *Client) EditMessageText(ctx context.Context, chatID string, messageID int64, text string, markup *sb.TelegramKeyboard) error {
 	return c.EditMessage(ctx, Edit{ChatID: chatID, MessageID: messageID, Text: text, ReplyMarkup: markup})
 }
 
@@ -182,7 +182,7 @@ func (c *Client) EditMessage(ctx context.Context, e Edit) error {
 	}
 	in := wireEditMessageText{ChatID: chatID, MessageID: e.MessageID, Text: e.Text, ParseMode: e.ParseMode,
 		ReplyMarkup: fromKeyboard(e.ReplyMarkup), LinkPreview: linkPreview(e.DisableWebPagePreview)}
-	wait := c.waiter(RateLimitWait{})
+	wait := c.waiter(sb.TelegramWait{})
 	for {
 		err := c.do(ctx, call{method: method, chat: e.ChatID, msgID: e.MessageID}, in, nil)
 		again, werr := wait.retry(ctx, err)
@@ -208,8 +208,8 @@ func (c *Client) AnswerCallbackQuery(ctx context.Context, id, text string, showA
 		return sb.E(op, sb.EINVALID, "Telegram "+method+": the callback query id is empty; take it from Update.CallbackQuery.ID")
 	}
 	text, _ = c.scrubText(ctx, text, "")
-	if n := utf8.RuneCountInString(text); n > MaxAnswerTextLength {
-		return sb.E(op, sb.EINVALID, fmt.Sprintf("Telegram %s: the notification has %d characters; Telegram shows at most %d", method, n, MaxAnswerTextLength))
+	if n := utf8.RuneCountInString(text); n > sb.TelegramMaxAnswerLength {
+		return sb.E(op, sb.EINVALID, fmt.Sprintf("Telegram %s: the notification has %d characters; Telegram shows at most %d", method, n, sb.TelegramMaxAnswerLength))
 	}
 	in := wireAnswerCallbackQuery{CallbackQueryID: id, Text: text, ShowAlert: showAlert}
 	return c.do(ctx, call{method: method}, in, nil)
@@ -225,7 +225,7 @@ func (c *Client) AnswerCallbackQuery(ctx context.Context, id, text string, showA
 // Returns ECONFLICT while a webhook is set or when another poller took
 // over; EINVALID when timeout is negative or not shorter than the HTTP
 // client's own timeout (the poll would always fail).
-func (c *Client) GetUpdates(ctx context.Context, offset int64, timeout time.Duration, allowed []string) ([]Update, error) {
+func (c *Client) GetUpdates(ctx context.Context, offset int64, timeout time.Duration, allowed []string) ([]sb.TelegramUpdate, error) {
 	const method = "getUpdates"
 	op := "telegram." + method
 	if timeout < 0 {
@@ -296,9 +296,9 @@ func (c *Client) GetWebhookInfo(ctx context.Context) (WebhookInfo, error) {
 	return toWebhookInfo(w), nil
 }
 
-// keyboardError is Validate with the method in op and message.
-func keyboardError(op, method string, k *InlineKeyboard) error {
-	if err := k.Validate(); err != nil {
+// keyboardError is validateKeyboard with the method in op and message.
+func keyboardError(op, method string, k *sb.TelegramKeyboard) error {
+	if err := validateKeyboard(k); err != nil {
 		return sb.Wrap(op, sb.EINVALID, "Telegram "+method+": "+sb.ErrorMessage(err), err)
 	}
 	return nil

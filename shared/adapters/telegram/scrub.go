@@ -1,9 +1,13 @@
 package telegram
 
-import "context"
+import (
+	"context"
+
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
 
 // scrubMessage returns m with its text and buttons scrubbed.
-func (c *Client) scrubMessage(ctx context.Context, m Message) Message {
+func (c *Client) scrubMessage(ctx context.Context, m sb.TelegramText) sb.TelegramText {
 	m.Text, m.ParseMode = c.scrubText(ctx, m.Text, m.ParseMode)
 	m.ReplyMarkup = c.scrubKeyboard(ctx, m.ReplyMarkup)
 	return m
@@ -25,13 +29,13 @@ func (c *Client) scrubText(ctx context.Context, text, parseMode string) (string,
 
 // scrubKeyboard returns a copy of k with button labels and URLs scrubbed;
 // callback data is the bot's own and goes unchanged.
-func (c *Client) scrubKeyboard(ctx context.Context, k *InlineKeyboard) *InlineKeyboard {
+func (c *Client) scrubKeyboard(ctx context.Context, k *sb.TelegramKeyboard) *sb.TelegramKeyboard {
 	if k == nil {
 		return nil
 	}
-	out := &InlineKeyboard{Rows: make([][]InlineKeyboardButton, len(k.Rows))}
+	out := &sb.TelegramKeyboard{Rows: make([][]sb.TelegramButton, len(k.Rows))}
 	for i, row := range k.Rows {
-		out.Rows[i] = make([]InlineKeyboardButton, len(row))
+		out.Rows[i] = make([]sb.TelegramButton, len(row))
 		for j, b := range row {
 			b.Text = c.scrubber.StringContext(ctx, b.Text)
 			if b.URL != "" {
@@ -46,7 +50,7 @@ func (c *Client) scrubKeyboard(ctx context.Context, k *InlineKeyboard) *InlineKe
 // Parts returns the texts SendLong sends for m, in order: m's text
 // scrubbed, then cut by SplitText. A caller resuming an interrupted SendLong
 // (after a 429) resends Parts(m)[len(sent):].
-func (c *Client) Parts(ctx context.Context, m Message) []string {
+func (c *Client) Parts(ctx context.Context, m sb.TelegramText) []string {
 	m = c.scrubMessage(ctx, m)
 	return SplitText(m.Text, MaxTextLength, m.ParseMode)
 }

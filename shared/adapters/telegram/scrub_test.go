@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 // TestOutboundTextIsScrubbed plants a configured secret, the bot token and
@@ -24,8 +25,8 @@ func TestOutboundTextIsScrubbed(t *testing.T) {
 	leaks := []string{configured, token[strings.Index(token, ":")+1:], awsID[4:], "hunter22", "Zq81x"}
 
 	chat := "1111"
-	kb := &InlineKeyboard{Rows: [][]InlineKeyboardButton{{CallbackButton("ok "+configured, "data-1")}}}
-	sent, err := c.SendMessage(ctx(t), Message{ChatID: chat, Text: plant, ReplyMarkup: kb})
+	kb := &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{{CallbackButton("ok "+configured, "data-1")}}}
+	sent, err := c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat, Text: plant, ReplyMarkup: kb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestOutboundTextIsScrubbed(t *testing.T) {
 	// A long text whose cut would fall inside the configured secret (it
 	// has a space) were the text cut before scrubbing.
 	long := strings.Repeat("x", MaxTextLength-len("model key with")) + " " + plant
-	if _, err := c.SendLong(ctx(t), Message{ChatID: chat, Text: long}); err != nil {
+	if _, err := c.SendLong(ctx(t), sb.TelegramText{ChatID: chat, Text: long}); err != nil {
 		t.Fatal(err)
 	}
 	qid := f.s.InjectCallback(annUser, sent.MessageID, "data-1")
@@ -45,7 +46,7 @@ func TestOutboundTextIsScrubbed(t *testing.T) {
 	if err := c.EditMessageText(ctx(t), chat, sent.MessageID, "edited "+plant, nil); err != nil {
 		t.Fatal(err)
 	}
-	md, err := c.SendMessage(ctx(t), Message{ChatID: chat, Text: "*bold* " + configured, ParseMode: ParseModeMarkdownV2})
+	md, err := c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat, Text: "*bold* " + configured, ParseMode: ParseModeMarkdownV2})
 	if err != nil {
 		t.Fatalf("MarkdownV2 text with a mask: %v", err)
 	}
@@ -89,7 +90,7 @@ func TestPartsMatchSendLong(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := strings.Repeat("word a-rather-long-configured-secret-value ", 250)
-	m := Message{ChatID: "1111", Text: text}
+	m := sb.TelegramText{ChatID: "1111", Text: text}
 	sent, err := c.SendLong(ctx(t), m)
 	if err != nil {
 		t.Fatal(err)

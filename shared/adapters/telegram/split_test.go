@@ -116,7 +116,7 @@ func TestSplitTextHTMLPartsParse(t *testing.T) {
 			b.WriteString(" ")
 		}
 	}
-	sent, err := f.c.SendLong(ctx(t), Message{ChatID: chat(ann), Text: b.String(), ParseMode: ParseModeHTML})
+	sent, err := f.c.SendLong(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: b.String(), ParseMode: ParseModeHTML})
 	if err != nil {
 		t.Fatalf("SendLong: %v (after %d parts)", err, len(sent))
 	}
@@ -132,9 +132,9 @@ func TestSendLong(t *testing.T) {
 		fmt.Fprintf(&b, "Paragraph %d: the nightly report is ready and uploaded.\n\n", i)
 	}
 	text := b.String()
-	kb := &InlineKeyboard{Rows: [][]InlineKeyboardButton{{CallbackButton("Approve", "a:7"), CallbackButton("Deny", "d:7")}}}
-	first, _ := f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: "earlier"})
-	sent, err := f.c.SendLong(ctx(t), Message{ChatID: chat(ann), Text: text, ReplyMarkup: kb, ReplyToMessageID: first.MessageID})
+	kb := &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{{CallbackButton("Approve", "a:7"), CallbackButton("Deny", "d:7")}}}
+	first, _ := f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: "earlier"})
+	sent, err := f.c.SendLong(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: text, ReplyMarkup: kb, ReplyToMessageID: first.MessageID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,17 +166,17 @@ func TestSendLong(t *testing.T) {
 	}
 
 	// A short text is one message.
-	one, err := f.c.SendLong(ctx(t), Message{ChatID: chat(ann), Text: "short"})
+	one, err := f.c.SendLong(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: "short"})
 	if err != nil || len(one) != 1 {
 		t.Errorf("short: %+v, %v", one, err)
 	}
 	// Nothing to send, or a bad keyboard: refused before any request.
 	n := f.c.Calls()["sendMessage"]
-	_, err = f.c.SendLong(ctx(t), Message{ChatID: chat(ann), Text: "  "})
+	_, err = f.c.SendLong(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: "  "})
 	checkErr(t, err, sb.EINVALID, "text is empty")
-	_, err = f.c.SendLong(ctx(t), Message{ChatID: chat(ann), Text: text, ReplyMarkup: &InlineKeyboard{Rows: [][]InlineKeyboardButton{{CallbackButton("x", strings.Repeat("d", 65))}}}})
+	_, err = f.c.SendLong(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: text, ReplyMarkup: &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{{CallbackButton("x", strings.Repeat("d", 65))}}}})
 	checkErr(t, err, sb.EINVALID, "65 bytes")
-	_, err = f.c.SendLong(ctx(t), Message{ChatID: "me", Text: text})
+	_, err = f.c.SendLong(ctx(t), sb.TelegramText{ChatID: "me", Text: text})
 	checkErr(t, err, sb.EINVALID, "neither a number")
 	if got := f.c.Calls()["sendMessage"]; got != n {
 		t.Errorf("refused texts sent %d requests", got-n)
@@ -189,7 +189,7 @@ func TestSendLongStopsAtFirstFailure(t *testing.T) {
 	f.s.SetRateLimit(1)                   // one message per chat and (fake) second
 	// Part 2 meets a 429 (retry after 1 s): waited out, part 2 goes; part 3
 	// meets the next 429 in the same second: no second wait.
-	sent, err := f.c.SendLong(ctx(t), Message{ChatID: chat(ann), Text: text})
+	sent, err := f.c.SendLong(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: text})
 	if len(sent) != 2 {
 		t.Fatalf("%d parts sent, want 2", len(sent))
 	}
@@ -207,7 +207,7 @@ func TestSendLongStopsAtFirstFailure(t *testing.T) {
 	parts := SplitText(text, MaxTextLength, "")
 	for i, p := range parts[len(sent):] {
 		f.clock.Add(time.Second)
-		if _, err := f.c.SendMessage(ctx(t), Message{ChatID: chat(ann), Text: p}); err != nil {
+		if _, err := f.c.SendMessage(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: p}); err != nil {
 			t.Fatalf("resume part %d: %v", i+3, err)
 		}
 	}
@@ -217,7 +217,7 @@ func TestSendLongStopsAtFirstFailure(t *testing.T) {
 
 	f.s.FailNext("sendMessage", 500, 0)
 	f.clock.Add(time.Second)
-	sent, err = f.c.SendLong(ctx(t), Message{ChatID: chat(ann), Text: text})
+	sent, err = f.c.SendLong(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: text})
 	if len(sent) != 0 {
 		t.Errorf("%d parts sent", len(sent))
 	}
@@ -234,7 +234,7 @@ func TestSendLongWaitsOutOneShort429(t *testing.T) {
 	text := strings.Repeat("word ", 1000) // 4999 characters: 2 parts
 	tests := []struct {
 		name       string
-		wait       RateLimitWait
+		wait       sb.TelegramWait
 		fail       []int // retry_after of stacked 429s, from part failAt on
 		failAt     int   // parts that pass before the 429s
 		wantSent   int
@@ -246,8 +246,8 @@ func TestSendLongWaitsOutOneShort429(t *testing.T) {
 		{name: "exactly the default 5 s", fail: []int{5}, wantSent: 2, wantSleeps: "[5s]"},
 		{name: "over the default", fail: []int{6}, wantSleeps: "[]", wantCode: sb.ERATELIMITED},
 		{name: "two in a row", fail: []int{1, 1}, failAt: 1, wantSent: 1, wantSleeps: "[1s]", wantCode: sb.ERATELIMITED},
-		{name: "custom Max allows 20 s", wait: RateLimitWait{Max: 30 * time.Second}, fail: []int{20}, wantSent: 2, wantSleeps: "[20s]"},
-		{name: "never wait", wait: RateLimitWait{Max: -1}, fail: []int{1}, wantSleeps: "[]", wantCode: sb.ERATELIMITED},
+		{name: "custom Max allows 20 s", wait: sb.TelegramWait{Max: 30 * time.Second}, fail: []int{20}, wantSent: 2, wantSleeps: "[20s]"},
+		{name: "never wait", wait: sb.TelegramWait{Max: -1}, fail: []int{1}, wantSleeps: "[]", wantCode: sb.ERATELIMITED},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -258,7 +258,7 @@ func TestSendLongWaitsOutOneShort429(t *testing.T) {
 			for _, s := range tt.fail {
 				f.s.FailNext("sendMessage", 429, s)
 			}
-			sent, err := f.c.SendLongWait(ctx(t), Message{ChatID: chat(ann), Text: text}, tt.wait)
+			sent, err := f.c.SendLongWait(ctx(t), sb.TelegramText{ChatID: chat(ann), Text: text}, tt.wait)
 			if got := sb.ErrorCode(err); got != tt.wantCode {
 				t.Fatalf("SendLongWait = %v, want code %q", err, tt.wantCode)
 			}
@@ -291,7 +291,7 @@ func TestSendLongWaitEndsWithContext(t *testing.T) {
 	f.s.FailNext("sendMessage", 429, 3)
 	cx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	sent, err := c.SendLong(cx, Message{ChatID: chat(ann), Text: "x"})
+	sent, err := c.SendLong(cx, sb.TelegramText{ChatID: chat(ann), Text: "x"})
 	if !errors.Is(err, context.DeadlineExceeded) || len(sent) != 0 {
 		t.Errorf("SendLong = %d sent, %v; want nothing and the context's error", len(sent), err)
 	}

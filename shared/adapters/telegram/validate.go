@@ -1,7 +1,6 @@
 package telegram
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"net/url"
 	"strings"
@@ -15,11 +14,11 @@ import (
 // secret_token with every update.
 const SecretTokenHeader = "X-Telegram-Bot-Api-Secret-Token"
 
-// Validate checks the keyboard the way Telegram would, and more strictly:
+// validateKeyboard checks k the way Telegram would, and more strictly:
 // every button has text and exactly one of URL (absolute http, https or
 // tg) and CallbackData (1–64 bytes); no row is empty. It returns EINVALID
 // naming the row and button (1-based). A nil keyboard is valid.
-func (k *InlineKeyboard) Validate() error {
+func validateKeyboard(k *sb.TelegramKeyboard) error {
 	if k == nil {
 		return nil
 	}
@@ -60,17 +59,6 @@ func ValidateSecretToken(secret string) error {
 		return sb.E("telegram.secret_token", sb.EINVALID, fmt.Sprintf("the webhook secret must be 1–%d characters of A-Z, a-z, 0-9, _ and -; check telegram.webhookSecret (generate one with: openssl rand -hex 32)", MaxSecretTokenLength))
 	}
 	return nil
-}
-
-// CheckSecretToken reports, in constant time, whether the secret a webhook
-// request carried (its SecretTokenHeader) is want. An empty want never
-// matches: a receiver without a configured secret must not accept
-// anything as authenticated.
-func CheckSecretToken(got, want string) bool {
-	if want == "" {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
 // checkText refuses what Telegram would refuse for sure: empty text (after

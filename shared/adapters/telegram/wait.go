@@ -13,36 +13,18 @@ import (
 // on their own when nothing else is configured.
 const DefaultMaxWait = 5 * time.Second
 
-// RateLimitWait says how SendLong and EditMessage treat a 429: once per
-// call, when Telegram asks for a wait of at most Max, they wait and carry on
-// (SendLong with the parts that did not arrive yet). A longer wait, or a
-// second 429 in the same call, comes back to the caller as ERATELIMITED
-// with RetryAfter: it may try another way to reach the human.
-//
-// A short wait is worth it because a 429 in a private chat usually means
-// "one message per second", and the next second the message goes through;
-// a long one is a flood limit that would keep the caller (a Lambda with a
-// deadline) hanging.
-type RateLimitWait struct {
-	// Max is the longest wait sat out; 0 means the client's setting
-	// (DefaultMaxWait unless WithRateLimitWait changed it); negative means
-	// never wait.
-	Max time.Duration
-	// Sleep waits d or until ctx ends (then it returns ctx's error); nil
-	// means the client's setting (a timer unless WithRateLimitWait changed
-	// it). Tests pass a fake clock's sleep.
-	Sleep func(ctx context.Context, d time.Duration) error
+// SendLong and EditMessage treat a 429 as a switchboard.TelegramWait says:
+// wait once when Telegram asks for a short wait (at most Max), otherwise
+// return ERATELIMITED with RetryAfter.
+// WithRateLimitWait sets the client's default wait; zero fields keep the
+// defaults (DefaultMaxWait, a timer).
+func WithRateLimitWait(w sb.TelegramWait) Option {
+	return func(c *Client) { c.wait = waitOr(w, c.wait) }
 }
 
-// WithRateLimitWait sets the client's default RateLimitWait; zero fields
-// keep the defaults (DefaultMaxWait, a timer).
-func WithRateLimitWait(w RateLimitWait) Option {
-	return func(c *Client) { c.wait = w.or(c.wait) }
-}
-
-// or fills the zero fields of w from def, and those still zero with the
+// waitOr fills the zero fields of w from def, and those still zero with the
 // package defaults.
-func (w RateLimitWait) or(def RateLimitWait) RateLimitWait {
+func waitOr(w, def sb.TelegramWait) sb.TelegramWait {
 	if w.Max == 0 {
 		w.Max = def.Max
 	}
@@ -58,14 +40,14 @@ func (w RateLimitWait) or(def RateLimitWait) RateLimitWait {
 	return w
 }
 
-// waiter is one call's use of a RateLimitWait: it waits at most once.
+// waiter is one call's use of a TelegramWait: it waits at most once.
 type waiter struct {
-	RateLimitWait
+	sb.TelegramWait
 	waited bool
 }
 
-func (c *Client) waiter(w RateLimitWait) *waiter {
-	return &waiter{RateLimitWait: w.or(c.wait)}
+func (c *Client) waiter(w sb.TelegramWait) *waiter {
+	return &waiter{TelegramWait: waitOr(w, c.wait)}
 }
 
 // retry reports whether the caller should repeat the request that failed

@@ -150,12 +150,12 @@ type wireWebhookInfo struct {
 
 // --- converters: wire → domain ---
 
-func toUser(w wireUser) User {
-	return User{ID: w.ID, IsBot: w.IsBot, Username: w.Username, FirstName: w.FirstName}
+func toUser(w wireUser) sb.TelegramUser {
+	return sb.TelegramUser{ID: w.ID, IsBot: w.IsBot, Username: w.Username, FirstName: w.FirstName}
 }
 
-func toChat(w wireChat) Chat {
-	return Chat{ID: w.ID, Type: w.Type, Title: w.Title, Username: w.Username}
+func toChat(w wireChat) sb.TelegramChat {
+	return sb.TelegramChat{ID: w.ID, Type: w.Type, Title: w.Title, Username: w.Username}
 }
 
 func unixTime(sec int64) time.Time {
@@ -165,11 +165,11 @@ func unixTime(sec int64) time.Time {
 	return time.Unix(sec, 0).UTC()
 }
 
-func toMsg(w *wireMessage) *Msg {
+func toMsg(w *wireMessage) *sb.TelegramMessage {
 	if w == nil {
 		return nil
 	}
-	m := &Msg{ID: w.MessageID, Chat: toChat(w.Chat), Date: unixTime(w.Date), Text: w.Text}
+	m := &sb.TelegramMessage{ID: w.MessageID, Chat: toChat(w.Chat), Date: unixTime(w.Date), Text: w.Text}
 	if w.From != nil {
 		m.From = toUser(*w.From)
 	}
@@ -179,8 +179,8 @@ func toMsg(w *wireMessage) *Msg {
 	return m
 }
 
-func toSent(w wireMessage) Sent {
-	return Sent{MessageID: w.MessageID, ChatID: w.Chat.ID, Date: unixTime(w.Date)}
+func toSent(w wireMessage) sb.TelegramSent {
+	return sb.TelegramSent{MessageID: w.MessageID, ChatID: w.Chat.ID, Date: unixTime(w.Date)}
 }
 
 func toWebhookInfo(w wireWebhookInfo) WebhookInfo {
@@ -190,15 +190,15 @@ func toWebhookInfo(w wireWebhookInfo) WebhookInfo {
 
 // toUpdate converts one update; raw is its JSON, to find the kind of an
 // update this package does not read.
-func toUpdate(w wireUpdate, raw json.RawMessage) Update {
-	u := Update{ID: w.UpdateID, Kind: kindOf(raw)}
+func toUpdate(w wireUpdate, raw json.RawMessage) sb.TelegramUpdate {
+	u := sb.TelegramUpdate{ID: w.UpdateID, Kind: kindOf(raw)}
 	switch {
 	case w.Message != nil:
-		u.Kind, u.Message = KindMessage, toMsg(w.Message)
+		u.Kind, u.Message = sb.TelegramKindMessage, toMsg(w.Message)
 	case w.CallbackQuery != nil:
 		q := w.CallbackQuery
-		u.Kind = KindCallbackQuery
-		u.CallbackQuery = &Callback{ID: q.ID, From: toUser(q.From), Message: toMsg(q.Message),
+		u.Kind = sb.TelegramKindCallbackQuery
+		u.CallbackQuery = &sb.TelegramCallback{ID: q.ID, From: toUser(q.From), Message: toMsg(q.Message),
 			ChatInstance: q.ChatInstance, Data: q.Data}
 	}
 	return u
@@ -219,12 +219,12 @@ func kindOf(raw json.RawMessage) string {
 	return ""
 }
 
-func decodeUpdates(result json.RawMessage) ([]Update, error) {
+func decodeUpdates(result json.RawMessage) ([]sb.TelegramUpdate, error) {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(result, &raws); err != nil {
 		return nil, err
 	}
-	out := make([]Update, 0, len(raws))
+	out := make([]sb.TelegramUpdate, 0, len(raws))
 	for _, raw := range raws {
 		var w wireUpdate
 		if err := json.Unmarshal(raw, &w); err != nil {
@@ -238,14 +238,14 @@ func decodeUpdates(result json.RawMessage) ([]Update, error) {
 // ParseUpdate decodes the body of a webhook POST (one Update object, as
 // Telegram sends it to the URL given to SetWebhook). It returns EINVALID
 // when the body is not an Update.
-func ParseUpdate(body []byte) (Update, error) {
+func ParseUpdate(body []byte) (sb.TelegramUpdate, error) {
 	const op = "telegram.parse_update"
 	var w wireUpdate
 	if err := json.Unmarshal(body, &w); err != nil {
-		return Update{}, sb.Wrap(op, sb.EINVALID, "the body is not a Telegram Update (JSON object expected)", err)
+		return sb.TelegramUpdate{}, sb.Wrap(op, sb.EINVALID, "the body is not a Telegram Update (JSON object expected)", err)
 	}
 	if w.UpdateID == 0 && w.Message == nil && w.CallbackQuery == nil {
-		return Update{}, sb.E(op, sb.EINVALID, "the body is not a Telegram Update (no update_id)")
+		return sb.TelegramUpdate{}, sb.E(op, sb.EINVALID, "the body is not a Telegram Update (no update_id)")
 	}
 	return toUpdate(w, body), nil
 }
@@ -264,7 +264,7 @@ func chatIDValue(op, method, chatID string) (any, error) {
 	return nil, sb.E(op, sb.EINVALID, fmt.Sprintf("Telegram %s: chat id %q is neither a number nor @channelusername; check telegram.chatId", method, shorten(chatID)))
 }
 
-func fromKeyboard(k *InlineKeyboard) *wireKeyboard {
+func fromKeyboard(k *sb.TelegramKeyboard) *wireKeyboard {
 	if k == nil {
 		return nil
 	}

@@ -1,7 +1,8 @@
 // Package tgtoken checks the shape of the two secrets Telegram's Bot API
 // deals in: the bot token @BotFather issues and the secret_token a webhook
 // is set with. The Telegram client and the configuration check share it so
-// that both accept exactly the same values.
+// that both accept exactly the same values; the webhook receiver compares a
+// delivery's secret with SecretMatches.
 //
 // The checks are loops, not regular expressions: a bounded repetition such
 // as {1,256} compiles into one instruction per repetition, and every
@@ -9,7 +10,10 @@
 // cold start (about 0.5 ms and thousands of allocations).
 package tgtoken
 
-import "strings"
+import (
+	"crypto/subtle"
+	"strings"
+)
 
 // MaxSecretLength is the most characters setWebhook accepts as
 // secret_token.
@@ -40,6 +44,16 @@ func IsBotToken(t string) bool {
 // 1–256 characters of A-Z, a-z, 0-9, _ and -.
 func IsSecret(s string) bool {
 	return isText(s, MaxSecretLength)
+}
+
+// SecretMatches reports, in constant time, whether the secret a webhook
+// request carried is want. An empty want never matches: a receiver without
+// a configured secret must not accept anything as authenticated.
+func SecretMatches(got, want string) bool {
+	if want == "" {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
 // isText tells whether s is 1–max characters of A-Z, a-z, 0-9, _ and -.

@@ -28,3 +28,22 @@ func TestChecksMatchTheirRules(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretMatches(t *testing.T) {
+	tests := []struct {
+		got, want string
+		ok        bool
+	}{
+		{"abc", "abc", true},
+		{"abc", "abd", false},
+		{"", "abc", false},
+		{"abc", "", false},
+		{"", "", false},
+		{"abcd", "abc", false},
+	}
+	for _, tt := range tests {
+		if got := SecretMatches(tt.got, tt.want); got != tt.ok {
+			t.Errorf("SecretMatches(%q, %q) = %v, want %v", tt.got, tt.want, got, tt.ok)
+		}
+	}
+}

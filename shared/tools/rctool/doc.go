@@ -1,7 +1,7 @@
 // Package rctool is the RocketChat tool agents use:
 // send_message, reply, send_file, list_rooms, read_room, mark_read,
 // download_file, react and search, each acting as the agent's own
-// Rocket.Chat user through shared/adapters/rocketchat.
+// Rocket.Chat user through the domain's chat port (switchboard.Chat).
 //
 // Rooms. A room argument is a room id, a channel or group name
 // ("#name" asks for a channel or group only), the counterpart's username for

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
 )
@@ -97,7 +96,7 @@ func (c *invocation) downloadFile() sb.Envelope {
 	}
 	defer fs.Body.Close()
 	if fs.Size > limit { // Content-Length, when the server sent one
-		return tooLarge(rocketchat.HumanSize(fs.Size))
+		return tooLarge(sb.HumanSize(fs.Size))
 	}
 	ctype := contentType(fs.ContentType, name)
 	lr := &limitedReader{r: fs.Body, max: limit}
@@ -121,7 +120,7 @@ func (c *invocation) downloadFile() sb.Envelope {
 			c.t.log.WarnContext(c.ctx, "rocketchat tool: download broke off", "agent", c.call.AgentID, "fileId", fileID,
 				"bytes", lr.n, "runId", c.call.Run.RunID, "err", lr.err.Error())
 			return c.fail(sb.E(c.op, sb.EUNAVAILABLE, fmt.Sprintf(
-				"the download of %s broke off after %s; nothing was saved, try again", quote(name), rocketchat.HumanSize(lr.n))))
+				"the download of %s broke off after %s; nothing was saved, try again", quote(name), sb.HumanSize(lr.n))))
 		}
 		return c.storeFailure("save", ref, putErr)
 	}

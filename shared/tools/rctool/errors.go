@@ -7,7 +7,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/toolargs"
 )
@@ -55,14 +54,15 @@ type details struct {
 	retryAfter time.Duration
 }
 
-// rcDetails reads HTTP status, endpoint and wait from a Rocket.Chat client
-// error (rocketchat.HTTPError is its cause).
+// rcDetails reads HTTP status, endpoint and wait from an error of the chat
+// port (its cause is a switchboard.ChatCall).
 func rcDetails(err error) details {
 	var se *sb.Error
 	if !errors.As(err, &se) {
 		return details{}
 	}
-	return details{retryAfter: se.RetryAfter, status: rocketchat.HTTPStatus(err), endpoint: rocketchat.Endpoint(err)}
+	status, endpoint := sb.ChatCallOf(err)
+	return details{retryAfter: se.RetryAfter, status: status, endpoint: endpoint}
 }
 
 // quote renders untrusted text for a message (toolargs.Quote).

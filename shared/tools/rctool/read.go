@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -228,7 +227,7 @@ func frame(r room, text string) string {
 // the parentheses of thread replies, "[system: …]" for system messages, and
 // "  | " before every further line of a multi-line text so that a sender
 // cannot forge a message or file line.
-func render(msgs []rocketchat.Message) string {
+func render(msgs []sb.ChatMessage) string {
 	var b strings.Builder
 	day := ""
 	for _, m := range msgs {
@@ -247,7 +246,7 @@ func render(msgs []rocketchat.Message) string {
 		}
 		fmt.Fprintf(&b, "[%s] @%s (%s)%s: %s\n", at.Format("15:04"), m.User.Username, ids, sys, indentContinuation(m.Text))
 		for _, f := range m.Files {
-			fmt.Fprintf(&b, "    Datei: %s (%s, %s) — fileId: %s\n", oneLine(f.Name), oneLine(f.Type), rocketchat.HumanSize(f.Size), f.ID)
+			fmt.Fprintf(&b, "    Datei: %s (%s, %s) — fileId: %s\n", oneLine(f.Name), oneLine(f.Type), sb.HumanSize(f.Size), f.ID)
 		}
 		for _, l := range m.Links {
 			line := "    Link: " + oneLine(l.URL)

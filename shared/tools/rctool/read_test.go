@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -161,11 +160,11 @@ func TestReadRoomMatchesWakeFormat(t *testing.T) {
 	e.post(c, "richard", e.dmRichard, "und https://www.rocket.chat/", rcfake.PostOptions{
 		URLs: []rcfake.Link{{URL: "https://www.rocket.chat/", Title: "Rocket.Chat | Secure CommsOS™"}, {URL: "https://example.org/"}},
 	})
-	msgs, err := e.agent.Get().Client.History(context.Background(), rocketchat.Direct, e.dmRichard, time.Time{}, 20, false)
+	msgs, err := e.agent.Get().Client.History(context.Background(), sb.RoomDirect, e.dmRichard, time.Time{}, 20, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, wakeText, ok := untrusted.Parse(wakeFrame(wake.FormatMessages(wake.Room{ID: e.dmRichard, Name: "richard", Type: rocketchat.Direct}, "", msgs, time.UTC)))
+	_, wakeText, ok := untrusted.Parse(wakeFrame(wake.FormatMessages(wake.Room{ID: e.dmRichard, Name: "richard", Type: sb.RoomDirect}, "", msgs, time.UTC)))
 	if !ok {
 		t.Fatal("wake message has no frame")
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -13,13 +12,13 @@ import (
 type room struct {
 	ID   string
 	Name string // channel or group name; for a DM the counterpart's username
-	Type rocketchat.RoomType
+	Type sb.RoomType
 }
 
 // display renders a room for answers and messages: #name, @username or the id.
 func (r room) display() string {
 	switch {
-	case r.Type == rocketchat.Direct && r.Name != "":
+	case r.Type == sb.RoomDirect && r.Name != "":
 		return "@" + r.Name
 	case r.Name != "":
 		return "#" + r.Name
@@ -27,15 +26,15 @@ func (r room) display() string {
 	return r.ID
 }
 
-func typeName(t rocketchat.RoomType) string {
+func typeName(t sb.RoomType) string {
 	switch t {
-	case rocketchat.Channel:
+	case sb.RoomChannel:
 		return "channel"
-	case rocketchat.Group:
+	case sb.RoomGroup:
 		return "group"
-	case rocketchat.Direct:
+	case sb.RoomDirect:
 		return "direct"
-	case rocketchat.Livechat:
+	case sb.RoomLivechat:
 		return "livechat"
 	}
 	return string(t)
@@ -55,7 +54,7 @@ func (c *invocation) resolve(arg string, create bool) (room, error) {
 	if arg == "" {
 		return room{}, sb.E(c.op, sb.EINVALID, "the room is empty; give a room name, a room id, or @username for a direct message (list_rooms shows the rooms)")
 	}
-	match := func(subs []rocketchat.Subscription) (room, bool) { return matchRoom(subs, arg) }
+	match := func(subs []sb.ChatSubscription) (room, bool) { return matchRoom(subs, arg) }
 	r, ok, err := c.fromSubscriptions(match)
 	if err != nil || ok {
 		return r, err
@@ -66,7 +65,7 @@ func (c *invocation) resolve(arg string, create bool) (room, error) {
 		if user == "" {
 			return room{}, sb.E(c.op, sb.EINVALID, "the room \"@\" names nobody; write @username for a direct message")
 		}
-		dm := room{Name: user, Type: rocketchat.Direct}
+		dm := room{Name: user, Type: sb.RoomDirect}
 		if !create {
 			return room{}, sb.E(c.op, sb.ENOTFOUND, fmt.Sprintf(
 				"there is no direct message with @%s yet; send_message with room \"@%s\" starts one", user, user))
@@ -92,7 +91,7 @@ func (c *invocation) resolve(arg string, create bool) (room, error) {
 		return room{}, err
 	}
 	r = room{ID: info.ID, Name: info.Name, Type: info.Type}
-	if info.Type == rocketchat.Direct {
+	if info.Type == sb.RoomDirect {
 		r.Name = counterpart(info.Usernames, c.agent.Username)
 	}
 	return r, nil
@@ -102,9 +101,9 @@ func (c *invocation) resolve(arg string, create bool) (room, error) {
 // name; otherwise by id, then channel or group name, then DM counterpart;
 // "@name" only by DM counterpart. Names compare case-insensitively (Rocket.Chat
 // refuses names that differ only in case); ids exactly.
-func matchRoom(subs []rocketchat.Subscription, arg string) (room, bool) {
-	toRoom := func(s rocketchat.Subscription) room { return room{ID: s.RoomID, Name: s.Name, Type: s.Type} }
-	find := func(ok func(rocketchat.Subscription) bool) (room, bool) {
+func matchRoom(subs []sb.ChatSubscription, arg string) (room, bool) {
+	toRoom := func(s sb.ChatSubscription) room { return room{ID: s.RoomID, Name: s.Name, Type: s.Type} }
+	find := func(ok func(sb.ChatSubscription) bool) (room, bool) {
 		for _, s := range subs {
 			if ok(s) {
 				return toRoom(s), true
@@ -112,22 +111,22 @@ func matchRoom(subs []rocketchat.Subscription, arg string) (room, bool) {
 		}
 		return room{}, false
 	}
-	isDM := func(s rocketchat.Subscription) bool { return s.Type == rocketchat.Direct }
+	isDM := func(s sb.ChatSubscription) bool { return s.Type == sb.RoomDirect }
 	if user, ok := strings.CutPrefix(arg, "@"); ok {
 		user = strings.TrimSpace(user)
-		return find(func(s rocketchat.Subscription) bool { return isDM(s) && user != "" && strings.EqualFold(s.Name, user) })
+		return find(func(s sb.ChatSubscription) bool { return isDM(s) && user != "" && strings.EqualFold(s.Name, user) })
 	}
 	if name, ok := strings.CutPrefix(arg, "#"); ok {
 		name = strings.TrimSpace(name)
-		return find(func(s rocketchat.Subscription) bool { return !isDM(s) && name != "" && strings.EqualFold(s.Name, name) })
+		return find(func(s sb.ChatSubscription) bool { return !isDM(s) && name != "" && strings.EqualFold(s.Name, name) })
 	}
-	if r, ok := find(func(s rocketchat.Subscription) bool { return s.RoomID == arg }); ok {
+	if r, ok := find(func(s sb.ChatSubscription) bool { return s.RoomID == arg }); ok {
 		return r, true
 	}
-	if r, ok := find(func(s rocketchat.Subscription) bool { return !isDM(s) && strings.EqualFold(s.Name, arg) }); ok {
+	if r, ok := find(func(s sb.ChatSubscription) bool { return !isDM(s) && strings.EqualFold(s.Name, arg) }); ok {
 		return r, true
 	}
-	return find(func(s rocketchat.Subscription) bool { return isDM(s) && strings.EqualFold(s.Name, arg) })
+	return find(func(s sb.ChatSubscription) bool { return isDM(s) && strings.EqualFold(s.Name, arg) })
 }
 
 // counterpart is the other member of a DM; a DM with oneself is oneself.
@@ -146,7 +145,7 @@ func counterpart(usernames []string, self string) string {
 // fromSubscriptions runs match over the agent's subscriptions: the cached
 // ones first and, on a miss, a fresh copy (a room joined or a DM opened
 // since the cache was filled).
-func (c *invocation) fromSubscriptions(match func([]rocketchat.Subscription) (room, bool)) (room, bool, error) {
+func (c *invocation) fromSubscriptions(match func([]sb.ChatSubscription) (room, bool)) (room, bool, error) {
 	subs, cached, err := c.subscriptions(false)
 	if err != nil {
 		return room{}, false, err
@@ -164,7 +163,7 @@ func (c *invocation) fromSubscriptions(match func([]rocketchat.Subscription) (ro
 // subscriptions returns the agent's subscriptions, from the cache unless
 // fresh is set or the cache is older than CacheTTL. cached tells where they
 // came from.
-func (c *invocation) subscriptions(fresh bool) (subs []rocketchat.Subscription, cached bool, err error) {
+func (c *invocation) subscriptions(fresh bool) (subs []sb.ChatSubscription, cached bool, err error) {
 	t, id := c.t, c.call.AgentID
 	t.mu.Lock()
 	snap, ok := t.cache[id]

@@ -10,7 +10,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
 )
@@ -120,7 +119,7 @@ func (c *invocation) sendFile() sb.Envelope {
 	}
 	tooLarge := func(size int64) sb.Envelope {
 		return c.failMsg(sb.EINVALID, "%s is %s, more than this agent's upload limit of %d MB (RocketChat.maxUploadMb); send a smaller file, or upload it to Nextcloud and share a link",
-			ref, rocketchat.HumanSize(size), limitMB)
+			ref, sb.HumanSize(size), limitMB)
 	}
 	if c.preflight {
 		return c.fileThere(key, ref, int64(limitMB)<<20, tooLarge)

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools"
 	"github.com/switchboard-dev/switchboard/shared/tools/staging"
@@ -34,10 +33,10 @@ const (
 	conditionTimeout = 5 * time.Second
 )
 
-// Agent is one agent's Rocket.Chat side: its client (acting as the agent's
+// Agent is one agent's Rocket.Chat side: its chat (acting as the agent's
 // own user) and the RocketChat block of its configuration.
 type Agent struct {
-	Client *rocketchat.Client
+	Client sb.Chat
 	// Username is the agent's own Rocket.Chat username; it tells the
 	// counterpart of a direct message apart from the agent.
 	Username string
@@ -67,7 +66,7 @@ type Tool struct {
 
 type subsSnapshot struct {
 	at   time.Time
-	subs []rocketchat.Subscription
+	subs []sb.ChatSubscription
 }
 
 var (

@@ -18,13 +18,11 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -40,17 +38,17 @@ var AgentRoles = []string{"bot", "user"}
 
 // ErrEmail2FAAutoOptIn is in the chain of Agent's error when the server
 // gives new users e-mail two-factor authentication; nothing was created.
-var ErrEmail2FAAutoOptIn = errors.New("provision: " + rocketchat.SettingEmail2FAAutoOptIn + " is on")
+var ErrEmail2FAAutoOptIn = errors.New("provision: " + sb.ChatSettingEmail2FAAutoOptIn + " is on")
 
 // Options says which agent user to create where.
 type Options struct {
 	// AdminClient acts as an administrator (instance.rocketchat.adminUserId
 	// and adminAuthToken). Required.
-	AdminClient *rocketchat.Client
+	AdminClient sb.ChatAdmin
+	// Logins logs the new user in and acts as it. Required.
+	Logins sb.ChatLogins
 	// BaseURL is the server the agent will use; "" means AdminClient's.
 	BaseURL string
-	// HTTPClient serves the new user's own calls; nil means a default client.
-	HTTPClient *http.Client
 
 	Username string // required, without "@", e.g. agent-hermes
 	Name     string // display name; "" means Username
@@ -113,13 +111,13 @@ func Agent(ctx context.Context, opts Options) (Result, error) {
 	res := Result{BaseURL: opts.BaseURL, Username: opts.Username}
 
 	// 1. The 2FA trap, before anything exists.
-	v, err := opts.AdminClient.GetSetting(ctx, rocketchat.SettingEmail2FAAutoOptIn)
+	v, err := opts.AdminClient.GetSetting(ctx, sb.ChatSettingEmail2FAAutoOptIn)
 	switch {
 	case sb.ErrorCode(err) == sb.ENOTFOUND:
 		// A server without the setting has no e-mail 2FA to opt into.
-		res.Warnings = append(res.Warnings, fmt.Sprintf("Rocket.Chat has no setting %s; going on without the 2FA check", rocketchat.SettingEmail2FAAutoOptIn))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("Rocket.Chat has no setting %s; going on without the 2FA check", sb.ChatSettingEmail2FAAutoOptIn))
 	case err != nil:
-		return Result{}, wrap(op, err, "cannot check "+rocketchat.SettingEmail2FAAutoOptIn+" (provision-agent needs an administrator's token)", nil)
+		return Result{}, wrap(op, err, "cannot check "+sb.ChatSettingEmail2FAAutoOptIn+" (provision-agent needs an administrator's token)", nil)
 	case isOn(v):
 		return Result{}, sb.Wrap(op, sb.ECONFLICT, waysOut(opts.Username), ErrEmail2FAAutoOptIn)
 	}
@@ -131,7 +129,7 @@ func Agent(ctx context.Context, opts Options) (Result, error) {
 	}
 	// Should a server echo the password, it leaves no message.
 	hide := strings.NewReplacer(password, "***")
-	uid, err := opts.AdminClient.CreateUser(ctx, rocketchat.NewUser{Name: opts.Name, Username: opts.Username, Email: opts.Email,
+	uid, err := opts.AdminClient.CreateUser(ctx, sb.ChatNewUser{Name: opts.Name, Username: opts.Username, Email: opts.Email,
 		Password: password, Roles: slices.Clone(AgentRoles), Verified: true})
 	if err != nil {
 		return Result{}, wrap(op, err, fmt.Sprintf("cannot create Rocket.Chat user %q", opts.Username), hide)
@@ -139,8 +137,8 @@ func Agent(ctx context.Context, opts Options) (Result, error) {
 	res.UserID = uid
 	created := func(step string, err error) error {
 		extra := ""
-		if errors.Is(err, rocketchat.ErrTwoFactorRequired) {
-			extra = fmt.Sprintf(" (%s must have been switched on meanwhile; such a user keeps e-mail 2FA for good)", rocketchat.SettingEmail2FAAutoOptIn)
+		if errors.Is(err, sb.ErrTwoFactorRequired) {
+			extra = fmt.Sprintf(" (%s must have been switched on meanwhile; such a user keeps e-mail 2FA for good)", sb.ChatSettingEmail2FAAutoOptIn)
 		}
 		return wrap(op, err, fmt.Sprintf("user %q (id %s) was created, but %s failed%s; without a token it is of no use: delete it in Administration → Users, fix the cause and run provision-agent again",
 			opts.Username, uid, step, extra), hide)
@@ -148,11 +146,11 @@ func Agent(ctx context.Context, opts Options) (Result, error) {
 
 	// 3. Log in as the new user and let it mint its own token.
 	// The password is used for this one login and kept nowhere.
-	_, loginToken, err := rocketchat.Login(ctx, opts.BaseURL, opts.Username, password, opts.HTTPClient)
+	_, loginToken, err := opts.Logins.Login(ctx, opts.BaseURL, opts.Username, password)
 	if err != nil {
 		return res, created("the login as the new user", err)
 	}
-	session, err := rocketchat.New(opts.BaseURL, uid, loginToken, opts.HTTPClient)
+	session, err := opts.Logins.Session(opts.BaseURL, uid, loginToken)
 	if err != nil {
 		return res, created("building its client", err)
 	}
@@ -162,9 +160,9 @@ func Agent(ctx context.Context, opts Options) (Result, error) {
 	}
 
 	// 4. The token must work on its own before anyone relies on it.
-	agent, err := rocketchat.New(opts.BaseURL, uid, pat, opts.HTTPClient)
+	agent, err := opts.Logins.Session(opts.BaseURL, uid, pat)
 	if err == nil {
-		var me rocketchat.Account
+		var me sb.ChatAccount
 		me, err = agent.UserInfo(ctx, opts.Username)
 		if err == nil && me.ID != uid {
 			err = sb.E(op, sb.EINTERNAL, fmt.Sprintf("users.info with the new token names user id %s, not %s", me.ID, uid))
@@ -195,6 +193,9 @@ func check(o *Options) error {
 	const op = "provision.agent"
 	if o.AdminClient == nil {
 		return sb.E(op, sb.EINVALID, "no administrator client; build one from instance.rocketchat.baseUrl, adminUserId and adminAuthToken")
+	}
+	if o.Logins == nil {
+		return sb.E(op, sb.EINVALID, "no way to log the new user in (Options.Logins)")
 	}
 	if o.BaseURL == "" {
 		o.BaseURL = o.AdminClient.BaseURL()
@@ -258,7 +259,7 @@ func waysOut(username string) string {
   A (recommended): switch the setting off (Administration → Settings → Accounts → Two Factor Authentication, "auto opt in" for e-mail), then run provision-agent again. Cost: new human users no longer get e-mail 2FA automatically; existing accounts and authenticator-app 2FA stay as they are.
   B: keep it on, give every agent a real mailbox and fetch each login code by IMAP. Works, but fragile; Switchboard does not do it.
   C: create the user by API, then a person logs in as it once (the code goes to the e-mail address it was given) and creates the personal access token under My Account → Personal Access Tokens; put userId and token into the config. Cost: manual work for every new agent.`,
-		rocketchat.SettingEmail2FAAutoOptIn, username)
+		sb.ChatSettingEmail2FAAutoOptIn, username)
 }
 
 // Password alphabet: all four classes a password policy may ask for.

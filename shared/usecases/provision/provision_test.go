@@ -48,7 +48,7 @@ func newWorld(t *testing.T) *world {
 
 func (w *world) opts() provision.Options {
 	return provision.Options{AdminClient: w.admin, Username: "agent-hermes", Name: "Hermes", Email: "hermes@agents.example.org",
-		Store: &provision.SecretsManagerStore{Client: w.sm, Instance: "acme"}, HTTPClient: w.s.Client()}
+		Store: &provision.SecretsManagerStore{Client: w.sm, Instance: "acme"}, Logins: rocketchat.Logins{HTTP: w.s.Client()}}
 }
 
 func ctx(t *testing.T) context.Context {
@@ -204,7 +204,7 @@ func TestAgentRefusesWhileEmail2FAAutoOptInIsOn(t *testing.T) {
 	before := w.s.Usernames()
 	_, err := provision.Agent(ctx(t), w.opts())
 	checkErr(t, err, sb.ECONFLICT,
-		rocketchat.SettingEmail2FAAutoOptIn, "Nothing was created",
+		sb.ChatSettingEmail2FAAutoOptIn, "Nothing was created",
 		"A (recommended): switch the setting off", "then run provision-agent again", "new human users no longer get e-mail 2FA",
 		"B: keep it on, give every agent a real mailbox", "IMAP",
 		"C: create the user by API, then a person logs in as it once", "creates the personal access token", "manual work for every new agent")
@@ -234,6 +234,7 @@ func TestAgentRefusals(t *testing.T) {
 			o.AdminClient, _ = rocketchat.New(w.s.URL, "root-id", "wrong", w.s.Client())
 		}, sb.EUNAUTHORIZED, []string{"adminUserId"}},
 		{"no admin client", func(w *world, o *provision.Options) { o.AdminClient = nil }, sb.EINVALID, []string{"no administrator client"}},
+		{"no logins", func(w *world, o *provision.Options) { o.Logins = nil }, sb.EINVALID, []string{"Options.Logins"}},
 		{"no username", func(w *world, o *provision.Options) { o.Username = " " }, sb.EINVALID, []string{"username is empty"}},
 		{"username with @", func(w *world, o *provision.Options) { o.Username = "@agent-hermes" }, sb.EINVALID, []string{"without @"}},
 		{"username with a space", func(w *world, o *provision.Options) { o.Username = "agent hermes" }, sb.EINVALID, []string{"only letters"}},
@@ -271,7 +272,7 @@ func TestAgentFailuresAfterTheUserExists(t *testing.T) {
 	}{
 		{"the setting was switched on meanwhile", func(w *world) {
 			w.s.FailNext("login", 401, `{"success":false,"status":"error","error":"totp-required","message":"TOTP Required","details":{"method":"email","codeGenerated":true,"availableMethods":["email"]}}`)
-		}, sb.EFORBIDDEN, []string{"the login as the new user failed", "switched on meanwhile", "delete it in Administration → Users"}, rocketchat.ErrTwoFactorRequired},
+		}, sb.EFORBIDDEN, []string{"the login as the new user failed", "switched on meanwhile", "delete it in Administration → Users"}, sb.ErrTwoFactorRequired},
 		{"no permission for tokens", func(w *world) {
 			w.s.FailNext("users.generatePersonalAccessToken", 400, `{"success":false,"error":"Not Authorized [not-authorized]","errorType":"not-authorized","details":{"method":"personalAccessTokens:generateToken"}}`)
 		}, sb.EFORBIDDEN, []string{"creating its personal access token failed", "create-personal-access-tokens"}, nil},

@@ -93,7 +93,7 @@ func TestEndToEndBothDown(t *testing.T) {
 // take it, Rocket.Chat gets the same text without buttons and there is no
 // Ref. The audit names the channel that delivered.
 func TestEndToEndPreferTelegramWithButtons(t *testing.T) {
-	kb := &telegram.InlineKeyboard{Rows: [][]telegram.InlineKeyboardButton{{
+	kb := &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{{
 		telegram.CallbackButton("Approve", "a:x"), telegram.CallbackButton("Deny", "d:x")}}}
 	tests := []struct {
 		name        string

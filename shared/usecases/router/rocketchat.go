@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	"github.com/switchboard-dev/switchboard/shared/platform/textsplit"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -15,7 +14,7 @@ import (
 // agent with a Rocket.Chat identity).
 type RocketChatChannel struct {
 	Human   string // the human's username, without "@"
-	Clients func(agentID string) (*rocketchat.Client, bool)
+	Clients func(agentID string) (sb.ChatPoster, bool)
 	Default string // agent whose identity system notices use
 	// Scrub masks secrets in the whole notice before it is cut into
 	// messages: a cut inside a secret leaves halves that the client's scrub

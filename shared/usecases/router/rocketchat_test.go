@@ -39,7 +39,7 @@ func newRCWorld(t *testing.T) *rcWorld {
 	return w
 }
 
-func (w *rcWorld) lookup(agentID string) (*rocketchat.Client, bool) {
+func (w *rcWorld) lookup(agentID string) (sb.ChatPoster, bool) {
 	c, ok := w.clients[agentID]
 	return c, ok
 }

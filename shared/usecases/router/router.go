@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -41,7 +40,7 @@ type Notice struct {
 	// keyboard, on the last part); the others send Text alone, so Text
 	// must offer what the buttons do (an approval request carries both
 	// links).
-	Buttons *telegram.InlineKeyboard
+	Buttons *sb.TelegramKeyboard
 }
 
 // Channel is one way to reach the human. Send returns an error when the

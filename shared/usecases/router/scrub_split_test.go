@@ -8,6 +8,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	"github.com/switchboard-dev/switchboard/shared/platform/textsplit"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 )
 
@@ -28,7 +29,7 @@ func TestRocketChatChannelScrubsTheWholeNoticeBeforeCutting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clients := func(string) (*rocketchat.Client, bool) { return client, true }
+	clients := func(string) (sb.ChatPoster, bool) { return client, true }
 	// One word; the cut at Rocket.Chat's limit falls in the middle of the secret.
 	word := strings.Repeat("x", textsplit.RocketChatLimit-len(secret)/2) + secret + strings.Repeat("y", 40)
 	ch := &router.RocketChatChannel{Human: "richard", Clients: clients, Default: "hermes", Scrub: sc.StringContext}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -14,7 +13,7 @@ import (
 // server asks for at most MaxWait (the client's SendLongWait does it),
 // otherwise the router moves on.
 type TelegramChannel struct {
-	Client  *telegram.Client
+	Client  sb.TelegramSender
 	ChatID  string
 	Names   func(agentID string) string                      // display name of the speaking agent
 	MaxWait time.Duration                                    // 0: the client's (default 5 s)
@@ -51,11 +50,11 @@ func (c *TelegramChannel) SendRef(ctx context.Context, n Notice) (json.RawMessag
 	case c.Names != nil:
 		text = c.Names(n.AgentID) + ": " + text
 	}
-	msg := telegram.Message{ChatID: c.ChatID, Text: text, ReplyMarkup: n.Buttons, DisableWebPagePreview: true}
+	msg := sb.TelegramText{ChatID: c.ChatID, Text: text, ReplyMarkup: n.Buttons, DisableWebPagePreview: true}
 	// The client waits out a short 429 once and resends only the parts
 	// that did not arrive; anything else goes back to the router, which
 	// tries the next channel.
-	sent, err := c.Client.SendLongWait(ctx, msg, telegram.RateLimitWait{Max: c.MaxWait, Sleep: c.Sleep})
+	sent, err := c.Client.SendLongWait(ctx, msg, sb.TelegramWait{Max: c.MaxWait, Sleep: c.Sleep})
 	if err != nil {
 		return nil, err
 	}

@@ -165,8 +165,8 @@ func (w *world) post(t *testing.T, body string, header map[string]string) (int, 
 // returns its id.
 func (w *world) buttonMessage(t *testing.T, chat, data string) int64 {
 	t.Helper()
-	sent, err := w.client.SendMessage(context.Background(), telegram.Message{ChatID: chat, Text: "Approve the upload?",
-		ReplyMarkup: &telegram.InlineKeyboard{Rows: [][]telegram.InlineKeyboardButton{{
+	sent, err := w.client.SendMessage(context.Background(), sb.TelegramText{ChatID: chat, Text: "Approve the upload?",
+		ReplyMarkup: &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{{
 			telegram.CallbackButton("Approve", data), telegram.CallbackButton("Deny", "deny:x")}}}})
 	if err != nil {
 		t.Fatal(err)

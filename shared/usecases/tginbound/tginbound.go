@@ -17,7 +17,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
+	"github.com/switchboard-dev/switchboard/shared/platform/tgtoken"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
@@ -42,11 +42,11 @@ type Inbound struct {
 // of a delivery, is the configured webhook secret (constant time; with no
 // secret configured nothing is: fail closed).
 func (in *Inbound) Authorized(secret string) bool {
-	return telegram.CheckSecretToken(secret, in.Secret)
+	return tgtoken.SecretMatches(secret, in.Secret)
 }
 
 // Handle processes one update once (a claim per update id).
-func (in *Inbound) Handle(ctx context.Context, u telegram.Update) error {
+func (in *Inbound) Handle(ctx context.Context, u sb.TelegramUpdate) error {
 	key := "tg#update#" + strconv.FormatInt(u.ID, 10)
 	first, err := in.Claims.Claim(ctx, key, in.now().Add(7*24*time.Hour))
 	if err != nil || !first {
@@ -63,7 +63,7 @@ func (in *Inbound) Handle(ctx context.Context, u telegram.Update) error {
 	return nil
 }
 
-func (in *Inbound) handle(ctx context.Context, u telegram.Update) error {
+func (in *Inbound) handle(ctx context.Context, u sb.TelegramUpdate) error {
 	switch {
 	case u.CallbackQuery != nil:
 		cb := u.CallbackQuery
@@ -71,7 +71,7 @@ func (in *Inbound) handle(ctx context.Context, u telegram.Update) error {
 		if err != nil {
 			text = sb.ErrorMessage(err)
 		}
-		if aerr := in.Answer(ctx, cb.ID, shorten(text, telegram.MaxAnswerTextLength)); aerr != nil {
+		if aerr := in.Answer(ctx, cb.ID, shorten(text, sb.TelegramMaxAnswerLength)); aerr != nil {
 			in.Log.WarnContext(ctx, "answerCallbackQuery failed", "err", aerr)
 		}
 		return nil
@@ -83,7 +83,7 @@ func (in *Inbound) handle(ctx context.Context, u telegram.Update) error {
 
 // message wakes an agent. "/hermes text" or "@hermes text" picks the agent;
 // otherwise the first agent answers.
-func (in *Inbound) message(ctx context.Context, m *telegram.Msg) error {
+func (in *Inbound) message(ctx context.Context, m *sb.TelegramMessage) error {
 	chat := strconv.FormatInt(m.Chat.ID, 10)
 	if !contains(in.AllowedChats, chat) {
 		in.Log.InfoContext(ctx, "telegram message from a chat that is not allowed; ignored", "chat", chat)
@@ -118,7 +118,7 @@ func (in *Inbound) message(ctx context.Context, m *telegram.Msg) error {
 // Poller is the telegram-poll job: a slow getUpdates poll for when no
 // webhook is set. The offset lives in the store.
 type Poller struct {
-	Client *telegram.Client
+	Client sb.TelegramUpdates
 	KV     sb.KV
 	In     *Inbound
 }
@@ -134,7 +134,7 @@ func (p *Poller) Tick(ctx context.Context) (string, error) {
 	if found {
 		offset, _ = strconv.ParseInt(raw, 10, 64)
 	}
-	updates, err := p.Client.GetUpdates(ctx, offset, 0, []string{telegram.KindMessage, telegram.KindCallbackQuery})
+	updates, err := p.Client.GetUpdates(ctx, offset, 0, []string{sb.TelegramKindMessage, sb.TelegramKindCallbackQuery})
 	if sb.ErrorCode(err) == sb.ECONFLICT && strings.Contains(sb.ErrorMessage(err), "webhook") {
 		return "a webhook is set; updates arrive there", nil
 	}

@@ -2,10 +2,10 @@ package wake
 
 import (
 	"fmt"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 )
 
@@ -13,7 +13,7 @@ import (
 // `[HH:MM] @user (messageId: …): text`, then each file and link preview,
 // all inside one untrusted frame (names, texts and previews are others'
 // words), followed by where the answer goes. loc renders the times.
-func FormatMessages(room Room, threadID string, msgs []rocketchat.Message, loc *time.Location) string {
+func FormatMessages(room Room, threadID string, msgs []sb.ChatMessage, loc *time.Location) string {
 	if loc == nil {
 		loc = time.UTC
 	}
@@ -21,7 +21,7 @@ func FormatMessages(room Room, threadID string, msgs []rocketchat.Message, loc *
 	for _, m := range msgs {
 		fmt.Fprintf(&b, "[%s] @%s (messageId: %s): %s\n", m.At.In(loc).Format("15:04"), oneLine(m.User.Username), m.ID, continued(m.Text))
 		for _, f := range m.Files {
-			fmt.Fprintf(&b, "    Datei: %s (%s, %s) — fileId: %s\n", oneLine(f.Name), oneLine(f.Type), HumanSize(f.Size), f.ID)
+			fmt.Fprintf(&b, "    Datei: %s (%s, %s) — fileId: %s\n", oneLine(f.Name), oneLine(f.Type), sb.HumanSize(f.Size), f.ID)
 		}
 		for _, l := range m.Links {
 			line := "    Link: " + oneLine(l.URL)
@@ -54,13 +54,10 @@ func oneLine(s string) string {
 
 func describeRoom(r Room) string {
 	switch {
-	case r.Type == rocketchat.Direct:
+	case r.Type == sb.RoomDirect:
 		return "a direct message from @" + r.Name
 	case r.Name != "":
 		return "#" + r.Name
 	}
 	return "room " + r.ID
 }
-
-// HumanSize renders a byte count like Rocket.Chat's UI does: 77 B, 1.2 KB, 3.4 MB.
-func HumanSize(n int64) string { return rocketchat.HumanSize(n) }

@@ -8,22 +8,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
-
-// Chat is the part of the Rocket.Chat client the poll uses.
-type Chat interface {
-	Subscriptions(ctx context.Context, updatedSince time.Time) ([]rocketchat.Subscription, error)
-	History(ctx context.Context, roomType rocketchat.RoomType, roomID string, oldest time.Time, count int, withThreads bool) ([]rocketchat.Message, error)
-	MarkRead(ctx context.Context, roomID string) error
-}
 
 // PollAgent is one agent the poll looks after.
 type PollAgent struct {
 	ID              string
 	Rules           Rules
-	Chat            Chat
+	Chat            sb.ChatReader
 	MaxMessages     int           // history per room and tick (maxMessagesPerRoom)
 	Lookback        time.Duration // first fetch of a room (initialLookbackMinutes)
 	MaxWakesPerHour int           // per room (maxWakesPerRoomPerHour)
@@ -103,7 +95,7 @@ func (p *Poller) agent(ctx context.Context, a PollAgent, st *PollStats) error {
 		if !s.Alert && s.Unread == 0 && s.UserMentions == 0 && s.GroupMentions == 0 {
 			continue
 		}
-		if s.Type != rocketchat.Channel && s.Type != rocketchat.Group && s.Type != rocketchat.Direct {
+		if s.Type != sb.RoomChannel && s.Type != sb.RoomGroup && s.Type != sb.RoomDirect {
 			continue // livechat and other kinds have no history endpoint here
 		}
 		st.Rooms++
@@ -121,7 +113,7 @@ func (p *Poller) agent(ctx context.Context, a PollAgent, st *PollStats) error {
 	return errors.Join(errs...)
 }
 
-func (p *Poller) room(ctx context.Context, a PollAgent, s rocketchat.Subscription, st *PollStats) error {
+func (p *Poller) room(ctx context.Context, a PollAgent, s sb.ChatSubscription, st *PollStats) error {
 	room := Room{ID: s.RoomID, Name: s.Name, Type: s.Type}
 	markerKey := "poll#" + a.ID + "#" + s.RoomID
 	raw, found, err := p.KV.Get(ctx, markerKey)
@@ -146,7 +138,7 @@ func (p *Poller) room(ctx context.Context, a PollAgent, s rocketchat.Subscriptio
 			"agent", a.ID, "room", s.RoomID, "maxMessagesPerRoom", a.MaxMessages)
 	}
 	newest := marker
-	var waking []rocketchat.Message
+	var waking []sb.ChatMessage
 	for _, m := range msgs {
 		if !m.At.After(marker) {
 			continue
@@ -186,9 +178,9 @@ func (p *Poller) room(ctx context.Context, a PollAgent, s rocketchat.Subscriptio
 // wake claims the messages (shared with the webhook), applies the hourly
 // throttle and queues one job for the room. It returns the time of the
 // oldest waking message whose claim is not done (zero when all are).
-func (p *Poller) wake(ctx context.Context, a PollAgent, room Room, msgs []rocketchat.Message, st *PollStats) (time.Time, error) {
+func (p *Poller) wake(ctx context.Context, a PollAgent, room Room, msgs []sb.ChatMessage, st *PollStats) (time.Time, error) {
 	var keys []string
-	var fresh []rocketchat.Message
+	var fresh []sb.ChatMessage
 	var pending time.Time
 	hold := func(at time.Time) {
 		if pending.IsZero() || at.Before(pending) {
@@ -329,7 +321,7 @@ func (p *Poller) rateLimited(ctx context.Context, a PollAgent, err error) bool {
 }
 
 // commonThread is the thread all messages belong to, or "" (the room).
-func commonThread(msgs []rocketchat.Message) string {
+func commonThread(msgs []sb.ChatMessage) string {
 	t := msgs[0].ThreadID
 	for _, m := range msgs[1:] {
 		if m.ThreadID != t {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
@@ -35,7 +34,7 @@ func TestPollDispatchFailureDoesNotBurnThrottle(t *testing.T) {
 	}
 }
 
-// livechatChat is a fake wake.Chat with one omnichannel (livechat)
+// livechatChat is a fake sb.ChatReader with one omnichannel (livechat)
 // subscription that has news. rocketchat.Client.History answers EINVALID
 // for room type "l" ("has no history endpoint"); poll.go room() returns
 // that error before MarkRead, so the room stays "new" forever: every tick
@@ -44,11 +43,11 @@ func TestPollDispatchFailureDoesNotBurnThrottle(t *testing.T) {
 // endpoint in the agent() pre-filter.
 type livechatChat struct{ reads int }
 
-func (c *livechatChat) Subscriptions(context.Context, time.Time) ([]rocketchat.Subscription, error) {
-	return []rocketchat.Subscription{{RoomID: "lc1", Type: rocketchat.Livechat, Name: "visitor", Alert: true, Unread: 1}}, nil
+func (c *livechatChat) Subscriptions(context.Context, time.Time) ([]sb.ChatSubscription, error) {
+	return []sb.ChatSubscription{{RoomID: "lc1", Type: sb.RoomLivechat, Name: "visitor", Alert: true, Unread: 1}}, nil
 }
 
-func (c *livechatChat) History(context.Context, rocketchat.RoomType, string, time.Time, int, bool) ([]rocketchat.Message, error) {
+func (c *livechatChat) History(context.Context, sb.RoomType, string, time.Time, int, bool) ([]sb.ChatMessage, error) {
 	return nil, sb.E("rocketchat.history", sb.EINVALID, `Rocket.Chat history of room lc1: room type "l" has no history endpoint`)
 }
 

@@ -7,16 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
-
-// MessageSource fetches what a webhook delivery does not carry: the message
-// with its mentions[], files and link previews, and the room's kind.
-type MessageSource interface {
-	GetMessage(ctx context.Context, messageID string) (rocketchat.Message, error)
-	RoomInfo(ctx context.Context, roomIDOrName string) (rocketchat.Room, error)
-}
 
 // Preparer turns a webhook job (Pending) into a runnable one: it fetches the
 // message as the agent, applies the full wake rules and the hourly
@@ -34,7 +26,7 @@ type Preparer struct {
 
 // Prepare reports false (and no error) when the message must not wake the
 // agent after all.
-func (p *Preparer) Prepare(ctx context.Context, job sb.WakeJob, src MessageSource, rules Rules, maxWakesPerHour int) (sb.WakeJob, bool, error) {
+func (p *Preparer) Prepare(ctx context.Context, job sb.WakeJob, src sb.ChatMessageSource, rules Rules, maxWakesPerHour int) (sb.WakeJob, bool, error) {
 	if job.Pending == nil {
 		return job, true, nil
 	}
@@ -47,7 +39,7 @@ func (p *Preparer) Prepare(ctx context.Context, job sb.WakeJob, src MessageSourc
 		return job, false, err
 	}
 	room := Room{ID: info.ID, Name: info.Name, Type: info.Type}
-	if info.Type == rocketchat.Direct {
+	if info.Type == sb.RoomDirect {
 		room.Name = counterpart(info.Usernames, rules.Username)
 	}
 	if job.Pending.Edited {
@@ -80,7 +72,7 @@ func (p *Preparer) Prepare(ctx context.Context, job sb.WakeJob, src MessageSourc
 	if err != nil || !allowed {
 		return job, false, err
 	}
-	job.Text = FormatMessages(room, m.ThreadID, []rocketchat.Message{m}, p.Loc)
+	job.Text = FormatMessages(room, m.ThreadID, []sb.ChatMessage{m}, p.Loc)
 	job.ReplyTo = &ReplyTo{RoomID: room.ID, RoomName: room.Name, RoomType: string(room.Type), ThreadID: m.ThreadID}
 	job.MessageIDs = []string{m.ID}
 	job.Pending = nil

@@ -17,49 +17,49 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
-// source is a wake.MessageSource: RoomInfo goes to rcfake through the real
+// source is a sb.ChatMessageSource: RoomInfo goes to rcfake through the real
 // client; GetMessage is served from messages read through the real client's
 // History, because rcfake has no chat.getMessage route (yet). The messages
 // are therefore decoded from rcfake's wire shapes like the real call's.
 type source struct {
 	chat    *rocketchat.Client
 	mu      sync.Mutex
-	msgs    map[string]rocketchat.Message
+	msgs    map[string]sb.ChatMessage
 	gets    int
 	getErr  error
 	infoErr error
 }
 
-var _ wake.MessageSource = (*source)(nil)
+var _ sb.ChatMessageSource = (*source)(nil)
 
-func (s *source) GetMessage(_ context.Context, id string) (rocketchat.Message, error) {
+func (s *source) GetMessage(_ context.Context, id string) (sb.ChatMessage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gets++
 	if s.getErr != nil {
-		return rocketchat.Message{}, s.getErr
+		return sb.ChatMessage{}, s.getErr
 	}
 	m, ok := s.msgs[id]
 	if !ok {
-		return rocketchat.Message{}, sb.E("rocketchat.chat.getMessage", sb.ENOTFOUND, "no message "+id)
+		return sb.ChatMessage{}, sb.E("rocketchat.chat.getMessage", sb.ENOTFOUND, "no message "+id)
 	}
 	return m, nil
 }
 
-func (s *source) RoomInfo(ctx context.Context, rid string) (rocketchat.Room, error) {
+func (s *source) RoomInfo(ctx context.Context, rid string) (sb.ChatRoom, error) {
 	if s.infoErr != nil {
-		return rocketchat.Room{}, s.infoErr
+		return sb.ChatRoom{}, s.infoErr
 	}
 	return s.chat.RoomInfo(ctx, rid)
 }
 
 // load reads every message of the rooms as hermes.
-func (s *source) load(t *testing.T, rooms map[string]rocketchat.RoomType) {
+func (s *source) load(t *testing.T, rooms map[string]sb.RoomType) {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.msgs == nil {
-		s.msgs = map[string]rocketchat.Message{}
+		s.msgs = map[string]sb.ChatMessage{}
 	}
 	for rid, typ := range rooms {
 		msgs, err := s.chat.History(context.Background(), typ, rid, time.Time{}, 1000, true)
@@ -91,7 +91,7 @@ func newPrepEnv(t *testing.T) *prepEnv {
 
 func (e *prepEnv) prepare(t *testing.T, m rcfake.Message, rules wake.Rules, maxWakes int) (sb.WakeJob, bool) {
 	t.Helper()
-	e.src.load(t, map[string]rocketchat.RoomType{e.general: rocketchat.Channel, e.finanz: rocketchat.Group, e.dmRich: rocketchat.Direct})
+	e.src.load(t, map[string]sb.RoomType{e.general: sb.RoomChannel, e.finanz: sb.RoomGroup, e.dmRich: sb.RoomDirect})
 	in := sb.WakeJob{AgentID: "hermes", Source: "rocketchat-webhook",
 		Pending: &sb.PendingMessage{RoomID: m.RoomID, MessageID: m.ID, ThreadID: m.ThreadID}}
 	got, ok, err := e.prep.Prepare(context.Background(), in, e.src, rules, maxWakes)
@@ -277,7 +277,7 @@ func TestPrepareErrors(t *testing.T) {
 	if _, ok, err := e.prep.Prepare(context.Background(), gone, e.src, e.hermes.Rules, 12); ok || sb.ErrorCode(err) != sb.ENOTFOUND {
 		t.Errorf("unknown message: ok %v err %v, want ENOTFOUND", ok, err)
 	}
-	e.src.load(t, map[string]rocketchat.RoomType{e.general: rocketchat.Channel})
+	e.src.load(t, map[string]sb.RoomType{e.general: sb.RoomChannel})
 	e.src.infoErr = sb.E("rocketchat.rooms.info", sb.EFORBIDDEN, "no access")
 	if _, ok, err := e.prep.Prepare(context.Background(), in, e.src, e.hermes.Rules, 12); ok || sb.ErrorCode(err) != sb.EFORBIDDEN {
 		t.Errorf("RoomInfo failing: ok %v err %v, want the error", ok, err)
@@ -331,7 +331,7 @@ func TestWebhookToReplyEndToEnd(t *testing.T) {
 
 	parent := e.post(t, "richard", e.general, "Quartal", rcfake.PostOptions{})
 	m := e.post(t, "richard", e.general, "@agent-hermes stimmen die Zahlen?", rcfake.PostOptions{Tmid: parent.ID})
-	e.src.load(t, map[string]rocketchat.RoomType{e.general: rocketchat.Channel})
+	e.src.load(t, map[string]sb.RoomType{e.general: sb.RoomChannel})
 	for range 2 { // the delivery and Rocket.Chat's retry
 		resp, err := http.Post(srv.URL, "application/json", strings.NewReader(string(e.rc.OutgoingWebhookPayload(m))))
 		if err != nil {

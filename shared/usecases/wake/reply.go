@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -24,14 +23,14 @@ type ToolInvoker interface {
 // FileUploader posts a file into a Rocket.Chat room (rooms.media +
 // rooms.mediaConfirm), with description as its message.
 type FileUploader interface {
-	UploadFile(ctx context.Context, rid, name, contentType string, r io.Reader, size int64, description, tmid string) (rocketchat.Message, error)
+	UploadFile(ctx context.Context, rid, name, contentType string, r io.Reader, size int64, description, tmid string) (sb.ChatMessage, error)
 }
 
 // Account is what the wake needs of one agent's Rocket.Chat account: the
 // client that reads and posts as the agent, its wake rules and hourly
 // limit, and its web address for links ("" when unknown).
 type Account struct {
-	Messages MessageSource
+	Messages sb.ChatMessageSource
 	Files    FileUploader
 	Rules    Rules
 	MaxWakes int
@@ -191,10 +190,10 @@ func RoomLink(base string, to *ReplyTo) string {
 	}
 	base = strings.TrimRight(base, "/")
 	var link string
-	switch rocketchat.RoomType(to.RoomType) {
-	case rocketchat.Group:
+	switch sb.RoomType(to.RoomType) {
+	case sb.RoomGroup:
 		link = base + "/group/" + url.PathEscape(to.RoomName)
-	case rocketchat.Direct:
+	case sb.RoomDirect:
 		link = base + "/direct/" + url.PathEscape(to.RoomID)
 	default:
 		name := to.RoomName

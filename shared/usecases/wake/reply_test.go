@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
@@ -32,10 +31,10 @@ type uploader struct {
 	err                             error
 }
 
-func (u *uploader) UploadFile(_ context.Context, rid, name, _ string, r io.Reader, _ int64, description, tmid string) (rocketchat.Message, error) {
+func (u *uploader) UploadFile(_ context.Context, rid, name, _ string, r io.Reader, _ int64, description, tmid string) (sb.ChatMessage, error) {
 	b, _ := io.ReadAll(r)
 	u.room, u.name, u.caption, u.tmid, u.body = rid, name, description, tmid, string(b)
-	return rocketchat.Message{}, u.err
+	return sb.ChatMessage{}, u.err
 }
 
 func newReplier(inv *invoker, up *uploader, store *memstore.Store, told *[]string) *wake.Replier {

@@ -3,7 +3,7 @@ package wake
 import (
 	"strings"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 // Rules is what the wake decision needs to know about one agent.
@@ -19,8 +19,8 @@ type Rules struct {
 // Room is the room a message came from.
 type Room struct {
 	ID   string
-	Name string              // for DMs: the counterpart's username
-	Type rocketchat.RoomType // channel, private group or direct message
+	Name string      // for DMs: the counterpart's username
+	Type sb.RoomType // channel, private group or direct message
 }
 
 // Verdict is the outcome of Decide; Reason is for logs and tests.
@@ -34,7 +34,7 @@ type Verdict struct {
 // Rocket.Chat 8.x `unread` counts only mentions and `userMentions` stays up
 // until the room is read, so a counter would make every later
 // plain message look addressed.
-func (r Rules) Decide(room Room, m rocketchat.Message) Verdict {
+func (r Rules) Decide(room Room, m sb.ChatMessage) Verdict {
 	switch {
 	case strings.EqualFold(m.User.Username, r.Username) || (r.UserID != "" && m.User.ID == r.UserID):
 		return Verdict{false, "own message"}
@@ -54,7 +54,7 @@ func (r Rules) Decide(room Room, m rocketchat.Message) Verdict {
 		return Verdict{false, "room not in allowedRooms"}
 	}
 	switch {
-	case room.Type == rocketchat.Direct:
+	case room.Type == sb.RoomDirect:
 		return Verdict{true, "direct message"}
 	case mentioned:
 		return Verdict{true, "mentioned"}
@@ -66,7 +66,7 @@ func (r Rules) Decide(room Room, m rocketchat.Message) Verdict {
 	return Verdict{false, "not addressed"}
 }
 
-func (r Rules) mentioned(m rocketchat.Message) bool {
+func (r Rules) mentioned(m sb.ChatMessage) bool {
 	for _, u := range m.Mentions {
 		if strings.EqualFold(u, r.Username) {
 			return true

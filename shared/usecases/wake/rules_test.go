@@ -3,7 +3,7 @@ package wake_test
 import (
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
@@ -19,18 +19,18 @@ func hermesRules() wake.Rules {
 }
 
 var (
-	finanz   = wake.Room{ID: "rFinanz", Name: "finanz-team", Type: rocketchat.Group}
-	general  = wake.Room{ID: "GENERAL", Name: "general", Type: rocketchat.Channel}
-	dmRich   = wake.Room{ID: "uHermesuRichard", Name: "richard", Type: rocketchat.Direct}
-	dmAtlas  = wake.Room{ID: "uAtlasuHermes", Name: "agent-atlas", Type: rocketchat.Direct}
-	richard  = rocketchat.User{ID: "uRichard", Username: "richard", Name: "Richard"}
-	atlas    = rocketchat.User{ID: "uAtlas", Username: "agent-atlas", Name: "Atlas"}
-	hermesU  = rocketchat.User{ID: "uHermes", Username: "agent-hermes", Name: "Hermes"}
-	stranger = rocketchat.User{ID: "uEve", Username: "eve", Name: "Eve"}
+	finanz   = wake.Room{ID: "rFinanz", Name: "finanz-team", Type: sb.RoomGroup}
+	general  = wake.Room{ID: "GENERAL", Name: "general", Type: sb.RoomChannel}
+	dmRich   = wake.Room{ID: "uHermesuRichard", Name: "richard", Type: sb.RoomDirect}
+	dmAtlas  = wake.Room{ID: "uAtlasuHermes", Name: "agent-atlas", Type: sb.RoomDirect}
+	richard  = sb.ChatUser{ID: "uRichard", Username: "richard", Name: "Richard"}
+	atlas    = sb.ChatUser{ID: "uAtlas", Username: "agent-atlas", Name: "Atlas"}
+	hermesU  = sb.ChatUser{ID: "uHermes", Username: "agent-hermes", Name: "Hermes"}
+	stranger = sb.ChatUser{ID: "uEve", Username: "eve", Name: "Eve"}
 )
 
-func msg(u rocketchat.User, text string, mentions ...string) rocketchat.Message {
-	return rocketchat.Message{ID: "m1", Text: text, User: u, At: t0, Mentions: mentions}
+func msg(u sb.ChatUser, text string, mentions ...string) sb.ChatMessage {
+	return sb.ChatMessage{ID: "m1", Text: text, User: u, At: t0, Mentions: mentions}
 }
 
 func TestDecide(t *testing.T) {
@@ -49,13 +49,13 @@ func TestDecide(t *testing.T) {
 	botMention.Bot = true
 	botDM := msg(stranger, "build finished")
 	botDM.Bot = true
-	ownByID := msg(rocketchat.User{ID: "uHermes", Username: "renamed-hermes"}, "@agent-hermes hi", "agent-hermes")
+	ownByID := msg(sb.ChatUser{ID: "uHermes", Username: "renamed-hermes"}, "@agent-hermes hi", "agent-hermes")
 
 	tests := []struct {
 		name  string
 		rules wake.Rules
 		room  wake.Room
-		m     rocketchat.Message
+		m     sb.ChatMessage
 		want  bool
 	}{
 		{"DM wakes without mention", hermesRules(), dmRich, msg(richard, "hallo"), true},
@@ -70,7 +70,7 @@ func TestDecide(t *testing.T) {
 		{"own message in a DM does not wake", hermesRules(), dmRich, msg(hermesU, "erledigt"), false},
 		{"own message by user id does not wake", hermesRules(), finanz, ownByID, false},
 		{"own message, username in other case", hermesRules(), dmRich,
-			msg(rocketchat.User{ID: "x", Username: "Agent-Hermes"}, "hi"), false},
+			msg(sb.ChatUser{ID: "x", Username: "Agent-Hermes"}, "hi"), false},
 		{"system message uj does not wake", hermesRules(), dmRich, sys, false},
 		{"system message with a mention does not wake", hermesRules(), finanz, sysMention, false},
 		{"bot message without mention does not wake", hermesRules(), finanz, bot, false},
@@ -126,7 +126,7 @@ func TestDecide(t *testing.T) {
 		{"configured username in other case", with(func(r *wake.Rules) { r.Username = "AGENT-HERMES" }),
 			finanz, msg(richard, "@agent-hermes", "agent-hermes"), true},
 		{"other agent's name in other case is still an agent",
-			hermesRules(), finanz, msg(rocketchat.User{ID: "uAtlas", Username: "Agent-Atlas"}, "erledigt"), false},
+			hermesRules(), finanz, msg(sb.ChatUser{ID: "uAtlas", Username: "Agent-Atlas"}, "erledigt"), false},
 		{"configured agent list in other case",
 			with(func(r *wake.Rules) { r.AgentUsernames = []string{"AGENT-ATLAS"}; r.MentionOnly = false }), general, msg(atlas, "hallo"), false},
 	}
@@ -150,7 +150,7 @@ func TestDecideReasons(t *testing.T) {
 	tests := []struct {
 		name string
 		room wake.Room
-		m    rocketchat.Message
+		m    sb.ChatMessage
 		want string
 	}{
 		{"dm", dmRich, msg(richard, "hi"), "direct message"},

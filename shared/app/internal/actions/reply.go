@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
@@ -36,7 +37,7 @@ func (a *Actions) Accounts() wake.Accounts {
 type telegramChats struct{ client *telegram.Client }
 
 func (t telegramChats) Send(ctx context.Context, chatID, text string) error {
-	_, err := t.client.SendLong(ctx, telegram.Message{ChatID: chatID, Text: text, DisableWebPagePreview: true})
+	_, err := t.client.SendLong(ctx, sb.TelegramText{ChatID: chatID, Text: text, DisableWebPagePreview: true})
 	return err
 }
 

@@ -250,8 +250,8 @@ func (c *Core) AgentName(id string) string {
 // AgentExists says whether the config has the agent.
 func (c *Core) AgentExists(id string) bool { _, ok := c.Config.Agent(id); return ok }
 
-// RocketChatClient is the agent's Rocket.Chat client.
-func (c *Core) RocketChatClient(agentID string) (*rocketchat.Client, bool) {
+// RocketChatClient is the agent's Rocket.Chat client, for posting.
+func (c *Core) RocketChatClient(agentID string) (sb.ChatPoster, bool) {
 	rc, ok := c.RC[agentID]
 	if !ok {
 		return nil, false

@@ -171,7 +171,7 @@ func (n *approvalNotifier) describe(ap approvals.Approval) string {
 func (n *approvalNotifier) RequestApproval(ctx context.Context, r approvals.Request) (json.RawMessage, error) {
 	ctx = scrub.Allow(ctx, r.ApproveURL, r.DenyURL)
 	text := n.describe(r.Approval) + "\n\nApprove: " + r.ApproveURL + "\nDeny: " + r.DenyURL
-	kb := &telegram.InlineKeyboard{Rows: [][]telegram.InlineKeyboardButton{{
+	kb := &sb.TelegramKeyboard{Rows: [][]sb.TelegramButton{{
 		telegram.CallbackButton("Approve", approvals.CallbackData(approvals.Approve, r.Approval.ID)),
 		telegram.CallbackButton("Deny", approvals.CallbackData(approvals.Deny, r.Approval.ID)),
 	}}}
