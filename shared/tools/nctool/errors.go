@@ -7,8 +7,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/collabora"
-	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -29,18 +27,15 @@ func (c *invocation) fail(what string, err error) sb.Envelope {
 	if what != "" {
 		env.Error = what + ": " + env.Error
 	}
-	if s := nextcloud.HTTPStatus(err); s != 0 {
+	// What Nextcloud or Collabora answered (a RemoteFailure in the chain).
+	if s := sb.HTTPStatus(err); s != 0 {
 		env.HTTPStatus = s
 	}
-	if e := nextcloud.Endpoint(err); e != "" {
+	if e := sb.Endpoint(err); e != "" {
 		env.Endpoint = e
 	}
-	if s := nextcloud.OCSStatus(err); s != 0 {
+	if s := sb.ServiceStatus(err); s != 0 {
 		env.Data["ocs_status"] = s
-	}
-	var ce *collabora.StatusError
-	if errors.As(err, &ce) {
-		env.HTTPStatus, env.Endpoint = ce.Status, ce.Endpoint
 	}
 	var se *sb.Error
 	if errors.As(err, &se) && se.RetryAfter > 0 && (code == sb.ERATELIMITED || code == sb.EUNAVAILABLE) {
@@ -60,4 +55,4 @@ func (c *invocation) failMsg(code, format string, a ...any) sb.Envelope {
 func (c *invocation) bad(err error) sb.Envelope { return c.fail("", err) }
 
 // status is the HTTP status Nextcloud answered for err (0 for none).
-func status(err error) int { return nextcloud.HTTPStatus(err) }
+func status(err error) int { return sb.HTTPStatus(err) }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
 )
@@ -31,7 +30,7 @@ type source func() (r io.ReadCloser, size int64, err error)
 
 // putOutcome is what putRemote did.
 type putOutcome struct {
-	res       nextcloud.PutResult
+	res       sb.FilePut
 	path      string // where the file landed
 	renamed   bool   // 423 under reports: saved under a timestamped name
 	madeDirs  bool   // parent folders were created
@@ -47,10 +46,10 @@ type putOutcome struct {
 // It never loops.
 func (c *invocation) putRemote(dst string, open source, contentType string) (putOutcome, error) {
 	out := putOutcome{path: dst, requested: dst}
-	attempt := func(p string) (nextcloud.PutResult, error) {
+	attempt := func(p string) (sb.FilePut, error) {
 		r, size, err := open()
 		if err != nil {
-			return nextcloud.PutResult{}, err
+			return sb.FilePut{}, err
 		}
 		defer r.Close()
 		return c.nc.Put(c.ctx, p, r, size, contentType)
@@ -104,7 +103,7 @@ func (c *invocation) putRemote(dst string, open source, contentType string) (put
 // Nextcloud 34 reports a file in the way of the folder (415) and a folder
 // in the way of the file (400).
 func chunkedFinish(err error) bool {
-	ep := nextcloud.Endpoint(err)
+	ep := sb.Endpoint(err)
 	return strings.Contains(ep, "/remote.php/dav/uploads/") && strings.HasSuffix(ep, "/.file")
 }
 
@@ -374,11 +373,11 @@ func (c *invocation) list() sb.Envelope {
 		return checked
 	}
 	shown := c.scope.show(dir)
-	var entries []nextcloud.Entry
+	var entries []sb.FileInfo
 	if depth <= 1 {
 		entries, err = c.nc.Propfind(c.ctx, dir, depth)
 	} else {
-		entries, err = c.nc.Search(c.ctx, nextcloud.SearchQuery{Folder: dir, Limit: MaxListLimit + 1})
+		entries, err = c.nc.Search(c.ctx, sb.FileSearch{Folder: dir, Limit: MaxListLimit + 1})
 	}
 	if err != nil {
 		if sb.ErrorCode(err) == sb.ENOTFOUND && dir == c.scope.root {
@@ -386,8 +385,8 @@ func (c *invocation) list() sb.Envelope {
 		}
 		return c.fail("cannot list "+shown, err)
 	}
-	var self *nextcloud.Entry
-	var kids []nextcloud.Entry
+	var self *sb.FileInfo
+	var kids []sb.FileInfo
 	for i, e := range entries {
 		switch {
 		case e.Path == dir:
@@ -629,7 +628,7 @@ func (c *invocation) search() sb.Envelope {
 	if c.preflight {
 		return checked
 	}
-	hits, err := c.nc.Search(c.ctx, nextcloud.SearchQuery{Folder: dir, Name: q, Mime: mt, ModifiedAfter: after, Limit: limit + 1})
+	hits, err := c.nc.Search(c.ctx, sb.FileSearch{Folder: dir, Name: q, Mime: mt, ModifiedAfter: after, Limit: limit + 1})
 	if err != nil {
 		return c.fail("cannot search "+c.scope.show(dir), err)
 	}
@@ -703,7 +702,7 @@ func (c *invocation) quota() sb.Envelope {
 	return sb.OK(quotaData(q))
 }
 
-func quotaData(q nextcloud.Quota) map[string]any {
+func quotaData(q sb.FileQuota) map[string]any {
 	// Measured on Nextcloud 34: moving a file to the trash bin lowers used
 	// by its size, and earlier versions are not in used either.
 	d := map[string]any{"used_bytes": q.Used, "used": humanBytes(q.Used), "unlimited": q.Unlimited,

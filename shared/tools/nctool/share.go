@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -32,9 +31,9 @@ func (c *invocation) share() sb.Envelope {
 	if err != nil {
 		return c.bad(err)
 	}
-	typ := nextcloud.ShareUser
+	typ := sb.ShareUser
 	if a.ShareType != nil {
-		typ = nextcloud.ShareType(*a.ShareType)
+		typ = sb.ShareType(*a.ShareType)
 	}
 	with := c.optional(a.ShareWith)
 	with = strings.TrimSpace(with)
@@ -42,27 +41,27 @@ func (c *invocation) share() sb.Envelope {
 	generate := boolOr(a.GeneratePassword, false)
 	note := c.optional(a.Note)
 	file := c.optional(a.File)
-	perms := nextcloud.PermRead
+	perms := sb.PermRead
 	if a.Permissions != nil {
 		switch *a.Permissions {
 		case "read":
 		case "edit":
 			// Nextcloud drops create and delete for single files itself.
-			perms = nextcloud.PermRead | nextcloud.PermUpdate | nextcloud.PermCreate | nextcloud.PermDelete
+			perms = sb.PermRead | sb.PermUpdate | sb.PermCreate | sb.PermDelete
 		default:
 			return c.failMsg(sb.EINVALID, "permissions must be \"read\" (the default) or \"edit\", not %s", quote(*a.Permissions))
 		}
 	}
 
 	switch typ {
-	case nextcloud.ShareUser, nextcloud.ShareGroup:
+	case sb.ShareUser, sb.ShareGroup:
 		if with == "" {
-			return c.failMsg(sb.EINVALID, "shareWith is missing: name the Nextcloud %s to share with, or use shareType 3 for a public link", map[nextcloud.ShareType]string{0: "user", 1: "group"}[typ])
+			return c.failMsg(sb.EINVALID, "shareWith is missing: name the Nextcloud %s to share with, or use shareType 3 for a public link", map[sb.ShareType]string{0: "user", 1: "group"}[typ])
 		}
 		if password != "" || generate {
 			return c.failMsg(sb.EINVALID, "passwords are for public links (shareType 3) only; a user or group share needs none")
 		}
-	case nextcloud.ShareLink:
+	case sb.ShareLink:
 		if with != "" {
 			return c.failMsg(sb.EINVALID, "a public link (shareType 3) has no shareWith; leave it out, or use shareType 0 to share with a user")
 		}
@@ -97,11 +96,11 @@ func (c *invocation) share() sb.Envelope {
 	if c.preflight {
 		return checked
 	}
-	req := nextcloud.ShareRequest{Path: p, Type: typ, ShareWith: with, Permissions: perms, Password: password, Note: note}
+	req := sb.ShareRequest{Path: p, Type: typ, ShareWith: with, Permissions: perms, Password: password, Note: note}
 	var notes []string
 	var generated string
 	today := c.t.now().UTC().Truncate(24 * time.Hour)
-	if typ == nextcloud.ShareLink {
+	if typ == sb.ShareLink {
 		caps, err := c.nc.Capabilities(c.ctx)
 		if err != nil {
 			return c.fail("cannot read the server's sharing settings", err)
@@ -165,7 +164,7 @@ func (c *invocation) share() sb.Envelope {
 		return c.fail("cannot share "+c.scope.show(p), err)
 	}
 	data := c.shareData(sh, p)
-	if typ == nextcloud.ShareLink {
+	if typ == sb.ShareLink {
 		data["download_url"] = sh.DownloadURL(file)
 	}
 	if generated != "" {
@@ -174,7 +173,7 @@ func (c *invocation) share() sb.Envelope {
 	}
 	msg := fmt.Sprintf("shared %s", c.scope.show(p))
 	switch typ {
-	case nextcloud.ShareLink:
+	case sb.ShareLink:
 		msg += " as a public link (anyone holding it can open it"
 		if req.Password != "" {
 			msg += " with the password"
@@ -245,7 +244,7 @@ func minuteAfter(t time.Time) string {
 
 // shareData is the lifecycle of a share: what it is, where it leads, when
 // it ends, how to end it.
-func (c *invocation) shareData(sh nextcloud.Share, fallback string) map[string]any {
+func (c *invocation) shareData(sh sb.Share, fallback string) map[string]any {
 	p := fallback
 	if sh.Path != "" {
 		p = path.Clean("/" + sh.Path)
@@ -263,7 +262,7 @@ func (c *invocation) shareData(sh nextcloud.Share, fallback string) map[string]a
 	if !sh.Expiration.IsZero() {
 		d["expires"] = sh.Expiration.Format("2006-01-02")
 	}
-	if sh.Type == nextcloud.ShareLink {
+	if sh.Type == sb.ShareLink {
 		d["url"] = sh.URL
 		d["token"] = sh.Token
 	} else {
@@ -359,7 +358,7 @@ func (c *invocation) shares() sb.Envelope {
 			continue // another agent's share on the same account
 		}
 		d := c.shareData(sh, p)
-		if sh.Type == nextcloud.ShareLink {
+		if sh.Type == sb.ShareLink {
 			d["download_url"] = sh.DownloadURL("")
 		}
 		out = append(out, d)
@@ -431,8 +430,8 @@ func (c *invocation) unshare() sb.Envelope {
 	return c.failMsg(sb.ENOTFOUND, "none of your shares has the %s; Nextcloud.unshare {path, …} or Nextcloud.stat (share_types) help find it", what)
 }
 
-func revokeNote(sh nextcloud.Share) string {
-	if sh.Type == nextcloud.ShareLink {
+func revokeNote(sh sb.Share) string {
+	if sh.Type == sb.ShareLink {
 		return "; the link stops working now, but anyone who downloaded the file keeps their copy"
 	}
 	return ""
