@@ -378,3 +378,70 @@ func ConvertFormats() []string {
 // ConvertContentType is the MIME type of a target format (lower case, no
 // dot), "" for a format no conversion produces.
 func ConvertContentType(format string) string { return convertFormats[format] }
+
+// NextcloudTool is the Nextcloud tool as a typed service: the actions the
+// system's own use cases call (the document pipeline), with Go arguments
+// and results. Each call runs through the tool executor's typed path — the
+// agent's tools, the schema, the tool's checks, the staging policy,
+// approvals and one audit entry, as the model's call of the same action
+// would — with the arguments the model would send (the args structs
+// marshal to them). by says who calls: AgentID, Run, Origin, ReplyTo and,
+// for an approved call, Approved, ApprovalID and ApprovedBy; its Tool,
+// Action and Args are the service's. Errors are the tool's, in the domain
+// vocabulary: ERATELIMITED or EUNAVAILABLE (RetryAfter when the server
+// asked for a wait) when trying later may work, EFORBIDDEN when the policy
+// denies the call, *PendingApproval when it waits for a human.
+type NextcloudTool interface {
+	Convert(ctx context.Context, by ToolCall, a ConvertArgs) (FileConverted, error)
+	Upload(ctx context.Context, by ToolCall, a UploadArgs) (FileUploaded, error)
+	Share(ctx context.Context, by ToolCall, a ShareArgs) (FileShared, error)
+	// Shares lists the agent's shares of path.
+	Shares(ctx context.Context, by ToolCall, path string) ([]FileShared, error)
+}
+
+// ConvertArgs are Nextcloud.convert's arguments for a workspace file.
+type ConvertArgs struct {
+	LocalPath string `json:"localPath"`
+	Format    string `json:"format"`
+}
+
+// UploadArgs are Nextcloud.upload's arguments; a RemotePath ending in /
+// keeps the workspace file's name.
+type UploadArgs struct {
+	LocalPath  string `json:"localPath"`
+	RemotePath string `json:"remotePath,omitempty"`
+}
+
+// ShareArgs are Nextcloud.share's arguments.
+type ShareArgs struct {
+	Path       string    `json:"path"`
+	ShareType  ShareType `json:"shareType"`
+	ShareWith  string    `json:"shareWith,omitempty"`
+	ExpireDays int       `json:"expireDays,omitempty"`
+	Password   string    `json:"password,omitempty"`
+}
+
+// FileConverted is a conversion's result in the workspace.
+type FileConverted struct {
+	LocalPath string
+}
+
+// FileUploaded is where an upload landed, as the agent sees paths.
+type FileUploaded struct {
+	Path string
+	// RequestedPath is the path asked for when the file there was locked and
+	// the upload was saved under a timestamped name instead; "" otherwise.
+	RequestedPath string
+	FileID        int64
+	Link          string // the internal link {baseUrl}/f/{fileid}; "" without baseUrl
+}
+
+// FileShared is a share as the agent sees it.
+type FileShared struct {
+	ID          string
+	Type        ShareType
+	Path        string
+	ShareWith   string // user and group shares
+	URL         string // link shares
+	InternalURL string // user and group shares, with baseUrl: {baseUrl}/f/{fileid}
+}

@@ -147,19 +147,28 @@ func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) (env sb.Envelope) {
 	if !ok {
 		return sb.FailErr(toolargs.UnknownAction("nctool", ToolName, call.Action, t.Spec().ActionNames()))
 	}
+	c, err := t.invocation(ctx, call, false)
+	if err != nil {
+		return sb.FailErr(err)
+	}
+	return run(c)
+}
+
+// invocation starts call for its agent: EFORBIDDEN when the agent has no
+// Nextcloud block, EINVALID when its folders are wrong.
+func (t *Tool) invocation(ctx context.Context, call sb.ToolCall, preflight bool) (*invocation, error) {
 	agent, ok := t.agents(call.AgentID)
 	if !ok || agent.Client == nil {
-		return sb.FailErr(toolargs.NotConfigured("nctool", call.AgentID, "Nextcloud"))
+		return nil, toolargs.NotConfigured("nctool", call.AgentID, "Nextcloud")
 	}
 	sc, err := newScope(agent.RootPath)
 	if err == nil {
 		sc, err = sc.withShared(agent.SharedReportsPath)
 	}
 	if err != nil {
-		return sb.FailErr(err)
+		return nil, err
 	}
-	c := &invocation{t: t, ctx: ctx, call: call, agent: agent, nc: agent.Client, scope: sc, op: "nctool." + call.Action}
-	return run(c)
+	return &invocation{t: t, ctx: ctx, call: call, agent: agent, nc: agent.Client, scope: sc, op: "nctool." + call.Action, preflight: preflight}, nil
 }
 
 // Preflight runs an action's argument checks without acting, so that the
