@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"io"
 	"net/http"
 	"os"
@@ -270,7 +271,7 @@ func TestRealNextcloudLockedReportGetsTimestampedName(t *testing.T) {
 	}
 }
 
-func names(es []nextcloud.Entry) []string {
+func names(es []sb.FileInfo) []string {
 	var out []string
 	for _, e := range es {
 		out = append(out, e.Name)
@@ -332,11 +333,11 @@ func TestRealNextcloudShareLimitWaitsThenCompletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 20 {
-		if _, err := w.nc.CreateShare(ctx, nextcloud.ShareRequest{Path: "/filler.txt", Type: nextcloud.ShareLink}); err != nil {
+		if _, err := w.nc.CreateShare(ctx, sb.ShareRequest{Path: "/filler.txt", Type: sb.ShareLink}); err != nil {
 			t.Fatalf("share %d of the window: %v", i+1, err)
 		}
 	}
-	if _, err := w.nc.CreateShare(ctx, nextcloud.ShareRequest{Path: "/filler.txt", Type: nextcloud.ShareLink}); nextcloud.HTTPStatus(err) != http.StatusTooManyRequests {
+	if _, err := w.nc.CreateShare(ctx, sb.ShareRequest{Path: "/filler.txt", Type: sb.ShareLink}); nextcloud.HTTPStatus(err) != http.StatusTooManyRequests {
 		t.Fatalf("the 21st share: %v, want 429", err)
 	}
 	w.write(t, "personal:q3.csv", "region,revenue\nnorth,10\n")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"io"
 	"net/http"
 	"os"
@@ -101,7 +102,7 @@ func capabilities(ctx context.Context, configPath, agentID, check string, out io
 		}
 	}
 	if len(unknown) > 0 {
-		return usageError(fmt.Sprintf("unknown feature(s) %s; known: %s", strings.Join(unknown, ", "), strings.Join(nextcloud.Features(), ", ")))
+		return usageError(fmt.Sprintf("unknown feature(s) %s; known: %s", strings.Join(unknown, ", "), strings.Join(sb.FileFeatures(), ", ")))
 	}
 	if len(missing) > 0 {
 		fmt.Fprintf(out, "missing: %s\n", strings.Join(missing, ", "))

@@ -3,11 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
@@ -161,7 +161,7 @@ func TestCapabilitiesUnknownFeature(t *testing.T) {
 	if !strings.Contains(msg, "unknown feature(s) teleport, sharing.publik;") {
 		t.Errorf("%q does not name the unknown features", msg)
 	}
-	if !strings.Contains(msg, "known: "+strings.Join(nextcloud.Features(), ", ")) {
+	if !strings.Contains(msg, "known: "+strings.Join(sb.FileFeatures(), ", ")) {
 		t.Errorf("%q does not list the known features", msg)
 	}
 }

@@ -59,6 +59,19 @@ type Envelope struct {
 	Data              map[string]any
 }
 
+// PendingApproval is the error of a typed tool call (shared/tools
+// Executor.Run) that the staging policy holds for a human's approval: it has
+// not run. ApprovalID names the approval ("" when approvals are not set up);
+// Message says what happens next.
+type PendingApproval struct {
+	ApprovalID string
+	Message    string
+}
+
+func (e *PendingApproval) Error() string {
+	return "needs a human's approval (approval " + e.ApprovalID + "): " + e.Message
+}
+
 // OK builds a success envelope.
 func OK(data map[string]any) Envelope { return Envelope{Status: "ok", Data: data} }
 

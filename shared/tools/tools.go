@@ -175,15 +175,83 @@ func (x *Executor) Specs(agentID string) []sb.ToolSpec {
 // entry. The audit write comes after the action: if it fails, the entry goes
 // to the error log (scrubbed) so that it is never lost silently.
 func (x *Executor) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
+	call, entry, start := x.begin(call)
+	env := x.invoke(ctx, call, &entry)
+	x.audited(ctx, entry, start, env)
+	return env
+}
+
+// Run is the typed path for the system's own callers (the document
+// pipeline, a run's reply): call names the tool, action and arguments as a
+// model would send them, and do is the typed service's method that performs
+// it. The call passes the same gate as Invoke — aliases, the agent's tools,
+// the schema, the tool's preflight, the staging policy and approvals — and
+// writes the same one audit entry, but do runs instead of the tool's Invoke
+// and Run answers do's error. A call that does not run answers EINVALID
+// (unknown tool or action, wrong arguments), EFORBIDDEN (not configured for
+// the agent, or denied by the policy), the tool's own refusal (preflight),
+// or *switchboard.PendingApproval when it waits for a human. Replay does not
+// apply: such callers keep their own markers.
+func (x *Executor) Run(ctx context.Context, call sb.ToolCall, do func(ctx context.Context) error) error {
+	call, entry, start := x.begin(call)
+	answered, answer := false, error(nil)
+	env := func() sb.Envelope {
+		tool, err := x.admit(ctx, call)
+		if err != nil {
+			entry.Outcome = sb.OutcomeRejected
+			answered, answer = true, err
+			return sb.Fail(sb.ErrorMessage(err))
+		}
+		return x.decideAndRun(ctx, tool, call, &entry, func(ctx context.Context) sb.Envelope {
+			answered, answer = true, x.safeDo(ctx, call, do)
+			if answer != nil {
+				return sb.FailErr(answer)
+			}
+			return sb.OK(nil)
+		})
+	}()
+	x.audited(ctx, entry, start, env)
+	if answered {
+		return answer
+	}
+	return held(call, entry, env)
+}
+
+// held is the error of a typed call that did not run, from its audit entry
+// and the envelope the model would have seen.
+func held(call sb.ToolCall, entry sb.AuditEntry, env sb.Envelope) error {
+	op := "tools." + call.Tool + "." + call.Action
+	switch entry.Outcome {
+	case sb.OutcomePending:
+		msg, _ := env.Data["message"].(string)
+		return &sb.PendingApproval{ApprovalID: entry.ApprovalID, Message: msg}
+	case sb.OutcomeDenied:
+		return sb.E(op, sb.EFORBIDDEN, env.Error)
+	}
+	// A preflight refusal and a staging store failure carry their code.
+	code, _ := env.Data["code"].(string)
+	if code == "" {
+		code = sb.EINVALID
+	}
+	return sb.E(op, code, env.Error)
+}
+
+// begin resolves an alias (one name for the tool, the rules and the audit)
+// and opens the call's audit entry.
+func (x *Executor) begin(call sb.ToolCall) (sb.ToolCall, sb.AuditEntry, time.Time) {
 	if action, ok := x.aliases[call.Tool+"."+call.Action]; ok {
-		call.Action = action // one name for the tool, the rules and the audit
+		call.Action = action
 	}
 	start := x.now()
 	entry := sb.AuditEntry{
 		ID: sb.NewID(start), At: start.UTC(), Run: call.Run, AgentID: call.AgentID,
 		Tool: call.Tool, Action: call.Action, Args: x.auditArgs(call.Args),
 	}
-	env := x.invoke(ctx, call, &entry)
+	return call, entry, start
+}
+
+// audited closes entry with the call's answer and writes it.
+func (x *Executor) audited(ctx context.Context, entry sb.AuditEntry, start time.Time, env sb.Envelope) {
 	entry.Duration = x.now().Sub(start)
 	if env.Status == "error" && entry.Error == "" {
 		entry.Error = x.scrub.String(env.Error)
@@ -193,26 +261,33 @@ func (x *Executor) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
 			"tool", entry.Tool, "action", entry.Action, "agent", entry.AgentID,
 			"runId", entry.Run.RunID, "outcome", entry.Outcome, "args", entry.Args)
 	}
-	return env
+}
+
+// admit is the call's tool when the call names a known action of a tool
+// the agent may use, with arguments its schema accepts.
+func (x *Executor) admit(ctx context.Context, call sb.ToolCall) (sb.Tool, error) {
+	const op = "tools.admit"
+	tool, ok := x.tools[call.Tool]
+	if !ok {
+		return nil, sb.E(op, sb.EINVALID, fmt.Sprintf("unknown tool %q; available tools: %s", call.Tool, strings.Join(x.names(), ", ")))
+	}
+	if _, ok := x.schemas[call.Tool+"."+call.Action]; !ok {
+		return nil, sb.E(op, sb.EINVALID, fmt.Sprintf("%s has no action %q; use one of: %s", call.Tool, call.Action, strings.Join(x.specs[call.Tool].ActionNames(), ", ")))
+	}
+	if !x.permits(call.AgentID, call.Tool) {
+		return nil, sb.E(op, sb.EFORBIDDEN, fmt.Sprintf("agent %q is not configured for %s; add a %s block under its tools in the config", call.AgentID, call.Tool, call.Tool))
+	}
+	if msg := x.validate(ctx, call); msg != "" {
+		return nil, sb.E(op, sb.EINVALID, msg)
+	}
+	return tool, nil
 }
 
 func (x *Executor) invoke(ctx context.Context, call sb.ToolCall, entry *sb.AuditEntry) sb.Envelope {
-	tool, ok := x.tools[call.Tool]
-	if !ok {
+	tool, err := x.admit(ctx, call)
+	if err != nil {
 		entry.Outcome = sb.OutcomeRejected
-		return sb.Fail(fmt.Sprintf("unknown tool %q; available tools: %s", call.Tool, strings.Join(x.names(), ", ")))
-	}
-	if _, ok := x.schemas[call.Tool+"."+call.Action]; !ok {
-		entry.Outcome = sb.OutcomeRejected
-		return sb.Fail(fmt.Sprintf("%s has no action %q; use one of: %s", call.Tool, call.Action, strings.Join(x.specs[call.Tool].ActionNames(), ", ")))
-	}
-	if !x.permits(call.AgentID, call.Tool) {
-		entry.Outcome = sb.OutcomeRejected
-		return sb.Fail(fmt.Sprintf("agent %q is not configured for %s; add a %s block under its tools in the config", call.AgentID, call.Tool, call.Tool))
-	}
-	if msg := x.validate(ctx, call); msg != "" {
-		entry.Outcome = sb.OutcomeRejected
-		return sb.Fail(msg)
+		return sb.Fail(sb.ErrorMessage(err))
 	}
 	// Before the preflight and the policy: what an earlier attempt of the
 	// wake did may fail a preflight now (a deleted file is gone) and must
@@ -224,7 +299,7 @@ func (x *Executor) invoke(ctx context.Context, call sb.ToolCall, entry *sb.Audit
 			return env
 		}
 	}
-	env := x.decideAndRun(ctx, tool, call, entry)
+	env := x.decideAndRun(ctx, tool, call, entry, func(ctx context.Context) sb.Envelope { return x.safeInvoke(ctx, tool, call) })
 	if replayKey != "" {
 		x.record(ctx, replayKey, env)
 	}
@@ -232,8 +307,8 @@ func (x *Executor) invoke(ctx context.Context, call sb.ToolCall, entry *sb.Audit
 }
 
 // decideAndRun runs a valid call's preflight, asks the staging policy and
-// runs, stages or refuses the call as it says.
-func (x *Executor) decideAndRun(ctx context.Context, tool sb.Tool, call sb.ToolCall, entry *sb.AuditEntry) sb.Envelope {
+// runs (run), stages or refuses the call as it says.
+func (x *Executor) decideAndRun(ctx context.Context, tool sb.Tool, call sb.ToolCall, entry *sb.AuditEntry, run func(context.Context) sb.Envelope) sb.Envelope {
 	if p, ok := tool.(Preflighter); ok {
 		if err := x.preflight(ctx, p, call); err != nil {
 			entry.Outcome = sb.OutcomeRejected
@@ -270,7 +345,7 @@ func (x *Executor) decideAndRun(ctx context.Context, tool sb.Tool, call sb.ToolC
 			"message": fmt.Sprintf("%s.%s needs a human's approval; it has not run. Tell the human what you want to do and why; you will be woken with the result once someone decides.", call.Tool, call.Action),
 		}}
 	}
-	env := x.safeInvoke(ctx, tool, call)
+	env := run(ctx)
 	entry.Outcome = sb.OutcomeOK
 	if env.Status == "error" {
 		entry.Outcome = sb.OutcomeError
@@ -289,6 +364,18 @@ func (x *Executor) safeInvoke(ctx context.Context, tool sb.Tool, call sb.ToolCal
 		}
 	}()
 	return tool.Invoke(ctx, call)
+}
+
+// safeDo is safeInvoke for a typed call.
+func (x *Executor) safeDo(ctx context.Context, call sb.ToolCall, do func(context.Context) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = sb.E("tools."+call.Tool+"."+call.Action, sb.EINTERNAL, fmt.Sprintf("%s.%s failed unexpectedly; the operator can find details in the logs", call.Tool, call.Action))
+			x.log.ErrorContext(ctx, "tool panicked", "tool", call.Tool, "action", call.Action,
+				"runId", call.Run.RunID, "panic", fmt.Sprint(r))
+		}
+	}()
+	return do(ctx)
 }
 
 // preflight runs a tool's own checks; a panic there must not take the call

@@ -60,16 +60,6 @@ type Client struct {
 	prefix string // "cool" or "lool" once one has answered; "" before
 }
 
-// ConvertInfo describes a converted file.
-type ConvertInfo struct {
-	// ContentType is the MIME type of the target format. Collabora itself
-	// always answers application/octet-stream, so this comes from our table.
-	ContentType string
-	// FileName is the name Collabora gives the result ("<input base>.<format>"),
-	// reduced to a base name; derived the same way when it sends none.
-	FileName string
-}
-
 // StatusError is the cause inside a Convert error when Collabora (or a proxy
 // in front of it) answered with an HTTP error: the tool copies Status and
 // Endpoint into the envelope's http_status and endpoint.
@@ -84,6 +74,17 @@ func (e *StatusError) Error() string {
 
 // HTTPStatusCode returns Status, in the shape the AWS SDK errors use too.
 func (e *StatusError) HTTPStatusCode() int { return e.Status }
+
+// RemoteStatus, RemoteEndpoint and RemoteCode make StatusError a
+// switchboard.RemoteFailure (Collabora has no status of its own).
+func (e *StatusError) RemoteStatus() int      { return e.Status }
+func (e *StatusError) RemoteEndpoint() string { return e.Endpoint }
+func (e *StatusError) RemoteCode() int        { return 0 }
+
+var (
+	_ sb.RemoteFailure = (*StatusError)(nil)
+	_ sb.Converter     = (*Client)(nil)
+)
 
 // New returns a Client for the Collabora server at baseURL (collaboraUrl,
 // for example https://office.example.org; a path prefix behind a reverse
@@ -130,30 +131,30 @@ func New(baseURL string, hc *http.Client) (*Client, error) {
 // EUNAVAILABLE for 5xx, timeouts and network failures; EUNAUTHORIZED when a
 // proxy asks for credentials (401). A failure reading r is returned with r's
 // own error code. HTTP failures carry a *StatusError.
-func (c *Client) Convert(ctx context.Context, format, fileName string, r io.Reader) (io.ReadCloser, ConvertInfo, error) {
+func (c *Client) Convert(ctx context.Context, format, fileName string, r io.Reader) (io.ReadCloser, sb.Converted, error) {
 	asked := format
 	format = normalizeFormat(format)
 	op := "collabora.convert " + format
 	base := path.Base(strings.ReplaceAll(fileName, "\\", "/"))
 	if err := checkConversion(op, asked, format, base); err != nil {
-		return nil, ConvertInfo{}, err
+		return nil, sb.Converted{}, err
 	}
 	up, err := newUpload(base, r)
 	if err != nil {
-		return nil, ConvertInfo{}, fmt.Errorf("collabora convert %s to %s: reading input: %w", base, format, err)
+		return nil, sb.Converted{}, fmt.Errorf("collabora convert %s to %s: reading input: %w", base, format, err)
 	}
 	candidates := c.candidates()
 	if len(candidates) > 1 && !up.replayable() {
 		prefix, err := c.discover(ctx, op, format)
 		if err != nil {
-			return nil, ConvertInfo{}, err
+			return nil, sb.Converted{}, err
 		}
 		candidates = []string{prefix}
 	}
 	for i, prefix := range candidates {
 		if i > 0 {
 			if err := up.rewind(); err != nil {
-				return nil, ConvertInfo{}, fmt.Errorf("collabora convert %s to %s: rewinding input: %w", base, format, err)
+				return nil, sb.Converted{}, fmt.Errorf("collabora convert %s to %s: rewinding input: %w", base, format, err)
 			}
 		}
 		body, length := up.attempt()
@@ -161,9 +162,9 @@ func (c *Client) Convert(ctx context.Context, format, fileName string, r io.Read
 		body.finish()
 		if err != nil {
 			if rerr := body.readErr(); rerr != nil {
-				return nil, ConvertInfo{}, fmt.Errorf("collabora convert %s to %s: reading input: %w", base, format, rerr)
+				return nil, sb.Converted{}, fmt.Errorf("collabora convert %s to %s: reading input: %w", base, format, rerr)
 			}
-			return nil, ConvertInfo{}, c.transportError(op, err)
+			return nil, sb.Converted{}, c.transportError(op, err)
 		}
 		if resp.StatusCode == http.StatusNotFound {
 			discard(resp)
@@ -172,18 +173,18 @@ func (c *Client) Convert(ctx context.Context, format, fileName string, r io.Read
 		if resp.StatusCode != http.StatusOK {
 			err := c.statusError(op, resp, prefix, format, base)
 			discard(resp)
-			return nil, ConvertInfo{}, err
+			return nil, sb.Converted{}, err
 		}
 		if resp.ContentLength == 0 {
 			discard(resp)
-			return nil, ConvertInfo{}, sb.Wrap(op, sb.EINTERNAL, "Collabora answered with an empty document",
+			return nil, sb.Converted{}, sb.Wrap(op, sb.EINTERNAL, "Collabora answered with an empty document",
 				&StatusError{Status: resp.StatusCode, Endpoint: c.endpoint(prefix, format)})
 		}
 		c.remember(prefix)
-		return resp.Body, ConvertInfo{ContentType: formats[format], FileName: resultName(resp.Header, base, format)}, nil
+		return resp.Body, sb.Converted{ContentType: sb.ConvertContentType(format), FileName: resultName(resp.Header, base, format)}, nil
 	}
 	c.remember("") // the endpoint moved: search again next time
-	return nil, ConvertInfo{}, c.notFound(op, format)
+	return nil, sb.Converted{}, c.notFound(op, format)
 }
 
 // discover finds the endpoint prefix without sending a file: an empty

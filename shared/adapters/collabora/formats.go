@@ -9,31 +9,12 @@ import (
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// formats are the target formats Convert accepts, with the MIME type of the
-// result. PNG is left out on purpose: it renders the first page only, and
-// LibreOffice 7.4 fails it for HTML input (measured with soffice).
-var formats = map[string]string{
-	"pdf":  "application/pdf",
-	"docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-	"xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-	"odt":  "application/vnd.oasis.opendocument.text",
-	"ods":  "application/vnd.oasis.opendocument.spreadsheet",
-	"html": "text/html; charset=utf-8",
-}
-
 // Formats lists the target formats Convert accepts, sorted.
-func Formats() []string {
-	out := make([]string, 0, len(formats))
-	for f := range formats {
-		out = append(out, f)
-	}
-	slices.Sort(out)
-	return out
-}
+func Formats() []string { return sb.ConvertFormats() }
 
 // ContentType returns the MIME type of a target format, "" when Convert does
 // not accept it.
-func ContentType(format string) string { return formats[normalizeFormat(format)] }
+func ContentType(format string) string { return sb.ConvertContentType(normalizeFormat(format)) }
 
 // Document kinds, after the LibreOffice module that opens an input. Each LOK
 // export map (aWriterExtensionMap, aCalcExtensionMap in LibreOffice's
@@ -67,7 +48,7 @@ func normalizeFormat(format string) string {
 // with an extension outside the table go through: LibreOffice detects many
 // formats by content, and Collabora answers 400 when it cannot.
 func checkConversion(op, asked, format, fileName string) error {
-	if _, ok := formats[format]; !ok {
+	if sb.ConvertContentType(format) == "" {
 		return sb.E(op, sb.EINVALID, fmt.Sprintf("cannot convert to %q; Collabora conversion supports %s", asked, strings.Join(Formats(), ", ")))
 	}
 	if fileName == "" || fileName == "." || fileName == "/" || fileName == ".." {

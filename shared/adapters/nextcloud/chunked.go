@@ -83,14 +83,14 @@ func (c *Client) useChunking(ctx context.Context, size int64) bool {
 // folder, PUT numbered chunks, MOVE .file onto the destination. Every request
 // carries the Destination so the server can pick the v2 path; a failure
 // after MKCOL deletes the upload folder.
-func (c *Client) putChunked(ctx context.Context, op, cp string, r io.Reader, size int64) (PutResult, error) {
+func (c *Client) putChunked(ctx context.Context, op, cp string, r io.Reader, size int64) (switchboard.FilePut, error) {
 	c.mu.Lock()
 	chunkSize := c.chunking.ChunkSize
 	c.mu.Unlock()
 
 	id, err := uploadID()
 	if err != nil {
-		return PutResult{}, switchboard.Wrap(op, switchboard.EINTERNAL, "could not start the upload; try again", err)
+		return switchboard.FilePut{}, switchboard.Wrap(op, switchboard.EINTERNAL, "could not start the upload; try again", err)
 	}
 	dir := "/remote.php/dav/uploads/" + c.escUser() + "/" + id
 	dest := c.filesURL(cp)
@@ -100,7 +100,7 @@ func (c *Client) putChunked(ctx context.Context, op, cp string, r io.Reader, siz
 	}
 
 	if err := c.do(ctx, op, &request{method: "MKCOL", area: "uploads", path: dir, header: hdr()}); err != nil {
-		return PutResult{}, err
+		return switchboard.FilePut{}, err
 	}
 
 	res, err := c.sendChunks(ctx, op, dir, r, size, chunkSize, hdr)
@@ -112,12 +112,12 @@ func (c *Client) putChunked(ctx context.Context, op, cp string, r io.Reader, siz
 		if resp, derr := c.send(actx, op, &request{method: http.MethodDelete, area: "uploads", path: dir}); derr == nil {
 			discard(resp)
 		}
-		return PutResult{}, err
+		return switchboard.FilePut{}, err
 	}
 	return res, nil
 }
 
-func (c *Client) sendChunks(ctx context.Context, op, dir string, r io.Reader, size, chunkSize int64, hdr func() http.Header) (PutResult, error) {
+func (c *Client) sendChunks(ctx context.Context, op, dir string, r io.Reader, size, chunkSize int64, hdr func() http.Header) (switchboard.FilePut, error) {
 	remaining := size
 	for n := 1; remaining > 0; n++ {
 		part := min(chunkSize, remaining)
@@ -125,7 +125,7 @@ func (c *Client) sendChunks(ctx context.Context, op, dir string, r io.Reader, si
 			header: hdr(), body: &sizedReader{r: r, left: part}, size: part}
 		rq.header.Set("Content-Type", "application/octet-stream")
 		if err := c.do(ctx, op, rq); err != nil {
-			return PutResult{}, err
+			return switchboard.FilePut{}, err
 		}
 		remaining -= part
 	}
@@ -133,7 +133,7 @@ func (c *Client) sendChunks(ctx context.Context, op, dir string, r io.Reader, si
 	rq.header.Set("Overwrite", "T")
 	resp, err := c.send(ctx, op, rq)
 	if err != nil {
-		return PutResult{}, err
+		return switchboard.FilePut{}, err
 	}
 	discard(resp)
 	res := putResult(resp)

@@ -35,8 +35,10 @@ type Client struct {
 	mu       sync.Mutex // guards chunking and caps
 	calls    callcount.Counter
 	chunking Chunking
-	caps     *Capabilities // cached for the chunking decision only
+	caps     *switchboard.FilesCapabilities // cached for the chunking decision only
 }
+
+var _ switchboard.Files = (*Client)(nil)
 
 // New builds a client for the account username on the Nextcloud at baseURL
 // (for example https://cloud.example.org or https://example.org/nextcloud).

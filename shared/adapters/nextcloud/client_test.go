@@ -34,7 +34,7 @@ func newClient(t testing.TB, fake *ncfake.Server, password string) *nextcloud.Cl
 	return c
 }
 
-func put(t testing.TB, c *nextcloud.Client, p, content string) nextcloud.PutResult {
+func put(t testing.TB, c *nextcloud.Client, p, content string) switchboard.FilePut {
 	t.Helper()
 	res, err := c.Put(context.Background(), p, strings.NewReader(content), int64(len(content)), "text/plain")
 	if err != nil {
@@ -228,10 +228,10 @@ func TestPropfind(t *testing.T) {
 	if err := c.SetFavorite(ctx, "Docs/a.txt", true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CreateShare(ctx, nextcloud.ShareRequest{Path: "Docs/a.txt", Type: nextcloud.ShareLink}); err != nil {
+	if _, err := c.CreateShare(ctx, switchboard.ShareRequest{Path: "Docs/a.txt", Type: switchboard.ShareLink}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CreateShare(ctx, nextcloud.ShareRequest{Path: "Docs/a.txt", Type: nextcloud.ShareUser, ShareWith: "bob"}); err != nil {
+	if _, err := c.CreateShare(ctx, switchboard.ShareRequest{Path: "Docs/a.txt", Type: switchboard.ShareUser, ShareWith: "bob"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -255,7 +255,7 @@ func TestPropfind(t *testing.T) {
 		t.Errorf("file entry = %+v (put: %+v)", a, res)
 	}
 	slices.Sort(a.ShareTypes)
-	if !slices.Equal(a.ShareTypes, []nextcloud.ShareType{nextcloud.ShareUser, nextcloud.ShareLink}) {
+	if !slices.Equal(a.ShareTypes, []switchboard.ShareType{switchboard.ShareUser, switchboard.ShareLink}) {
 		t.Errorf("ShareTypes = %v, want [0 3]", a.ShareTypes)
 	}
 	if err := c.SetFavorite(ctx, "Docs/a.txt", false); err != nil {
@@ -351,7 +351,7 @@ func TestDeleteAndTrash(t *testing.T) {
 	if len(items) != 2 {
 		t.Fatalf("Trash = %+v, want 2 items", items)
 	}
-	var file, dir nextcloud.TrashItem
+	var file, dir switchboard.TrashItem
 	for _, it := range items {
 		if it.IsDir {
 			dir = it
@@ -418,7 +418,7 @@ func TestVersions(t *testing.T) {
 	if !slices.Equal(sizes, []int64{3, 4, 5}) || vs[0].ID == "" || vs[0].Modified.IsZero() || vs[0].ETag == "" {
 		t.Errorf("Versions = %+v", vs)
 	}
-	var one nextcloud.Version
+	var one switchboard.FileVersion
 	for _, v := range vs {
 		if v.Size == 3 {
 			one = v
@@ -455,21 +455,21 @@ func TestSearch(t *testing.T) {
 	future := time.Now().Add(time.Hour)
 	tests := []struct {
 		name string
-		q    nextcloud.SearchQuery
+		q    switchboard.FileSearch
 		want []string
 	}{
-		{"name glob, case-insensitive", nextcloud.SearchQuery{Folder: "Reports", Name: "q*.pdf"},
+		{"name glob, case-insensitive", switchboard.FileSearch{Folder: "Reports", Name: "q*.pdf"},
 			[]string{"/Reports/Q2.PDF", "/Reports/q1.pdf"}},
-		{"whole tree", nextcloud.SearchQuery{Name: "q?.pdf"},
+		{"whole tree", switchboard.FileSearch{Name: "q?.pdf"},
 			[]string{"/Other/q3.pdf", "/Reports/Q2.PDF", "/Reports/q1.pdf"}},
-		{"mime exact", nextcloud.SearchQuery{Folder: "Reports", Mime: "text/markdown"},
+		{"mime exact", switchboard.FileSearch{Folder: "Reports", Mime: "text/markdown"},
 			[]string{"/Reports/2024/summary.md"}},
-		{"mime glob", nextcloud.SearchQuery{Mime: "image/*"}, []string{"/Reports/2024/chart.png"}},
-		{"name and mime", nextcloud.SearchQuery{Name: "*1*", Mime: "application/pdf"}, []string{"/Reports/q1.pdf"}},
-		{"modified after now-1h", nextcloud.SearchQuery{Folder: "Reports/2024", ModifiedAfter: time.Now().Add(-time.Hour)},
+		{"mime glob", switchboard.FileSearch{Mime: "image/*"}, []string{"/Reports/2024/chart.png"}},
+		{"name and mime", switchboard.FileSearch{Name: "*1*", Mime: "application/pdf"}, []string{"/Reports/q1.pdf"}},
+		{"modified after now-1h", switchboard.FileSearch{Folder: "Reports/2024", ModifiedAfter: time.Now().Add(-time.Hour)},
 			[]string{"/Reports/2024/chart.png", "/Reports/2024/summary.md"}},
-		{"modified after the future", nextcloud.SearchQuery{ModifiedAfter: future}, nil},
-		{"limit", nextcloud.SearchQuery{Name: "*.pdf", Limit: 1}, []string{"/Other/q3.pdf"}},
+		{"modified after the future", switchboard.FileSearch{ModifiedAfter: future}, nil},
+		{"limit", switchboard.FileSearch{Name: "*.pdf", Limit: 1}, []string{"/Other/q3.pdf"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -489,7 +489,7 @@ func TestSearch(t *testing.T) {
 			}
 		})
 	}
-	_, err := c.Search(ctx, nextcloud.SearchQuery{Folder: "Nope"})
+	_, err := c.Search(ctx, switchboard.FileSearch{Folder: "Nope"})
 	wantCode(t, err, switchboard.ENOTFOUND)
 	if got := fake.Calls("SEARCH dav"); got != len(tests)+1 {
 		t.Errorf("SEARCH dav calls = %d, want %d", got, len(tests)+1)
@@ -708,7 +708,7 @@ func TestCapabilities(t *testing.T) {
 			t.Errorf("Has(%q) = %v, %v; want %v, true", feature, has, known, want)
 		}
 	}
-	for _, f := range nextcloud.Features() {
+	for _, f := range switchboard.FileFeatures() {
 		if _, known := caps.Has(f); !known {
 			t.Errorf("Features lists %q but Has does not know it", f)
 		}
@@ -730,21 +730,21 @@ func TestShares(t *testing.T) {
 	}
 	res := put(t, c, "Docs/a.pdf", "%PDF")
 
-	user, err := c.CreateShare(ctx, nextcloud.ShareRequest{Path: "Docs/a.pdf", Type: nextcloud.ShareUser, ShareWith: "bob", Permissions: nextcloud.PermRead})
+	user, err := c.CreateShare(ctx, switchboard.ShareRequest{Path: "Docs/a.pdf", Type: switchboard.ShareUser, ShareWith: "bob", Permissions: switchboard.PermRead})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if user.ID == "" || user.Type != nextcloud.ShareUser || user.ShareWith != "bob" || user.Permissions != 1 ||
+	if user.ID == "" || user.Type != switchboard.ShareUser || user.ShareWith != "bob" || user.Permissions != 1 ||
 		user.Path != "/Docs/a.pdf" || user.FileID != res.FileID || user.URL != "" || user.Token != "" || user.ItemType != "file" {
 		t.Errorf("user share = %+v", user)
 	}
-	group, err := c.CreateShare(ctx, nextcloud.ShareRequest{Path: "Docs", Type: nextcloud.ShareGroup, ShareWith: "finance"})
+	group, err := c.CreateShare(ctx, switchboard.ShareRequest{Path: "Docs", Type: switchboard.ShareGroup, ShareWith: "finance"})
 	if err != nil || group.ItemType != "folder" || group.Permissions != 31 {
 		t.Errorf("group share = %+v, %v", group, err)
 	}
 
 	fake.SetLinkExpiry(14, false)
-	link, err := c.CreateShare(ctx, nextcloud.ShareRequest{Path: "Docs/a.pdf", Type: nextcloud.ShareLink, Password: "s3cret-pass", Note: "for the board"})
+	link, err := c.CreateShare(ctx, switchboard.ShareRequest{Path: "Docs/a.pdf", Type: switchboard.ShareLink, Password: "s3cret-pass", Note: "for the board"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -761,7 +761,7 @@ func TestShares(t *testing.T) {
 	if got := link.DownloadURL("a b.md"); got != link.URL+"/download?files=a+b.md&path=%2F" {
 		t.Errorf("DownloadURL(file) = %q", got)
 	}
-	explicit, err := c.CreateShare(ctx, nextcloud.ShareRequest{Path: "Docs/a.pdf", Type: nextcloud.ShareLink,
+	explicit, err := c.CreateShare(ctx, switchboard.ShareRequest{Path: "Docs/a.pdf", Type: switchboard.ShareLink,
 		ExpireDate: time.Date(2026, 5, 3, 23, 0, 0, 0, time.FixedZone("CEST", 2*3600))})
 	if err != nil {
 		t.Fatal(err)
@@ -769,7 +769,7 @@ func TestShares(t *testing.T) {
 	if want := time.Date(2026, 5, 3, 23, 59, 59, 0, time.UTC); !explicit.Expiration.Equal(want) || explicit.HasPassword {
 		t.Errorf("explicit expiry share = %+v, want expiry %v (UTC date), no password", explicit, want)
 	}
-	none, err := c.CreateShare(ctx, nextcloud.ShareRequest{Path: "Docs/a.pdf", Type: nextcloud.ShareLink, NoExpiry: true})
+	none, err := c.CreateShare(ctx, switchboard.ShareRequest{Path: "Docs/a.pdf", Type: switchboard.ShareLink, NoExpiry: true})
 	if err != nil || !none.Expiration.IsZero() {
 		t.Errorf("NoExpiry share = %+v, %v", none, err)
 	}

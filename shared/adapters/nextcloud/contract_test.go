@@ -160,7 +160,7 @@ func runContract(t *testing.T, fresh func(t *testing.T) *contractTarget) {
 		if got := names(list); !slices.Equal(got, []string{"r ä.md", "sub"}) {
 			t.Errorf("List = %v", got)
 		}
-		if i := slices.IndexFunc(list, func(e nextcloud.Entry) bool { return e.Name == "sub" }); i < 0 || !list[i].IsDir || list[i].Size != 5 {
+		if i := slices.IndexFunc(list, func(e switchboard.FileInfo) bool { return e.Name == "sub" }); i < 0 || !list[i].IsDir || list[i].Size != 5 {
 			t.Errorf("folder entry = %+v, want a folder of 5 bytes (oc:size is recursive)", list)
 		}
 		if got := get(t, c, d+"/r ä.md"); got != "report" {
@@ -225,7 +225,7 @@ func runContract(t *testing.T, fresh func(t *testing.T) *contractTarget) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		i := slices.IndexFunc(items, func(it nextcloud.TrashItem) bool { return it.OriginalLocation == d+"/t.txt" })
+		i := slices.IndexFunc(items, func(it switchboard.TrashItem) bool { return it.OriginalLocation == d+"/t.txt" })
 		if i < 0 {
 			t.Fatalf("trash = %+v, want %s", items, d+"/t.txt")
 		}
@@ -254,14 +254,14 @@ func runContract(t *testing.T, fresh func(t *testing.T) *contractTarget) {
 		put(t, c, d+"/q3-report.md", "# q3")
 		put(t, c, d+"/q3-data.csv", "a,b")
 		put(t, c, d+"/notes.txt", "n")
-		hits, err := c.Search(ctx, nextcloud.SearchQuery{Folder: d, Name: "q3-*"})
+		hits, err := c.Search(ctx, switchboard.FileSearch{Folder: d, Name: "q3-*"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := names(hits); !slices.Equal(got, []string{"q3-data.csv", "q3-report.md"}) {
 			t.Errorf("name q3-*: %v", got)
 		}
-		hits, err = c.Search(ctx, nextcloud.SearchQuery{Folder: d, Mime: "text/csv"})
+		hits, err = c.Search(ctx, switchboard.FileSearch{Folder: d, Mime: "text/csv"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,7 +285,7 @@ func runContract(t *testing.T, fresh func(t *testing.T) *contractTarget) {
 		if len(vs) != 2 {
 			t.Fatalf("versions = %+v, want 2 (the older one and the current content)", vs)
 		}
-		old := slices.IndexFunc(vs, func(v nextcloud.Version) bool { return v.ID == "1700000000" })
+		old := slices.IndexFunc(vs, func(v switchboard.FileVersion) bool { return v.ID == "1700000000" })
 		if old < 0 || vs[old].Size != 5 {
 			t.Fatalf("versions = %+v, want one keyed 1700000000 of 5 bytes", vs)
 		}
@@ -371,18 +371,18 @@ func runContract(t *testing.T, fresh func(t *testing.T) *contractTarget) {
 		d := tg.dir(t, c)
 		put(t, c, d+"/s.md", "shared bytes")
 		day := time.Now().UTC().AddDate(0, 0, 3)
-		us, err := c.CreateShare(ctx, nextcloud.ShareRequest{Path: d + "/s.md", Type: nextcloud.ShareUser, ShareWith: tg.recipient, ExpireDate: day})
+		us, err := c.CreateShare(ctx, switchboard.ShareRequest{Path: d + "/s.md", Type: switchboard.ShareUser, ShareWith: tg.recipient, ExpireDate: day})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if us.ID == "" || us.ShareWith != tg.recipient || us.Type != nextcloud.ShareUser || us.Path != d+"/s.md" {
+		if us.ID == "" || us.ShareWith != tg.recipient || us.Type != switchboard.ShareUser || us.Path != d+"/s.md" {
 			t.Errorf("user share = %+v", us)
 		}
 		// An explicit expiry holds for user shares too, as the end of that day.
 		if want := time.Date(day.Year(), day.Month(), day.Day(), 23, 59, 59, 0, time.UTC); !us.Expiration.Equal(want) {
 			t.Errorf("user share expiry = %v, want %v", us.Expiration, want)
 		}
-		ls, err := c.CreateShare(ctx, nextcloud.ShareRequest{Path: d + "/s.md", Type: nextcloud.ShareLink, Password: "correct-horse-battery-9"})
+		ls, err := c.CreateShare(ctx, switchboard.ShareRequest{Path: d + "/s.md", Type: switchboard.ShareLink, Password: "correct-horse-battery-9"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -399,7 +399,7 @@ func runContract(t *testing.T, fresh func(t *testing.T) *contractTarget) {
 		if list, _ := c.ListShares(ctx, d+"/s.md"); len(list) != 1 {
 			t.Errorf("after delete: %+v", list)
 		}
-		_, err = c.CreateShare(ctx, nextcloud.ShareRequest{Path: d + "/gone.md", Type: nextcloud.ShareUser, ShareWith: tg.recipient})
+		_, err = c.CreateShare(ctx, switchboard.ShareRequest{Path: d + "/gone.md", Type: switchboard.ShareUser, ShareWith: tg.recipient})
 		if nextcloud.HTTPStatus(err) != 404 && nextcloud.OCSStatus(err) != 404 {
 			t.Errorf("share of a missing path: %v, want 404", err)
 		}
@@ -466,12 +466,12 @@ func runContract(t *testing.T, fresh func(t *testing.T) *contractTarget) {
 		put(t, cl, "/l.md", "l")
 		// Two creations that fail (a missing path) use up the limit too.
 		for range 2 {
-			if _, err := cl.CreateShare(ctx, nextcloud.ShareRequest{Path: "/gone.md", Type: nextcloud.ShareLink}); err == nil {
+			if _, err := cl.CreateShare(ctx, switchboard.ShareRequest{Path: "/gone.md", Type: switchboard.ShareLink}); err == nil {
 				t.Fatal("share of a missing path succeeded")
 			}
 		}
 		for i := range 18 {
-			if _, err := cl.CreateShare(ctx, nextcloud.ShareRequest{Path: "/l.md", Type: nextcloud.ShareLink}); err != nil {
+			if _, err := cl.CreateShare(ctx, switchboard.ShareRequest{Path: "/l.md", Type: switchboard.ShareLink}); err != nil {
 				t.Fatalf("share %d: %v", i+3, err)
 			}
 		}
@@ -481,7 +481,7 @@ func runContract(t *testing.T, fresh func(t *testing.T) *contractTarget) {
 		if st != http.StatusTooManyRequests || h.Get("Retry-After") != "" || body != "" || !strings.HasPrefix(h.Get("Content-Type"), "text/html") {
 			t.Errorf("21st creation: %d Retry-After %q type %q body %q; want a bare 429", st, h.Get("Retry-After"), h.Get("Content-Type"), body)
 		}
-		_, err := cl.CreateShare(ctx, nextcloud.ShareRequest{Path: "/l.md", Type: nextcloud.ShareLink})
+		_, err := cl.CreateShare(ctx, switchboard.ShareRequest{Path: "/l.md", Type: switchboard.ShareLink})
 		if switchboard.ErrorCode(err) != switchboard.ERATELIMITED {
 			t.Errorf("client after the limit: %v, want rate_limited", err)
 		}
@@ -496,7 +496,7 @@ func runContract(t *testing.T, fresh func(t *testing.T) *contractTarget) {
 	})
 }
 
-func names(es []nextcloud.Entry) []string {
+func names(es []switchboard.FileInfo) []string {
 	var out []string
 	for _, e := range es {
 		out = append(out, e.Name)

@@ -54,6 +54,15 @@ func (e *httpError) Error() string {
 
 func (e *httpError) Unwrap() error { return e.Err }
 
+// RemoteStatus, RemoteEndpoint and RemoteCode make httpError a
+// switchboard.RemoteFailure: the tools read what Nextcloud answered through
+// the domain, not this package.
+func (e *httpError) RemoteStatus() int      { return e.Status }
+func (e *httpError) RemoteEndpoint() string { return e.Endpoint }
+func (e *httpError) RemoteCode() int        { return e.OCSStatus }
+
+var _ switchboard.RemoteFailure = (*httpError)(nil)
+
 // HTTPStatus returns the HTTP status Nextcloud answered for the request that
 // failed with err, or 0 when err did not come from a Nextcloud response. An
 // OCS v1 failure reports 200 here and its real code in OCSStatus.

@@ -81,7 +81,7 @@ func TestFailureModes(t *testing.T) {
 				f.SetLinkExpiry(7, true)
 			},
 			act: func(c *nextcloud.Client) error {
-				_, err := c.CreateShare(ctx, nextcloud.ShareRequest{Path: "a.txt", Type: nextcloud.ShareLink, ExpireDate: time.Now().AddDate(0, 0, 30)})
+				_, err := c.CreateShare(ctx, switchboard.ShareRequest{Path: "a.txt", Type: switchboard.ShareLink, ExpireDate: time.Now().AddDate(0, 0, 30)})
 				return err
 			},
 			wantCode: switchboard.EINVALID, wantHTTP: http.StatusNotFound, wantOCS: 404,
@@ -244,21 +244,21 @@ func TestFailureModes(t *testing.T) {
 
 func linkShare(p string) func(*nextcloud.Client) error {
 	return func(c *nextcloud.Client) error {
-		_, err := c.CreateShare(context.Background(), nextcloud.ShareRequest{Path: p, Type: nextcloud.ShareLink})
+		_, err := c.CreateShare(context.Background(), switchboard.ShareRequest{Path: p, Type: switchboard.ShareLink})
 		return err
 	}
 }
 
 func userShare(p, with string) func(*nextcloud.Client) error {
 	return func(c *nextcloud.Client) error {
-		_, err := c.CreateShare(context.Background(), nextcloud.ShareRequest{Path: p, Type: nextcloud.ShareUser, ShareWith: with})
+		_, err := c.CreateShare(context.Background(), switchboard.ShareRequest{Path: p, Type: switchboard.ShareUser, ShareWith: with})
 		return err
 	}
 }
 
 func groupShare(p, with string) func(*nextcloud.Client) error {
 	return func(c *nextcloud.Client) error {
-		_, err := c.CreateShare(context.Background(), nextcloud.ShareRequest{Path: p, Type: nextcloud.ShareGroup, ShareWith: with})
+		_, err := c.CreateShare(context.Background(), switchboard.ShareRequest{Path: p, Type: switchboard.ShareGroup, ShareWith: with})
 		return err
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/xml"
 	"flag"
+	"github.com/switchboard-dev/switchboard/shared/switchboard"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,19 +36,19 @@ func TestGoldenRequestBodies(t *testing.T) {
 		{"proppatch-favorite-off", "PROPPATCH files", "", func(c *nextcloud.Client) error { return c.SetFavorite(ctx, "Docs/a b.txt", false) }},
 		{"propfind-trash", "PROPFIND trashbin", "1", func(c *nextcloud.Client) error { _, err := c.Trash(ctx); return err }},
 		{"search-name", "SEARCH dav", "", func(c *nextcloud.Client) error {
-			_, err := c.Search(ctx, nextcloud.SearchQuery{Folder: "Docs", Name: "*.pdf"})
+			_, err := c.Search(ctx, switchboard.FileSearch{Folder: "Docs", Name: "*.pdf"})
 			return err
 		}},
 		{"search-all-conditions", "SEARCH dav", "", func(c *nextcloud.Client) error {
-			_, err := c.Search(ctx, nextcloud.SearchQuery{Folder: "Docs/Sub dir", Name: "q?_<&>*", Mime: "image/*", ModifiedAfter: after, Limit: 25})
+			_, err := c.Search(ctx, switchboard.FileSearch{Folder: "Docs/Sub dir", Name: "q?_<&>*", Mime: "image/*", ModifiedAfter: after, Limit: 25})
 			return err
 		}},
 		{"search-mime-exact", "SEARCH dav", "", func(c *nextcloud.Client) error {
-			_, err := c.Search(ctx, nextcloud.SearchQuery{Mime: "application/pdf"})
+			_, err := c.Search(ctx, switchboard.FileSearch{Mime: "application/pdf"})
 			return err
 		}},
 		{"search-no-condition", "SEARCH dav", "", func(c *nextcloud.Client) error {
-			_, err := c.Search(ctx, nextcloud.SearchQuery{})
+			_, err := c.Search(ctx, switchboard.FileSearch{})
 			return err
 		}},
 	}

@@ -90,39 +90,6 @@ func (c *Client) ocs(ctx context.Context, op, method, area, route string, query,
 	return nil
 }
 
-// Capabilities is what the server offers (GET /cloud/capabilities).
-type Capabilities struct {
-	Version         string // "30.0.2"
-	Major           int
-	Edition         string
-	Chunking        string // dav.chunking ("1.0"); "" = no chunked upload
-	BigFileChunking bool
-	Versioning      bool
-	Undelete        bool // trash bin
-	Sharing         SharingCapabilities
-	Apps            []string // top-level capability blocks present: "files_sharing", "spreed", "notifications", …
-	Raw             json.RawMessage
-}
-
-// SharingCapabilities are the files_sharing knobs.
-type SharingCapabilities struct {
-	Present            bool // files_sharing block present at all
-	APIEnabled         bool
-	PublicEnabled      bool
-	PasswordEnforced   bool // link shares need a password
-	AskOptionalPwd     bool
-	ExpireDateEnabled  bool // links get a default expiry
-	ExpireDateDays     int  // default (and, when enforced, maximum) days
-	ExpireDateEnforced bool
-	MultipleLinks      bool
-	PublicUpload       bool
-	Resharing          bool
-	GroupSharing       bool
-	DefaultPermissions int
-	FederationOutgoing bool
-	Email              bool // sharebymail
-}
-
 type wireCaps struct {
 	Version struct {
 		Major   flexInt `json:"major"`
@@ -172,7 +139,7 @@ type wireDAV struct {
 }
 
 // Capabilities asks the server what it offers. One call.
-func (c *Client) Capabilities(ctx context.Context) (*Capabilities, error) {
+func (c *Client) Capabilities(ctx context.Context) (*switchboard.FilesCapabilities, error) {
 	const op = "nextcloud.capabilities"
 	var raw json.RawMessage
 	if err := c.ocs(ctx, op, http.MethodGet, "capabilities", "/cloud/capabilities", nil, nil, &raw); err != nil {
@@ -188,12 +155,12 @@ func (c *Client) Capabilities(ctx context.Context) (*Capabilities, error) {
 	return caps, nil
 }
 
-func toCapabilities(raw json.RawMessage) (*Capabilities, error) {
+func toCapabilities(raw json.RawMessage) (*switchboard.FilesCapabilities, error) {
 	var w wireCaps
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return nil, err
 	}
-	out := &Capabilities{Version: w.Version.String, Major: int(w.Version.Major), Edition: w.Version.Edition, Raw: raw}
+	out := &switchboard.FilesCapabilities{Version: w.Version.String, Major: int(w.Version.Major), Edition: w.Version.Edition, Raw: raw}
 	for name := range w.Capabilities {
 		out.Apps = append(out.Apps, name)
 	}
@@ -212,7 +179,7 @@ func toCapabilities(raw json.RawMessage) (*Capabilities, error) {
 	if b, ok := w.Capabilities["files_sharing"]; ok {
 		var s wireSharing
 		_ = json.Unmarshal(b, &s)
-		out.Sharing = SharingCapabilities{
+		out.Sharing = switchboard.SharingCapabilities{
 			Present:            true,
 			APIEnabled:         s.APIEnabled,
 			PublicEnabled:      s.Public.Enabled,
@@ -231,134 +198,6 @@ func toCapabilities(raw json.RawMessage) (*Capabilities, error) {
 		}
 	}
 	return out, nil
-}
-
-// Features lists the dotted feature names Has understands (the names of
-// `capabilities --check`, after the istota skill).
-func Features() []string {
-	return []string{"sharing", "sharing.api", "sharing.public", "sharing.public.password_enforced",
-		"sharing.public.expire_date", "sharing.public.expire_date_enforced", "sharing.resharing",
-		"sharing.federation", "sharing.email", "sharing.group", "talk", "notifications", "activity",
-		"files.versioning", "files.undelete", "dav.chunking"}
-}
-
-// Has reports whether the server offers a feature; known is false for a
-// name not in Features.
-func (c *Capabilities) Has(feature string) (has, known bool) {
-	s := c.Sharing
-	app := func(name string) bool {
-		for _, a := range c.Apps {
-			if a == name {
-				return true
-			}
-		}
-		return false
-	}
-	switch feature {
-	case "sharing":
-		return s.Present, true
-	case "sharing.api":
-		return s.APIEnabled, true
-	case "sharing.public":
-		return s.APIEnabled && s.PublicEnabled, true
-	case "sharing.public.password_enforced":
-		return s.PasswordEnforced, true
-	case "sharing.public.expire_date":
-		return s.ExpireDateEnabled, true
-	case "sharing.public.expire_date_enforced":
-		return s.ExpireDateEnforced, true
-	case "sharing.resharing":
-		return s.Resharing, true
-	case "sharing.federation":
-		return s.FederationOutgoing, true
-	case "sharing.email":
-		return s.Email, true
-	case "sharing.group":
-		return s.GroupSharing, true
-	case "talk":
-		return app("spreed"), true
-	case "notifications":
-		return app("notifications"), true
-	case "activity":
-		return app("activity"), true
-	case "files.versioning":
-		return c.Versioning, true
-	case "files.undelete":
-		return c.Undelete, true
-	case "dav.chunking":
-		return c.Chunking != "", true
-	}
-	return false, false
-}
-
-// ShareType is the OCS shareType.
-type ShareType int
-
-// Share types (ShareAPIController).
-const (
-	ShareUser      ShareType = 0
-	ShareGroup     ShareType = 1
-	ShareLink      ShareType = 3
-	ShareEmail     ShareType = 4
-	ShareFederated ShareType = 6
-	ShareCircle    ShareType = 7
-	ShareTalk      ShareType = 10
-)
-
-// Share permission bits.
-const (
-	PermRead   = 1
-	PermUpdate = 2
-	PermCreate = 4
-	PermDelete = 8
-	PermShare  = 16
-	PermAll    = 31
-)
-
-// ShareRequest creates a share.
-type ShareRequest struct {
-	Path        string // relative to the user root
-	Type        ShareType
-	ShareWith   string    // user or group id; empty for links
-	Permissions int       // 0 = server default
-	Password    string    // link shares; required when the server enforces it
-	ExpireDate  time.Time // sent as YYYY-MM-DD in UTC; zero = server default
-	NoExpiry    bool      // send expireDate="" (no expiry) instead of the default
-	Note        string
-	Label       string
-}
-
-// Share is an existing share.
-type Share struct {
-	ID                   string // OCS ids are strings
-	Type                 ShareType
-	Path                 string
-	ItemType             string // "file" or "folder"
-	FileID               int64
-	ShareWith            string
-	ShareWithDisplayName string
-	Permissions          int
-	Token                string // link shares
-	URL                  string // link shares: {base}/s/{token}
-	Expiration           time.Time
-	HasPassword          bool
-	Note                 string
-	Label                string
-	Owner                string
-	Created              time.Time
-}
-
-// DownloadURL is the direct download of a link share: the share URL resolves
-// to a preview page; /download serves the file (or a folder as zip). With
-// file set, it targets one entry inside a shared folder.
-func (s Share) DownloadURL(file string) string {
-	if s.URL == "" {
-		return ""
-	}
-	if file == "" {
-		return s.URL + "/download"
-	}
-	return s.URL + "/download?" + url.Values{"path": {"/"}, "files": {file}}.Encode()
 }
 
 type wireShare struct {
@@ -380,10 +219,10 @@ type wireShare struct {
 	Label                string  `json:"label"`
 }
 
-func toShare(w wireShare) Share {
-	s := Share{
+func toShare(w wireShare) switchboard.Share {
+	s := switchboard.Share{
 		ID:          strconv.FormatInt(int64(w.ID), 10),
-		Type:        ShareType(w.ShareType),
+		Type:        switchboard.ShareType(w.ShareType),
 		Path:        w.Path,
 		ItemType:    w.ItemType,
 		FileID:      int64(w.FileSource),
@@ -397,7 +236,7 @@ func toShare(w wireShare) Share {
 	if w.Token != nil {
 		s.Token = *w.Token
 	}
-	if w.ShareWith != nil && s.Type != ShareLink {
+	if w.ShareWith != nil && s.Type != switchboard.ShareLink {
 		s.ShareWith = *w.ShareWith // older servers put the password hash here for links
 	}
 	if w.ShareWithDisplayname != nil {
@@ -424,11 +263,11 @@ const sharesRoute = "/apps/files_sharing/api/v1/shares"
 // or another server sends one); ENOTFOUND for a
 // missing path or unknown recipient; EINVALID for an expiry the server refuses.
 // Note and Label are scrubbed before they leave (see WithScrubber).
-func (c *Client) CreateShare(ctx context.Context, sr ShareRequest) (Share, error) {
+func (c *Client) CreateShare(ctx context.Context, sr switchboard.ShareRequest) (switchboard.Share, error) {
 	op := opCreateShare
 	cp, err := cleanPath(sr.Path)
 	if err != nil {
-		return Share{}, invalidPath(op, err)
+		return switchboard.Share{}, invalidPath(op, err)
 	}
 	form := url.Values{"path": {cp}, "shareType": {strconv.Itoa(int(sr.Type))}}
 	if sr.ShareWith != "" {
@@ -456,14 +295,14 @@ func (c *Client) CreateShare(ctx context.Context, sr ShareRequest) (Share, error
 	}
 	var w wireShare
 	if err := c.ocs(ctx, op, http.MethodPost, "shares", sharesRoute, nil, form, &w); err != nil {
-		return Share{}, err
+		return switchboard.Share{}, err
 	}
 	return toShare(w), nil
 }
 
 // ListShares lists the shares this account created, on path only when path
 // is not empty. Returns ENOTFOUND when path does not exist.
-func (c *Client) ListShares(ctx context.Context, path string) ([]Share, error) {
+func (c *Client) ListShares(ctx context.Context, path string) ([]switchboard.Share, error) {
 	op := "nextcloud.shares " + path
 	q := url.Values{}
 	if path != "" {
@@ -477,7 +316,7 @@ func (c *Client) ListShares(ctx context.Context, path string) ([]Share, error) {
 	if err := c.ocs(ctx, op, http.MethodGet, "shares", sharesRoute, q, nil, &ws); err != nil {
 		return nil, err
 	}
-	out := make([]Share, 0, len(ws))
+	out := make([]switchboard.Share, 0, len(ws))
 	for _, w := range ws {
 		out = append(out, toShare(w))
 	}

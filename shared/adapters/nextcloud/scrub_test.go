@@ -2,6 +2,7 @@ package nextcloud_test
 
 import (
 	"context"
+	"github.com/switchboard-dev/switchboard/shared/switchboard"
 	"net/http"
 	"net/url"
 	"strings"
@@ -27,7 +28,7 @@ func TestShareNoteIsScrubbed(t *testing.T) {
 	ctx := context.Background()
 	put(t, c, "a.txt", "hello")
 	plant := "use " + configured + " or " + fake.Password() + " at https://bob:hunter22@nc.example/x"
-	sh, err := c.CreateShare(ctx, nextcloud.ShareRequest{Path: "a.txt", Type: nextcloud.ShareLink,
+	sh, err := c.CreateShare(ctx, switchboard.ShareRequest{Path: "a.txt", Type: switchboard.ShareLink,
 		Password: "Share-Pass-4821!", Note: plant, Label: "label " + configured})
 	if err != nil {
 		t.Fatal(err)

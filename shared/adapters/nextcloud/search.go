@@ -6,24 +6,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// SearchQuery is a server-side search (WebDAV SEARCH, basicsearch). All set
-// conditions must hold.
-type SearchQuery struct {
-	Folder        string    // scope, relative to the user root; "" = everything
-	Name          string    // glob on the file name: "*" any run, "?" one char; case-insensitive on Nextcloud (a literal % or _ matches like * and ?)
-	Mime          string    // "application/pdf" or a glob like "image/*"
-	ModifiedAfter time.Time // strictly after; zero = no bound
-	Limit         int       // 0 = server default (100)
-}
-
 // Search finds files and folders below q.Folder, indexed on the server —
 // much faster than walking the tree with PROPFIND.
-func (c *Client) Search(ctx context.Context, q SearchQuery) ([]Entry, error) {
+func (c *Client) Search(ctx context.Context, q switchboard.FileSearch) ([]switchboard.FileInfo, error) {
 	op := "nextcloud.search " + q.Folder
 	folder, err := cleanPath(q.Folder)
 	if err != nil {
@@ -43,7 +32,7 @@ func (c *Client) Search(ctx context.Context, q SearchQuery) ([]Entry, error) {
 // select list is the PROPFIND one so results decode into the same Entry.
 // getlastmodified literals are unix seconds, which FileSearchBackend casts
 // as is. The scope href is escaped per segment like every other path.
-func (c *Client) searchBody(folder string, q SearchQuery) string {
+func (c *Client) searchBody(folder string, q switchboard.FileSearch) string {
 	var conds []string
 	if q.Name != "" {
 		conds = append(conds, comparison("like", "d:displayname", globToLike(q.Name)))

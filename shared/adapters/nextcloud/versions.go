@@ -12,28 +12,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// Version is an earlier content of a file (files_versions).
-type Version struct {
-	ID          string // the version's name: the old content's mtime in unix seconds
-	Size        int64
-	ContentType string
-	ETag        string
-	Modified    time.Time
-	Label       string // nc:version-label (NC 26+)
-	Author      string // nc:version-author
-}
-
-// TrashItem is a deleted file or folder in the trash bin.
-type TrashItem struct {
-	ID               string // item name in the trash, "<name>.d<deletion unix time>"; pass to RestoreTrash
-	Name             string // original file name
-	OriginalLocation string // original path relative to the user root
-	DeletedAt        time.Time
-	Size             int64
-	IsDir            bool
-	FileID           int64
-}
-
 func (c *Client) versionsPath(fileID int64) string {
 	return "/remote.php/dav/versions/" + c.escUser() + "/versions/" + strconv.FormatInt(fileID, 10)
 }
@@ -41,7 +19,7 @@ func (c *Client) versionsPath(fileID int64) string {
 // Versions lists the earlier versions of the file with fileID (Entry.FileID),
 // in the server's order (Nextcloud 34: oldest first, the current content
 // listed too). Returns ENOTFOUND for an unknown id.
-func (c *Client) Versions(ctx context.Context, fileID int64) ([]Version, error) {
+func (c *Client) Versions(ctx context.Context, fileID int64) ([]switchboard.FileVersion, error) {
 	op := "nextcloud.versions " + strconv.FormatInt(fileID, 10)
 	rq := &request{method: "PROPFIND", area: "versions", path: c.versionsPath(fileID),
 		header: http.Header{"Depth": {"1"}, "Content-Type": {"application/xml; charset=utf-8"}},
@@ -50,13 +28,13 @@ func (c *Client) Versions(ctx context.Context, fileID int64) ([]Version, error) 
 	if err != nil {
 		return nil, err
 	}
-	var out []Version
+	var out []switchboard.FileVersion
 	for _, r := range ms.Responses {
 		p, ok := r.props()
 		if !ok || p.isDir() {
 			continue // the collection of versions itself
 		}
-		out = append(out, Version{
+		out = append(out, switchboard.FileVersion{
 			ID:          lastSegment(r.Href),
 			Size:        parseInt(p.ContentLength),
 			ContentType: p.ContentType,
@@ -85,7 +63,7 @@ func (c *Client) RestoreVersion(ctx context.Context, fileID int64, versionID str
 func (c *Client) trashPath() string { return "/remote.php/dav/trashbin/" + c.escUser() + "/trash" }
 
 // Trash lists the trash bin.
-func (c *Client) Trash(ctx context.Context) ([]TrashItem, error) {
+func (c *Client) Trash(ctx context.Context) ([]switchboard.TrashItem, error) {
 	const op = "nextcloud.trash"
 	rq := &request{method: "PROPFIND", area: "trashbin", path: c.trashPath(),
 		header: http.Header{"Depth": {"1"}, "Content-Type": {"application/xml; charset=utf-8"}},
@@ -95,7 +73,7 @@ func (c *Client) Trash(ctx context.Context) ([]TrashItem, error) {
 		return nil, err
 	}
 	root, _ := url.PathUnescape(c.basePath + c.trashPath())
-	var out []TrashItem
+	var out []switchboard.TrashItem
 	for _, r := range ms.Responses {
 		u, err := url.Parse(r.Href)
 		if err != nil || strings.TrimRight(u.Path, "/") == root {
@@ -105,7 +83,7 @@ func (c *Client) Trash(ctx context.Context) ([]TrashItem, error) {
 		if !ok {
 			continue
 		}
-		it := TrashItem{
+		it := switchboard.TrashItem{
 			ID:               lastSegment(r.Href),
 			Name:             p.TrashFilename,
 			OriginalLocation: path.Clean("/" + p.TrashLocation),

@@ -8,49 +8,9 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
-
-// Entry is one file or folder as PROPFIND or SEARCH describes it.
-type Entry struct {
-	Path        string // relative to the user root, "/Docs/report v2.pdf"; the root is "/"
-	Name        string // last segment ("" for the root)
-	IsDir       bool
-	FileID      int64  // oc:fileid, the stable id versions are keyed on
-	Permissions string // oc:permissions letters, e.g. "RGDNVW"
-	Size        int64  // oc:size (recursive for folders), else a file's getcontentlength; -1 when the server stated neither
-	ETag        string // unquoted
-	Modified    time.Time
-	ShareTypes  []ShareType // shares this account created on the entry
-	Favorite    bool
-}
-
-// PutResult is what Nextcloud reports after an upload.
-type PutResult struct {
-	ETag    string // unquoted
-	FileID  int64  // from OC-FileId ("<padded id><instance id>")
-	Created bool   // 201 (new file) vs 204 (overwrote; the old content became a version)
-	Chunked bool   // sent as a chunked upload v2
-}
-
-// Download is a streamed file. The caller must close Body.
-type Download struct {
-	Body        io.ReadCloser
-	Size        int64 // -1 when the server did not say
-	ContentType string
-	ETag        string
-	FileID      int64
-	Modified    time.Time
-}
-
-// Quota is the account's storage (RFC 4331 properties on the user root).
-type Quota struct {
-	Used      int64
-	Available int64 // bytes left; -1 when the server could not compute it, 0 when Unlimited
-	Unlimited bool  // Nextcloud reports -3 for "no quota"
-}
 
 // Put uploads size bytes from r to p, replacing an existing file (Nextcloud
 // keeps the old content as a version). Above the chunking threshold, and
@@ -58,17 +18,17 @@ type Quota struct {
 // Returns ECONFLICT when the parent folder is missing or the file is locked
 // (423, open in Collabora), EFORBIDDEN when the quota is exceeded (507),
 // EINVALID for a negative size.
-func (c *Client) Put(ctx context.Context, p string, r io.Reader, size int64, contentType string) (PutResult, error) {
+func (c *Client) Put(ctx context.Context, p string, r io.Reader, size int64, contentType string) (switchboard.FilePut, error) {
 	op := "nextcloud.put " + p
 	cp, err := cleanPath(p)
 	if err != nil {
-		return PutResult{}, invalidPath(op, err)
+		return switchboard.FilePut{}, invalidPath(op, err)
 	}
 	if size < 0 {
-		return PutResult{}, switchboard.E(op, switchboard.EINVALID, "upload size is unknown; pass the file's size in bytes")
+		return switchboard.FilePut{}, switchboard.E(op, switchboard.EINVALID, "upload size is unknown; pass the file's size in bytes")
 	}
 	if cp == "/" {
-		return PutResult{}, switchboard.E(op, switchboard.EINVALID, "cannot upload onto the root folder; give a file name")
+		return switchboard.FilePut{}, switchboard.E(op, switchboard.EINVALID, "cannot upload onto the root folder; give a file name")
 	}
 	if contentType == "" {
 		contentType = "application/octet-stream"
@@ -80,18 +40,18 @@ func (c *Client) Put(ctx context.Context, p string, r io.Reader, size int64, con
 		header: http.Header{"Content-Type": {contentType}}, body: &sizedReader{r: r, left: size}, size: size}
 	resp, err := c.send(ctx, op, rq)
 	if err != nil {
-		return PutResult{}, err
+		return switchboard.FilePut{}, err
 	}
 	discard(resp)
 	return putResult(resp), nil
 }
 
-func putResult(resp *http.Response) PutResult {
+func putResult(resp *http.Response) switchboard.FilePut {
 	etag := resp.Header.Get("OC-ETag")
 	if etag == "" {
 		etag = resp.Header.Get("ETag")
 	}
-	return PutResult{
+	return switchboard.FilePut{
 		ETag:    unquoteETag(etag),
 		FileID:  parseOCFileID(resp.Header.Get("OC-FileId")),
 		Created: resp.StatusCode == http.StatusCreated,
@@ -109,7 +69,7 @@ func parseOCFileID(v string) int64 {
 }
 
 // Get streams the file at p. Returns ENOTFOUND when it does not exist.
-func (c *Client) Get(ctx context.Context, p string) (*Download, error) {
+func (c *Client) Get(ctx context.Context, p string) (*switchboard.FileDownload, error) {
 	op := "nextcloud.get " + p
 	cp, err := cleanPath(p)
 	if err != nil {
@@ -119,7 +79,7 @@ func (c *Client) Get(ctx context.Context, p string) (*Download, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Download{
+	return &switchboard.FileDownload{
 		Body:        resp.Body,
 		Size:        resp.ContentLength,
 		ContentType: resp.Header.Get("Content-Type"),
@@ -187,7 +147,7 @@ func (c *Client) mkcol(ctx context.Context, op, cp string, tolerate409 bool) (mi
 
 // Propfind describes p (depth 0) or p and its children (depth 1; p comes
 // first). Returns ENOTFOUND when p does not exist, EINVALID for other depths.
-func (c *Client) Propfind(ctx context.Context, p string, depth int) ([]Entry, error) {
+func (c *Client) Propfind(ctx context.Context, p string, depth int) ([]switchboard.FileInfo, error) {
 	op := "nextcloud.propfind " + p
 	cp, err := cleanPath(p)
 	if err != nil {
@@ -203,19 +163,19 @@ func (c *Client) Propfind(ctx context.Context, p string, depth int) ([]Entry, er
 }
 
 // Stat describes one file or folder.
-func (c *Client) Stat(ctx context.Context, p string) (Entry, error) {
+func (c *Client) Stat(ctx context.Context, p string) (switchboard.FileInfo, error) {
 	es, err := c.Propfind(ctx, p, 0)
 	if err != nil {
-		return Entry{}, err
+		return switchboard.FileInfo{}, err
 	}
 	if len(es) == 0 {
-		return Entry{}, switchboard.E("nextcloud.stat "+p, switchboard.ENOTFOUND, "not found on Nextcloud: the file or folder does not exist")
+		return switchboard.FileInfo{}, switchboard.E("nextcloud.stat "+p, switchboard.ENOTFOUND, "not found on Nextcloud: the file or folder does not exist")
 	}
 	return es[0], nil
 }
 
 // List returns the children of folder p (without p itself).
-func (c *Client) List(ctx context.Context, p string) ([]Entry, error) {
+func (c *Client) List(ctx context.Context, p string) ([]switchboard.FileInfo, error) {
 	es, err := c.Propfind(ctx, p, 1)
 	if err != nil {
 		return nil, err
@@ -231,12 +191,12 @@ func (c *Client) List(ctx context.Context, p string) ([]Entry, error) {
 }
 
 // entries sends a PROPFIND or SEARCH and converts the multistatus.
-func (c *Client) entries(ctx context.Context, op string, rq *request) ([]Entry, error) {
+func (c *Client) entries(ctx context.Context, op string, rq *request) ([]switchboard.FileInfo, error) {
 	ms, err := c.multistatus(ctx, op, rq)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Entry, 0, len(ms.Responses))
+	out := make([]switchboard.FileInfo, 0, len(ms.Responses))
 	for _, r := range ms.Responses {
 		e, ok := c.toEntry(r)
 		if ok {
@@ -246,16 +206,16 @@ func (c *Client) entries(ctx context.Context, op string, rq *request) ([]Entry, 
 	return out, nil
 }
 
-func (c *Client) toEntry(r msResponse) (Entry, bool) {
+func (c *Client) toEntry(r msResponse) (switchboard.FileInfo, bool) {
 	rel, ok := c.relPath(r.Href)
 	if !ok {
-		return Entry{}, false
+		return switchboard.FileInfo{}, false
 	}
 	p, ok := r.props()
 	if !ok {
-		return Entry{}, false
+		return switchboard.FileInfo{}, false
 	}
-	e := Entry{
+	e := switchboard.FileInfo{
 		Path:        rel,
 		Name:        path.Base(rel),
 		IsDir:       p.isDir(),
@@ -271,7 +231,7 @@ func (c *Client) toEntry(r msResponse) (Entry, bool) {
 	}
 	if p.ShareTypes != nil {
 		for _, t := range p.ShareTypes.Types {
-			e.ShareTypes = append(e.ShareTypes, ShareType(t))
+			e.ShareTypes = append(e.ShareTypes, switchboard.ShareType(t))
 		}
 	}
 	return e, true
@@ -394,22 +354,22 @@ func (c *Client) SetFavorite(ctx context.Context, p string, favorite bool) error
 }
 
 // Quota reports used and available bytes of the account.
-func (c *Client) Quota(ctx context.Context) (Quota, error) {
+func (c *Client) Quota(ctx context.Context) (switchboard.FileQuota, error) {
 	const op = "nextcloud.quota"
 	rq := &request{method: "PROPFIND", area: "files", path: c.filesPath("/"),
 		header: http.Header{"Depth": {"0"}, "Content-Type": {"application/xml; charset=utf-8"}},
 		body:   strings.NewReader(propfindQuota), size: int64(len(propfindQuota))}
 	resp, err := c.send(ctx, op, rq)
 	if err != nil {
-		return Quota{}, err
+		return switchboard.FileQuota{}, err
 	}
 	defer discard(resp)
 	ms, err := decodeMultistatus(resp.Body)
 	if err != nil || len(ms.Responses) == 0 {
-		return Quota{}, c.badAnswer(op, rq, resp.StatusCode, err)
+		return switchboard.FileQuota{}, c.badAnswer(op, rq, resp.StatusCode, err)
 	}
 	p, _ := ms.Responses[0].props()
-	q := Quota{Used: parseInt(p.QuotaUsed), Available: parseInt(p.QuotaAvail)}
+	q := switchboard.FileQuota{Used: parseInt(p.QuotaUsed), Available: parseInt(p.QuotaAvail)}
 	// Nextcloud: -3 = unlimited, -2 = unknown, -1 = not computed.
 	if q.Available < 0 {
 		q.Unlimited = q.Available == -3

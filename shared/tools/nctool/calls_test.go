@@ -3,12 +3,12 @@ package nctool_test
 import (
 	"cmp"
 	"fmt"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
 )
 
@@ -100,7 +100,7 @@ func TestCallsPerAction(t *testing.T) {
 					t.Fatalf("no version to restore: %v", err)
 				}
 				// The oldest (the lowest name): the newest is the current content.
-				oldest := slices.MinFunc(vs, func(a, b nextcloud.Version) int {
+				oldest := slices.MinFunc(vs, func(a, b sb.FileVersion) int {
 					x, _ := strconv.ParseInt(a.ID, 10, 64)
 					y, _ := strconv.ParseInt(b.ID, 10, 64)
 					return cmp.Compare(x, y)

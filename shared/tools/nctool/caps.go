@@ -5,17 +5,16 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 // FeatureCollabora is the one check name the tool adds to
-// nextcloud.Features: convert is configured (collaboraUrl set).
+// switchboard.FileFeatures: convert is configured (collaboraUrl set).
 const FeatureCollabora = "collabora"
 
 // Features lists every name capabilities {check} understands.
 func Features() []string {
-	return append(nextcloud.Features(), FeatureCollabora)
+	return append(sb.FileFeatures(), FeatureCollabora)
 }
 
 // capabilities is the deployment fit-check: one action reports what
@@ -44,7 +43,7 @@ func (c *invocation) capabilities() sb.Envelope {
 	}
 	s := caps.Sharing
 	features := map[string]bool{FeatureCollabora: c.agent.Collabora != nil}
-	for _, f := range nextcloud.Features() {
+	for _, f := range sb.FileFeatures() {
 		features[f], _ = caps.Has(f)
 	}
 	expire := map[string]any{"enabled": s.ExpireDateEnabled, "enforced": s.ExpireDateEnforced}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -70,7 +69,7 @@ func (t *Tool) Cleanup(ctx context.Context, agentID string, dryRun bool) (Cleanu
 	// One SEARCH lists the whole tree (PROPFIND Depth: infinity is usually
 	// disabled). The client's query has no "older than", so the age test
 	// runs here on the mtimes it returns.
-	entries, err := agent.Client.Search(ctx, nextcloud.SearchQuery{Folder: folder, Limit: CleanupScanLimit})
+	entries, err := agent.Client.Search(ctx, sb.FileSearch{Folder: folder, Limit: CleanupScanLimit})
 	if err != nil {
 		if sb.ErrorCode(err) == sb.ENOTFOUND {
 			return rep, nil // no reports folder: nothing to clean

@@ -2,6 +2,7 @@ package nctool
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -22,22 +23,52 @@ const MaxConvertBytes = 64 << 20
 // folder, new extension) or to target, in the same space as the source: a
 // workspace path for localPath, a Nextcloud path for path.
 func (c *invocation) convert() sb.Envelope {
+	data, err := c.doConvert()
+	var u *unconverted
+	switch {
+	case errors.As(err, &u):
+		env := c.envelope(u.err)
+		if code := sb.ErrorCode(u.err); code != sb.EINVALID || env.HTTPStatus == 413 {
+			env.Data["suggestion"] = fallbackSuggestion(u.name)
+		}
+		return env
+	case err != nil:
+		return c.envelope(err)
+	case c.preflight:
+		return checked
+	}
+	return sb.OK(data)
+}
+
+// unconverted is the error of a conversion Collabora did not make, with
+// the input's name for the suggestion of what to deliver instead.
+type unconverted struct {
+	err  error
+	name string
+}
+
+func (u *unconverted) Error() string { return u.err.Error() }
+func (u *unconverted) Unwrap() error { return u.err }
+
+// doConvert is convert's work and its answer's data (localPath names the
+// result of a workspace source); in a preflight it stops after the checks.
+func (c *invocation) doConvert() (map[string]any, error) {
 	var a convertArgs
 	if err := c.decodeArgs(&a); err != nil {
-		return c.bad(err)
+		return nil, err
 	}
 	if (a.LocalPath == nil) == (a.Path == nil) {
-		return c.failMsg(sb.EINVALID, "give exactly one source: localPath (a workspace file) or path (a file in your Nextcloud folder)")
+		return nil, c.refuse(sb.EINVALID, "give exactly one source: localPath (a workspace file) or path (a file in your Nextcloud folder)")
 	}
 	format, err := c.text("format", a.Format)
 	if err != nil {
-		return c.bad(err)
+		return nil, err
 	}
 	format = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(format), "."))
 	target := c.optional(a.Target)
 	co := c.agent.Collabora
 	if co == nil {
-		return c.failMsg(sb.EFORBIDDEN, "convert is not available: this agent's Nextcloud block has no collaboraUrl; deliver Markdown or CSV instead (Nextcloud shows both), or ask the operator to set collaboraUrl")
+		return nil, c.refuse(sb.EFORBIDDEN, "convert is not available: this agent's Nextcloud block has no collaboraUrl; deliver Markdown or CSV instead (Nextcloud shows both), or ask the operator to set collaboraUrl")
 	}
 
 	// Read the source.
@@ -46,45 +77,45 @@ func (c *invocation) convert() sb.Envelope {
 	if a.LocalPath != nil {
 		ref, err := c.text("localPath", a.LocalPath)
 		if err != nil {
-			return c.bad(err)
+			return nil, err
 		}
 		key, err := workspace.Resolve(c.call.AgentID, ref)
 		if err != nil {
-			return c.bad(err)
+			return nil, err
 		}
 		if c.preflight {
-			return checked
+			return nil, nil
 		}
 		r, _, err := c.t.blobs.Get(c.ctx, key)
 		if err != nil {
 			if sb.ErrorCode(err) == sb.ENOTFOUND {
-				return c.failMsg(sb.ENOTFOUND, "there is no file %s in your workspace; Workspace.list shows your files", quote(ref))
+				return nil, c.refuse(sb.ENOTFOUND, "there is no file %s in your workspace; Workspace.list shows your files", quote(ref))
 			}
-			return c.fail("cannot read "+quote(ref), err)
+			return nil, c.failure("cannot read "+quote(ref), err)
 		}
 		input, err = readCapped(r, "the input")
 		if err != nil {
-			return c.fail("cannot convert "+quote(ref), err)
+			return nil, c.failure("cannot convert "+quote(ref), err)
 		}
 		name, shown = path.Base(key), ref
 	} else {
 		src, err := c.remote("path", a.Path)
 		if err != nil {
-			return c.bad(err)
+			return nil, err
 		}
 		if err := c.notRoot("path", src, "convert takes one file"); err != nil {
-			return c.bad(err)
+			return nil, err
 		}
 		if c.preflight {
-			return checked
+			return nil, nil
 		}
 		dl, err := c.nc.Get(c.ctx, src)
 		if err != nil {
-			return c.fail("cannot read "+c.scope.show(src), err)
+			return nil, c.failure("cannot read "+c.scope.show(src), err)
 		}
 		input, err = readCapped(dl.Body, "the input")
 		if err != nil {
-			return c.fail("cannot convert "+c.scope.show(src), err)
+			return nil, c.failure("cannot convert "+c.scope.show(src), err)
 		}
 		name, shown = path.Base(src), c.scope.show(src)
 	}
@@ -93,11 +124,7 @@ func (c *invocation) convert() sb.Envelope {
 	// and can replay it on the /lool/ fallback without a probe request.
 	out, info, err := co.Convert(c.ctx, format, name, bytes.NewReader(input))
 	if err != nil {
-		env := c.fail("cannot convert "+shown+" to "+format, err)
-		if code := sb.ErrorCode(err); code != sb.EINVALID || env.HTTPStatus == 413 {
-			env.Data["suggestion"] = fallbackSuggestion(name)
-		}
-		return env
+		return nil, &unconverted{err: c.failure("cannot convert "+shown+" to "+format, err), name: name}
 	}
 	defer out.Close()
 
@@ -114,14 +141,14 @@ func (c *invocation) convert() sb.Envelope {
 		}
 		key, err := workspace.Resolve(c.call.AgentID, ref)
 		if err != nil {
-			return c.bad(err)
+			return nil, err
 		}
 		if err := c.t.blobs.Put(c.ctx, key, &cappedReader{r: out, left: MaxConvertBytes}, -1, info.ContentType); err != nil {
 			_ = c.t.blobs.Delete(c.ctx, key)
-			return c.fail("cannot store the converted file as "+quote(ref), err)
+			return nil, c.failure("cannot store the converted file as "+quote(ref), err)
 		}
-		return sb.OK(map[string]any{"source": shown, "localPath": ref, "format": format, "contentType": info.ContentType,
-			"message": fmt.Sprintf("converted %s to %s; Nextcloud.upload {localPath: %q} puts it into Nextcloud", shown, ref, ref)})
+		return map[string]any{"source": shown, "localPath": ref, "format": format, "contentType": info.ContentType,
+			"message": fmt.Sprintf("converted %s to %s; Nextcloud.upload {localPath: %q} puts it into Nextcloud", shown, ref, ref)}, nil
 	}
 	src, _ := c.scope.resolve("path", *a.Path)
 	dst := path.Join(path.Dir(src), info.FileName)
@@ -131,22 +158,22 @@ func (c *invocation) convert() sb.Envelope {
 			t += info.FileName
 		}
 		if dst, err = c.scope.resolve("target", t); err != nil {
-			return c.bad(err)
+			return nil, err
 		}
 		if err := c.notRoot("target", dst, "give a file path such as reports/"+info.FileName); err != nil {
-			return c.bad(err)
+			return nil, err
 		}
 	}
 	result, err := readCapped(out, "the converted file")
 	if err != nil {
-		return c.fail("cannot convert "+shown, err)
+		return nil, c.failure("cannot convert "+shown, err)
 	}
 	open := func() (io.ReadCloser, int64, error) {
 		return io.NopCloser(bytes.NewReader(result)), int64(len(result)), nil
 	}
 	put, err := c.putRemote(dst, open, info.ContentType)
 	if err != nil {
-		return c.fail("cannot save the converted file as "+c.scope.show(dst), err)
+		return nil, c.failure("cannot save the converted file as "+c.scope.show(dst), err)
 	}
 	data := map[string]any{"source": shown, "path": c.scope.show(put.path), "format": format, "size": len(result),
 		"contentType": info.ContentType, "fileid": put.res.FileID, "created": put.res.Created}
@@ -159,7 +186,7 @@ func (c *invocation) convert() sb.Envelope {
 		msg += "; it replaced the earlier file, which Nextcloud kept as a version"
 	}
 	data["message"] = msg
-	return sb.OK(data)
+	return data, nil
 }
 
 // cappedReader fails (rather than truncating) past left bytes, so an

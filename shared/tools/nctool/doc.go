@@ -1,7 +1,7 @@
 // Package nctool is the Nextcloud tool agents use: upload,
 // download, list, stat, mkdir, move, delete, search, versions,
 // restore_version, trash, favorite, quota, capabilities, convert, share,
-// shares and unshare, each acting through the agent's nextcloud.Client (usually one
+// shares and unshare, each acting through the agent's switchboard.Files (usually one
 // service account for all agents) inside the agent's rootPath.
 //
 // Scoping. Every path argument is read relative to rootPath ("/" is

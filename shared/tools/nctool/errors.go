@@ -7,40 +7,56 @@ import (
 	"math"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/collabora"
-	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// fail turns err into an error envelope. what says what the tool was
-// doing ("cannot upload /reports/q3.md"); the rest is the caller-safe
-// message of the outermost *switchboard.Error, which says what happened and
-// what to do (internal errors get a generic text and are logged). When
-// Nextcloud or Collabora answered, the envelope names the HTTP status, the
-// endpoint (a path, never credentials) and, for OCS, ocs_status; a wait the
-// server asked for comes as retryAfterSeconds and retry_at (UTC).
+// failure is err as the error of what the tool was doing ("cannot upload
+// /reports/q3.md"): its caller-safe message comes first with what, and it
+// keeps err's code and requested wait; err itself when what is "".
+func (c *invocation) failure(what string, err error) error {
+	if what == "" {
+		return err
+	}
+	var se *sb.Error
+	wait := time.Duration(0)
+	if errors.As(err, &se) {
+		wait = se.RetryAfter
+	}
+	return &sb.Error{Op: c.op, Code: sb.ErrorCode(err), Message: what + ": " + sb.ErrorMessage(err), RetryAfter: wait, Err: err}
+}
+
+// refuse is an error of our own making.
+func (c *invocation) refuse(code, format string, a ...any) error {
+	return sb.E(c.op, code, fmt.Sprintf(format, a...))
+}
+
+// fail turns err into an error envelope (see envelope).
 func (c *invocation) fail(what string, err error) sb.Envelope {
+	return c.envelope(c.failure(what, err))
+}
+
+// envelope is the model's answer for err: the caller-safe message of the
+// outermost *switchboard.Error, which says what happened and what to do
+// (internal errors get a generic text and are logged). When Nextcloud or
+// Collabora answered, the envelope names the HTTP status, the endpoint (a
+// path, never credentials) and, for OCS, ocs_status; a wait the server
+// asked for comes as retryAfterSeconds and retry_at (UTC).
+func (c *invocation) envelope(err error) sb.Envelope {
 	code := sb.ErrorCode(err)
 	if code == sb.EINTERNAL || errors.Is(err, context.Canceled) {
 		c.t.log.ErrorContext(c.ctx, "nextcloud tool failed", "action", c.call.Action, "agent", c.call.AgentID,
 			"runId", c.call.Run.RunID, "rootRunId", c.call.Run.RootRunID, "err", err.Error())
 	}
 	env := sb.FailErr(err)
-	if what != "" {
-		env.Error = what + ": " + env.Error
-	}
-	if s := nextcloud.HTTPStatus(err); s != 0 {
+	// What Nextcloud or Collabora answered (a RemoteFailure in the chain).
+	if s := sb.HTTPStatus(err); s != 0 {
 		env.HTTPStatus = s
 	}
-	if e := nextcloud.Endpoint(err); e != "" {
+	if e := sb.Endpoint(err); e != "" {
 		env.Endpoint = e
 	}
-	if s := nextcloud.OCSStatus(err); s != 0 {
+	if s := sb.ServiceStatus(err); s != 0 {
 		env.Data["ocs_status"] = s
-	}
-	var ce *collabora.StatusError
-	if errors.As(err, &ce) {
-		env.HTTPStatus, env.Endpoint = ce.Status, ce.Endpoint
 	}
 	var se *sb.Error
 	if errors.As(err, &se) && se.RetryAfter > 0 && (code == sb.ERATELIMITED || code == sb.EUNAVAILABLE) {
@@ -52,7 +68,7 @@ func (c *invocation) fail(what string, err error) sb.Envelope {
 
 // failMsg is fail for an error of our own making.
 func (c *invocation) failMsg(code, format string, a ...any) sb.Envelope {
-	return c.fail("", sb.E(c.op, code, fmt.Sprintf(format, a...)))
+	return c.envelope(c.refuse(code, format, a...))
 }
 
 // bad is fail for invalid arguments (EINVALID errors from decodeArgs and
@@ -60,4 +76,4 @@ func (c *invocation) failMsg(code, format string, a ...any) sb.Envelope {
 func (c *invocation) bad(err error) sb.Envelope { return c.fail("", err) }
 
 // status is the HTTP status Nextcloud answered for err (0 for none).
-func status(err error) int { return nextcloud.HTTPStatus(err) }
+func status(err error) int { return sb.HTTPStatus(err) }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
 )
@@ -31,7 +30,7 @@ type source func() (r io.ReadCloser, size int64, err error)
 
 // putOutcome is what putRemote did.
 type putOutcome struct {
-	res       nextcloud.PutResult
+	res       sb.FilePut
 	path      string // where the file landed
 	renamed   bool   // 423 under reports: saved under a timestamped name
 	madeDirs  bool   // parent folders were created
@@ -47,10 +46,10 @@ type putOutcome struct {
 // It never loops.
 func (c *invocation) putRemote(dst string, open source, contentType string) (putOutcome, error) {
 	out := putOutcome{path: dst, requested: dst}
-	attempt := func(p string) (nextcloud.PutResult, error) {
+	attempt := func(p string) (sb.FilePut, error) {
 		r, size, err := open()
 		if err != nil {
-			return nextcloud.PutResult{}, err
+			return sb.FilePut{}, err
 		}
 		defer r.Close()
 		return c.nc.Put(c.ctx, p, r, size, contentType)
@@ -104,7 +103,7 @@ func (c *invocation) putRemote(dst string, open source, contentType string) (put
 // Nextcloud 34 reports a file in the way of the folder (415) and a folder
 // in the way of the file (400).
 func chunkedFinish(err error) bool {
-	ep := nextcloud.Endpoint(err)
+	ep := sb.Endpoint(err)
 	return strings.Contains(ep, "/remote.php/dav/uploads/") && strings.HasSuffix(ep, "/.file")
 }
 
@@ -166,19 +165,47 @@ func contentTypeOf(name string) string {
 	return "application/octet-stream"
 }
 
+// uploadDone is what an upload did.
+type uploadDone struct {
+	ref    string // the workspace file
+	out    putOutcome
+	fileID int64
+}
+
 // upload streams a workspace file to Nextcloud.
 func (c *invocation) upload() sb.Envelope {
+	up, err := c.doUpload()
+	switch {
+	case err != nil:
+		return c.envelope(err)
+	case c.preflight:
+		return checked
+	}
+	return sb.OK(c.uploadData(up))
+}
+
+// uploaded is the typed result of an upload.
+func (c *invocation) uploaded(up uploadDone) sb.FileUploaded {
+	res := sb.FileUploaded{Path: c.scope.show(up.out.path), FileID: up.fileID, Link: c.internalLink(up.fileID)}
+	if up.out.renamed {
+		res.RequestedPath = c.scope.show(up.out.requested)
+	}
+	return res
+}
+
+// doUpload is upload's work; in a preflight it stops after the checks.
+func (c *invocation) doUpload() (uploadDone, error) {
 	var a uploadArgs
 	if err := c.decodeArgs(&a); err != nil {
-		return c.bad(err)
+		return uploadDone{}, err
 	}
 	ref, err := c.text("localPath", a.LocalPath)
 	if err != nil {
-		return c.bad(err)
+		return uploadDone{}, err
 	}
 	key, err := workspace.Resolve(c.call.AgentID, ref)
 	if err != nil {
-		return c.bad(err)
+		return uploadDone{}, err
 	}
 	name := path.Base(key)
 	remote := "/" + name
@@ -193,20 +220,20 @@ func (c *invocation) upload() sb.Envelope {
 	}
 	dst, err := c.scope.resolve("remotePath", remote)
 	if err != nil {
-		return c.bad(err)
+		return uploadDone{}, err
 	}
 	if err := c.notRoot("remotePath", dst, "give a file path such as reports/"+name); err != nil {
-		return c.bad(err)
+		return uploadDone{}, err
 	}
 	if c.preflight {
-		return checked
+		return uploadDone{}, nil
 	}
 	if !boolOr(a.Overwrite, true) {
 		switch _, err := c.nc.Stat(c.ctx, dst); {
 		case err == nil:
-			return c.failMsg(sb.ECONFLICT, "%s exists already and overwrite is false; choose another remotePath, or pass overwrite: true (Nextcloud keeps the old content as a version)", c.scope.show(dst))
+			return uploadDone{}, c.refuse(sb.ECONFLICT, "%s exists already and overwrite is false; choose another remotePath, or pass overwrite: true (Nextcloud keeps the old content as a version)", c.scope.show(dst))
 		case sb.ErrorCode(err) != sb.ENOTFOUND:
-			return c.fail("cannot check "+c.scope.show(dst), err)
+			return uploadDone{}, c.failure("cannot check "+c.scope.show(dst), err)
 		}
 	}
 	open := func() (io.ReadCloser, int64, error) {
@@ -223,9 +250,9 @@ func (c *invocation) upload() sb.Envelope {
 	if err != nil {
 		what := "cannot upload " + quote(ref) + " to " + c.scope.show(dst)
 		if status(err) == 423 && !c.scope.underReports(dst) {
-			return c.fail(what, sb.Wrap(c.op, sb.ECONFLICT, "the file is open or locked (probably in Collabora); close it there and try again, or upload under another remotePath (for example with a date in the name)", err))
+			return uploadDone{}, c.failure(what, sb.Wrap(c.op, sb.ECONFLICT, "the file is open or locked (probably in Collabora); close it there and try again, or upload under another remotePath (for example with a date in the name)", err))
 		}
-		return c.fail(what, err)
+		return uploadDone{}, c.failure(what, err)
 	}
 	fileID := out.res.FileID
 	if fileID == 0 { // no OC-FileId (a proxy dropped it): the link needs the id
@@ -233,6 +260,12 @@ func (c *invocation) upload() sb.Envelope {
 			fileID = e.FileID
 		}
 	}
+	return uploadDone{ref: ref, out: out, fileID: fileID}, nil
+}
+
+// uploadData is upload's answer to the model.
+func (c *invocation) uploadData(up uploadDone) map[string]any {
+	ref, out, fileID := up.ref, up.out, up.fileID
 	data := map[string]any{
 		"path":      c.scope.show(out.path),
 		"localPath": ref,
@@ -258,7 +291,7 @@ func (c *invocation) upload() sb.Envelope {
 		notes = append(notes, "replaced the existing file; Nextcloud kept the earlier content as a version (Nextcloud.versions lists it)")
 	}
 	data["message"] = uploadMessage(c.scope.show(out.path), notes)
-	return sb.OK(data)
+	return data
 }
 
 // internalLink is Nextcloud's link to a file by id, {BaseURL}/f/{fileid}:
@@ -374,11 +407,11 @@ func (c *invocation) list() sb.Envelope {
 		return checked
 	}
 	shown := c.scope.show(dir)
-	var entries []nextcloud.Entry
+	var entries []sb.FileInfo
 	if depth <= 1 {
 		entries, err = c.nc.Propfind(c.ctx, dir, depth)
 	} else {
-		entries, err = c.nc.Search(c.ctx, nextcloud.SearchQuery{Folder: dir, Limit: MaxListLimit + 1})
+		entries, err = c.nc.Search(c.ctx, sb.FileSearch{Folder: dir, Limit: MaxListLimit + 1})
 	}
 	if err != nil {
 		if sb.ErrorCode(err) == sb.ENOTFOUND && dir == c.scope.root {
@@ -386,8 +419,8 @@ func (c *invocation) list() sb.Envelope {
 		}
 		return c.fail("cannot list "+shown, err)
 	}
-	var self *nextcloud.Entry
-	var kids []nextcloud.Entry
+	var self *sb.FileInfo
+	var kids []sb.FileInfo
 	for i, e := range entries {
 		switch {
 		case e.Path == dir:
@@ -629,7 +662,7 @@ func (c *invocation) search() sb.Envelope {
 	if c.preflight {
 		return checked
 	}
-	hits, err := c.nc.Search(c.ctx, nextcloud.SearchQuery{Folder: dir, Name: q, Mime: mt, ModifiedAfter: after, Limit: limit + 1})
+	hits, err := c.nc.Search(c.ctx, sb.FileSearch{Folder: dir, Name: q, Mime: mt, ModifiedAfter: after, Limit: limit + 1})
 	if err != nil {
 		return c.fail("cannot search "+c.scope.show(dir), err)
 	}
@@ -703,7 +736,7 @@ func (c *invocation) quota() sb.Envelope {
 	return sb.OK(quotaData(q))
 }
 
-func quotaData(q nextcloud.Quota) map[string]any {
+func quotaData(q sb.FileQuota) map[string]any {
 	// Measured on Nextcloud 34: moving a file to the trash bin lowers used
 	// by its size, and earlier versions are not in used either.
 	d := map[string]any{"used_bytes": q.Used, "used": humanBytes(q.Used), "unlimited": q.Unlimited,

@@ -6,12 +6,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 // file stats p and insists on a file: versions are kept per file id.
-func (c *invocation) file(p, verb string) (nextcloud.Entry, *sb.Envelope) {
+func (c *invocation) file(p, verb string) (sb.FileInfo, *sb.Envelope) {
 	e, err := c.nc.Stat(c.ctx, p)
 	if err != nil {
 		env := c.fail(verb+" "+c.scope.show(p), err)
@@ -89,7 +88,7 @@ func (c *invocation) versions() sb.Envelope {
 
 // sortNewestFirst orders versions by time, then by name (a number: the
 // mtime in unix seconds); Nextcloud 34 sends them oldest first.
-func sortNewestFirst(vs []nextcloud.Version) {
+func sortNewestFirst(vs []sb.FileVersion) {
 	sort.SliceStable(vs, func(i, j int) bool {
 		if !vs[i].Modified.Equal(vs[j].Modified) {
 			return vs[i].Modified.After(vs[j].Modified)
@@ -108,7 +107,7 @@ func sortNewestFirst(vs []nextcloud.Version) {
 // version; should there be several, the one with the highest name is the
 // later write. Not the newest entry: after a restore the current content
 // has the restored version's mtime.
-func currentVersion(vs []nextcloud.Version, e nextcloud.Entry) int {
+func currentVersion(vs []sb.FileVersion, e sb.FileInfo) int {
 	for i, v := range vs {
 		if v.ETag != "" && v.ETag == e.ETag {
 			return i
@@ -217,7 +216,7 @@ func (c *invocation) trash() sb.Envelope {
 
 // mine splits the trash into the agent's items (original location inside
 // the root) and the count of everybody else's.
-func (c *invocation) mine() (own []nextcloud.TrashItem, others int, err error) {
+func (c *invocation) mine() (own []sb.TrashItem, others int, err error) {
 	items, err := c.nc.Trash(c.ctx)
 	if err != nil {
 		return nil, 0, err
@@ -232,7 +231,7 @@ func (c *invocation) mine() (own []nextcloud.TrashItem, others int, err error) {
 	return own, others, nil
 }
 
-func (c *invocation) trashLines(items []nextcloud.TrashItem) []string {
+func (c *invocation) trashLines(items []sb.TrashItem) []string {
 	lines := make([]string, 0, len(items))
 	for _, it := range items {
 		kind := "file"

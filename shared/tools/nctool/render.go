@@ -2,11 +2,11 @@ package nctool
 
 import (
 	"fmt"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 )
 
@@ -27,7 +27,7 @@ func frame(source string, lines []string) string {
 
 // entryLine renders one file or folder:
 // "/reports/q3.md" file 5.0 KB modified 2026-05-01 12:00 UTC fileid 124 perms RGDNVW favorite shared(link)
-func entryLine(display string, e nextcloud.Entry) string {
+func entryLine(display string, e sb.FileInfo) string {
 	var b strings.Builder
 	b.WriteString(strconv.Quote(display))
 	if e.IsDir {
@@ -61,27 +61,27 @@ func utcMinute(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC
 func utcSecond(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // shareTypeName names a share type for people and models.
-func shareTypeName(t nextcloud.ShareType) string {
+func shareTypeName(t sb.ShareType) string {
 	switch t {
-	case nextcloud.ShareUser:
+	case sb.ShareUser:
 		return "user"
-	case nextcloud.ShareGroup:
+	case sb.ShareGroup:
 		return "group"
-	case nextcloud.ShareLink:
+	case sb.ShareLink:
 		return "link"
-	case nextcloud.ShareEmail:
+	case sb.ShareEmail:
 		return "email"
-	case nextcloud.ShareFederated:
+	case sb.ShareFederated:
 		return "federated"
-	case nextcloud.ShareCircle:
+	case sb.ShareCircle:
 		return "team"
-	case nextcloud.ShareTalk:
+	case sb.ShareTalk:
 		return "talk"
 	}
 	return strconv.Itoa(int(t))
 }
 
-func shareTypeNames(ts []nextcloud.ShareType) []string {
+func shareTypeNames(ts []sb.ShareType) []string {
 	out := make([]string, len(ts))
 	for i, t := range ts {
 		out[i] = shareTypeName(t)
@@ -95,8 +95,8 @@ func permissionWords(p int) []string {
 	for _, b := range []struct {
 		bit  int
 		word string
-	}{{nextcloud.PermRead, "read"}, {nextcloud.PermUpdate, "edit"}, {nextcloud.PermCreate, "create"},
-		{nextcloud.PermDelete, "delete"}, {nextcloud.PermShare, "reshare"}} {
+	}{{sb.PermRead, "read"}, {sb.PermUpdate, "edit"}, {sb.PermCreate, "create"},
+		{sb.PermDelete, "delete"}, {sb.PermShare, "reshare"}} {
 		if p&b.bit != 0 {
 			out = append(out, b.word)
 		}

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -22,19 +21,42 @@ const (
 	GeneratedPasswordLen = 24
 )
 
+// shareDone is what a share did.
+type shareDone struct {
+	sh        sb.Share
+	p, file   string // the shared path; file: a file inside a shared folder the download link points at
+	with      string
+	typ       sb.ShareType
+	password  bool   // the link has a password
+	generated string // the password the tool made, shown once
+	notes     []string
+}
+
 // share creates a user, group or public link share.
 func (c *invocation) share() sb.Envelope {
+	done, err := c.doShare()
+	switch {
+	case err != nil:
+		return c.envelope(err)
+	case c.preflight:
+		return checked
+	}
+	return sb.OK(c.shareAnswer(done))
+}
+
+// doShare is share's work; in a preflight it stops after the checks.
+func (c *invocation) doShare() (shareDone, error) {
 	var a shareArgs
 	if err := c.decodeArgs(&a); err != nil {
-		return c.bad(err)
+		return shareDone{}, err
 	}
 	p, err := c.remote("path", a.Path)
 	if err != nil {
-		return c.bad(err)
+		return shareDone{}, err
 	}
-	typ := nextcloud.ShareUser
+	typ := sb.ShareUser
 	if a.ShareType != nil {
-		typ = nextcloud.ShareType(*a.ShareType)
+		typ = sb.ShareType(*a.ShareType)
 	}
 	with := c.optional(a.ShareWith)
 	with = strings.TrimSpace(with)
@@ -42,73 +64,73 @@ func (c *invocation) share() sb.Envelope {
 	generate := boolOr(a.GeneratePassword, false)
 	note := c.optional(a.Note)
 	file := c.optional(a.File)
-	perms := nextcloud.PermRead
+	perms := sb.PermRead
 	if a.Permissions != nil {
 		switch *a.Permissions {
 		case "read":
 		case "edit":
 			// Nextcloud drops create and delete for single files itself.
-			perms = nextcloud.PermRead | nextcloud.PermUpdate | nextcloud.PermCreate | nextcloud.PermDelete
+			perms = sb.PermRead | sb.PermUpdate | sb.PermCreate | sb.PermDelete
 		default:
-			return c.failMsg(sb.EINVALID, "permissions must be \"read\" (the default) or \"edit\", not %s", quote(*a.Permissions))
+			return shareDone{}, c.refuse(sb.EINVALID, "permissions must be \"read\" (the default) or \"edit\", not %s", quote(*a.Permissions))
 		}
 	}
 
 	switch typ {
-	case nextcloud.ShareUser, nextcloud.ShareGroup:
+	case sb.ShareUser, sb.ShareGroup:
 		if with == "" {
-			return c.failMsg(sb.EINVALID, "shareWith is missing: name the Nextcloud %s to share with, or use shareType 3 for a public link", map[nextcloud.ShareType]string{0: "user", 1: "group"}[typ])
+			return shareDone{}, c.refuse(sb.EINVALID, "shareWith is missing: name the Nextcloud %s to share with, or use shareType 3 for a public link", map[sb.ShareType]string{0: "user", 1: "group"}[typ])
 		}
 		if password != "" || generate {
-			return c.failMsg(sb.EINVALID, "passwords are for public links (shareType 3) only; a user or group share needs none")
+			return shareDone{}, c.refuse(sb.EINVALID, "passwords are for public links (shareType 3) only; a user or group share needs none")
 		}
-	case nextcloud.ShareLink:
+	case sb.ShareLink:
 		if with != "" {
-			return c.failMsg(sb.EINVALID, "a public link (shareType 3) has no shareWith; leave it out, or use shareType 0 to share with a user")
+			return shareDone{}, c.refuse(sb.EINVALID, "a public link (shareType 3) has no shareWith; leave it out, or use shareType 0 to share with a user")
 		}
 		if !c.agent.AllowPublicShares {
-			return c.failMsg(sb.EFORBIDDEN, "public links are not allowed for this agent (allowPublicShares is false); share with a Nextcloud user instead (shareType 0, shareWith), or ask the operator")
+			return shareDone{}, c.refuse(sb.EFORBIDDEN, "public links are not allowed for this agent (allowPublicShares is false); share with a Nextcloud user instead (shareType 0, shareWith), or ask the operator")
 		}
 		if password != "" && generate {
-			return c.failMsg(sb.EINVALID, "give either password or generatePassword: true, not both")
+			return shareDone{}, c.refuse(sb.EINVALID, "give either password or generatePassword: true, not both")
 		}
 	default:
-		return c.failMsg(sb.EINVALID, "shareType must be 0 (a user, the default), 1 (a group) or 3 (a public link), not %d", typ)
+		return shareDone{}, c.refuse(sb.EINVALID, "shareType must be 0 (a user, the default), 1 (a group) or 3 (a public link), not %d", typ)
 	}
 	if file != "" {
 		if file != path.Base(file) || strings.ContainsAny(file, "/\\") || file == "." || file == ".." {
-			return c.failMsg(sb.EINVALID, "file must be the bare name of a file directly inside the shared folder, such as report.pdf")
+			return shareDone{}, c.refuse(sb.EINVALID, "file must be the bare name of a file directly inside the shared folder, such as report.pdf")
 		}
 		if _, err := c.scope.resolve("file", path.Join(c.scope.show(p), file)); err != nil {
-			return c.bad(err)
+			return shareDone{}, err
 		}
 		if c.preflight {
-			return checked
+			return shareDone{}, nil
 		}
 		e, err := c.nc.Stat(c.ctx, path.Join(p, file))
 		if err != nil {
-			return c.fail(fmt.Sprintf("cannot point the download link at %s inside %s", quote(file), c.scope.show(p)), err)
+			return shareDone{}, c.failure(fmt.Sprintf("cannot point the download link at %s inside %s", quote(file), c.scope.show(p)), err)
 		}
 		if e.IsDir {
-			return c.failMsg(sb.EINVALID, "%s inside %s is a folder; file must name a file (or leave it out to download the whole folder as a zip)", quote(file), c.scope.show(p))
+			return shareDone{}, c.refuse(sb.EINVALID, "%s inside %s is a folder; file must name a file (or leave it out to download the whole folder as a zip)", quote(file), c.scope.show(p))
 		}
 	}
 
 	if c.preflight {
-		return checked
+		return shareDone{}, nil
 	}
-	req := nextcloud.ShareRequest{Path: p, Type: typ, ShareWith: with, Permissions: perms, Password: password, Note: note}
+	req := sb.ShareRequest{Path: p, Type: typ, ShareWith: with, Permissions: perms, Password: password, Note: note}
 	var notes []string
 	var generated string
 	today := c.t.now().UTC().Truncate(24 * time.Hour)
-	if typ == nextcloud.ShareLink {
+	if typ == sb.ShareLink {
 		caps, err := c.nc.Capabilities(c.ctx)
 		if err != nil {
-			return c.fail("cannot read the server's sharing settings", err)
+			return shareDone{}, c.failure("cannot read the server's sharing settings", err)
 		}
 		s := caps.Sharing
 		if !s.APIEnabled || !s.PublicEnabled {
-			return c.failMsg(sb.EFORBIDDEN, "public links are disabled on this Nextcloud; share with a user instead (shareType 0, shareWith)")
+			return shareDone{}, c.refuse(sb.EFORBIDDEN, "public links are disabled on this Nextcloud; share with a user instead (shareType 0, shareWith)")
 		}
 		days := c.agent.shareDefaultDays()
 		if a.ExpireDays != nil {
@@ -126,7 +148,7 @@ func (c *invocation) share() sb.Envelope {
 		}
 		if (s.PasswordEnforced && password == "") || generate {
 			if generated, err = newPassword(); err != nil {
-				return c.fail("cannot create the link", sb.Wrap(c.op, sb.EINTERNAL, "could not generate a password", err))
+				return shareDone{}, c.failure("cannot create the link", sb.Wrap(c.op, sb.EINTERNAL, "could not generate a password", err))
 			}
 			req.Password = generated
 			if !generate {
@@ -151,8 +173,8 @@ func (c *invocation) share() sb.Envelope {
 		// per 10 minutes, failed ones too (measured on Nextcloud 34): one
 		// PROPFIND first, after the cheaper refusals above, keeps a missing
 		// path from spending one. With file, its Stat proved the folder.
-		if fail := c.shareable(p); fail != nil {
-			return *fail
+		if err := c.shareable(p); err != nil {
+			return shareDone{}, err
 		}
 	}
 	sh, err := c.nc.CreateShare(c.ctx, req)
@@ -162,10 +184,16 @@ func (c *invocation) share() sb.Envelope {
 		if status(err) == 429 {
 			err = c.shareLimited(err)
 		}
-		return c.fail("cannot share "+c.scope.show(p), err)
+		return shareDone{}, c.failure("cannot share "+c.scope.show(p), err)
 	}
+	return shareDone{sh: sh, p: p, file: file, with: with, typ: typ, password: req.Password != "", generated: generated, notes: notes}, nil
+}
+
+// shareAnswer is share's answer to the model.
+func (c *invocation) shareAnswer(d shareDone) map[string]any {
+	sh, p, file, typ, with, generated, notes := d.sh, d.p, d.file, d.typ, d.with, d.generated, d.notes
 	data := c.shareData(sh, p)
-	if typ == nextcloud.ShareLink {
+	if typ == sb.ShareLink {
 		data["download_url"] = sh.DownloadURL(file)
 	}
 	if generated != "" {
@@ -174,9 +202,9 @@ func (c *invocation) share() sb.Envelope {
 	}
 	msg := fmt.Sprintf("shared %s", c.scope.show(p))
 	switch typ {
-	case nextcloud.ShareLink:
+	case sb.ShareLink:
 		msg += " as a public link (anyone holding it can open it"
-		if req.Password != "" {
+		if d.password {
 			msg += " with the password"
 		}
 		msg += ")"
@@ -190,25 +218,37 @@ func (c *invocation) share() sb.Envelope {
 	if len(notes) > 0 {
 		data["notices"] = notes
 	}
-	return sb.OK(data)
+	return data
+}
+
+// shared is the typed form of a share.
+func (c *invocation) shared(sh sb.Share, fallback string) sb.FileShared {
+	p := fallback
+	if sh.Path != "" {
+		p = path.Clean("/" + sh.Path)
+	}
+	out := sb.FileShared{ID: sh.ID, Type: sh.Type, Path: c.scope.show(p)}
+	if sh.Type == sb.ShareLink {
+		out.URL = sh.URL
+	} else {
+		out.ShareWith, out.InternalURL = sh.ShareWith, c.internalLink(sh.FileID)
+	}
+	return out
 }
 
 // shareable stats p before a share is created: a missing path, or one the
 // account may not share (no R among its permissions), ends here instead of
 // in a POST that cannot succeed.
-func (c *invocation) shareable(p string) *sb.Envelope {
+func (c *invocation) shareable(p string) error {
 	e, err := c.nc.Stat(c.ctx, p)
 	switch {
 	case sb.ErrorCode(err) == sb.ENOTFOUND:
-		env := c.fail("cannot share "+c.scope.show(p), sb.Wrap(c.op, sb.ENOTFOUND,
+		return c.failure("cannot share "+c.scope.show(p), sb.Wrap(c.op, sb.ENOTFOUND,
 			"it does not exist, so nothing was shared (and none of Nextcloud's 20 share creations per 10 minutes was spent); list its folder to check the name, or upload the file first", err))
-		return &env
 	case err != nil:
-		env := c.fail("cannot share "+c.scope.show(p), err)
-		return &env
+		return c.failure("cannot share "+c.scope.show(p), err)
 	case e.Permissions != "" && !strings.Contains(e.Permissions, "R"):
-		env := c.failMsg(sb.EFORBIDDEN, "cannot share %s: the account may not share it (it was shared with the account without the right to share it on); ask its owner to share it", c.scope.show(p))
-		return &env
+		return c.refuse(sb.EFORBIDDEN, "cannot share %s: the account may not share it (it was shared with the account without the right to share it on); ask its owner to share it", c.scope.show(p))
 	}
 	return nil
 }
@@ -245,7 +285,7 @@ func minuteAfter(t time.Time) string {
 
 // shareData is the lifecycle of a share: what it is, where it leads, when
 // it ends, how to end it.
-func (c *invocation) shareData(sh nextcloud.Share, fallback string) map[string]any {
+func (c *invocation) shareData(sh sb.Share, fallback string) map[string]any {
 	p := fallback
 	if sh.Path != "" {
 		p = path.Clean("/" + sh.Path)
@@ -263,7 +303,7 @@ func (c *invocation) shareData(sh nextcloud.Share, fallback string) map[string]a
 	if !sh.Expiration.IsZero() {
 		d["expires"] = sh.Expiration.Format("2006-01-02")
 	}
-	if sh.Type == nextcloud.ShareLink {
+	if sh.Type == sb.ShareLink {
 		d["url"] = sh.URL
 		d["token"] = sh.Token
 	} else {
@@ -329,37 +369,17 @@ func newPassword() (string, error) {
 // shares lists the agent's shares (all of them, or those of one path) with
 // their lifecycle: who or what link, until when, how to revoke. One call.
 func (c *invocation) shares() sb.Envelope {
-	var a sharesArgs
-	if err := c.decodeArgs(&a); err != nil {
-		return c.bad(err)
-	}
-	on := ""
-	if a.Path != nil {
-		p, err := c.scope.resolve("path", *a.Path)
-		if err != nil {
-			return c.bad(err)
-		}
-		on = p
-	}
-	if c.preflight {
+	list, err := c.doShares()
+	switch {
+	case err != nil:
+		return c.envelope(err)
+	case c.preflight:
 		return checked
-	}
-	list, err := c.nc.ListShares(c.ctx, on)
-	if err != nil {
-		what := "cannot list your shares"
-		if on != "" {
-			what = "cannot list the shares of " + c.scope.show(on)
-		}
-		return c.fail(what, err)
 	}
 	out := make([]map[string]any, 0, len(list))
 	for _, sh := range list {
-		p := path.Clean("/" + sh.Path)
-		if !c.scope.contains(p) {
-			continue // another agent's share on the same account
-		}
-		d := c.shareData(sh, p)
-		if sh.Type == nextcloud.ShareLink {
+		d := c.shareData(sh, path.Clean("/"+sh.Path))
+		if sh.Type == sb.ShareLink {
 			d["download_url"] = sh.DownloadURL("")
 		}
 		out = append(out, d)
@@ -369,6 +389,41 @@ func (c *invocation) shares() sb.Envelope {
 		msg = "no shares"
 	}
 	return sb.OK(map[string]any{"count": len(out), "shares": out, "message": msg})
+}
+
+// doShares is the agent's shares (of the path argument, when given):
+// another agent's shares on the same account are left out.
+func (c *invocation) doShares() ([]sb.Share, error) {
+	var a sharesArgs
+	if err := c.decodeArgs(&a); err != nil {
+		return nil, err
+	}
+	on := ""
+	if a.Path != nil {
+		p, err := c.scope.resolve("path", *a.Path)
+		if err != nil {
+			return nil, err
+		}
+		on = p
+	}
+	if c.preflight {
+		return nil, nil
+	}
+	list, err := c.nc.ListShares(c.ctx, on)
+	if err != nil {
+		what := "cannot list your shares"
+		if on != "" {
+			what = "cannot list the shares of " + c.scope.show(on)
+		}
+		return nil, c.failure(what, err)
+	}
+	var own []sb.Share
+	for _, sh := range list {
+		if c.scope.contains(path.Clean("/" + sh.Path)) {
+			own = append(own, sh)
+		}
+	}
+	return own, nil
 }
 
 // unshare revokes a share by id or token, or every share of a path (which
@@ -431,8 +486,8 @@ func (c *invocation) unshare() sb.Envelope {
 	return c.failMsg(sb.ENOTFOUND, "none of your shares has the %s; Nextcloud.unshare {path, …} or Nextcloud.stat (share_types) help find it", what)
 }
 
-func revokeNote(sh nextcloud.Share) string {
-	if sh.Type == nextcloud.ShareLink {
+func revokeNote(sh sb.Share) string {
+	if sh.Type == sb.ShareLink {
 		return "; the link stops working now, but anyone who downloaded the file keeps their copy"
 	}
 	return ""

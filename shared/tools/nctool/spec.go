@@ -3,7 +3,6 @@ package nctool
 import (
 	"strings"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/collabora"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools/toolargs"
 )
@@ -15,7 +14,7 @@ const pathDoc = "path inside your Nextcloud folder, e.g. reports/q3.md (\"/\" is
 func vocab() toolargs.Vocab {
 	return toolargs.Vocab{
 		Docs:  map[string]string{"path": pathDoc, "from": pathDoc, "to": pathDoc, "check": "feature names: " + strings.Join(Features(), ", ")},
-		Enums: map[string][]string{"features": Features(), "formats": collabora.Formats()},
+		Enums: map[string][]string{"features": Features(), "formats": sb.ConvertFormats()},
 	}
 }
 

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/collabora"
-	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools"
 	"github.com/switchboard-dev/switchboard/shared/tools/staging"
@@ -33,8 +31,8 @@ const (
 // service account), an optional Collabora client, and the
 // Nextcloud block of its configuration.
 type Agent struct {
-	Client    *nextcloud.Client
-	Collabora *collabora.Client // nil: no collaboraUrl, convert is unavailable
+	Client    sb.Files
+	Collabora sb.Converter // nil: no collaboraUrl, convert is unavailable
 	// RootPath is the agent's folder in the account; every path
 	// argument resolves inside it. Empty refuses every action.
 	RootPath string
@@ -130,7 +128,7 @@ type invocation struct {
 	ctx   context.Context
 	call  sb.ToolCall
 	agent Agent
-	nc    *nextcloud.Client
+	nc    sb.Files
 	scope scope
 	op    string
 	// preflight: check the arguments and stop before the first call that
@@ -149,19 +147,28 @@ func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) (env sb.Envelope) {
 	if !ok {
 		return sb.FailErr(toolargs.UnknownAction("nctool", ToolName, call.Action, t.Spec().ActionNames()))
 	}
+	c, err := t.invocation(ctx, call, false)
+	if err != nil {
+		return sb.FailErr(err)
+	}
+	return run(c)
+}
+
+// invocation starts call for its agent: EFORBIDDEN when the agent has no
+// Nextcloud block, EINVALID when its folders are wrong.
+func (t *Tool) invocation(ctx context.Context, call sb.ToolCall, preflight bool) (*invocation, error) {
 	agent, ok := t.agents(call.AgentID)
 	if !ok || agent.Client == nil {
-		return sb.FailErr(toolargs.NotConfigured("nctool", call.AgentID, "Nextcloud"))
+		return nil, toolargs.NotConfigured("nctool", call.AgentID, "Nextcloud")
 	}
 	sc, err := newScope(agent.RootPath)
 	if err == nil {
 		sc, err = sc.withShared(agent.SharedReportsPath)
 	}
 	if err != nil {
-		return sb.FailErr(err)
+		return nil, err
 	}
-	c := &invocation{t: t, ctx: ctx, call: call, agent: agent, nc: agent.Client, scope: sc, op: "nctool." + call.Action}
-	return run(c)
+	return &invocation{t: t, ctx: ctx, call: call, agent: agent, nc: agent.Client, scope: sc, op: "nctool." + call.Action, preflight: preflight}, nil
 }
 
 // Preflight runs an action's argument checks without acting, so that the
@@ -214,7 +221,7 @@ func (t *Tool) Condition(call sb.ToolCall) string {
 	// Any spelling of 3 counts ("3", 3.0): staging must not be talked out
 	// of an approval by a number's form; Invoke then accepts only 3.
 	typ, err := strconv.ParseFloat(strings.Trim(string(bytes.TrimSpace(a.ShareType)), `"`), 64)
-	if err != nil || typ != float64(nextcloud.ShareLink) {
+	if err != nil || typ != float64(sb.ShareLink) {
 		return ""
 	}
 	agent, ok := t.agents(call.AgentID)

@@ -16,7 +16,7 @@ import (
 // chunked makes every upload of more than one byte a chunked upload v2.
 func (e *env) chunked() {
 	e.t.Helper()
-	if err := e.agent.Get().Client.SetChunking(nextcloud.Chunking{Mode: nextcloud.ChunkAlways, Threshold: 1}); err != nil {
+	if err := e.agent.Get().Client.(*nextcloud.Client).SetChunking(nextcloud.Chunking{Mode: nextcloud.ChunkAlways, Threshold: 1}); err != nil {
 		e.t.Fatalf("SetChunking: %v", err)
 	}
 }
