@@ -1,6 +1,10 @@
 # Switchboard — `make help` lists the targets.
 SHELL := /usr/bin/env bash
 GO ?= go
+# go.mod names the Go release with the current standard-library fixes; a Go
+# older than that fetches it through the module proxy (GOTOOLCHAIN=auto), even
+# where the machine's environment says GOTOOLCHAIN=local.
+export GOTOOLCHAIN := auto
 FUNCTIONS := $(notdir $(wildcard functions/*))
 CONFIG ?= $(firstword $(wildcard switchboard.yaml) switchboard.example.yaml)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
@@ -28,8 +32,10 @@ export DYNALITE_PORT
 dev: node_modules/.installed ## run Switchboard locally on $(ADDR) (dynalite on DYNALITE_PORT + in-process S3 on S3_ADDR; Ctrl-C stops all)
 	DYNALITE_PATH=.data/dynalite scripts/dynalite.sh $(GO) run ./cmd/switchboard dev --config $(CONFIG) --addr $(ADDR) --s3-addr $(S3_ADDR)
 
-test: node_modules/.installed ## run every test: unit, store (dynalite), end-to-end, infra
+test: node_modules/.installed ## run every test: vet, staticcheck, govulncheck, unit, store (dynalite), end-to-end, infra
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+	GO=$(GO) scripts/vulncheck.sh # offline Go vulnerability database, pinned in the script
 	scripts/nextcloud-test.sh run bash -c 'set -o pipefail; $(GO) test -count=1 -json ./... | node scripts/gotest-summary.cjs' # with a real Nextcloud when SWITCHBOARD_NEXTCLOUD_TARBALL is set; ends with the skipped tests and why
 	$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./... # every benchmark runs once, so none can rot
 	cd infra && $(GO) test -count=1 ./...

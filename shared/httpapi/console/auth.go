@@ -20,8 +20,6 @@ import (
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-type sessionKey struct{}
-
 // session is the logged-in session of a request.
 type session struct {
 	id   string

@@ -78,7 +78,7 @@ func must(t testing.TB, err error) {
 // login (a wrong password first), a pair, load older, search, a chain, the
 // approvals and health pages, a POST without its CSRF token, the planted
 // markup staying inert, and the session running out. With
-// SWITCHBOARD_SCREENSHOTS=docs it writes the screenshots of the README.
+// SWITCHBOARD_SCREENSHOTS=docs it writes the screenshots in docs/console.md.
 func TestConsoleInChromium(t *testing.T) {
 	b := browsertest.New(t, 2*time.Minute)
 	e := newEnv(t, nil)

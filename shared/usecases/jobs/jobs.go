@@ -114,19 +114,20 @@ func (r *Runner) Schedule(ctx context.Context) error {
 		rates[i] = every
 	}
 	for i, j := range deploy.Jobs {
-		go r.every(ctx, j.Name, rates[i])
+		t := time.NewTicker(rates[i])
+		go func() { defer t.Stop(); r.every(ctx, j.Name, t.C) }()
 	}
 	return nil
 }
 
-func (r *Runner) every(ctx context.Context, job string, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
+// every runs job on each tick until ctx ends. A run holds the loop, so runs
+// never overlap and the ticks that fall into a run are dropped.
+func (r *Runner) every(ctx context.Context, job string, ticks <-chan time.Time) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-ticks:
 			_, _ = r.Run(ctx, job, "schedule")
 		}
 	}

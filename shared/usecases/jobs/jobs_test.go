@@ -359,15 +359,24 @@ func TestEveryRunsOnTicksWithoutOverlap(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { f.r.every(ctx, "tick", time.Millisecond); close(done) }()
+	ticks := make(chan time.Time) // unbuffered: a send succeeds only when the loop takes the tick
+	go func() { f.r.every(ctx, "tick", ticks); close(done) }()
 
+	ticks <- time.Now()
 	waitFor(t, started)
-	time.Sleep(5 * time.Millisecond) // ≈5 ticks arrive while the run is busy
+	for range 5 { // ticks that fall into the busy run are not taken
+		select {
+		case ticks <- time.Now():
+			t.Fatal("the loop took a tick while the first run is busy")
+		default:
+		}
+	}
 	if got := running.Load(); got != 1 {
 		t.Errorf("running = %d while the first run is busy, want 1", got)
 	}
 	close(release)
-	waitFor(t, started) // a later tick runs the job again
+	ticks <- time.Now() // a later tick runs the job again
+	waitFor(t, started)
 	cancel()
 	select {
 	case <-done:
