@@ -302,7 +302,7 @@ func TestHungDynamoDBEveryRouteAnswersWithinItsBudget(t *testing.T) {
 	eventually(5*time.Second, func() bool {
 		return w.replies("sent during the outage") > 0 && w.telegramReplies("sent on Telegram during the outage") > 0
 	})
-	time.Sleep(500 * time.Millisecond)
+	w.dev.idle()
 	rcN, tgN := w.replies("sent during the outage"), w.telegramReplies("sent on Telegram during the outage")
 	t.Logf("retries after the outage: webhook %d, telegram %d; replies to the outage messages: Rocket.Chat %d, Telegram %d",
 		retryRC.status, retryTG.status, rcN, tgN)

@@ -18,11 +18,6 @@ import (
 // Rocket.Chat's default is 100 ms, 1 s, 10 s, 100 s; shortened here.
 var rcRetryDelays = []time.Duration{100 * time.Millisecond, time.Second, 2 * time.Second, 3 * time.Second}
 
-// doubleWatch is how long a test watches for a second answer after the
-// first: longer than the pool's shortened retries (wakeTimingEnv) and a
-// scripted run.
-const doubleWatch = 2 * time.Second
-
 // shortClaimEnv makes a wake's claim window seconds long (wait 1 s + run
 // 3 s + 2 × 0.75 s slack), so that the poll takes over a claim nothing runs
 // while the test watches.
@@ -90,7 +85,7 @@ func TestThrottledDynamoDBNothingLostNothingDoubled(t *testing.T) {
 			t.Errorf("%s: no reply (webhook answers %v); lost", text, statuses[i])
 		}
 	}
-	time.Sleep(doubleWatch)
+	w.dev.settled() // a second answer would have been posted by now
 	for i := range n {
 		if got := w.replies(fmt.Sprintf("throttled question %02d", i)); got > 1 {
 			t.Errorf("question %02d answered %d times, want once", i, got)
@@ -115,7 +110,7 @@ func TestThrottledDynamoDBNothingLostNothingDoubled(t *testing.T) {
 	if !eventually(20*time.Second, func() bool { return w.replies("during a throttling storm") >= 1 }) {
 		t.Errorf("the message throttled away was never answered (retry answers %v); lost", retried)
 	}
-	time.Sleep(doubleWatch)
+	w.dev.settled() // a second answer would have been posted by now
 	if got := w.replies("during a throttling storm"); got > 1 {
 		t.Errorf("answered %d times, want once", got)
 	}
@@ -161,7 +156,7 @@ func TestHungDynamoDBThroughProxyWebhookAnswers503(t *testing.T) {
 		t.Errorf("the message sent while the database hung was never answered (retry answers %v, then the poll)", retried)
 	}
 	answeredAfter := time.Since(start)
-	tickUntil(t, w.dev, doubleWatch, func() bool { return false })
+	w.dev.settled() // a second answer would have been posted by now
 	for _, text := range []string{"question while the database hangs", "question after the hang"} {
 		if got := w.replies(text); got != 1 {
 			t.Errorf("%q answered %d times, want once", text, got)

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"testing"
-	"time"
 )
 
 // Rocket.Chat answers 503 when the woken agent posts its reply: the reply
@@ -13,7 +12,7 @@ func TestFaultRocketChatReplyPost503(t *testing.T) {
 	w.mention(t, w.room, "reply while Rocket.Chat fails")
 	w.rc.FailNext("chat.postMessage", 503, "<html>503 Service Temporarily Unavailable</html>")
 	w.tick(t)
-	time.Sleep(time.Second)
+	w.dev.idle() // the wake and its retried reply are over
 	w.tick(t)
 	lost, doubled := w.settle(t, map[string]string{"reply while Rocket.Chat fails": w.room})
 	reportFault(t, "Rocket.Chat 503 on chat.postMessage of the automatic reply after a poll wake",

@@ -87,7 +87,7 @@ func (w *rcWorld) settle(t *testing.T, want map[string]string) (lost, doubled in
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	time.Sleep(300 * time.Millisecond)
+	w.dev.idle() // a second answer would have been posted by now
 	for text, rid := range want {
 		switch n := w.answers(rid, text); {
 		case n == 0:
@@ -599,7 +599,7 @@ func TestFaultRocketChatOutageSeenOnTelegram(t *testing.T) {
 	for w.answersIn(question) == 0 && time.Now().Before(deadline) {
 		time.Sleep(25 * time.Millisecond)
 	}
-	time.Sleep(300 * time.Millisecond)
+	w.dev.idle()
 	answered := w.answersIn(question)
 	if back != 1 {
 		t.Errorf("%d recovery notices, want 1", back)

@@ -188,6 +188,28 @@ func (d *devServer) do(method, path, token string, body any) (int, http.Header, 
 	return resp.StatusCode, resp.Header, m
 }
 
+// idle waits until no wake dispatched so far is queued, running or waiting
+// for a retry in the server (GET /dev/idle): every answer those wakes give
+// has been posted.
+func (d *devServer) idle() {
+	d.t.Helper()
+	if status, _, m := d.do("GET", "/dev/idle", "", nil); status != http.StatusOK {
+		d.t.Fatalf("GET /dev/idle = %d %v: wakes still running", status, m)
+	}
+}
+
+// settled is idle, then one Rocket.Chat poll and idle again: what the
+// webhook path left behind (a dropped wake, a claim not finished) has had
+// its chance to be answered, or answered twice, before a test counts.
+func (d *devServer) settled() {
+	d.t.Helper()
+	d.idle()
+	if status, _, m := d.do("POST", "/dev/jobs/rocketchat-poll", "", nil); status != http.StatusOK {
+		d.t.Fatalf("POST /dev/jobs/rocketchat-poll = %d %v", status, m)
+	}
+	d.idle()
+}
+
 // invoke calls POST /tools/invoke as the operator.
 func (d *devServer) invoke(agent, tool, action string, args any) (int, map[string]any) {
 	d.t.Helper()

@@ -92,6 +92,16 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 	return a, nil
 }
 
+// Idle returns once the wakes dispatched in this process are over: none
+// queued, running or waiting for a retry. With an agent-worker Lambda to
+// dispatch to, nothing runs here and it returns at once.
+func (a *App) Idle(ctx context.Context) error {
+	if a.pool == nil {
+		return nil
+	}
+	return a.pool.Idle(ctx)
+}
+
 // Endpoints are the handlers of the functions with routes, for the route
 // table (httpapi.Routes); toolAuth guards the tools routes (IAM in AWS, a
 // bearer token on the dev listener).

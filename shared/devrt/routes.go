@@ -81,6 +81,12 @@ func Handler(a *app.App, env *Env) (http.Handler, error) {
 		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"cost": cost, "audit": audit,
 			"executions": chainExecutions(r.Context(), env, audit)})
 	})
+	mux.HandleFunc("GET /dev/idle", func(w http.ResponseWriter, r *http.Request) {
+		if err := a.Idle(r.Context()); err != nil {
+			return // the route's budget answers
+		}
+		httpapi.WriteJSON(w, http.StatusOK, map[string]bool{"idle": true})
+	})
 	mux.HandleFunc("GET /dev/executions/{id}", executionRoute(a, env))
 	mux.HandleFunc("GET /dev/jobs", func(w http.ResponseWriter, r *http.Request) {
 		runs, err := a.Store().LastRuns(r.Context())

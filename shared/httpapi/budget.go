@@ -77,6 +77,8 @@ var Budgets = map[string]Budget{
 	// An agent run may take up to 7 minutes.
 	"POST /dev/agents/{id}/run": {Limit: 8 * time.Minute, Status: http.StatusGatewayTimeout,
 		Message: "the run did not finish in time; GET /dev/chains/{rootRunId} shows what it did"},
+	"GET /dev/idle": {Limit: 60 * time.Second, Status: http.StatusGatewayTimeout,
+		Message: "wakes were still queued, running or waiting for a retry after 60 s; ask again"},
 	"GET /dev/executions/{id}": {Limit: 10 * time.Second, Status: http.StatusServiceUnavailable,
 		Message: "the execution history could not be loaded in time; try again"},
 	"GET /dev/chains/{root}": {Limit: 10 * time.Second, Status: http.StatusServiceUnavailable,

@@ -29,7 +29,39 @@ type Pool struct {
 	delays []time.Duration
 	ctx    context.Context
 	cancel context.CancelFunc
+	open   outstanding
 }
+
+// outstanding counts the jobs queued, running or waiting for a retry, so
+// that Idle can wait for none.
+type outstanding struct {
+	mu   sync.Mutex
+	n    int
+	none chan struct{} // closed while n is 0; nil means closed
+}
+
+func (o *outstanding) add(d int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.n == 0 && d > 0 {
+		o.none = make(chan struct{})
+	}
+	o.n += d
+	if o.n == 0 && o.none != nil {
+		close(o.none)
+	}
+}
+
+func (o *outstanding) wait() <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.n == 0 {
+		return closedChan
+	}
+	return o.none
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // poolJob is a job and how many times it ran already.
 type poolJob struct {
@@ -66,6 +98,7 @@ func (p *Pool) work() {
 	for pj := range p.jobs {
 		err := p.handle(p.ctx, pj.job)
 		if err == nil {
+			p.open.add(-1)
 			continue
 		}
 		pj.runs++
@@ -75,9 +108,11 @@ func (p *Pool) work() {
 		switch {
 		case pj.runs > len(delays):
 			p.log.Error("wake job failed; no retries left", "agent", pj.job.AgentID, "source", pj.job.Source, "attempts", pj.runs, "err", err)
+			p.open.add(-1)
 		case closed:
 			p.log.Error("wake job failed; shutting down, so it is not retried here (the next start's poll takes its claim over)",
 				"agent", pj.job.AgentID, "source", pj.job.Source, "attempts", pj.runs, "err", err)
+			p.open.add(-1)
 		default:
 			delay := delays[pj.runs-1]
 			p.log.Error("wake job failed; the wake will be retried", "agent", pj.job.AgentID, "source", pj.job.Source,
@@ -95,12 +130,32 @@ func (p *Pool) retry(pj poolJob) {
 	defer p.mu.RUnlock()
 	if p.closed {
 		p.log.Error("wake retry not run: shutting down (the next start's poll takes its claim over)", "agent", pj.job.AgentID, "source", pj.job.Source)
+		p.open.add(-1)
 		return
 	}
 	select {
 	case p.jobs <- pj:
 	default:
 		p.log.Error("wake retry not queued: the local run queue is full (the poll takes its claim over later)", "agent", pj.job.AgentID, "source", pj.job.Source)
+		p.open.add(-1)
+	}
+}
+
+// Idle returns once no job is queued, running or waiting for a retry, or
+// with ctx's error when ctx ends first. Tests and the dev listener's
+// GET /dev/idle use it to know that every wake dispatched so far is over.
+func (p *Pool) Idle(ctx context.Context) error {
+	none := p.open.wait()
+	select {
+	case <-none:
+		return nil // idle already: say so even when ctx has ended
+	default:
+	}
+	select {
+	case <-none:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -111,10 +166,12 @@ func (p *Pool) Dispatch(_ context.Context, job sb.WakeJob) error {
 	if p.closed {
 		return sb.E("wake.dispatch", sb.EUNAVAILABLE, "shutting down; try again")
 	}
+	p.open.add(1)
 	select {
 	case p.jobs <- poolJob{job: job}:
 		return nil
 	default:
+		p.open.add(-1)
 		return sb.E("wake.dispatch", sb.EUNAVAILABLE, fmt.Sprintf("the local run queue is full (%d jobs); try again", cap(p.jobs)))
 	}
 }

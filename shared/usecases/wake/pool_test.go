@@ -107,11 +107,11 @@ func TestPoolQueueFullIsUnavailable(t *testing.T) {
 	if err := p.Dispatch(ctx, sb.WakeJob{AgentID: "queued"}); err != nil {
 		t.Fatalf("second job should fill the queue: %v", err)
 	}
-	begin := time.Now()
-	err := p.Dispatch(ctx, sb.WakeJob{AgentID: "refused"})
-	if took := time.Since(begin); took > 250*time.Millisecond {
-		t.Errorf("Dispatch on a full queue took %v; it must not block", took)
-	}
+	// The worker stays blocked until release: a Dispatch that waited for
+	// room would never return here.
+	refused := make(chan error, 1)
+	go func() { refused <- p.Dispatch(ctx, sb.WakeJob{AgentID: "refused"}) }()
+	err := within(t, 5*time.Second, refused, "Dispatch on a full queue returning while the queue stays full")
 	if got := sb.ErrorCode(err); got != sb.EUNAVAILABLE {
 		t.Fatalf("Dispatch on a full queue: code %q (%v), want %q", got, err, sb.EUNAVAILABLE)
 	}
@@ -191,4 +191,52 @@ func TestPoolAtLeastOneWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	within(t, 5*time.Second, ran, "a job with workers=0")
+}
+
+// Idle waits for every dispatched job, a failed one's retry included.
+func TestPoolIdleWaitsForJobsAndRetries(t *testing.T) {
+	log, _ := newLog()
+	release := make(chan struct{})
+	var runs sync.Map // agent → attempts
+	p := wake.NewPool(1, 4, func(_ context.Context, j sb.WakeJob) error {
+		n, _ := runs.LoadOrStore(j.AgentID, new(int))
+		*n.(*int)++
+		if j.AgentID == "flaky" && *n.(*int) == 1 {
+			return errors.New("model down") // retried once
+		}
+		<-release
+		return nil
+	}, log)
+	p.SetRetryDelays([]time.Duration{time.Millisecond})
+	t.Cleanup(func() { p.Close(context.Background()) })
+
+	done, cancelDone := context.WithCancel(context.Background())
+	cancelDone()
+	if err := p.Idle(done); err != nil {
+		t.Fatalf("Idle of an empty pool: %v", err)
+	}
+	for _, id := range []string{"flaky", "steady"} {
+		if err := p.Dispatch(context.Background(), sb.WakeJob{AgentID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Busy: Idle with an ended context gives up (an idle pool answers nil
+	// even then).
+	expired, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.Idle(expired); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Idle while jobs wait for release = %v, want context.Canceled", err)
+	}
+	idle := make(chan error, 1)
+	go func() { idle <- p.Idle(context.Background()) }()
+	close(release)
+	if err := within(t, 5*time.Second, idle, "Idle after every job and the retry ran"); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]int{"flaky": 2, "steady": 1} {
+		n, _ := runs.Load(id)
+		if n == nil || *n.(*int) != want {
+			t.Errorf("%s ran %v times by Idle, want %d", id, n, want)
+		}
+	}
 }
