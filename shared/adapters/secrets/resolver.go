@@ -26,10 +26,11 @@ type ReaderAPI interface {
 	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
 }
 
-// Resolver resolves secretsmanager:<name-or-arn>[#jsonKey] references. Each secret is fetched once and kept for the life of the
-// process (one cold start): a Lambda reads its secrets at start, not per
-// invocation, and several keys of one JSON secret cost one call. Rotation
-// takes effect with the next cold start.
+// Resolver resolves secretsmanager:<name-or-arn>[#jsonKey] references.
+// Each secret is fetched once and kept for the life of the process (one
+// cold start): a Lambda reads its secrets at start, not per invocation, and
+// several keys of one JSON secret cost one call. Rotation takes effect with
+// the next cold start.
 //
 // The zero value is not usable; set Client. Safe for concurrent use.
 type Resolver struct {

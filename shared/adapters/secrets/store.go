@@ -21,8 +21,9 @@ type WriterAPI interface {
 // Store keeps agents' Rocket.Chat tokens in AWS Secrets Manager as
 // switchboard/<Instance>/<username> and returns
 // "secretsmanager:switchboard/<Instance>/<username>", which the config
-// loader resolves at a cold start (through Resolver). A secret that already exists (an agent
-// provisioned again) gets a new version; the old one stays as AWSPREVIOUS.
+// loader resolves at a cold start (through Resolver). A secret that already
+// exists (an agent provisioned again) gets a new version; the old one stays
+// as AWSPREVIOUS.
 //
 // The caller needs secretsmanager:CreateSecret and PutSecretValue on
 // arn:aws:secretsmanager:<region>:<account>:secret:switchboard/<Instance>/*.
