@@ -25,7 +25,9 @@ const (
 	DefaultLocalRegion = "us-east-1"
 )
 
-// NewClient builds the S3 client from the environment, once per cold start.
+// NewClient loads the AWS config (awsconfig.Load) and builds the S3 client
+// from it; a process that builds other AWS clients loads the config once and
+// calls NewClientFromConfig.
 //
 // The endpoint comes from the SDK's own conventions and nothing else, so no
 // handler needs an "if local" branch. In aws-sdk-go-v2, config v1.33.18 reads
