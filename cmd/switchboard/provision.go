@@ -7,10 +7,9 @@ import (
 	"net/http"
 	"time"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-
+	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
+	"github.com/switchboard-dev/switchboard/shared/adapters/secrets"
 	"github.com/switchboard-dev/switchboard/shared/usecases/provision"
 )
 
@@ -40,11 +39,11 @@ func provisionAgent(ctx context.Context, configPath, username, name, email, stor
 	case "", "print":
 		opts.Store = provision.PrintOnce{}
 	case "secretsmanager":
-		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+		awsCfg, err := awsconfig.Load(ctx)
 		if err != nil {
 			return fmt.Errorf("AWS config for Secrets Manager: %w", err)
 		}
-		opts.Store = &provision.SecretsManagerStore{Client: secretsmanager.NewFromConfig(awsCfg), Instance: cfg.Instance.Name}
+		opts.Store = &secrets.Store{Client: secrets.NewClient(awsCfg), Instance: cfg.Instance.Name}
 	default:
 		return usageError(fmt.Sprintf("--store %q: use print or secretsmanager", store))
 	}

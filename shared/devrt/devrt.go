@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig"
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
@@ -109,11 +110,12 @@ func Prepare(ctx context.Context, o Options) (*Env, error) {
 	env.DynamoDB = firstSet("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL")
 	env.S3 = firstSet("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
 
-	dc, err := dynamo.NewClient(ctx)
+	awsCfg, err := awsconfig.Load(ctx)
 	if err != nil {
 		env.Close()
 		return nil, err
 	}
+	dc := dynamo.NewClientFromConfig(ctx, awsCfg)
 	if err := dynamo.EnsureTables(ctx, dc, os.Getenv); err != nil {
 		env.Close()
 		if refused(err) {
@@ -121,11 +123,7 @@ func Prepare(ctx context.Context, o Options) (*Env, error) {
 		}
 		return nil, fmt.Errorf("dev: tables on %s: %w", env.DynamoDB, err)
 	}
-	sc, err := s3blob.NewClient(ctx)
-	if err != nil {
-		env.Close()
-		return nil, err
-	}
+	sc := s3blob.NewClientFromConfig(awsCfg)
 	if err := s3blob.EnsureBucket(ctx, sc, os.Getenv(deploy.EnvBucket)); err != nil {
 		env.Close()
 		if refused(err) {

@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig"
 	"github.com/switchboard-dev/switchboard/shared/adapters/lambdalocal"
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn"
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn/sfnlocal"
@@ -124,11 +124,11 @@ func (s *StepFunctions) bind(ctx context.Context, handler func(fn string) (any, 
 }
 
 func (s *StepFunctions) client(ctx context.Context) (*sfnapi.Client, error) {
-	cfg, err := dynamo.LoadAWSConfig(ctx)
+	cfg, err := awsconfig.Load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cfg = dynamo.LocalCredentials(ctx, cfg, s.Endpoint) // make dev sets no AWS credentials
+	cfg = awsconfig.LocalCredentials(ctx, cfg, s.Endpoint) // make dev sets no AWS credentials
 	return sfn.NewClient(cfg), nil
 }
 

@@ -7,13 +7,14 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig"
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 )
 
-// TestNewClientEndpointFromEnv pins what NewClient's comment claims about the
-// SDK: AWS_ENDPOINT_URL is honoured, AWS_ENDPOINT_URL_DYNAMODB wins over it,
-// and a loopback endpoint works without a region or credentials.
+// TestNewClientEndpointFromEnv pins what NewClientFromConfig's comment claims
+// about the SDK: AWS_ENDPOINT_URL is honoured, AWS_ENDPOINT_URL_DYNAMODB wins
+// over it, and a loopback endpoint works without a region or credentials.
 func TestNewClientEndpointFromEnv(t *testing.T) {
 	endpoint := dynamotest.Endpoint(t)
 	tests := []struct {
@@ -32,10 +33,11 @@ func TestNewClientEndpointFromEnv(t *testing.T) {
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
-			c, err := dynamo.NewClient(t.Context())
+			cfg, err := awsconfig.Load(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
+			c := dynamo.NewClientFromConfig(t.Context(), cfg)
 			if got := c.Options().Region; got != "us-east-1" {
 				t.Errorf("region %q, want the us-east-1 default", got)
 			}

@@ -2,8 +2,9 @@
 // AuditStore, ReceiptStore, JobStore, Markers, Counters and Leases (and,
 // through Store.KV, the KV) on the tables that
 // shared/platform/deploy catalogues, creates those tables for local runs, and builds
-// the client from the environment (AWS_ENDPOINT_URL* picks dynalite or
-// LocalStack; nothing else changes between local and AWS).
+// the client from the config shared/adapters/awsconfig loads
+// (AWS_ENDPOINT_URL* picks dynalite or LocalStack; nothing else changes
+// between local and AWS).
 //
 // Item structs stay private to this package; keys are built by the small
 // functions in keys.go and every "exactly once" is a conditional write.

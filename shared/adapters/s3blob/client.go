@@ -3,18 +3,16 @@ package s3blob
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig"
 )
 
 // Dummy credentials for a loopback S3 server: in-process gofakes3 and a local
@@ -27,7 +25,9 @@ const (
 	DefaultLocalRegion = "us-east-1"
 )
 
-// NewClient builds the S3 client from the environment, once per cold start.
+// NewClient loads the AWS config (awsconfig.Load) and builds the S3 client
+// from it; a process that builds other AWS clients loads the config once and
+// calls NewClientFromConfig.
 //
 // The endpoint comes from the SDK's own conventions and nothing else, so no
 // handler needs an "if local" branch. In aws-sdk-go-v2, config v1.33.18 reads
@@ -48,9 +48,9 @@ const (
 // uses dummy static keys instead of waiting for the instance-metadata
 // service to time out.
 func NewClient(ctx context.Context) (*s3.Client, error) {
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := awsconfig.Load(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("s3 client: load AWS config: %w", err)
+		return nil, fmt.Errorf("s3 client: %w", err)
 	}
 	return NewClientFromConfig(cfg), nil
 }
@@ -88,7 +88,7 @@ func localOverrides(o *s3.Options) {
 	if o.Region == "" {
 		o.Region = DefaultLocalRegion
 	}
-	if isLoopback(*o.BaseEndpoint) && noCredentialsConfigured(o.Credentials) {
+	if awsconfig.IsLoopback(*o.BaseEndpoint) && noCredentialsConfigured(o.Credentials) {
 		o.Credentials = credentials.NewStaticCredentialsProvider(dummyAccessKey, dummySecretKey, "")
 	}
 }
@@ -101,18 +101,4 @@ func noCredentialsConfigured(p aws.CredentialsProvider) bool {
 		return true
 	}
 	return aws.IsCredentialsProvider(p, (*ec2rolecreds.Provider)(nil))
-}
-
-// isLoopback reports whether endpoint names localhost or a loopback IP.
-func isLoopback(endpoint string) bool {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return false
-	}
-	host := u.Hostname()
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

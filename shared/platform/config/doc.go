@@ -6,7 +6,9 @@
 // every problem is reported at once as "<file>:<line>: <field>: <what is
 // wrong>; <the fix>", defaults are filled in, and secret fields (toolApiToken,
 // authToken, appPassword, apiKey, …) are resolved through a SecretResolver:
-// an inline literal, "env:NAME", or "secretsmanager:<name-or-arn>[#jsonKey]".
+// an inline literal, "env:NAME", or "secretsmanager:<name-or-arn>[#jsonKey]"
+// (read by the Secrets Manager adapter the caller hands in as
+// Chain.SecretsManager; this package imports no AWS SDK).
 // A value that reads as a reference with a mistyped or unsupported scheme
 // ("evn:", "secretmanager:", "ssm:") is an error, not an inline literal.
 // After Load every secret field holds the resolved value, and

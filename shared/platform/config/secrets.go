@@ -33,7 +33,8 @@ const (
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // EnvResolver resolves inline literals and env:NAME references. It refuses
-// secretsmanager: references, which need AWS (see SecretsManagerResolver).
+// secretsmanager: references, which need AWS (Chain sends them to the
+// Secrets Manager adapter, shared/adapters/secrets).
 type EnvResolver struct {
 	// LookupEnv reads a variable; nil means os.LookupEnv.
 	LookupEnv func(name string) (string, bool)
@@ -70,8 +71,10 @@ func (r EnvResolver) Resolve(_ context.Context, ref string) (string, error) {
 }
 
 // Chain sends secretsmanager: references to SecretsManager and everything
-// else (env: and inline) to Env. A nil SecretsManager makes
-// secretsmanager: references fail with EnvResolver's explanation.
+// else (env: and inline) to Env. The composition root sets SecretsManager
+// to the Secrets Manager adapter (shared/adapters/secrets.Resolver), so this
+// package needs no AWS SDK. A nil SecretsManager makes secretsmanager:
+// references fail with EnvResolver's explanation.
 type Chain struct {
 	SecretsManager SecretResolver
 	Env            SecretResolver // nil = EnvResolver{}

@@ -2,45 +2,10 @@ package config
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"strings"
-	"sync"
 	"testing"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/smithy-go"
 )
-
-// fakeSecretsManager is an in-memory Secrets Manager that counts calls.
-type fakeSecretsManager struct {
-	mu      sync.Mutex
-	secrets map[string]string
-	calls   map[string]int
-}
-
-var _ SecretsManagerAPI = (*fakeSecretsManager)(nil)
-
-func (f *fakeSecretsManager) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	id := aws.ToString(in.SecretId)
-	if f.calls == nil {
-		f.calls = map[string]int{}
-	}
-	f.calls[id]++
-	switch id {
-	case "denied":
-		return nil, &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "no"}
-	case "broken":
-		return nil, errors.New("dial tcp: connection refused")
-	}
-	s, ok := f.secrets[id]
-	if !ok {
-		return nil, &smithy.GenericAPIError{Code: "ResourceNotFoundException", Message: "Secrets Manager can't find the specified secret."}
-	}
-	return &secretsmanager.GetSecretValueOutput{SecretString: aws.String(s)}, nil
-}
 
 func TestEnvResolver(t *testing.T) {
 	r := envOf(map[string]string{"SET": "value", "EMPTY": ""})
@@ -81,56 +46,35 @@ func TestMissingEnvInConfig(t *testing.T) {
 	}
 }
 
-func TestSecretsManagerResolver(t *testing.T) {
-	fake := &fakeSecretsManager{secrets: map[string]string{
-		"plain": "plain-secret",
-		"json":  `{"token":"json-token","port":5432,"empty":""}`,
-		"arn:aws:secretsmanager:eu-central-1:123456789012:secret:sb/rc-AbCdEf": "by-arn",
-	}}
-	r := NewSecretsManagerResolver(fake)
-	tests := []resolveCase{
-		{"plain", "secretsmanager:plain", "plain-secret", ""},
-		{"plain again (cached)", "secretsmanager:plain", "plain-secret", ""},
-		{"json key", "secretsmanager:json#token", "json-token", ""},
-		{"json number", "secretsmanager:json#port", "5432", ""},
-		{"json empty key", "secretsmanager:json#empty", "", `key "empty" of secret json is empty`},
-		{"json missing key", "secretsmanager:json#nope", "", `secret json has no key "nope"; use one of: empty, port, token`},
-		{"not json", "secretsmanager:plain#k", "", "secret plain is not a JSON object"},
-		{"arn", "secretsmanager:arn:aws:secretsmanager:eu-central-1:123456789012:secret:sb/rc-AbCdEf", "by-arn", ""},
-		{"not found", "secretsmanager:missing", "", "secret missing does not exist in Secrets Manager"},
-		{"denied", "secretsmanager:denied", "", "not allowed to read secret denied; grant secretsmanager:GetSecretValue"},
-		{"other failure", "secretsmanager:broken", "", "reading secret broken from Secrets Manager failed"},
-		{"empty name", "secretsmanager:", "", "incomplete secretsmanager: reference"},
-		{"empty key", "secretsmanager:plain#", "", "incomplete secretsmanager: reference"},
-		{"not a reference", "env:X", "", "not a secretsmanager: reference"},
-	}
-	resolveCases(t, r, tests)
-	// Once per cold start: "plain" was read twice and for a #key, "json"
-	// for four keys; each was fetched once.
-	for id, want := range map[string]int{"plain": 1, "json": 1} {
-		if got := fake.calls[id]; got != want {
-			t.Errorf("GetSecretValue(%s) called %d times, want %d", id, got, want)
-		}
-	}
+// mapResolver stands in for the Secrets Manager adapter: it resolves the
+// references it holds and counts the calls.
+type mapResolver struct {
+	values map[string]string
+	calls  int
 }
 
-func TestLoadThroughAWSResolver(t *testing.T) {
-	fake := &fakeSecretsManager{secrets: map[string]string{
-		"switchboard/tokens": `{"tool":"sm-tool-token","hermes":"sm-hermes-rc"}`,
-	}}
-	doc := strings.Replace(withRC, "model:", "toolApiToken: secretsmanager:switchboard/tokens#tool\n  model:", 1)
-	doc = strings.Replace(doc, "authToken: tok", "authToken: secretsmanager:switchboard/tokens#hermes", 1)
-	doc = strings.Replace(doc, "userId: u", "userId: u\n        password: env:SB_TEST_PW", 1) // unknown key, see below
-	_, err := Parse(context.Background(), "t.yaml", []byte(doc), NewAWSResolver(fake))
-	if err == nil || !strings.Contains(err.Error(), `agents[0].tools.RocketChat.password: unknown key`) {
+func (r *mapResolver) Resolve(_ context.Context, ref string) (string, error) {
+	r.calls++
+	if v, ok := r.values[ref]; ok {
+		return v, nil
+	}
+	return "", fmt.Errorf("secret %s is not here; create it", ref)
+}
+
+// Chain hands secretsmanager: references to its SecretsManager and the
+// others to its Env, and a configuration with errors resolves nothing.
+func TestLoadThroughChain(t *testing.T) {
+	sm := &mapResolver{values: map[string]string{"secretsmanager:switchboard/tool": "sm-tool-token"}}
+	doc := strings.Replace(withRC, "model:", "toolApiToken: secretsmanager:switchboard/tool\n  model:", 1)
+	doc = strings.Replace(doc, "authToken: tok", "authToken: env:SB_TEST_RC", 1)
+	r := Chain{SecretsManager: sm, Env: envOf(map[string]string{"SB_TEST_RC": "env-rc"})}
+	broken := strings.Replace(doc, "userId: u", "userId: u\n        password: x", 1)
+	if _, err := Parse(context.Background(), "t.yaml", []byte(broken), r); err == nil || !strings.Contains(err.Error(), "unknown key") {
 		t.Fatalf("want the unknown key reported, got %v", err)
 	}
-	if n := len(fake.calls); n != 0 {
-		t.Errorf("a broken configuration fetched %d secrets, want none", n)
+	if sm.calls != 0 {
+		t.Errorf("a broken configuration resolved %d secretsmanager: references, want none", sm.calls)
 	}
-
-	doc = strings.Replace(doc, "        password: env:SB_TEST_PW\n", "", 1)
-	r := Chain{SecretsManager: NewSecretsManagerResolver(fake), Env: envOf(nil)}
 	c, err := Parse(context.Background(), "t.yaml", []byte(doc), r)
 	if err != nil {
 		t.Fatal(err)
@@ -138,15 +82,17 @@ func TestLoadThroughAWSResolver(t *testing.T) {
 	if got, want := c.Instance.ToolAPIToken, "sm-tool-token"; got != want {
 		t.Errorf("toolApiToken = %q, want %q", got, want)
 	}
-	if got, want := c.Agents[0].Tools.RocketChat.AuthToken, "sm-hermes-rc"; got != want {
+	if got, want := c.Agents[0].Tools.RocketChat.AuthToken, "env-rc"; got != want {
 		t.Errorf("authToken = %q, want %q", got, want)
 	}
-	if got := fake.calls["switchboard/tokens"]; got != 1 {
-		t.Errorf("GetSecretValue called %d times, want 1", got)
+	if sm.calls != 1 {
+		t.Errorf("SecretsManager resolved %d references, want 1", sm.calls)
 	}
-	secrets := c.Secrets()
-	if len(secrets) != 2 || secrets[0] != "sm-tool-token" || secrets[1] != "sm-hermes-rc" {
-		t.Errorf("Secrets() = %q", secrets)
+
+	doc = strings.Replace(doc, "switchboard/tool", "switchboard/gone", 1)
+	_, err = Parse(context.Background(), "t.yaml", []byte(doc), r)
+	if want := "t.yaml:3: instance.toolApiToken: secret secretsmanager:switchboard/gone is not here; create it"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error = %v\nwant containing %q", err, want)
 	}
 }
 
@@ -158,16 +104,6 @@ func TestChainWithoutSecretsManager(t *testing.T) {
 	got, err := Chain{}.Resolve(context.Background(), "inline")
 	if err != nil || got != "inline" {
 		t.Fatalf("got %q, %v", got, err)
-	}
-}
-
-func TestSecretsManagerErrorInConfig(t *testing.T) {
-	fake := &fakeSecretsManager{}
-	doc := strings.Replace(base, "model:", "toolApiToken: secretsmanager:switchboard/gone\n  model:", 1)
-	_, err := Parse(context.Background(), "t.yaml", []byte(doc), NewAWSResolver(fake))
-	want := "t.yaml:3: instance.toolApiToken: secret switchboard/gone does not exist in Secrets Manager (in this account and region); create it or correct the name"
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("error = %v\nwant containing %q", err, want)
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/secrets"
+	"github.com/switchboard-dev/switchboard/shared/adapters/secrets/smfake"
 	"github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/errtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -25,7 +27,7 @@ import (
 type world struct {
 	s       *rcfake.Server
 	admin   *rocketchat.Client
-	sm      *fakeSM
+	sm      *smfake.Fake
 	general string
 	aliceID string
 	aliceT  string
@@ -35,7 +37,7 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	s := rcfake.New()
 	t.Cleanup(s.Close)
-	w := &world{s: s, sm: newFakeSM()}
+	w := &world{s: s, sm: smfake.New(nil)}
 	rootID, rootToken := s.AddUser("root", "admin", "user")
 	w.aliceID, w.aliceT = s.AddUser("alice")
 	w.general = s.AddChannel("general", "alice")
@@ -48,7 +50,7 @@ func newWorld(t *testing.T) *world {
 
 func (w *world) opts() provision.Options {
 	return provision.Options{AdminClient: w.admin, Username: "agent-hermes", Name: "Hermes", Email: "hermes@agents.example.org",
-		Store: &provision.SecretsManagerStore{Client: w.sm, Instance: "acme"}, Logins: rocketchat.Logins{HTTP: w.s.Client()}}
+		Store: &secrets.Store{Client: w.sm, Instance: "acme"}, Logins: rocketchat.Logins{HTTP: w.s.Client()}}
 }
 
 func ctx(t *testing.T) context.Context {
@@ -70,7 +72,7 @@ func (w *world) nothingCreated(t *testing.T, before []string) {
 			t.Errorf("%d calls to %s", n, route)
 		}
 	}
-	if calls := w.sm.callLog(); len(calls) != 0 {
+	if calls := w.sm.Calls(); len(calls) != 0 {
 		t.Errorf("Secrets Manager calls: %v", calls)
 	}
 }
@@ -108,7 +110,7 @@ func TestAgentHappyPath(t *testing.T) {
 	}
 
 	// The stored token is the agent's working identity.
-	pat, ok := w.sm.secret("switchboard/acme/agent-hermes")
+	pat, ok := w.sm.Secret("switchboard/acme/agent-hermes")
 	if !ok {
 		t.Fatal("nothing stored")
 	}
@@ -151,12 +153,12 @@ func TestAgentHappyPath(t *testing.T) {
 }
 
 func TestAgentConfigBlockIsTheConfigsRocketChatBlock(t *testing.T) {
-	for _, store := range []provision.SecretStore{nil, &provision.SecretsManagerStore{Instance: "acme"}} {
+	for _, store := range []provision.SecretStore{nil, &secrets.Store{Instance: "acme"}} {
 		w := newWorld(t)
 		w.s.SetSetting(rcfake.SettingEmail2FAAutoOptIn, false)
 		o := w.opts()
 		o.Store = store
-		if sm, ok := store.(*provision.SecretsManagerStore); ok {
+		if sm, ok := store.(*secrets.Store); ok {
 			sm.Client = w.sm
 		}
 		res, err := provision.Agent(ctx(t), o)
@@ -255,7 +257,7 @@ func TestAgentRefusals(t *testing.T) {
 			if got := w.s.Usernames(); !reflect.DeepEqual(got, before) {
 				t.Errorf("users = %v, want %v", got, before)
 			}
-			if calls := w.sm.callLog(); len(calls) != 0 {
+			if calls := w.sm.Calls(); len(calls) != 0 {
 				t.Errorf("Secrets Manager calls: %v", calls)
 			}
 		})
@@ -294,8 +296,8 @@ func TestAgentFailuresAfterTheUserExists(t *testing.T) {
 			if tt.is != nil && !errors.Is(err, tt.is) {
 				t.Errorf("errors.Is(err, %v) = false", tt.is)
 			}
-			if res.Token != "" || len(w.sm.callLog()) != 0 {
-				t.Errorf("a token left the function: %+v, %v", res, w.sm.callLog())
+			if res.Token != "" || len(w.sm.Calls()) != 0 {
+				t.Errorf("a token left the function: %+v, %v", res, w.sm.Calls())
 			}
 		})
 	}
@@ -304,7 +306,7 @@ func TestAgentFailuresAfterTheUserExists(t *testing.T) {
 func TestAgentKeepsTheTokenWhenTheStoreFails(t *testing.T) {
 	w := newWorld(t)
 	w.s.SetSetting(rcfake.SettingEmail2FAAutoOptIn, false)
-	w.sm.failCreate = &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "denied"}
+	w.sm.FailCreate = &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "denied"}
 	res, err := provision.Agent(ctx(t), w.opts())
 	checkErr(t, err, sb.EFORBIDDEN, "was created but not stored", "keep it now", "secretsmanager:CreateSecret")
 	u, _ := w.s.User("agent-hermes")

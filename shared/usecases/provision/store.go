@@ -2,29 +2,21 @@ package provision
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"regexp"
 	"strings"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/smithy-go"
-
-	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 // SecretStore keeps an agent's token. Put stores value under name (the
 // agent's Rocket.Chat username) and returns the reference the config's
 // RocketChat.authToken takes: "secretsmanager:<name>" or "env:<VAR>".
+// PrintOnce implements it here; shared/adapters/secrets.Store keeps the
+// token in Secrets Manager. Put returns EINVALID for a name or value it
+// cannot store, EFORBIDDEN when it may not write, ECONFLICT when the secret
+// cannot be written now, EUNAVAILABLE otherwise.
 type SecretStore interface {
 	Put(ctx context.Context, name, value string) (ref string, err error)
 }
 
-var (
-	_ SecretStore = PrintOnce{}
-	_ SecretStore = (*SecretsManagerStore)(nil)
-)
+var _ SecretStore = PrintOnce{}
 
 // PrintOnce keeps nothing: Agent returns the token in Result.Token for the
 // operator to copy once, and the config refers to it as an environment
@@ -62,92 +54,4 @@ func EnvVarFor(username string) string {
 		v = "RC_" + v
 	}
 	return v + "_RC_TOKEN"
-}
-
-// SecretsManagerAPI is the part of the Secrets Manager client the store
-// uses; *secretsmanager.Client satisfies it, tests use a fake.
-type SecretsManagerAPI interface {
-	CreateSecret(ctx context.Context, in *secretsmanager.CreateSecretInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.CreateSecretOutput, error)
-	PutSecretValue(ctx context.Context, in *secretsmanager.PutSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.PutSecretValueOutput, error)
-}
-
-// SecretsManagerStore keeps tokens in AWS Secrets Manager as
-// switchboard/<Instance>/<username> and returns
-// "secretsmanager:switchboard/<Instance>/<username>", which the config
-// loader resolves at a cold start. A secret that already exists (an agent
-// provisioned again) gets a new version; the old one stays as AWSPREVIOUS.
-//
-// The caller needs secretsmanager:CreateSecret and PutSecretValue on
-// arn:aws:secretsmanager:<region>:<account>:secret:switchboard/<Instance>/*.
-type SecretsManagerStore struct {
-	Client   SecretsManagerAPI
-	Instance string // instance.name, a slug
-	KMSKeyID string // optional; "" means the account's aws/secretsmanager key
-}
-
-var (
-	instanceSlug = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
-	// secretPart is what a secret name may contain, less "/".
-	secretPart = regexp.MustCompile(`^[A-Za-z0-9._+=@-]+$`)
-)
-
-// SecretName is the secret that holds the token of username.
-func (s *SecretsManagerStore) SecretName(username string) string {
-	return "switchboard/" + s.Instance + "/" + username
-}
-
-// Put stores value as the secret SecretName(name): CreateSecret, or
-// PutSecretValue when the secret exists.
-// Errors: EINVALID for a bad instance or name; EFORBIDDEN when the caller
-// may not write the secret; ECONFLICT when it is scheduled for deletion;
-// EUNAVAILABLE otherwise.
-func (s *SecretsManagerStore) Put(ctx context.Context, name, value string) (string, error) {
-	const op = "provision.secretsmanager"
-	switch {
-	case s.Client == nil:
-		return "", sb.E(op, sb.EINVALID, "no Secrets Manager client; build one from the AWS config")
-	case !instanceSlug.MatchString(s.Instance):
-		return "", sb.E(op, sb.EINVALID, fmt.Sprintf("instance name %q is not a slug; use instance.name from the config (letters a-z, digits, hyphens)", s.Instance))
-	case !secretPart.MatchString(name):
-		return "", sb.E(op, sb.EINVALID, fmt.Sprintf("%q cannot be part of a secret name; use letters, digits and . _ + = @ -", name))
-	case value == "":
-		return "", sb.E(op, sb.EINVALID, "the token is empty; nothing to store")
-	}
-	id := s.SecretName(name)
-	in := &secretsmanager.CreateSecretInput{
-		Name:         aws.String(id),
-		SecretString: aws.String(value),
-		Description:  aws.String(fmt.Sprintf("Rocket.Chat personal access token of agent user %s (switchboard provision-agent)", name)),
-	}
-	if s.KMSKeyID != "" {
-		in.KmsKeyId = aws.String(s.KMSKeyID)
-	}
-	_, err := s.Client.CreateSecret(ctx, in)
-	if apiCode(err) == "ResourceExistsException" {
-		_, err = s.Client.PutSecretValue(ctx, &secretsmanager.PutSecretValueInput{SecretId: aws.String(id), SecretString: aws.String(value)})
-	}
-	if err != nil {
-		return "", smFailure(op, id, err)
-	}
-	return "secretsmanager:" + id, nil
-}
-
-func apiCode(err error) string {
-	var api smithy.APIError
-	if errors.As(err, &api) {
-		return api.ErrorCode()
-	}
-	return ""
-}
-
-func smFailure(op, id string, err error) error {
-	switch apiCode(err) {
-	case "AccessDeniedException":
-		return sb.Wrap(op, sb.EFORBIDDEN, fmt.Sprintf("not allowed to write secret %s; grant secretsmanager:CreateSecret and secretsmanager:PutSecretValue on it (and kms:Encrypt/GenerateDataKey on its key) to the role that runs provision-agent", id), err)
-	case "InvalidRequestException":
-		return sb.Wrap(op, sb.ECONFLICT, fmt.Sprintf("secret %s cannot be written now, probably because it is scheduled for deletion; restore it (aws secretsmanager restore-secret --secret-id %s) and run provision-agent again", id, id), err)
-	case "EncryptionFailure", "KMSInvalidStateException":
-		return sb.Wrap(op, sb.EFORBIDDEN, fmt.Sprintf("secret %s cannot be encrypted; check the KMS key and kms:GenerateDataKey for this role", id), err)
-	}
-	return sb.Wrap(op, sb.EUNAVAILABLE, fmt.Sprintf("writing secret %s to Secrets Manager failed; check the region (AWS_REGION), the credentials and the endpoint, then try again", id), err)
 }

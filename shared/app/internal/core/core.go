@@ -18,11 +18,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig"
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/lambdainvoke"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
+	"github.com/switchboard-dev/switchboard/shared/adapters/secrets"
 	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
@@ -53,7 +54,7 @@ func (c *Core) StepFunctionsConfig(ctx context.Context) aws.Config {
 	if endpoint == "" {
 		endpoint = c.Getenv("AWS_ENDPOINT_URL")
 	}
-	return dynamo.LocalCredentials(ctx, c.AWS, endpoint)
+	return awsconfig.LocalCredentials(ctx, c.AWS, endpoint)
 }
 
 // RocketChatHealthKey is the KV key of the rocketchat-health job's state.
@@ -111,7 +112,7 @@ type Core struct {
 // production; tests pass their own.
 func New(ctx context.Context, getenv func(string) string) (*Core, error) {
 	c := &Core{Getenv: getenv, HTTP: &http.Client{Timeout: httpTimeout}}
-	awsCfg, err := dynamo.LoadAWSConfig(ctx) // once per cold start; every client is built from it
+	awsCfg, err := awsconfig.Load(ctx) // once per cold start; every client is built from it
 	if err != nil {
 		return nil, fmt.Errorf("app: %w", err)
 	}
@@ -120,7 +121,7 @@ func New(ctx context.Context, getenv func(string) string) (*Core, error) {
 	if path == "" {
 		path = DefaultConfigFile
 	}
-	resolver := swcfg.Chain{SecretsManager: swcfg.NewAWSResolver(secretsmanager.NewFromConfig(awsCfg))}
+	resolver := swcfg.Chain{SecretsManager: secrets.NewResolver(secrets.NewClient(awsCfg))}
 	if c.Config, err = swcfg.Load(ctx, path, resolver); err != nil {
 		return nil, err
 	}

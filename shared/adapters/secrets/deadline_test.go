@@ -1,4 +1,4 @@
-package config
+package secrets_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/secrets"
 )
 
 // hungSecretsManager never answers; it returns when the call's context ends.
@@ -18,16 +20,16 @@ func (hungSecretsManager) GetSecretValue(ctx context.Context, _ *secretsmanager.
 }
 
 // A Secrets Manager that does not answer fails the start within
-// SecretCallTimeout with a message, even when the caller set no deadline.
+// CallTimeout with a message, even when the caller set no deadline.
 func TestSecretsManagerCallHasADeadline(t *testing.T) {
-	old := SecretCallTimeout
-	SecretCallTimeout = 100 * time.Millisecond
-	t.Cleanup(func() { SecretCallTimeout = old })
-	r := NewSecretsManagerResolver(hungSecretsManager{})
+	old := secrets.CallTimeout
+	secrets.CallTimeout = 100 * time.Millisecond
+	t.Cleanup(func() { secrets.CallTimeout = old })
+	r := secrets.NewResolver(hungSecretsManager{})
 	start := time.Now()
 	_, err := r.Resolve(context.Background(), "secretsmanager:switchboard/rc-token")
 	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("returned after %v, want at the %v deadline", d, SecretCallTimeout)
+		t.Errorf("returned after %v, want at the %v deadline", d, secrets.CallTimeout)
 	}
 	if err == nil || !strings.Contains(err.Error(), "did not answer within 100ms") {
 		t.Errorf("error = %v, want one that says Secrets Manager did not answer", err)

@@ -1,4 +1,4 @@
-package config
+package secrets
 
 import (
 	"context"
@@ -12,48 +12,44 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/smithy-go"
 )
 
-// SecretCallTimeout bounds one GetSecretValue call, retries included.
-var SecretCallTimeout = 5 * time.Second
+// CallTimeout bounds one GetSecretValue call, retries included.
+var CallTimeout = 5 * time.Second
 
-// SecretsManagerAPI is the part of the Secrets Manager client the resolver
-// uses; *secretsmanager.Client satisfies it, tests use a fake.
-type SecretsManagerAPI interface {
+// prefix starts every reference Resolver reads.
+const prefix = "secretsmanager:"
+
+// ReaderAPI is the part of the Secrets Manager client Resolver uses;
+// *secretsmanager.Client satisfies it, tests use a fake.
+type ReaderAPI interface {
 	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
 }
 
-// SecretsManagerResolver resolves secretsmanager:<name-or-arn>[#jsonKey]
-// references. Each secret is fetched once and kept for the life of the
-// process (one cold start): a Lambda reads its secrets at start, not per
-// invocation, and several keys of one JSON secret cost one call. Rotation
-// takes effect with the next cold start.
+// Resolver resolves secretsmanager:<name-or-arn>[#jsonKey] references.
+// Each secret is fetched once and kept for the life of the process (one
+// cold start): a Lambda reads its secrets at start, not per invocation, and
+// several keys of one JSON secret cost one call. Rotation takes effect with
+// the next cold start.
 //
 // The zero value is not usable; set Client. Safe for concurrent use.
-type SecretsManagerResolver struct {
-	Client SecretsManagerAPI
+type Resolver struct {
+	Client ReaderAPI
 
 	mu    sync.Mutex
 	cache map[string]string // secret id → SecretString
 }
 
-// NewSecretsManagerResolver returns a resolver over client.
-func NewSecretsManagerResolver(client SecretsManagerAPI) *SecretsManagerResolver {
-	return &SecretsManagerResolver{Client: client}
+// NewResolver returns a resolver over client.
+func NewResolver(client ReaderAPI) *Resolver {
+	return &Resolver{Client: client}
 }
 
-// NewAWSResolver is the resolver for deployments: secretsmanager: references
-// go to Secrets Manager through client, env: and inline ones to the
-// environment.
-func NewAWSResolver(client SecretsManagerAPI) SecretResolver {
-	return Chain{SecretsManager: NewSecretsManagerResolver(client), Env: EnvResolver{}}
-}
-
-// Resolve implements SecretResolver. References without the
-// secretsmanager: prefix are refused; use Chain to combine resolvers.
-func (r *SecretsManagerResolver) Resolve(ctx context.Context, ref string) (string, error) {
-	rest, ok := strings.CutPrefix(ref, smPrefix)
+// Resolve implements config.SecretResolver. References without the
+// secretsmanager: prefix are refused; config.Chain sends only those here
+// and the others to the environment.
+func (r *Resolver) Resolve(ctx context.Context, ref string) (string, error) {
+	rest, ok := strings.CutPrefix(ref, prefix)
 	if !ok {
 		return "", errors.New("not a secretsmanager: reference; write secretsmanager:<name-or-arn>[#jsonKey]")
 	}
@@ -62,7 +58,7 @@ func (r *SecretsManagerResolver) Resolve(ctx context.Context, ref string) (strin
 		return "", errors.New("incomplete secretsmanager: reference; write secretsmanager:<name-or-arn> or secretsmanager:<name-or-arn>#jsonKey")
 	}
 	if r.Client == nil {
-		return "", errors.New("no Secrets Manager client is configured; build the resolver with NewSecretsManagerResolver(client)")
+		return "", errors.New("no Secrets Manager client is configured; build the resolver with NewResolver(client)")
 	}
 	secret, err := r.secret(ctx, id)
 	if err != nil {
@@ -99,7 +95,7 @@ func (r *SecretsManagerResolver) Resolve(ctx context.Context, ref string) (strin
 	return s, nil
 }
 
-func (r *SecretsManagerResolver) secret(ctx context.Context, id string) (string, error) {
+func (r *Resolver) secret(ctx context.Context, id string) (string, error) {
 	// Held across the call: start-up resolution is sequential anyway, and
 	// this way concurrent callers never fetch the same secret twice.
 	r.mu.Lock()
@@ -110,7 +106,7 @@ func (r *SecretsManagerResolver) secret(ctx context.Context, id string) (string,
 	// The secrets are read at cold start, inside Lambda's 10 s init phase:
 	// a Secrets Manager that does not answer fails the start with a message
 	// rather than the init timeout.
-	ctx, cancel := context.WithTimeout(ctx, SecretCallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
 	defer cancel()
 	out, err := r.Client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(id)})
 	if err != nil {
@@ -135,20 +131,17 @@ func (r *SecretsManagerResolver) secret(ctx context.Context, id string) (string,
 
 func smError(id string, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("Secrets Manager did not answer within %v while reading secret %s; check the network path to it (VPC endpoint or NAT) and start again", SecretCallTimeout, id)
+		return fmt.Errorf("Secrets Manager did not answer within %v while reading secret %s; check the network path to it (VPC endpoint or NAT) and start again", CallTimeout, id)
 	}
-	var api smithy.APIError
-	if errors.As(err, &api) {
-		switch api.ErrorCode() {
-		case "ResourceNotFoundException":
-			return fmt.Errorf("secret %s does not exist in Secrets Manager (in this account and region); create it or correct the name", id)
-		case "AccessDeniedException":
-			return fmt.Errorf("not allowed to read secret %s; grant secretsmanager:GetSecretValue on it to this role", id)
-		case "DecryptionFailure":
-			return fmt.Errorf("secret %s cannot be decrypted; grant kms:Decrypt on its KMS key to this role", id)
-		case "InvalidRequestException":
-			return fmt.Errorf("secret %s cannot be read now (%s); restore it if it is scheduled for deletion", id, api.ErrorCode())
-		}
+	switch code := apiCode(err); code {
+	case "ResourceNotFoundException":
+		return fmt.Errorf("secret %s does not exist in Secrets Manager (in this account and region); create it or correct the name", id)
+	case "AccessDeniedException":
+		return fmt.Errorf("not allowed to read secret %s; grant secretsmanager:GetSecretValue on it to this role", id)
+	case "DecryptionFailure":
+		return fmt.Errorf("secret %s cannot be decrypted; grant kms:Decrypt on its KMS key to this role", id)
+	case "InvalidRequestException":
+		return fmt.Errorf("secret %s cannot be read now (%s); restore it if it is scheduled for deletion", id, code)
 	}
 	return fmt.Errorf("reading secret %s from Secrets Manager failed: %v; check the name, the region (AWS_REGION) and the credentials", id, err)
 }

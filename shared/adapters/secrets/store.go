@@ -1,0 +1,93 @@
+package secrets
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+// WriterAPI is the part of the Secrets Manager client Store uses;
+// *secretsmanager.Client satisfies it, tests use a fake.
+type WriterAPI interface {
+	CreateSecret(ctx context.Context, in *secretsmanager.CreateSecretInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.CreateSecretOutput, error)
+	PutSecretValue(ctx context.Context, in *secretsmanager.PutSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.PutSecretValueOutput, error)
+}
+
+// Store keeps agents' Rocket.Chat tokens in AWS Secrets Manager as
+// switchboard/<Instance>/<username> and returns
+// "secretsmanager:switchboard/<Instance>/<username>", which the config
+// loader resolves at a cold start (through Resolver). A secret that already
+// exists (an agent provisioned again) gets a new version; the old one stays
+// as AWSPREVIOUS.
+//
+// The caller needs secretsmanager:CreateSecret and PutSecretValue on
+// arn:aws:secretsmanager:<region>:<account>:secret:switchboard/<Instance>/*.
+type Store struct {
+	Client   WriterAPI
+	Instance string // instance.name, a slug
+	KMSKeyID string // optional; "" means the account's aws/secretsmanager key
+}
+
+var (
+	instanceSlug = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+	// secretPart is what a secret name may contain, less "/".
+	secretPart = regexp.MustCompile(`^[A-Za-z0-9._+=@-]+$`)
+)
+
+// SecretName is the secret that holds the token of username.
+func (s *Store) SecretName(username string) string {
+	return "switchboard/" + s.Instance + "/" + username
+}
+
+// Put stores value as the secret SecretName(name): CreateSecret, or
+// PutSecretValue when the secret exists.
+// Errors: EINVALID for a bad instance or name; EFORBIDDEN when the caller
+// may not write the secret; ECONFLICT when it is scheduled for deletion;
+// EUNAVAILABLE otherwise.
+func (s *Store) Put(ctx context.Context, name, value string) (string, error) {
+	const op = "provision.secretsmanager" // the command it serves, as before the move
+	switch {
+	case s.Client == nil:
+		return "", sb.E(op, sb.EINVALID, "no Secrets Manager client; build one from the AWS config")
+	case !instanceSlug.MatchString(s.Instance):
+		return "", sb.E(op, sb.EINVALID, fmt.Sprintf("instance name %q is not a slug; use instance.name from the config (letters a-z, digits, hyphens)", s.Instance))
+	case !secretPart.MatchString(name):
+		return "", sb.E(op, sb.EINVALID, fmt.Sprintf("%q cannot be part of a secret name; use letters, digits and . _ + = @ -", name))
+	case value == "":
+		return "", sb.E(op, sb.EINVALID, "the token is empty; nothing to store")
+	}
+	id := s.SecretName(name)
+	in := &secretsmanager.CreateSecretInput{
+		Name:         aws.String(id),
+		SecretString: aws.String(value),
+		Description:  aws.String(fmt.Sprintf("Rocket.Chat personal access token of agent user %s (switchboard provision-agent)", name)),
+	}
+	if s.KMSKeyID != "" {
+		in.KmsKeyId = aws.String(s.KMSKeyID)
+	}
+	_, err := s.Client.CreateSecret(ctx, in)
+	if apiCode(err) == "ResourceExistsException" {
+		_, err = s.Client.PutSecretValue(ctx, &secretsmanager.PutSecretValueInput{SecretId: aws.String(id), SecretString: aws.String(value)})
+	}
+	if err != nil {
+		return "", smFailure(op, id, err)
+	}
+	return "secretsmanager:" + id, nil
+}
+
+func smFailure(op, id string, err error) error {
+	switch apiCode(err) {
+	case "AccessDeniedException":
+		return sb.Wrap(op, sb.EFORBIDDEN, fmt.Sprintf("not allowed to write secret %s; grant secretsmanager:CreateSecret and secretsmanager:PutSecretValue on it (and kms:Encrypt/GenerateDataKey on its key) to the role that runs provision-agent", id), err)
+	case "InvalidRequestException":
+		return sb.Wrap(op, sb.ECONFLICT, fmt.Sprintf("secret %s cannot be written now, probably because it is scheduled for deletion; restore it (aws secretsmanager restore-secret --secret-id %s) and run provision-agent again", id, id), err)
+	case "EncryptionFailure", "KMSInvalidStateException":
+		return sb.Wrap(op, sb.EFORBIDDEN, fmt.Sprintf("secret %s cannot be encrypted; check the KMS key and kms:GenerateDataKey for this role", id), err)
+	}
+	return sb.Wrap(op, sb.EUNAVAILABLE, fmt.Sprintf("writing secret %s to Secrets Manager failed; check the region (AWS_REGION), the credentials and the endpoint, then try again", id), err)
+}

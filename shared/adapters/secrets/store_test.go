@@ -1,0 +1,104 @@
+package secrets_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/secrets"
+	"github.com/switchboard-dev/switchboard/shared/adapters/secrets/smfake"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+)
+
+func TestStorePut(t *testing.T) {
+	sm := smfake.New(nil)
+	store := &secrets.Store{Client: sm, Instance: "acme", KMSKeyID: "alias/switchboard"}
+
+	ref, err := store.Put(context.Background(), "agent-hermes", "pat-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "secretsmanager:switchboard/acme/agent-hermes"; ref != want {
+		t.Errorf("ref = %q, want %q", ref, want)
+	}
+	if v, _ := sm.Secret("switchboard/acme/agent-hermes"); v != "pat-1" {
+		t.Errorf("stored %q", v)
+	}
+	if got := aws.ToString(sm.LastCreate().KmsKeyId); got != "alias/switchboard" {
+		t.Errorf("KmsKeyId = %q", got)
+	}
+	if d := aws.ToString(sm.LastCreate().Description); !strings.Contains(d, "agent-hermes") || strings.Contains(d, "pat-1") {
+		t.Errorf("Description = %q", d)
+	}
+
+	// Provisioned again: a new version of the same secret.
+	if _, err := store.Put(context.Background(), "agent-hermes", "pat-2"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := sm.Secret("switchboard/acme/agent-hermes"); v != "pat-2" || sm.Versions("switchboard/acme/agent-hermes") != 2 {
+		t.Errorf("after the second Put: %q, %d versions", v, sm.Versions("switchboard/acme/agent-hermes"))
+	}
+	want := []string{"CreateSecret switchboard/acme/agent-hermes", "CreateSecret switchboard/acme/agent-hermes", "PutSecretValue switchboard/acme/agent-hermes"}
+	if got := sm.Calls(); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("calls = %v, want %v", got, want)
+	}
+}
+
+func TestStoreErrors(t *testing.T) {
+	denied := &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "User is not authorized to perform: secretsmanager:CreateSecret"}
+	tests := []struct {
+		name     string
+		store    func(sm *smfake.Fake) *secrets.Store
+		key, val string
+		wantCode string
+		wantMsg  string
+	}{
+		{"access denied", func(sm *smfake.Fake) *secrets.Store {
+			sm.FailCreate = denied
+			return &secrets.Store{Client: sm, Instance: "acme"}
+		}, "agent-hermes", "pat", sb.EFORBIDDEN, "grant secretsmanager:CreateSecret and secretsmanager:PutSecretValue"},
+		{"scheduled for deletion", func(sm *smfake.Fake) *secrets.Store {
+			sm.Set("switchboard/acme/agent-hermes", "old")
+			sm.FailPut = &types.InvalidRequestException{Message: aws.String("You can't perform this operation on the secret because it was marked for deletion.")}
+			return &secrets.Store{Client: sm, Instance: "acme"}
+		}, "agent-hermes", "pat", sb.ECONFLICT, "restore-secret --secret-id switchboard/acme/agent-hermes"},
+		{"network", func(sm *smfake.Fake) *secrets.Store {
+			sm.FailCreate = errors.New("dial tcp: connection refused")
+			return &secrets.Store{Client: sm, Instance: "acme"}
+		}, "agent-hermes", "pat", sb.EUNAVAILABLE, "AWS_REGION"},
+		{"instance is not a slug", func(sm *smfake.Fake) *secrets.Store {
+			return &secrets.Store{Client: sm, Instance: "Acme Corp"}
+		}, "agent-hermes", "pat", sb.EINVALID, "not a slug"},
+		{"no instance", func(sm *smfake.Fake) *secrets.Store {
+			return &secrets.Store{Client: sm}
+		}, "agent-hermes", "pat", sb.EINVALID, "not a slug"},
+		{"name with a slash", func(sm *smfake.Fake) *secrets.Store {
+			return &secrets.Store{Client: sm, Instance: "acme"}
+		}, "../x", "pat", sb.EINVALID, "cannot be part of a secret name"},
+		{"empty token", func(sm *smfake.Fake) *secrets.Store {
+			return &secrets.Store{Client: sm, Instance: "acme"}
+		}, "agent-hermes", "", sb.EINVALID, "token is empty"},
+		{"no client", func(*smfake.Fake) *secrets.Store {
+			return &secrets.Store{Instance: "acme"}
+		}, "agent-hermes", "pat", sb.EINVALID, "no Secrets Manager client"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ref, err := tt.store(smfake.New(nil)).Put(context.Background(), tt.key, tt.val)
+			if ref != "" {
+				t.Errorf("ref = %q on failure", ref)
+			}
+			if got := sb.ErrorCode(err); got != tt.wantCode {
+				t.Errorf("code = %q, want %q (%v)", got, tt.wantCode, err)
+			}
+			if msg := sb.ErrorMessage(err); !strings.Contains(msg, tt.wantMsg) {
+				t.Errorf("message %q does not contain %q", msg, tt.wantMsg)
+			}
+		})
+	}
+}
