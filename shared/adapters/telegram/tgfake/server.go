@@ -108,6 +108,8 @@ type Server struct {
 	allowed    []string // nil: the default kinds
 	pollGen    int
 	changed    chan struct{} // closed and replaced on every change pollers care about
+	pollWaits  int           // getUpdates requests that went into a long wait
+	pollWaited chan struct{} // closed and replaced when pollWaits grows
 	pollCap    time.Duration
 	closed     bool
 
@@ -164,6 +166,7 @@ func New() *Server {
 		callbackTTL:  DefaultCallbackTTL,
 		nextUpdate:   100000001,
 		changed:      make(chan struct{}),
+		pollWaited:   make(chan struct{}),
 		pollCap:      DefaultLongPollCap,
 		rateBuckets:  map[int64]*bucket{},
 		failNext:     map[string][]injected{},
@@ -237,6 +240,33 @@ func (s *Server) Bot() User {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.bot
+}
+
+// LongPollWaits is how many getUpdates requests so far found nothing to
+// deliver and went into a long wait.
+func (s *Server) LongPollWaits() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pollWaits
+}
+
+// AwaitLongPolls returns once n getUpdates requests in all have gone into a
+// long wait (LongPollWaits() >= n), or with ctx's error: a test injects an
+// update after a poll is seen waiting instead of sleeping first.
+func (s *Server) AwaitLongPolls(ctx context.Context, n int) error {
+	for {
+		s.mu.Lock()
+		done, ch := s.pollWaits >= n, s.pollWaited
+		s.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // SetLongPollCap bounds how long one getUpdates waits (default

@@ -391,25 +391,27 @@ func TestGetUpdatesOffsets(t *testing.T) {
 
 func TestGetUpdatesLongPollAndConflicts(t *testing.T) {
 	w := newWorld(t)
+	// An empty long poll waits (up to the cap), then answers an empty list.
 	w.s.SetLongPollCap(400 * time.Millisecond)
-	start := time.Now()
 	if got := updateIDs(t, w.call(t, tok, "getUpdates", map[string]any{"timeout": 30})); len(got) != 0 {
 		t.Errorf("got %v", got)
 	}
-	if d := time.Since(start); d < 350*time.Millisecond || d > 3*time.Second {
-		t.Errorf("an empty long poll took %v, want the 400ms cap", d)
+	if n := w.s.LongPollWaits(); n != 1 {
+		t.Errorf("an empty long poll: %d waits, want 1", n)
 	}
-	start = time.Now()
-	if got := updateIDs(t, w.call(t, tok, "getUpdates", map[string]any{"timeout": 0})); len(got) != 0 || time.Since(start) > 200*time.Millisecond {
-		t.Errorf("a short poll waited %v", time.Since(start))
+	// A short poll (timeout 0) never waits.
+	if got := updateIDs(t, w.call(t, tok, "getUpdates", map[string]any{"timeout": 0})); len(got) != 0 {
+		t.Errorf("got %v", got)
+	}
+	if n := w.s.LongPollWaits(); n != 1 {
+		t.Errorf("a short poll waited: %d waits in all, want still 1", n)
 	}
 
 	// An injected update wakes a waiting poll.
 	w.s.SetLongPollCap(5 * time.Second)
 	done := make(chan answer, 1)
 	go func() { done <- w.call(t, tok, "getUpdates", map[string]any{"timeout": 5}) }()
-	clocktest.WaitFor(t, func() bool { return w.s.Calls("getUpdates") == 3 })
-	time.Sleep(30 * time.Millisecond)
+	awaitPolls(t, w.s, 2)
 	w.s.InjectMessage(ann, annUser, "wake up")
 	select {
 	case a := <-done:
@@ -424,8 +426,7 @@ func TestGetUpdatesLongPollAndConflicts(t *testing.T) {
 	go func() {
 		done <- w.call(t, tok, "getUpdates", map[string]any{"offset": -1, "timeout": 5, "allowed_updates": []string{"callback_query"}})
 	}()
-	clocktest.WaitFor(t, func() bool { return w.s.Calls("getUpdates") == 4 })
-	time.Sleep(30 * time.Millisecond)
+	awaitPolls(t, w.s, 3)
 	second := make(chan answer, 1)
 	go func() { second <- w.call(t, tok, "getUpdates", map[string]any{"timeout": 1}) }()
 	select {
@@ -435,8 +436,7 @@ func TestGetUpdatesLongPollAndConflicts(t *testing.T) {
 		t.Fatal("the first poll was not ended")
 	}
 	// Setting a webhook ends the second, and getUpdates conflicts from then on.
-	clocktest.WaitFor(t, func() bool { return w.s.Calls("getUpdates") == 5 })
-	time.Sleep(30 * time.Millisecond)
+	awaitPolls(t, w.s, 4)
 	wantOK(t, w.call(t, tok, "setWebhook", map[string]any{"url": "https://sb.example/hook"}))
 	conflict := "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first"
 	wantError(t, <-second, 409, conflict)
@@ -661,4 +661,15 @@ func TestPassNextDelaysTheQueuedFailure(t *testing.T) {
 	wantOK(t, w.send(t, map[string]any{"chat_id": ann, "text": "first"}))
 	wantError(t, w.send(t, map[string]any{"chat_id": ann, "text": "second"}), 429, "Too Many Requests: retry after 1")
 	wantOK(t, w.send(t, map[string]any{"chat_id": ann, "text": "second"}))
+}
+
+// awaitPolls waits until n getUpdates requests in all have gone into a long
+// wait on s.
+func awaitPolls(t *testing.T, s *tgfake.Server, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.AwaitLongPolls(ctx, n); err != nil {
+		t.Fatalf("%d long polls waiting: %v (saw %d)", n, err, s.LongPollWaits())
+	}
 }

@@ -181,7 +181,7 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request, p params) {
 		s.allowed = allowed
 	}
 	s.confirm(offset)
-	for {
+	for waited := false; ; waited = true {
 		switch {
 		case s.webhook.URL != "":
 			s.mu.Unlock()
@@ -201,6 +201,11 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request, p params) {
 			return
 		}
 		ch := s.changed
+		if !waited {
+			s.pollWaits++
+			close(s.pollWaited)
+			s.pollWaited = make(chan struct{})
+		}
 		s.mu.Unlock()
 		t := time.NewTimer(left)
 		select {
