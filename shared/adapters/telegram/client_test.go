@@ -750,8 +750,11 @@ func TestGetUpdatesConflicts(t *testing.T) {
 		_, err := f.c.GetUpdates(ctx(t), 0, 5*time.Second, nil)
 		errc <- err
 	}()
-	clocktest.WaitFor(t, func() bool { return f.s.Calls("getUpdates") == 1 })
-	time.Sleep(50 * time.Millisecond) // let the first poll start waiting
+	waitCtx, cancel := context.WithTimeout(ctx(t), 5*time.Second)
+	defer cancel()
+	if err := f.s.AwaitLongPolls(waitCtx, 1); err != nil {
+		t.Fatalf("the first poll never waited: %v", err)
+	}
 	other, _ := New(f.s.URL, token, f.s.Client())
 	go func() { _, _ = other.GetUpdates(context.Background(), 0, time.Second, nil) }()
 	select {
