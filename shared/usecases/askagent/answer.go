@@ -117,32 +117,27 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 // lease takes the agent's run lease, waiting while another run holds it
 // until ctx ends.
 func (an *Answerer) lease(ctx context.Context, agentID string) (release func(), err error) {
-	key, holder := "agent#"+agentID, sb.NewID(an.now())
+	key, holder := sb.AgentLease(agentID), sb.NewID(an.now())
 	until := an.now().Add(leaseSlack)
 	if d, ok := ctx.Deadline(); ok {
 		until = d.Add(leaseSlack)
 	}
-	backoff := 100 * time.Millisecond
-	for {
-		ok, err := an.Leases.Acquire(ctx, key, holder, until)
-		if err != nil && ctx.Err() == nil {
-			return nil, &taskerr.TransientError{Message: "lease: " + sb.ErrorMessage(err)}
-		}
-		if ok {
-			return func() {
-				if err := an.Leases.Release(context.WithoutCancel(ctx), key, holder); err != nil {
-					an.log().WarnContext(ctx, "ask_agent: the agent's lease was not given back; it ends by itself",
-						"agent", agentID, "err", err)
-				}
-			}, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, &taskerr.PermanentError{Message: fmt.Sprintf("%s stayed busy with another run until the question timed out", agentID)}
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, time.Second)
+	err = sb.WaitForLease(ctx, an.Leases, key, holder, sb.LeaseWait{
+		Until: func() time.Time { return until },
+		First: 100 * time.Millisecond, Max: time.Second, Now: an.Now,
+	})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, &taskerr.PermanentError{Message: fmt.Sprintf("%s stayed busy with another run until the question timed out", agentID)}
+	case err != nil:
+		return nil, &taskerr.TransientError{Message: "lease: " + sb.ErrorMessage(err)}
 	}
+	return func() {
+		if err := an.Leases.Release(context.WithoutCancel(ctx), key, holder); err != nil {
+			an.log().WarnContext(ctx, "ask_agent: the agent's lease was not given back; it ends by itself",
+				"agent", agentID, "err", err)
+		}
+	}, nil
 }
 
 func (an *Answerer) now() time.Time {
