@@ -26,21 +26,20 @@ type Ask struct {
 	TimeoutSeconds int      `json:"timeoutSeconds"`
 }
 
-// Reply is what RunTarget hands on: the answer, the answering run, and
-// when the answer was given (the response row's time).
+// Reply is what RunTarget hands on: the answer and the answering run.
 type Reply struct {
-	Answer     string    `json:"answer"`
-	RunID      string    `json:"runId"`
-	AnsweredAt time.Time `json:"answeredAt"`
+	Answer string `json:"answer"`
+	RunID  string `json:"runId"`
 }
 
 // Answerer runs the asked agent on a question: under the agent's lease
 // (its runs never overlap; the wait for it counts against the timeout),
 // after its daily budget check, with the step budget of an answer and the
 // call path stamped on the run. The engine audits its tool calls and
-// writes its receipt.
+// writes its receipt; the Recorder writes the answer's response row.
 type Answerer struct {
-	Engine *agentrun.Engine
+	Engine   *agentrun.Engine
+	Recorder *Recorder
 	Agent  func(id string) (agentrun.Agent, error)
 	Leases sb.Leases
 	Budget interface {
@@ -59,19 +58,23 @@ const leaseSlack = 15 * time.Second
 // the run's failure (a failed row) racing it.
 const overtime = 5 * time.Second
 
-// Answer runs a.Agent on a.Question. The run is bounded by a's timeout
-// plus overtime (the machine stops waiting at the timeout). Errors are *taskerr types: the
-// machine records them as a failed answer.
+// Answer runs a.Agent on a.Question and records the answer's response
+// row. The run is bounded by a's timeout plus overtime (the machine stops
+// waiting at the timeout and records the timeout itself: an answer later
+// than that is not recorded). Errors are *taskerr types: the machine
+// records them as a failed answer.
 func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
-	if a.Agent == "" || a.From == "" || a.ParentRunID == "" {
-		return Reply{}, &taskerr.PermanentError{Message: "ask.run: the question names no agent, asker or asking run"}
+	if a.Agent == "" || a.From == "" || a.ParentRunID == "" || a.ExecutionID == "" {
+		return Reply{}, &taskerr.PermanentError{Message: "ask.run: the question names no agent, asker, asking run or execution"}
 	}
 	if !stampedPath(a.CallPath, a.From) {
 		// Run without it, the answer would be an ordinary run that may ask
 		// others in turn.
 		return Reply{}, &taskerr.PermanentError{Message: "ask.run: the question carries no call path ending with its asker; no run was started"}
 	}
-	ctx, cancel := context.WithTimeout(ctx, clampTimeout(a.TimeoutSeconds)+overtime)
+	timeout := clampTimeout(a.TimeoutSeconds)
+	answerBy := an.now().Add(timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout+overtime)
 	defer cancel()
 	ag, err := an.Agent(a.Agent)
 	if err != nil {
@@ -108,10 +111,21 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 		}
 		return Reply{}, &taskerr.PermanentError{Message: fmt.Sprintf("%s could not answer: %s", a.Agent, res.Receipt.Reason)}
 	}
+	answeredAt := an.now()
+	if !answeredAt.Before(answerBy) {
+		return Reply{}, &taskerr.PermanentError{Message: fmt.Sprintf("%s ran out of time before answering", a.Agent)}
+	}
+	if err := an.Recorder.Record(ctx, Row{Key: a.ExecutionID + "#response", From: a.Agent, To: a.From,
+		Channel: string(sb.ChannelAsk), Direction: string(sb.DirectionResponse), Status: string(sb.MessageDelivered),
+		Content: res.Answer, RunID: res.Run.RunID, ParentRunID: a.ParentRunID, RootRunID: a.RootRunID,
+		OccurredAt: answeredAt}); err != nil {
+		an.log().ErrorContext(ctx, "ask_agent: the answer was not recorded", "agent", a.Agent, "run", res.Run.RunID, "err", err)
+		return Reply{}, err
+	}
 	an.log().InfoContext(ctx, "ask_agent: answered", "agent", a.Agent, "from", a.From, "runId", res.Run.RunID,
 		"parentRunId", res.Run.ParentRunID, "rootRunId", res.Run.RootRunID, "outcome", res.Outcome, "steps", res.Steps,
 		"costUsd", res.Receipt.CostUSD)
-	return Reply{Answer: res.Answer, RunID: res.Run.RunID, AnsweredAt: an.now().UTC()}, nil
+	return Reply{Answer: res.Answer, RunID: res.Run.RunID}, nil
 }
 
 // lease takes the agent's run lease, waiting while another run holds it
