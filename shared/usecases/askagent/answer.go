@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/platform/taskerr"
@@ -115,10 +116,15 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 	if !answeredAt.Before(answerBy) {
 		return Reply{}, &taskerr.PermanentError{Message: fmt.Sprintf("%s ran out of time before answering", a.Agent)}
 	}
-	if err := an.Recorder.Record(ctx, Row{Key: a.ExecutionID + "#response", From: a.Agent, To: a.From,
+	row := Row{Key: a.ExecutionID + "#response", From: a.Agent, To: a.From,
 		Channel: string(sb.ChannelAsk), Direction: string(sb.DirectionResponse), Status: string(sb.MessageDelivered),
 		Content: res.Answer, RunID: res.Run.RunID, ParentRunID: a.ParentRunID, RootRunID: a.RootRunID,
-		OccurredAt: answeredAt}); err != nil {
+		OccurredAt: answeredAt}
+	// The run is over: its lease goes back while the answer is recorded.
+	recorded := make(chan error, 1)
+	go func() { recorded <- an.Recorder.Record(ctx, row) }()
+	release()
+	if err := <-recorded; err != nil {
 		an.log().ErrorContext(ctx, "ask_agent: the answer was not recorded", "agent", a.Agent, "run", res.Run.RunID, "err", err)
 		return Reply{}, err
 	}
@@ -129,7 +135,8 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 }
 
 // lease takes the agent's run lease, waiting while another run holds it
-// until ctx ends.
+// until ctx ends. Its release gives the lease back once, however often it
+// is called.
 func (an *Answerer) lease(ctx context.Context, agentID string) (release func(), err error) {
 	key, holder := sb.AgentLease(agentID), sb.NewID(an.now())
 	until := an.now().Add(leaseSlack)
@@ -146,12 +153,12 @@ func (an *Answerer) lease(ctx context.Context, agentID string) (release func(), 
 	case err != nil:
 		return nil, &taskerr.TransientError{Message: "lease: " + sb.ErrorMessage(err)}
 	}
-	return func() {
+	return sync.OnceFunc(func() {
 		if err := an.Leases.Release(context.WithoutCancel(ctx), key, holder); err != nil {
 			an.log().WarnContext(ctx, "ask_agent: the agent's lease was not given back; it ends by itself",
 				"agent", agentID, "err", err)
 		}
-	}, nil
+	}), nil
 }
 
 func (an *Answerer) now() time.Time {
