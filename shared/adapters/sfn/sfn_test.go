@@ -521,7 +521,7 @@ func TestClientSyncHostPrefix(t *testing.T) {
 }
 
 // BenchmarkAskAgentExecution measures one StartSyncExecution of the real
-// ask-agent file with in-process handlers: 5 states, 3 Lambda Tasks.
+// ask-agent file with in-process handlers: 3 states, 2 Lambda Tasks.
 func BenchmarkAskAgentExecution(b *testing.B) {
 	w := &askWorld{}
 	env := sfntest.Start(b, w.handlers(), askMachine())
