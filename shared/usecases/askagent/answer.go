@@ -41,9 +41,9 @@ type Reply struct {
 type Answerer struct {
 	Engine   *agentrun.Engine
 	Recorder *Recorder
-	Agent  func(id string) (agentrun.Agent, error)
-	Leases sb.Leases
-	Budget interface {
+	Agent    func(id string) (agentrun.Agent, error)
+	Leases   sb.Leases
+	Budget   interface {
 		Over(ctx context.Context, agentID string) (bool, error)
 	}
 	MaxSteps int
