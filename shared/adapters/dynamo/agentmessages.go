@@ -11,6 +11,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -121,10 +122,12 @@ func blobKey(pk, sk string) string {
 	return blobPrefix + hex.EncodeToString(sum[:])
 }
 
-// Record writes the search rows (idempotent puts, 25 per BatchWriteItem),
-// then the message with attribute_not_exists(pk), so a retried Record after
-// a failure in between completes the message and a repeated one is
-// ECONFLICT. Content over InlineContent goes to the blob store first.
+// Record writes the search rows (idempotent puts, 25 per BatchWriteItem)
+// and, at the same time, the message with attribute_not_exists(pk). Until
+// both are written it answers the error of the one that failed, so a
+// retried Record completes the message and its search rows, and a repeated
+// one is ECONFLICT. Content over InlineContent goes to the blob store
+// first.
 func (a *AgentMessages) Record(ctx context.Context, m switchboard.AgentMessage) error {
 	const op = "agentMessages.record"
 	if err := m.Validate(); err != nil {
@@ -160,14 +163,19 @@ func (a *AgentMessages) Record(ctx context.Context, m switchboard.AgentMessage) 
 		}
 		rows = append(rows, av)
 	}
-	if err := s.batchPut(ctx, "agentMessages.index", s.agentMessages, rows); err != nil {
-		return err
-	}
 	item, err := attributevalue.MarshalMap(it)
 	if err != nil {
 		return switchboard.Wrap(op, switchboard.EINTERNAL, "agent message could not be encoded", err)
 	}
-	return s.put(ctx, op, s.agentMessages, item, condition{expr: "attribute_not_exists(pk)"})
+	var wg sync.WaitGroup
+	var indexErr error
+	wg.Go(func() { indexErr = s.batchPut(ctx, "agentMessages.index", s.agentMessages, rows) })
+	err = s.put(ctx, op, s.agentMessages, item, condition{expr: "attribute_not_exists(pk)"})
+	wg.Wait()
+	if indexErr != nil && (err == nil || switchboard.ErrorCode(err) == switchboard.ECONFLICT) {
+		return indexErr
+	}
+	return err
 }
 
 // Pair queries the pair's partition of the table itself.

@@ -190,3 +190,32 @@ func ids(ms []switchboard.AgentMessage) string {
 	}
 	return strings.Join(s, ",")
 }
+
+// The message and its search rows are written at once; while the search
+// rows failed, Record fails even though the message is in, and the retry
+// writes them and answers ECONFLICT (the message exists): the message is
+// then found by its words.
+func TestAgentMessageRecordRetryCompletesItsSearchRows(t *testing.T) {
+	s, proxy := proxiedStore(t)
+	msgs := s.AgentMessages(s3fake.StoreFor(t, "messages"))
+	m := switchboard.AgentMessage{
+		ID: "m1", From: "alice", To: "bob", Channel: switchboard.ChannelAsk,
+		Direction: switchboard.DirectionRequest, Content: "how many trucks are on the road",
+		RunID: "r1", RootRunID: "r1", Status: switchboard.MessageDelivered, OccurredAt: time.Now(),
+	}
+	proxy.SetThrottle(dynamotest.Throttle{Ops: []string{"BatchWriteItem"}, Next: dynamo.MaxAttempts})
+	if err := msgs.Record(t.Context(), m); err == nil || switchboard.ErrorCode(err) == switchboard.ECONFLICT {
+		t.Fatalf("Record with its search rows throttled = %v, want an error other than ECONFLICT", err)
+	}
+	if page, err := msgs.Pair(t.Context(), "alice", "bob", switchboard.MessageQuery{}); err != nil || len(page.Messages) != 1 {
+		t.Fatalf("pair = %+v, %v; want the message written", page.Messages, err)
+	}
+	proxy.SetThrottle(dynamotest.Throttle{})
+	if err := msgs.Record(t.Context(), m); switchboard.ErrorCode(err) != switchboard.ECONFLICT {
+		t.Fatalf("retried Record = %v, want ECONFLICT", err)
+	}
+	page, err := msgs.Search(t.Context(), switchboard.MessageSearch{Text: "trucks road"})
+	if err != nil || len(page.Messages) != 1 || page.Messages[0].ID != "m1" {
+		t.Fatalf("search = %+v, %v; want m1", page.Messages, err)
+	}
+}

@@ -41,23 +41,26 @@ type askInput struct {
 	RootRunID      string   `json:"rootRunId"`
 	CallPath       []string `json:"callPath"`
 	TimeoutSeconds int      `json:"timeoutSeconds"`
+	ExecutionID    string   `json:"executionId,omitempty"` // the guard's payload only
 }
 
 type runInput struct {
 	Agent, From, Question string
 	ParentRunID           string `json:"parentRunId"`
+	RootRunID             string `json:"rootRunId"`
 	ExecutionID           string `json:"executionId"`
 }
 
 type runOutput struct {
-	Answer     string    `json:"answer"`
-	RunID      string    `json:"runId"`
-	AnsweredAt time.Time `json:"answeredAt"`
+	Answer string `json:"answer"`
+	RunID  string `json:"runId"`
 }
 
 // askWorld stands in for the ask_agent handlers (they belong to the agent
 // communication use case): the guard's rules, a message log and agents
-// that answer, never answer ("silent") or fail.
+// that answer, never answer ("silent") or fail. As the real ones do, the
+// guard records the question and the answering run its answer; the
+// machine's record Task writes only a timeout or a failure.
 type askWorld struct {
 	mu           sync.Mutex
 	rows         []messageRow
@@ -69,24 +72,26 @@ type askWorld struct {
 func (w *askWorld) handlers() lambdalocal.Invoker {
 	return lambdalocal.Invoker{
 		"ask-guard": lambda.NewHandler(func(ctx context.Context, in askInput) error {
+			var denied error
 			switch {
 			case in.To == in.From:
-				return &taskerr.DeniedError{Reason: "you cannot ask yourself"}
+				denied = &taskerr.DeniedError{Reason: "you cannot ask yourself"}
 			case contains(in.CallPath, in.To):
-				return &taskerr.DeniedError{Reason: in.To + " is already in this chain of questions (" + strings.Join(in.CallPath, " → ") + ")"}
+				denied = &taskerr.DeniedError{Reason: in.To + " is already in this chain of questions (" + strings.Join(in.CallPath, " → ") + ")"}
 			}
-			return nil
+			row := messageRow{Key: in.ExecutionID + "#request", From: in.From, To: in.To, Channel: "ask", Direction: "request",
+				Status: "delivered", Content: in.Question, RunID: in.RunID, RootRunID: in.RootRunID}
+			var d *taskerr.DeniedError
+			if errors.As(denied, &d) {
+				row.Status, row.Reason = "denied", d.Reason
+			}
+			if err := w.record(row); err != nil {
+				return err
+			}
+			return denied
 		}),
 		"agent-message": lambda.NewHandler(func(ctx context.Context, row messageRow) error {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			w.recordCalls = append(w.recordCalls, time.Now())
-			if w.recordFails > 0 {
-				w.recordFails--
-				return &taskerr.TransientError{Message: "table throttled"}
-			}
-			w.rows = append(w.rows, row)
-			return nil
+			return w.record(row)
 		}),
 		"ask-run": lambda.NewHandler(func(ctx context.Context, in runInput) (runOutput, error) {
 			w.mu.Lock()
@@ -99,9 +104,25 @@ func (w *askWorld) handlers() lambdalocal.Invoker {
 			case "broken":
 				return runOutput{}, &taskerr.PermanentError{Message: "model refused the request"}
 			}
-			return runOutput{Answer: in.Agent + " says: 42 is the answer to " + in.Question, RunID: "run-" + in.Agent, AnsweredAt: time.Now()}, nil
+			out := runOutput{Answer: in.Agent + " says: 42 is the answer to " + in.Question, RunID: "run-" + in.Agent}
+			return out, w.record(messageRow{Key: in.ExecutionID + "#response", From: in.Agent, To: in.From, Channel: "ask",
+				Direction: "response", Status: "delivered", Content: out.Answer, RunID: out.RunID, ParentRunID: in.ParentRunID,
+				RootRunID: in.RootRunID})
 		}),
 	}
+}
+
+// record keeps row, unless a failure is due.
+func (w *askWorld) record(row messageRow) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.recordCalls = append(w.recordCalls, time.Now())
+	if w.recordFails > 0 {
+		w.recordFails--
+		return &taskerr.TransientError{Message: "table throttled"}
+	}
+	w.rows = append(w.rows, row)
+	return nil
 }
 
 func contains(list []string, s string) bool {
@@ -500,7 +521,7 @@ func TestClientSyncHostPrefix(t *testing.T) {
 }
 
 // BenchmarkAskAgentExecution measures one StartSyncExecution of the real
-// ask-agent file with in-process handlers: 5 states, 3 Lambda Tasks.
+// ask-agent file with in-process handlers: 3 states, 2 Lambda Tasks.
 func BenchmarkAskAgentExecution(b *testing.B) {
 	w := &askWorld{}
 	env := sfntest.Start(b, w.handlers(), askMachine())

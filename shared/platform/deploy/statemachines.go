@@ -46,8 +46,9 @@ const StateMachineLogRetentionDays = 30
 var StateMachines = []StateMachine{
 	{
 		// ask_agent: the asking run (agent-worker) starts it synchronously;
-		// the guard and the AgentMessages rows run on tools, the asked
-		// agent's run on agent-worker (which has the models).
+		// the guard (which records the question) and the rows of a timeout
+		// or a failure run on tools, the asked agent's run (which records
+		// its answer) on agent-worker (which has the models).
 		Name: "ask-agent", Definition: StateMachineDir + "/ask-agent.asl.json", Type: "EXPRESS", LogLevel: "ERROR",
 		Substitutions: []Substitution{
 			{Key: "AskGuardFunctionArn", Function: "tools"},

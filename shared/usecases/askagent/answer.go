@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/platform/taskerr"
@@ -26,24 +27,23 @@ type Ask struct {
 	TimeoutSeconds int      `json:"timeoutSeconds"`
 }
 
-// Reply is what RunTarget hands on: the answer, the answering run, and
-// when the answer was given (the response row's time).
+// Reply is what RunTarget hands on: the answer and the answering run.
 type Reply struct {
-	Answer     string    `json:"answer"`
-	RunID      string    `json:"runId"`
-	AnsweredAt time.Time `json:"answeredAt"`
+	Answer string `json:"answer"`
+	RunID  string `json:"runId"`
 }
 
 // Answerer runs the asked agent on a question: under the agent's lease
 // (its runs never overlap; the wait for it counts against the timeout),
 // after its daily budget check, with the step budget of an answer and the
 // call path stamped on the run. The engine audits its tool calls and
-// writes its receipt.
+// writes its receipt; the Recorder writes the answer's response row.
 type Answerer struct {
-	Engine *agentrun.Engine
-	Agent  func(id string) (sb.Agent, error)
-	Leases sb.Leases
-	Budget interface {
+	Engine   *agentrun.Engine
+	Recorder *Recorder
+	Agent    func(id string) (sb.Agent, error)
+	Leases   sb.Leases
+	Budget   interface {
 		Over(ctx context.Context, agentID string) (bool, error)
 	}
 	MaxSteps int
@@ -59,19 +59,23 @@ const leaseSlack = 15 * time.Second
 // the run's failure (a failed row) racing it.
 const overtime = 5 * time.Second
 
-// Answer runs a.Agent on a.Question. The run is bounded by a's timeout
-// plus overtime (the machine stops waiting at the timeout). Errors are *taskerr types: the
-// machine records them as a failed answer.
+// Answer runs a.Agent on a.Question and records the answer's response
+// row. The run is bounded by a's timeout plus overtime (the machine stops
+// waiting at the timeout and records the timeout itself: an answer later
+// than that is not recorded). Errors are *taskerr types: the machine
+// records them as a failed answer.
 func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
-	if a.Agent == "" || a.From == "" || a.ParentRunID == "" {
-		return Reply{}, &taskerr.PermanentError{Message: "ask.run: the question names no agent, asker or asking run"}
+	if a.Agent == "" || a.From == "" || a.ParentRunID == "" || a.ExecutionID == "" {
+		return Reply{}, &taskerr.PermanentError{Message: "ask.run: the question names no agent, asker, asking run or execution"}
 	}
 	if !stampedPath(a.CallPath, a.From) {
 		// Run without it, the answer would be an ordinary run that may ask
 		// others in turn.
 		return Reply{}, &taskerr.PermanentError{Message: "ask.run: the question carries no call path ending with its asker; no run was started"}
 	}
-	ctx, cancel := context.WithTimeout(ctx, clampTimeout(a.TimeoutSeconds)+overtime)
+	timeout := clampTimeout(a.TimeoutSeconds)
+	answerBy := an.now().Add(timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout+overtime)
 	defer cancel()
 	ag, err := an.Agent(a.Agent)
 	if err != nil {
@@ -108,41 +112,53 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 		}
 		return Reply{}, &taskerr.PermanentError{Message: fmt.Sprintf("%s could not answer: %s", a.Agent, res.Receipt.Reason)}
 	}
+	answeredAt := an.now()
+	if !answeredAt.Before(answerBy) {
+		return Reply{}, &taskerr.PermanentError{Message: fmt.Sprintf("%s ran out of time before answering", a.Agent)}
+	}
+	row := Row{Key: a.ExecutionID + "#response", From: a.Agent, To: a.From,
+		Channel: string(sb.ChannelAsk), Direction: string(sb.DirectionResponse), Status: string(sb.MessageDelivered),
+		Content: res.Answer, RunID: res.Run.RunID, ParentRunID: a.ParentRunID, RootRunID: a.RootRunID,
+		OccurredAt: answeredAt}
+	// The run is over: its lease goes back while the answer is recorded.
+	recorded := make(chan error, 1)
+	go func() { recorded <- an.Recorder.Record(ctx, row) }()
+	release()
+	if err := <-recorded; err != nil {
+		an.log().ErrorContext(ctx, "ask_agent: the answer was not recorded", "agent", a.Agent, "run", res.Run.RunID, "err", err)
+		return Reply{}, err
+	}
 	an.log().InfoContext(ctx, "ask_agent: answered", "agent", a.Agent, "from", a.From, "runId", res.Run.RunID,
 		"parentRunId", res.Run.ParentRunID, "rootRunId", res.Run.RootRunID, "outcome", res.Outcome, "steps", res.Steps,
 		"costUsd", res.Receipt.CostUSD)
-	return Reply{Answer: res.Answer, RunID: res.Run.RunID, AnsweredAt: an.now().UTC()}, nil
+	return Reply{Answer: res.Answer, RunID: res.Run.RunID}, nil
 }
 
 // lease takes the agent's run lease, waiting while another run holds it
-// until ctx ends.
+// until ctx ends. Its release gives the lease back once, however often it
+// is called.
 func (an *Answerer) lease(ctx context.Context, agentID string) (release func(), err error) {
-	key, holder := "agent#"+agentID, sb.NewID(an.now())
+	key, holder := sb.AgentLease(agentID), sb.NewID(an.now())
 	until := an.now().Add(leaseSlack)
 	if d, ok := ctx.Deadline(); ok {
 		until = d.Add(leaseSlack)
 	}
-	backoff := 100 * time.Millisecond
-	for {
-		ok, err := an.Leases.Acquire(ctx, key, holder, until)
-		if err != nil && ctx.Err() == nil {
-			return nil, &taskerr.TransientError{Message: "lease: " + sb.ErrorMessage(err)}
-		}
-		if ok {
-			return func() {
-				if err := an.Leases.Release(context.WithoutCancel(ctx), key, holder); err != nil {
-					an.log().WarnContext(ctx, "ask_agent: the agent's lease was not given back; it ends by itself",
-						"agent", agentID, "err", err)
-				}
-			}, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, &taskerr.PermanentError{Message: fmt.Sprintf("%s stayed busy with another run until the question timed out", agentID)}
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, time.Second)
+	err = sb.WaitForLease(ctx, an.Leases, key, holder, sb.LeaseWait{
+		Until: func() time.Time { return until },
+		First: 100 * time.Millisecond, Max: time.Second, Now: an.Now,
+	})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, &taskerr.PermanentError{Message: fmt.Sprintf("%s stayed busy with another run until the question timed out", agentID)}
+	case err != nil:
+		return nil, &taskerr.TransientError{Message: "lease: " + sb.ErrorMessage(err)}
 	}
+	return sync.OnceFunc(func() {
+		if err := an.Leases.Release(context.WithoutCancel(ctx), key, holder); err != nil {
+			an.log().WarnContext(ctx, "ask_agent: the agent's lease was not given back; it ends by itself",
+				"agent", agentID, "err", err)
+		}
+	}), nil
 }
 
 func (an *Answerer) now() time.Time {

@@ -2,8 +2,11 @@
 // and gets the answer as the tool result of the same run. The question runs
 // through the ask-agent Express state machine (infra/statemachines), whose
 // Task states call this package's handlers: Guard refuses what the rules
-// forbid, Recorder writes the AgentMessages rows, Answerer runs the asked
-// agent. The tool only starts the machine and reads its outcome.
+// forbid and records the question (its request row, delivered or denied),
+// Answerer runs the asked agent and records its answer, Recorder writes the
+// response row of a question that timed out or failed. A delivered answer
+// takes two calls, a refusal one. The tool only starts the machine and
+// reads its outcome.
 //
 // The rules: questions go one level deep (a run that answers a question
 // asks no one in turn), never round in a circle (nobody already on the call
@@ -34,7 +37,7 @@ const (
 )
 
 // Question is the machine's input, as the tool starts it and the Guard
-// Task receives it.
+// Task receives it (with the execution's id and start).
 type Question struct {
 	Op        string `json:"op,omitempty"`
 	From      string `json:"from"`
@@ -46,6 +49,11 @@ type Question struct {
 	// run's own path plus the asker.
 	CallPath       []string `json:"callPath"`
 	TimeoutSeconds int      `json:"timeoutSeconds"`
+	// ExecutionID and AskedAt come from the machine (its execution's id and
+	// start): they make the request row's key and time, the same for a
+	// retried Task.
+	ExecutionID string    `json:"executionId,omitempty"`
+	AskedAt     time.Time `json:"askedAt,omitzero"`
 }
 
 // Outcome is the machine's output.

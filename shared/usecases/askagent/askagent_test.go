@@ -3,6 +3,7 @@ package askagent_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,8 +71,10 @@ func TestAskReturnsTheAnswerInTheSameRun(t *testing.T) {
 			t.Errorf("bob's receipt %+v, want parent %s", r.Run, res.Run.RunID)
 		}
 	}
-	if targets, records := w.count(); targets != 1 || records != 2 {
-		t.Errorf("ran the target %d times and recorded %d rows, want 1 and 2", targets, records)
+	// Two calls out of the machine: the guard recorded the question, the
+	// answering run its answer; no record Task.
+	if targets, records := w.count(); targets != 1 || records != 0 || w.tasks() != 2 {
+		t.Errorf("ran the target %d times, %d record Tasks, %d Tasks in all; want 1, 0 and 2", targets, records, w.tasks())
 	}
 }
 
@@ -275,3 +278,29 @@ func TestAskedAgentOverBudget(t *testing.T) {
 }
 
 var _ sb.Model = silent{}
+
+// An answer given when the machine has stopped waiting is not recorded as
+// delivered: the machine's own row for the question stands (here, where
+// the clock jumps past the timeout during B's run, a failed one).
+func TestAnswerAfterTheTimeoutIsNotRecorded(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 30*time.Second, map[string]agentSpec{
+		"alice": {model: scripted("Alice", "Alice here.")},
+		"bob":   {model: scripted("Bob", "Bob answers late.")},
+	})
+	var calls atomic.Int32
+	w.answerer.Now = func() time.Time {
+		if calls.Add(1) == 1 { // the question's deadline is taken first
+			return time.Now()
+		}
+		return time.Now().Add(31 * time.Second)
+	}
+	res := w.run(t, "alice", askLine("bob", "still there?"))
+	if env := res.Calls[0].Envelope; env.Status != "error" {
+		t.Fatalf("envelope %+v, want no answer", env)
+	}
+	rows := w.chain(t, res.Run.RootRunID)
+	if len(rows) != 2 || rows[1].Direction != sb.DirectionResponse || rows[1].Status == sb.MessageDelivered {
+		t.Fatalf("rows %+v, want the request and a response that is not delivered", rows)
+	}
+}

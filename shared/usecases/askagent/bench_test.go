@@ -30,8 +30,9 @@ func diff(after, before map[string]int) map[string]int {
 // BenchmarkAsk compares a question through ask_agent (A asks B, B answers,
 // A answers) with the same two runs made directly, on the scripted model:
 // the difference is what the state machine, the guard, the rows and the
-// lease add. It reports DynamoDB writes per operation and the machine's
-// state transitions per ask (its Task calls plus the final Pass state).
+// lease add. It reports DynamoDB writes per operation, the machine's calls
+// of our functions (its Tasks) and its state transitions per ask (the
+// Tasks plus the final Pass state).
 //
 //	go test -run '^$' -bench Ask -benchtime 50x ./shared/usecases/askagent/
 func BenchmarkAsk(b *testing.B) {
@@ -61,6 +62,7 @@ func BenchmarkAsk(b *testing.B) {
 		d := diff(w.dynamo.Stats().ByOp, before)
 		b.ReportMetric(float64(writes(d))/float64(b.N), "ddb-writes/op")
 		// Every Task is one state; the delivered path ends in one Pass.
+		b.ReportMetric(float64(w.tasks()-tasks)/float64(b.N), "invocations/op")
 		b.ReportMetric(float64(w.tasks()-tasks)/float64(b.N)+1, "transitions/op")
 		b.Logf("DynamoDB requests per ask by operation (N=%d): %v", b.N, perOp(d, b.N))
 	})

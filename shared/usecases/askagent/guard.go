@@ -2,11 +2,13 @@ package askagent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/shared/platform/taskerr"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 // Asker is what the guard knows of an agent: whether it exists, whether
@@ -18,11 +20,38 @@ type Asker struct {
 	Allowed []string
 }
 
-// Guard refuses a question the rules forbid, before anything is recorded
-// or run. Its refusals are *taskerr.DeniedError, which the machine catches
-// by name; the Reason is said to the asking agent as it is.
+// Guard refuses a question the rules forbid, before anything is run, and
+// records every question it was given. Its refusals are
+// *taskerr.DeniedError, which the machine catches by name; the Reason is
+// said to the asking agent as it is.
 type Guard struct {
-	Agent func(id string) Asker
+	Agent    func(id string) Asker
+	Recorder *Recorder
+}
+
+// Admit checks q and records it as its request row: denied with the
+// refusal's reason, or delivered. It answers as Check does, or with the
+// Recorder's error when the row could not be written (the machine retries
+// a *taskerr.TransientError; the retry writes the same row, or finds it).
+func (g *Guard) Admit(ctx context.Context, q Question) error {
+	if q.ExecutionID == "" || q.AskedAt.IsZero() {
+		return &taskerr.PermanentError{Message: "ask.guard: the question carries no execution id or start time"}
+	}
+	verdict := g.Check(ctx, q)
+	row := Row{Key: q.ExecutionID + "#request", From: q.From, To: q.To, Channel: string(sb.ChannelAsk),
+		Direction: string(sb.DirectionRequest), Status: string(sb.MessageDelivered), Content: q.Question,
+		RunID: q.RunID, RootRunID: q.RootRunID, OccurredAt: q.AskedAt}
+	var denied *taskerr.DeniedError
+	switch {
+	case errors.As(verdict, &denied):
+		row.Status, row.Reason = string(sb.MessageDenied), denied.Reason
+	case verdict != nil:
+		return verdict
+	}
+	if err := g.Recorder.Record(ctx, row); err != nil {
+		return err
+	}
+	return verdict
 }
 
 // Check answers nil when q may be asked, a *taskerr.DeniedError when not

@@ -13,7 +13,8 @@ import (
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// Row is the payload of the machine's record Tasks: one AgentMessages row.
+// Row is one AgentMessages row: the payload of the machine's record Tasks
+// (a timeout, a failure), and what Guard and Answerer record themselves.
 type Row struct {
 	Op string `json:"op,omitempty"`
 	// Key names the row within the execution: "<execution id>#request" or
@@ -32,9 +33,9 @@ type Row struct {
 	RunID       string `json:"runId,omitempty"`
 	ParentRunID string `json:"parentRunId,omitempty"`
 	RootRunID   string `json:"rootRunId"`
-	// OccurredAt comes from the execution (its start, or the time the
-	// answer was given), never from the clock of this Task: a retry must
-	// not move the row.
+	// OccurredAt comes from the execution (its start), or is the time the
+	// answer was given; never the clock of a record Task: a retry must not
+	// move the row.
 	OccurredAt time.Time `json:"occurredAt"`
 	// AfterSeconds is added to OccurredAt (a timeout happens that long
 	// after the question).

@@ -154,6 +154,53 @@ func TestGuard(t *testing.T) {
 	if _, ok := g.Check(context.Background(), askagent.Question{To: "bob"}).(*taskerr.PermanentError); !ok {
 		t.Error("a question without asker or run is not a PermanentError")
 	}
+	// Admit records every question it checks; one without the machine's
+	// execution id or start would have no row of its own, so it is none.
+	if _, ok := g.Admit(context.Background(), q("alice", "bob")).(*taskerr.PermanentError); !ok {
+		t.Error("a question without execution id and start is not a PermanentError")
+	}
+}
+
+// Admit writes the request row of every question it checks: delivered for
+// one it lets through, denied with the reason for a refused one (and then
+// says DeniedError); a retried Task finds its row and answers the same.
+func TestGuardAdmitRecordsTheQuestion(t *testing.T) {
+	c := dynamotest.Client(t)
+	store := dynamo.New(c, dynamotest.FreshTables(t, c))
+	msgs := store.AgentMessages(testBlobs(t))
+	g := &askagent.Guard{Recorder: &askagent.Recorder{Log: sb.ScrubbingMessages{Log: msgs}},
+		Agent: func(id string) askagent.Asker { return askagent.Asker{Exists: id != "zed", Enabled: true} }}
+	at := time.Now()
+	q := func(exec, to string) askagent.Question {
+		return askagent.Question{From: "alice", To: to, Question: "q to " + to, RunID: "r-a", RootRunID: "root",
+			CallPath: []string{"alice"}, ExecutionID: exec, AskedAt: at}
+	}
+	for range 2 {
+		if err := g.Admit(context.Background(), q("arn:exec:1", "bob")); err != nil {
+			t.Fatalf("Admit alice→bob = %v", err)
+		}
+		var denied *taskerr.DeniedError
+		if err := g.Admit(context.Background(), q("arn:exec:2", "zed")); !errors.As(err, &denied) {
+			t.Fatalf("Admit alice→zed = %v, want DeniedError", err)
+		}
+	}
+	page, err := msgs.Chain(context.Background(), "root", sb.MessageQuery{OldestFirst: true})
+	if err != nil || len(page.Messages) != 2 {
+		t.Fatalf("chain = %+v, %v; want two rows", page.Messages, err)
+	}
+	for _, m := range page.Messages {
+		want := sb.MessageDelivered
+		if m.To == "zed" {
+			want = sb.MessageDenied
+		}
+		if m.Status != want || m.Direction != sb.DirectionRequest || m.Channel != sb.ChannelAsk || m.Content != "q to "+m.To ||
+			m.RunID != "r-a" || !m.OccurredAt.Equal(at) {
+			t.Errorf("row %+v, want a %s request at %v", m, want, at)
+		}
+		if m.Status == sb.MessageDenied && !strings.Contains(m.Reason, `there is no agent "zed"`) {
+			t.Errorf("denied row's reason %q", m.Reason)
+		}
+	}
 }
 
 // A retried record Task (same key, same time) writes the row once and
@@ -228,7 +275,8 @@ func TestAnswerNeedsTheCallPath(t *testing.T) {
 		return sb.Agent{}, nil
 	}}
 	for _, path := range [][]string{nil, {}, {"carol"}, {"alice", ""}} {
-		_, err := an.Answer(context.Background(), askagent.Ask{Agent: "bob", From: "alice", Question: "q?", ParentRunID: "r-a", RootRunID: "root", CallPath: path})
+		_, err := an.Answer(context.Background(), askagent.Ask{Agent: "bob", From: "alice", Question: "q?", ParentRunID: "r-a", RootRunID: "root",
+			CallPath: path, ExecutionID: "arn:exec:1"})
 		var perm *taskerr.PermanentError
 		if !errors.As(err, &perm) || !strings.Contains(perm.Message, "call path") {
 			t.Errorf("call path %q: %v, want a PermanentError naming the call path", path, err)

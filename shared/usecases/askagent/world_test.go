@@ -100,7 +100,8 @@ func (m *timedMachine) StartSync(ctx context.Context, input string) (string, err
 
 // world is ask_agent end to end: real DynamoDB tables (dynalite), the
 // real ASL file on the local Step Functions runtime, the real handlers
-// (guard and recorder on "tools", the answerer on "agent-worker"), the
+// (guard and recorder on "tools", the answerer on "agent-worker"; all three
+// write rows through the same scrubbing log), the
 // executor with the ask_agent tool, and the run engine.
 type world struct {
 	store    *dynamo.Store
@@ -145,14 +146,14 @@ func newWorld(t testing.TB, timeout time.Duration, agents map[string]agentSpec) 
 		t.Fatal(err)
 	}
 	w.engine = &agentrun.Engine{Tools: x, Receipts: w.store}
-	w.answerer = &askagent.Answerer{Engine: w.engine, Agent: w.agent, Leases: w.store, MaxSteps: 5, Log: log,
+	rec := &askagent.Recorder{Log: sb.ScrubbingMessages{Log: w.messages, Scrub: scrub.New([]string{"s3cr3t-token"}).String}}
+	w.answerer = &askagent.Answerer{Engine: w.engine, Recorder: rec, Agent: w.agent, Leases: w.store, MaxSteps: 5, Log: log,
 		Budget: &agentrun.Budget{Store: w.store, Limit: func(id string) (float64, string) { return agents[id].budget, id },
 			Notify: func(context.Context, string) error { return nil }, Log: log}}
-	guard := &askagent.Guard{Agent: func(id string) askagent.Asker {
+	guard := &askagent.Guard{Recorder: rec, Agent: func(id string) askagent.Asker {
 		a, ok := agents[id]
 		return askagent.Asker{Exists: ok, Enabled: ok && !a.noAsk, Allowed: a.ask}
 	}}
-	rec := &askagent.Recorder{Log: sb.ScrubbingMessages{Log: w.messages, Scrub: scrub.New([]string{"s3cr3t-token"}).String}}
 
 	// The functions as the machine reaches them: a payload's op picks the
 	// Task, as shared/handlers routes it in the deployed functions.
@@ -167,7 +168,7 @@ func newWorld(t testing.TB, timeout time.Duration, agents map[string]agentSpec) 
 				w.mu.Unlock()
 				var q askagent.Question
 				_ = json.Unmarshal(raw, &q)
-				return nil, guard.Check(ctx, q)
+				return nil, guard.Admit(ctx, q)
 			case askagent.OpRecord:
 				w.mu.Lock()
 				w.records++

@@ -241,29 +241,24 @@ func (h *handling) handle(ctx context.Context) error {
 		}
 	}
 
-	key, holder := "agent#"+job.AgentID, sb.NewID(start)
-	waitUntil := start.Add(w.WaitFor)
-	backoff := 200 * time.Millisecond
-	for {
-		runDeadline := h.runDeadline(ctx)
-		ok, err := w.Leases.Acquire(ctx, key, holder, runDeadline.Add(w.slack()))
-		if err != nil {
-			return h.fail(ctx, sb.RunContext{}, fmt.Errorf("wake %s: lease: %w", job.AgentID, err))
+	key, holder := sb.AgentLease(job.AgentID), sb.NewID(start)
+	err := sb.WaitForLease(ctx, w.Leases, key, holder, sb.LeaseWait{
+		Until:  func() time.Time { return h.runDeadline(ctx).Add(w.slack()) },
+		GiveUp: start.Add(w.WaitFor),
+		First:  200 * time.Millisecond, Max: 2 * time.Second,
+		Now: h.now, Sleep: h.sleep,
+	})
+	switch {
+	case errors.Is(err, sb.ErrLeaseBusy):
+		err := sb.E(busyOp, sb.EUNAVAILABLE, fmt.Sprintf("agent %s is busy with another run; the wake will be retried", job.AgentID))
+		if h.last() {
+			err.Message = fmt.Sprintf("agent %s stayed busy with other runs through every attempt", job.AgentID)
 		}
-		if ok {
-			break
-		}
-		if !h.now().Before(waitUntil) {
-			err := sb.E(busyOp, sb.EUNAVAILABLE, fmt.Sprintf("agent %s is busy with another run; the wake will be retried", job.AgentID))
-			if h.last() {
-				err.Message = fmt.Sprintf("agent %s stayed busy with other runs through every attempt", job.AgentID)
-			}
-			return h.fail(ctx, sb.RunContext{}, err)
-		}
-		if err := h.sleep(ctx, backoff); err != nil {
-			return err
-		}
-		backoff = min(2*backoff, 2*time.Second)
+		return h.fail(ctx, sb.RunContext{}, err)
+	case err != nil && ctx.Err() != nil:
+		return err
+	case err != nil:
+		return h.fail(ctx, sb.RunContext{}, fmt.Errorf("wake %s: lease: %w", job.AgentID, err))
 	}
 	// Released on every way out; a killed process's lease ends at the run's
 	// deadline plus the slack.

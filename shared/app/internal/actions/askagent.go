@@ -26,10 +26,12 @@ func (a *Actions) askTool() *askagent.Tool {
 }
 
 // AskGuardTasks are the ask-agent machine's Tasks that the tools function
-// serves: the guard and the recording of its rows. Only here (the core's
-// side) are rows written, scrubbed, never by a tool.
+// serves: the guard, which records the question, and the rows of a timeout
+// or a failure. Rows are written by the core, scrubbed (here and by the
+// answering run), never by a tool.
 func (a *Actions) AskGuardTasks() handlers.Tasks {
-	guard := &askagent.Guard{Agent: func(id string) askagent.Asker {
+	rec := &askagent.Recorder{Log: a.MessageLog()}
+	guard := &askagent.Guard{Recorder: rec, Agent: func(id string) askagent.Asker {
 		c, ok := a.Config.Agent(id)
 		if !ok {
 			return askagent.Asker{}
@@ -40,10 +42,9 @@ func (a *Actions) AskGuardTasks() handlers.Tasks {
 		}
 		return as
 	}}
-	rec := &askagent.Recorder{Log: a.MessageLog()}
 	return handlers.Tasks{
 		askagent.OpGuard: handlers.TaskOf(func(ctx context.Context, q askagent.Question) (any, error) {
-			return nil, guard.Check(ctx, q)
+			return nil, guard.Admit(ctx, q)
 		}),
 		askagent.OpRecord: handlers.TaskOf(func(ctx context.Context, r askagent.Row) (any, error) {
 			return nil, rec.Record(ctx, r)

@@ -36,10 +36,10 @@ type Agents struct {
 }
 
 // AskRunTasks are the ask-agent machine's Tasks that the agent-worker
-// serves: running the asked agent.
+// serves: running the asked agent and recording its answer.
 func (g *Agents) AskRunTasks() handlers.Tasks {
-	an := &askagent.Answerer{Engine: g.Engine, Agent: g.Runner.Agents.Agent, Leases: g.Store, Budget: g.Budget,
-		MaxSteps: g.Config.Instance.AskAgent.MaxSteps, Log: g.Log}
+	an := &askagent.Answerer{Engine: g.Engine, Recorder: &askagent.Recorder{Log: g.MessageLog()}, Agent: g.Runner.Agents.Agent,
+		Leases: g.Store, Budget: g.Budget, MaxSteps: g.Config.Instance.AskAgent.MaxSteps, Log: g.Log}
 	return handlers.Tasks{askagent.OpRun: handlers.TaskOf(an.Answer)}
 }
 
