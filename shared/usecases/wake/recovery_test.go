@@ -264,7 +264,9 @@ func TestPoolRetriesLikeLambda(t *testing.T) {
 			for range tt.wantRuns {
 				within(t, 5*time.Second, done, "a run")
 			}
-			time.Sleep(100 * time.Millisecond) // no further retry comes
+			if err := p.Idle(t.Context()); err != nil { // no further retry is queued, running or due
+				t.Fatal(err)
+			}
 			p.Close(context.Background())
 			mu.Lock()
 			defer mu.Unlock()

@@ -132,13 +132,20 @@ func TestWorkerRunsOfOneAgentNeverOverlap(t *testing.T) {
 		mu.Unlock()
 		return answered(j.AgentID, ""), nil
 	})
+	waiting := make(chan struct{}) // closed when a Handle first pauses for the lease
+	var once sync.Once
+	pause := w.Sleep
+	w.Sleep = func(ctx context.Context, d time.Duration) error {
+		once.Do(func() { close(waiting) })
+		return pause(ctx, d)
+	}
 	errs := make(chan error, 2)
 	first, second := job("hermes"), job("hermes")
 	first.Text, second.Text = "1", "2"
 	go func() { errs <- w.Handle(context.Background(), first) }()
 	within(t, 5*time.Second, firstIn, "first run starting")
 	go func() { errs <- w.Handle(context.Background(), second) }()
-	time.Sleep(100 * time.Millisecond) // the second is waiting for the lease now
+	within(t, 5*time.Second, waiting, "the second wake waiting for the lease")
 	if got := calls.Load(); got != 1 {
 		t.Fatalf("%d runs started while the first holds the lease, want 1", got)
 	}
