@@ -16,7 +16,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
-	"github.com/switchboard-dev/switchboard/shared/switchboard"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
@@ -39,7 +38,7 @@ func BenchmarkWebhookAck(b *testing.B) {
 	recv := wake.NewReceiver([]string{"tok"}, []wake.WebhookAgent{
 		{ID: "hermes", UserID: "u-hermes", Username: "agent-hermes", AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true},
 		{ID: "atlas", UserID: "u-atlas", Username: "agent-atlas", AgentUsernames: []string{"agent-hermes", "agent-atlas"}, MentionOnly: true},
-	}, &switchboard.WakeClaims{KV: store.KV()}, d, quietLog())
+	}, &sb.WakeClaims{KV: store.KV()}, d, quietLog())
 	srv := httptest.NewServer(httpapi.RocketChatWebhook(recv))
 	defer srv.Close()
 	lat := make([]time.Duration, 0, b.N)
@@ -99,7 +98,7 @@ func BenchmarkPollTick(b *testing.B) {
 			c := dynamotest.Client(b)
 			store := dynamo.New(c, dynamotest.FreshTables(b, c))
 			d := &countingDispatcher{}
-			p := &wake.Poller{KV: store.KV(), Counters: store, Claims: store, Wakes: &switchboard.WakeClaims{KV: store.KV()}, Dispatch: d, Log: quietLog(), Loc: time.UTC, Now: time.Now}
+			p := &wake.Poller{KV: store.KV(), Counters: store, Claims: store, Wakes: &sb.WakeClaims{KV: store.KV()}, Dispatch: d, Log: quietLog(), Loc: time.UTC, Now: time.Now}
 			agent := wake.PollAgent{ID: "hermes", Chat: client, MaxMessages: 20, Lookback: 5 * time.Minute, MaxWakesPerHour: 1 << 30,
 				Rules: wake.Rules{Username: "agent-hermes", UserID: id, MentionOnly: true}}
 			ctx := context.Background()

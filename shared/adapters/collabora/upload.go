@@ -81,8 +81,7 @@ func (u *upload) rewind() error {
 	}
 	if u.last != nil {
 		u.last.finish()
-		u.last.mu.Lock() // wait for a Read in flight
-		u.last.mu.Unlock()
+		u.last.waitForRead()
 	}
 	_, err := u.seeker.Seek(u.start, io.SeekStart)
 	return err
@@ -116,6 +115,12 @@ func (b *attemptBody) Read(p []byte) (int, error) {
 
 // finish ends the attempt without waiting for a Read in flight: a reader
 // blocked past a timeout must not hold Convert.
+// waitForRead returns once no Read of b is in flight.
+func (b *attemptBody) waitForRead() {
+	b.mu.Lock()
+	b.mu.Unlock() //lint:ignore SA2001 taking the lock is the wait: Read holds it while it runs
+}
+
 func (b *attemptBody) finish() { b.done.Store(true) }
 
 func (b *attemptBody) readErr() error {

@@ -17,8 +17,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-type fakeClock = clocktest.Clock
-
 func setup(t testing.TB) (*ncfake.Server, *nextcloud.Client) {
 	t.Helper()
 	fake := ncfake.Start(t, ncfake.Options{})

@@ -9,12 +9,6 @@ import (
 	"time"
 )
 
-// Namespaces of the properties Nextcloud serves.
-const (
-	nsDAV = "DAV:"
-	nsOC  = "http://owncloud.org/ns"
-	nsNC  = "http://nextcloud.org/ns"
-)
 
 // Request bodies. They are constants so that golden tests pin them exactly.
 const (

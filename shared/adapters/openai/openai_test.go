@@ -79,7 +79,7 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"We could not parse the JSON body of your request.","type":"invalid_request_error"}}`, 400)
 		return
 	case f.wantKey != "" && r.Header.Get("Authorization") != "Bearer "+f.wantKey:
-		http.Error(w, `{"error":{"message":"Incorrect API key provided: sk-tes***789.","type":"invalid_request_error","code":"invalid_api_key"}}`, 401)
+		http.Error(w, `{"error":{"message":"Incorrect API key provided: sk-tes***789.","type":"invalid_request_error","code":"invalid_api_key"}}`, http.StatusUnauthorized)
 		return
 	}
 	if rp.check != nil {

@@ -131,7 +131,7 @@ func (r *Resolver) secret(ctx context.Context, id string) (string, error) {
 
 func smError(id string, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("Secrets Manager did not answer within %v while reading secret %s; check the network path to it (VPC endpoint or NAT) and start again", CallTimeout, id)
+		return fmt.Errorf("reading secret %s: Secrets Manager did not answer within %v; check the network path to it (VPC endpoint or NAT) and start again", id, CallTimeout)
 	}
 	switch code := apiCode(err); code {
 	case "ResourceNotFoundException":

@@ -47,7 +47,6 @@ func testCtx(t *testing.T) context.Context {
 var (
 	errRCDown = sb.E("rocketchat.chat.postMessage", sb.EUNAVAILABLE, "Rocket.Chat POST /api/v1/chat.postMessage: 503")
 	errTGDown = sb.E("telegram.sendMessage", sb.EUNAVAILABLE, "Telegram sendMessage: 502")
-	errMail   = sb.E("mail.send", sb.EFORBIDDEN, "the mail relay refused us")
 )
 
 // auditEntries returns the audit entries of the run chain root.

@@ -21,10 +21,7 @@ type clock = clocktest.Clock
 func newClock(t time.Time) *clock { return clocktest.New(t) }
 
 // logs captures what a *slog.Logger writes.
-type (
-	logs      = logtest.Records
-	logRecord = logtest.Record
-)
+type logs = logtest.Records
 
 func newLog() (*slog.Logger, *logs) { return logtest.New() }
 
