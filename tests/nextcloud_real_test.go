@@ -337,7 +337,7 @@ func TestRealNextcloudShareLimitWaitsThenCompletes(t *testing.T) {
 			t.Fatalf("share %d of the window: %v", i+1, err)
 		}
 	}
-	if _, err := w.nc.CreateShare(ctx, sb.ShareRequest{Path: "/filler.txt", Type: sb.ShareLink}); nextcloud.HTTPStatus(err) != http.StatusTooManyRequests {
+	if _, err := w.nc.CreateShare(ctx, sb.ShareRequest{Path: "/filler.txt", Type: sb.ShareLink}); sb.HTTPStatus(err) != http.StatusTooManyRequests {
 		t.Fatalf("the 21st share: %v, want 429", err)
 	}
 	w.write(t, "personal:q3.csv", "region,revenue\nnorth,10\n")

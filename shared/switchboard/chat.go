@@ -124,7 +124,8 @@ type ChatDownload struct {
 // Ports. Every error is a *Error: EUNAUTHORIZED for a wrong or revoked
 // token, EFORBIDDEN, ENOTFOUND for an unknown room or message, EINVALID for
 // a request the server refused, ERATELIMITED with RetryAfter, EUNAVAILABLE
-// when the server cannot be reached or fails. Implementations never retry.
+// when the server cannot be reached or fails, with a RemoteFailure cause
+// naming the request. Implementations never retry.
 
 // ChatMessageSource fetches what a webhook delivery does not carry: the
 // message with its mentions, files and link previews, and the room's kind.
@@ -172,6 +173,39 @@ type Chat interface {
 	CreateDM(ctx context.Context, username string) (string, error)
 	// Download streams a file; name is the file's name in its URL.
 	Download(ctx context.Context, fileID, name string) (*ChatDownload, error)
+}
+
+// ChatTool is the RocketChat tool as a typed service: the posts the
+// system's own use cases make (a run's reply, the document pipeline's
+// link), with Go arguments and results. Each runs through the tool
+// executor's typed path — the agent's tools, the schema, the tool's
+// checks, the staging policy, approvals and one audit entry, as the model's
+// call of the same action would — with the arguments the model would send.
+// by says who calls (AgentID, Run, Origin, ReplyTo); its Tool, Action and
+// Args are the service's. Errors are the tool's, with a RemoteFailure
+// cause when Rocket.Chat answered: ERATELIMITED (RetryAfter, at least
+// Rocket.Chat's one-minute window when it named none), EUNAVAILABLE,
+// EFORBIDDEN when the policy denies the call, *PendingApproval when it
+// waits for a human.
+type ChatTool interface {
+	// SendMessage posts into Room (the agent's defaultRoom when ""), in
+	// thread Tmid when set (RocketChat.send_message).
+	SendMessage(ctx context.Context, by ToolCall, a ChatPostArgs) (ChatPosted, error)
+	// Reply posts into thread Tmid of Room (RocketChat.reply).
+	Reply(ctx context.Context, by ToolCall, a ChatPostArgs) (ChatPosted, error)
+}
+
+// ChatPostArgs are RocketChat.send_message's and reply's arguments.
+type ChatPostArgs struct {
+	Room string `json:"room,omitempty"`
+	Text string `json:"text"`
+	Tmid string `json:"tmid,omitempty"`
+}
+
+// ChatPosted is a posted message.
+type ChatPosted struct {
+	MessageID string
+	RoomID    string
 }
 
 // Provisioning: creating an agent's chat user and its personal access
@@ -252,25 +286,6 @@ type ChatSession interface {
 	UserInfo(ctx context.Context, username string) (ChatAccount, error)
 	// Logout ends the session's login token.
 	Logout(ctx context.Context) error
-}
-
-// ChatCall is implemented by the errors of a chat port that stem from one
-// request: its HTTP status (0 when no answer arrived) and its endpoint
-// ("GET /api/v1/rooms.info", never the query). Tools put both into the
-// envelope.
-type ChatCall interface {
-	error
-	CallStatus() int
-	CallEndpoint() string
-}
-
-// ChatCallOf reads the request behind err; zero values when there is none.
-func ChatCallOf(err error) (status int, endpoint string) {
-	var c ChatCall
-	if errors.As(err, &c) {
-		return c.CallStatus(), c.CallEndpoint()
-	}
-	return 0, ""
 }
 
 // HumanSize renders a byte count the way Rocket.Chat's UI does and the wake

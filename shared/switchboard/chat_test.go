@@ -48,11 +48,13 @@ func TestHumanSizeUnitBoundary(t *testing.T) {
 
 type callError struct{ status int }
 
-func (e *callError) Error() string        { return fmt.Sprintf("HTTP %d", e.status) }
-func (e *callError) CallStatus() int      { return e.status }
-func (e *callError) CallEndpoint() string { return "GET /api/v1/rooms.info" }
+func (e *callError) Error() string          { return fmt.Sprintf("HTTP %d", e.status) }
+func (e *callError) RemoteStatus() int      { return e.status }
+func (e *callError) RemoteEndpoint() string { return "GET /api/v1/rooms.info" }
+func (e *callError) RemoteCode() int        { return 0 }
 
-func TestChatCallOf(t *testing.T) {
+// A chat port's failed request reads like any other remote one.
+func TestChatRemoteFailure(t *testing.T) {
 	tests := []struct {
 		name         string
 		err          error
@@ -65,9 +67,9 @@ func TestChatCallOf(t *testing.T) {
 		{"wrapped twice", fmt.Errorf("room: %w", Wrap("op", EUNAVAILABLE, "down", &callError{502})), 502, "GET /api/v1/rooms.info"},
 	}
 	for _, tt := range tests {
-		status, endpoint := ChatCallOf(tt.err)
+		status, endpoint := HTTPStatus(tt.err), Endpoint(tt.err)
 		if status != tt.wantStatus || endpoint != tt.wantEndpoint {
-			t.Errorf("%s: ChatCallOf = %d %q, want %d %q", tt.name, status, endpoint, tt.wantStatus, tt.wantEndpoint)
+			t.Errorf("%s: HTTPStatus, Endpoint = %d %q, want %d %q", tt.name, status, endpoint, tt.wantStatus, tt.wantEndpoint)
 		}
 	}
 }

@@ -70,10 +70,13 @@ type Converter interface {
 	Convert(ctx context.Context, format, fileName string, r io.Reader) (io.ReadCloser, Converted, error)
 }
 
-// RemoteFailure is the cause adapters keep inside a domain error when a
-// remote server answered the request that failed: its HTTP status (0 when
-// no answer arrived), the endpoint (a path, never credentials) and a
+// RemoteFailure is the cause adapters (Nextcloud, Collabora, Rocket.Chat)
+// keep inside a domain error when the request that failed went to a remote
+// server: its HTTP status (0 when no answer arrived), the endpoint (a path
+// such as "GET /api/v1/rooms.info", never the query or credentials) and a
 // service status of its own (Nextcloud's OCS statuscode; 0 when none).
+// Tools put them into the envelope; HTTPStatus, Endpoint and ServiceStatus
+// read them.
 type RemoteFailure interface {
 	error
 	RemoteStatus() int

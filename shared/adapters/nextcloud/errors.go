@@ -63,37 +63,6 @@ func (e *httpError) RemoteCode() int        { return e.OCSStatus }
 
 var _ switchboard.RemoteFailure = (*httpError)(nil)
 
-// HTTPStatus returns the HTTP status Nextcloud answered for the request that
-// failed with err, or 0 when err did not come from a Nextcloud response. An
-// OCS v1 failure reports 200 here and its real code in OCSStatus.
-func HTTPStatus(err error) int {
-	var he *httpError
-	if errors.As(err, &he) {
-		return he.Status
-	}
-	return 0
-}
-
-// OCSStatus returns the OCS meta.statuscode of a failed OCS request (997,
-// 404, …), or 0.
-func OCSStatus(err error) int {
-	var he *httpError
-	if errors.As(err, &he) {
-		return he.OCSStatus
-	}
-	return 0
-}
-
-// Endpoint returns the Nextcloud path (without host, query or credentials)
-// of the request that failed with err, or "".
-func Endpoint(err error) string {
-	var he *httpError
-	if errors.As(err, &he) {
-		return he.Endpoint
-	}
-	return ""
-}
-
 // Facts the mapping relies on.
 const (
 	// Sabre's s:exception for a file held open by Collabora / another client

@@ -164,7 +164,7 @@ func TestLogin(t *testing.T) {
 		if !errors.Is(err, sb.ErrTwoFactorRequired) {
 			t.Errorf("errors.Is(err, ErrTwoFactorRequired) = false: %v", err)
 		}
-		if status, _ := sb.ChatCallOf(err); status != 401 {
+		if status := sb.HTTPStatus(err); status != 401 {
 			t.Errorf("HTTP status = %d, want 401", status)
 		}
 	})

@@ -97,8 +97,9 @@ func (se serverError) has(set map[string]bool) bool {
 // never the query or a header; the internal cause goes into Err.
 // HTTPError is the cause inside every error the client returns: the
 // endpoint (method and path, never the query) and, when the server answered,
-// its status, error codes and reason. Tools put Status and Endpoint into the
-// envelope (switchboard.ChatCallOf).
+// its status, error codes and reason. It is the error's
+// switchboard.RemoteFailure: tools put Status and Endpoint into the
+// envelope (switchboard.HTTPStatus, switchboard.Endpoint).
 type HTTPError struct {
 	Status   int // 0 when no answer arrived
 	Endpoint string
@@ -116,11 +117,11 @@ func (e *HTTPError) Error() string {
 
 func (e *HTTPError) Unwrap() error { return e.Err }
 
-// CallStatus and CallEndpoint make HTTPError a switchboard.ChatCall.
-func (e *HTTPError) CallStatus() int      { return e.Status }
-func (e *HTTPError) CallEndpoint() string { return e.Endpoint }
+func (e *HTTPError) RemoteStatus() int      { return e.Status }
+func (e *HTTPError) RemoteEndpoint() string { return e.Endpoint }
+func (e *HTTPError) RemoteCode() int        { return 0 } // Rocket.Chat's error codes are strings (Codes)
 
-var _ sb.ChatCall = (*HTTPError)(nil)
+var _ sb.RemoteFailure = (*HTTPError)(nil)
 
 func (c *Client) failure(cl call, resp *http.Response, body []byte, err error) error {
 	op := "rocketchat." + cl.name

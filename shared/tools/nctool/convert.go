@@ -23,7 +23,7 @@ const MaxConvertBytes = 64 << 20
 // folder, new extension) or to target, in the same space as the source: a
 // workspace path for localPath, a Nextcloud path for path.
 func (c *invocation) convert() sb.Envelope {
-	data, err := c.doConvert()
+	cv, err := c.doConvert()
 	var u *unconverted
 	switch {
 	case errors.As(err, &u):
@@ -37,7 +37,14 @@ func (c *invocation) convert() sb.Envelope {
 	case c.preflight:
 		return checked
 	}
-	return sb.OK(data)
+	return sb.OK(cv.data)
+}
+
+// conversion is a convert's result: the model's answer, and where the
+// result of a workspace source went ("" for a Nextcloud source).
+type conversion struct {
+	data      map[string]any
+	localPath string
 }
 
 // unconverted is the error of a conversion Collabora did not make, with
@@ -50,9 +57,9 @@ type unconverted struct {
 func (u *unconverted) Error() string { return u.err.Error() }
 func (u *unconverted) Unwrap() error { return u.err }
 
-// doConvert is convert's work and its answer's data (localPath names the
-// result of a workspace source); in a preflight it stops after the checks.
-func (c *invocation) doConvert() (map[string]any, error) {
+// doConvert is convert's work and its result; in a preflight it stops
+// after the checks (nil, nil).
+func (c *invocation) doConvert() (*conversion, error) {
 	var a convertArgs
 	if err := c.decodeArgs(&a); err != nil {
 		return nil, err
@@ -147,8 +154,8 @@ func (c *invocation) doConvert() (map[string]any, error) {
 			_ = c.t.blobs.Delete(c.ctx, key)
 			return nil, c.failure("cannot store the converted file as "+quote(ref), err)
 		}
-		return map[string]any{"source": shown, "localPath": ref, "format": format, "contentType": info.ContentType,
-			"message": fmt.Sprintf("converted %s to %s; Nextcloud.upload {localPath: %q} puts it into Nextcloud", shown, ref, ref)}, nil
+		return &conversion{localPath: ref, data: map[string]any{"source": shown, "localPath": ref, "format": format, "contentType": info.ContentType,
+			"message": fmt.Sprintf("converted %s to %s; Nextcloud.upload {localPath: %q} puts it into Nextcloud", shown, ref, ref)}}, nil
 	}
 	src, _ := c.scope.resolve("path", *a.Path)
 	dst := path.Join(path.Dir(src), info.FileName)
@@ -186,7 +193,7 @@ func (c *invocation) doConvert() (map[string]any, error) {
 		msg += "; it replaced the earlier file, which Nextcloud kept as a version"
 	}
 	data["message"] = msg
-	return data, nil
+	return &conversion{data: data}, nil
 }
 
 // cappedReader fails (rather than truncating) past left bytes, so an

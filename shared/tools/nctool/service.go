@@ -50,7 +50,7 @@ func (s *Service) run(ctx context.Context, by sb.ToolCall, action string, args a
 func (s *Service) Convert(ctx context.Context, by sb.ToolCall, a sb.ConvertArgs) (sb.FileConverted, error) {
 	var out sb.FileConverted
 	err := s.run(ctx, by, "convert", a, func(c *invocation) error {
-		data, err := c.doConvert()
+		cv, err := c.doConvert()
 		var u *unconverted
 		if errors.As(err, &u) {
 			return u.err
@@ -58,7 +58,7 @@ func (s *Service) Convert(ctx context.Context, by sb.ToolCall, a sb.ConvertArgs)
 		if err != nil {
 			return err
 		}
-		out.LocalPath, _ = data["localPath"].(string)
+		out.LocalPath = cv.localPath
 		return nil
 	})
 	return out, err

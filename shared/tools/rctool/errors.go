@@ -43,6 +43,16 @@ func (c *invocation) fail(err error) sb.Envelope {
 	return env
 }
 
+// withWait is err as the typed service answers it: a rate limit that named
+// no wait gets Rocket.Chat's default window, as the envelope says.
+func withWait(err error) error {
+	var se *sb.Error
+	if sb.ErrorCode(err) != sb.ERATELIMITED || !errors.As(err, &se) || se.RetryAfter > 0 {
+		return err
+	}
+	return &sb.Error{Op: se.Op, Code: se.Code, Message: se.Message + "; wait about a minute before trying again", RetryAfter: time.Minute, Err: err}
+}
+
 // failMsg is fail for an error of our own making.
 func (c *invocation) failMsg(code, format string, a ...any) sb.Envelope {
 	return c.fail(sb.E(c.op, code, fmt.Sprintf(format, a...)))
@@ -55,14 +65,13 @@ type details struct {
 }
 
 // rcDetails reads HTTP status, endpoint and wait from an error of the chat
-// port (its cause is a switchboard.ChatCall).
+// port (its cause is a switchboard.RemoteFailure).
 func rcDetails(err error) details {
 	var se *sb.Error
 	if !errors.As(err, &se) {
 		return details{}
 	}
-	status, endpoint := sb.ChatCallOf(err)
-	return details{retryAfter: se.RetryAfter, status: status, endpoint: endpoint}
+	return details{retryAfter: se.RetryAfter, status: sb.HTTPStatus(err), endpoint: sb.Endpoint(err)}
 }
 
 // quote renders untrusted text for a message (toolargs.Quote).

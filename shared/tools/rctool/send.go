@@ -16,64 +16,89 @@ import (
 
 const tsLayout = "2006-01-02T15:04:05.000Z07:00"
 
-func (c *invocation) sendMessage() sb.Envelope {
+func (c *invocation) sendMessage() sb.Envelope { return c.posted(c.doSendMessage()) }
+
+func (c *invocation) reply() sb.Envelope { return c.posted(c.doReply()) }
+
+// post is a message send_message or reply posted; nil in a preflight.
+type post struct {
+	sent sb.ChatSent
+	room room
+	tmid string
+}
+
+func (c *invocation) doSendMessage() (*post, error) {
 	var a sendMessageArgs
 	if err := c.decodeArgs(&a); err != nil {
-		return c.fail(err)
+		return nil, err
 	}
 	roomArg := c.agent.DefaultRoom
 	switch {
 	case a.Room != nil:
 		roomArg = *a.Room // an empty room is refused by resolve, not replaced
 	case strings.TrimSpace(roomArg) == "":
-		return c.failMsg(sb.EINVALID, "no room given and this agent has no defaultRoom; name the room (list_rooms shows them)")
+		return nil, sb.E(c.op, sb.EINVALID, "no room given and this agent has no defaultRoom; name the room (list_rooms shows them)")
 	}
 	return c.post(roomArg, a.Text, a.Tmid, false)
 }
 
-func (c *invocation) reply() sb.Envelope {
+func (c *invocation) doReply() (*post, error) {
 	var a replyArgs
 	if err := c.decodeArgs(&a); err != nil {
-		return c.fail(err)
+		return nil, err
 	}
 	if a.Room == nil {
-		return c.failMsg(sb.EINVALID, "missing argument \"room\"; reply takes {room, tmid, text}")
+		return nil, sb.E(c.op, sb.EINVALID, "missing argument \"room\"; reply takes {room, tmid, text}")
 	}
 	return c.post(*a.Room, a.Text, a.Tmid, true)
 }
 
 // post is send_message and reply: check, resolve, allow, post.
-func (c *invocation) post(roomArg string, textArg, tmidArg *string, needThread bool) sb.Envelope {
+func (c *invocation) post(roomArg string, textArg, tmidArg *string, needThread bool) (*post, error) {
 	text, err := c.text("text", textArg)
 	if err != nil {
-		return c.fail(err)
+		return nil, err
 	}
 	tmid, err := c.id("tmid", tmidArg, needThread)
 	if err != nil {
-		return c.fail(err)
+		return nil, err
 	}
 	if c.preflight {
-		return checked
+		return nil, nil
 	}
 	r, err := c.checkedRoom(roomArg, true)
 	if err != nil {
-		return c.fail(err)
+		return nil, err
 	}
 	sent, err := c.agent.Client.PostMessage(c.ctx, r.ID, text, tmid)
 	if err != nil {
+		return nil, err
+	}
+	return &post{sent: sent, room: r, tmid: tmid}, nil
+}
+
+// posted is the model's answer for a post.
+func (c *invocation) posted(p *post, err error) sb.Envelope {
+	if err != nil {
 		return c.fail(err)
 	}
-	data := map[string]any{
-		"roomId":    firstNonEmpty(sent.RoomID, r.ID),
-		"room":      r.display(),
-		"messageId": sent.ID,
-		"ts":        rfc(sent.At),
+	if p == nil {
+		return checked
 	}
-	if tmid != "" {
-		data["tmid"] = tmid
+	data := map[string]any{
+		"roomId":    p.roomID(),
+		"room":      p.room.display(),
+		"messageId": p.sent.ID,
+		"ts":        rfc(p.sent.At),
+	}
+	if p.tmid != "" {
+		data["tmid"] = p.tmid
 	}
 	return sb.OK(data)
 }
+
+// roomID is the room the message went to, as the server says it.
+func (p *post) roomID() string { return firstNonEmpty(p.sent.RoomID, p.room.ID) }
 
 // sendFile sends a workspace file into a room in two steps.
 func (c *invocation) sendFile() sb.Envelope {

@@ -31,7 +31,9 @@ func FollowUpText(a Approval) string {
 			what, who, when)
 		withResult = true
 	case StatusFailed:
-		if a.Result.Data["code"] == "not_started" {
+		// Only the worker that takes the approved call stamps StartedAt:
+		// a failed approval without it was closed before it ran.
+		if a.StartedAt.IsZero() {
 			head = fmt.Sprintf("Your request %s was approved by %s at %s, but it did not run and will not run now; the reason is below. "+
 				"If it is still needed, ask again.", what, who, when)
 			break

@@ -506,7 +506,7 @@ func TestApprovedButNeverStartedIsClosedAndNeverRuns(t *testing.T) {
 			t.Fatalf("ExpireDue: %d, %v; want 1", n, err)
 		}
 		got, _ := e.store.Get(t.Context(), id)
-		if got.Status != approvals.StatusFailed || got.Result.Data["code"] != "not_started" || !strings.Contains(got.Result.Error, "did not run") {
+		if got.Status != approvals.StatusFailed || got.Result.Data["code"] != "not_started" || !strings.Contains(got.Result.Error, "did not run") || !got.StartedAt.IsZero() {
 			t.Fatalf("never started: %s %+v", got.Status, got.Result)
 		}
 		j := e.waker.Jobs()

@@ -57,32 +57,39 @@ func (r *recordedTokens) granted(t *testing.T, token string) *pipeline.Granted {
 	return &g
 }
 
-// stagingTools is the executor as the public link meets it: a share under
-// a task token is staged with the real approvals service; an approved
-// share runs (and is kept with who approved it).
+// stagingTools is the Nextcloud service as the public link meets it
+// behind the executor: a share under a task token is staged with the real
+// approvals service, with the arguments as the service sends them; an
+// approved share runs (and is kept with who approved it). Other actions
+// have no answer.
 type stagingTools struct {
+	scriptedTools
 	svc    *approvals.Service
-	mu     sync.Mutex
+	ranMu  sync.Mutex
 	shares []sb.ToolCall // the shares that ran
 }
 
-func (s *stagingTools) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
-	if call.Tool != "Nextcloud" || call.Action != "share" {
-		return sb.Envelope{Status: "error", Error: "unexpected " + call.Tool + "." + call.Action}
-	}
+func (s *stagingTools) Share(ctx context.Context, by sb.ToolCall, a sb.ShareArgs) (sb.FileShared, error) {
+	raw, _ := json.Marshal(a)
+	call := by
+	call.Tool, call.Action, call.Args = "Nextcloud", "share", raw
 	if !call.Approved {
-		env, _ := s.svc.Stage(ctx, call, "the delivery's public link")
-		return env
+		env, err := s.svc.Stage(ctx, call, "the delivery's public link")
+		if err != nil {
+			return sb.FileShared{}, err
+		}
+		id, _ := env.Data["approval_id"].(string) // as the executor reads the stager's answer
+		return sb.FileShared{}, &sb.PendingApproval{ApprovalID: id}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.ranMu.Lock()
+	defer s.ranMu.Unlock()
 	s.shares = append(s.shares, call)
-	return sb.Envelope{Status: "ok", Data: map[string]any{"share_id": "9", "url": "https://cloud.example.org/s/AbC"}}
+	return sb.FileShared{ID: "9", Type: sb.ShareLink, URL: "https://cloud.example.org/s/AbC"}, nil
 }
 
 func (s *stagingTools) ran() []sb.ToolCall {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.ranMu.Lock()
+	defer s.ranMu.Unlock()
 	return append([]sb.ToolCall(nil), s.shares...)
 }
 
@@ -113,7 +120,7 @@ func newApprovalSteps(t *testing.T) *approvalSteps {
 		t.Fatal(err)
 	}
 	a.tools = &stagingTools{svc: a.svc}
-	a.steps = &pipeline.Steps{Tools: a.tools, KV: a.audit.KV(), Notify: router.New([]router.Channel{&toldChannel{}}, a.audit, log),
+	a.steps = &pipeline.Steps{Files: a.tools, KV: a.audit.KV(), Notify: router.New([]router.Channel{&toldChannel{}}, a.audit, log),
 		Waker: &jobRecorder{}, Audit: a.audit, Approvals: a.store, Log: log}
 	return a
 }

@@ -43,7 +43,7 @@ func TestFailureNoticesAreLimitedPerAgent(t *testing.T) {
 	store := memstore.New()
 	told, jobs := &toldChannel{}, &jobRecorder{}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	steps := &pipeline.Steps{Tools: &scriptedTools{}, KV: store.KV(), Notify: router.New([]router.Channel{told}, store, log),
+	steps := &pipeline.Steps{KV: store.KV(), Notify: router.New([]router.Channel{told}, store, log),
 		Waker: jobs, Audit: store, Log: log, Now: clock.Now}
 	finish := func(in pipeline.FinishInput) pipeline.Outcome {
 		t.Helper()

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/url"
 	"slices"
 	"strings"
@@ -193,12 +194,12 @@ func TestShareLimitWithoutRetryAfterWaitsTheSchedule(t *testing.T) {
 	// The fake Nextcloud's clock moves on as each refused share comes
 	// back: 1 s (still inside the window), then past the window.
 	limited := 0
-	w.invoke.onAnswer(func(call sb.ToolCall, env sb.Envelope) {
-		if call.Tool != "Nextcloud" || call.Action != "share" || env.HTTPStatus != 429 {
+	w.invoke.onAnswer(func(call sb.ToolCall, err error) {
+		if call.Tool != "Nextcloud" || call.Action != "share" || sb.HTTPStatus(err) != 429 {
 			return
 		}
-		if _, ok := env.Data["retryAfterSeconds"]; ok {
-			t.Errorf("the share's 429 carries retryAfterSeconds %v; Nextcloud 34 sends none", env.Data["retryAfterSeconds"])
+		if se := (*sb.Error)(nil); errors.As(err, &se) && se.RetryAfter != 0 {
+			t.Errorf("the share's 429 carries a wait of %s; Nextcloud 34 sends none", se.RetryAfter)
 		}
 		if limited++; limited == 1 {
 			w.clock.Add(time.Second)

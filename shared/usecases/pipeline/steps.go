@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -16,12 +17,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 )
-
-// Invoker runs one tool call through the staging policy and the audit
-// (shared/tools.Executor).
-type Invoker interface {
-	Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope
-}
 
 // Notifier tells the human (the router).
 type Notifier interface {
@@ -106,7 +101,11 @@ type Outcome struct {
 
 // Steps serves the machine's Tasks.
 type Steps struct {
-	Tools  Invoker
+	// Files and Chat are the Nextcloud and RocketChat tools' typed
+	// services: each step's action passes the staging policy and the audit
+	// as the agent's own call of it would.
+	Files  sb.NextcloudTool
+	Chat   sb.ChatTool
 	KV     sb.KV
 	Notify Notifier
 	Waker  sb.WakeDispatcher
@@ -216,10 +215,10 @@ func (s *Steps) finishStep(ctx context.Context, in StepInput, step string, m mar
 	return State{Delivery: in.Delivery, Done: done, Approval: in.Approval}, nil
 }
 
-// call runs one tool action for the delivering agent, inside its run.
-func (s *Steps) call(ctx context.Context, d Delivery, tool, action string, args map[string]any) sb.Envelope {
-	raw, _ := json.Marshal(args)
-	return s.Tools.Invoke(ctx, sb.ToolCall{AgentID: d.AgentID, Tool: tool, Action: action, Args: raw, Run: d.Run, Origin: sb.OriginAgent})
+// by is who calls a tool for the delivery: the delivering agent, inside
+// its run.
+func by(d Delivery) sb.ToolCall {
+	return sb.ToolCall{AgentID: d.AgentID, Run: d.Run, Origin: sb.OriginAgent}
 }
 
 // Convert turns the workspace file into the asked format (Nextcloud.convert).
@@ -228,12 +227,12 @@ func (s *Steps) Convert(ctx context.Context, in StepInput) (State, error) {
 	if err != nil || done {
 		return State{Delivery: in.Delivery, Done: m.Done}, err
 	}
-	env := s.call(ctx, in.Delivery, "Nextcloud", "convert", map[string]any{"localPath": in.Delivery.LocalPath, "format": in.Delivery.Format})
-	if err := stepError(StepConvert, env); err != nil {
+	cv, err := s.Files.Convert(ctx, by(in.Delivery), sb.ConvertArgs{LocalPath: in.Delivery.LocalPath, Format: in.Delivery.Format})
+	if err := stepError(StepConvert, err); err != nil {
 		return State{}, err
 	}
 	done2 := in.Done
-	done2.Converted, _ = env.Data["localPath"].(string)
+	done2.Converted = cv.LocalPath
 	return s.finishStep(ctx, in, StepConvert, m, done2)
 }
 
@@ -251,37 +250,14 @@ func (s *Steps) Upload(ctx context.Context, in StepInput) (State, error) {
 	if src == "" {
 		src = in.Delivery.LocalPath
 	}
-	env := s.call(ctx, in.Delivery, "Nextcloud", "upload", map[string]any{"localPath": src, "remotePath": targetFolder(in.Delivery.Folder) + "/"})
-	if err := stepError(StepUpload, env); err != nil {
+	up, err := s.Files.Upload(ctx, by(in.Delivery), sb.UploadArgs{LocalPath: src, RemotePath: targetFolder(in.Delivery.Folder) + "/"})
+	if err := stepError(StepUpload, err); err != nil {
 		return State{}, err
 	}
 	done2 := in.Done
-	done2.Uploaded, _ = env.Data["path"].(string)
-	_, done2.Renamed = env.Data["requested_path"]
-	// file_id and link (<baseUrl>/f/<fileid>) come from newer tools only.
-	done2.FileID = fileID(env.Data)
-	done2.FileLink, _ = env.Data["link"].(string)
+	done2.Uploaded, done2.Renamed = up.Path, up.RequestedPath != ""
+	done2.FileID, done2.FileLink = up.FileID, up.Link
 	return s.finishStep(ctx, in, StepUpload, m, done2)
-}
-
-// fileID reads the upload's file id: file_id, or the older fileid; a
-// number however it arrived (in-process int64, float64 after JSON).
-func fileID(data map[string]any) int64 {
-	for _, k := range []string{"file_id", "fileid"} {
-		switch v := data[k].(type) {
-		case int:
-			return int64(v)
-		case int64:
-			return v
-		case float64:
-			return int64(v)
-		case json.Number:
-			if n, err := v.Int64(); err == nil {
-				return n
-			}
-		}
-	}
-	return 0
 }
 
 // Share shares the uploaded file (Nextcloud.share). When Nextcloud limits
@@ -302,14 +278,15 @@ func (s *Steps) Share(ctx context.Context, in StepInput) (State, error) {
 	if sh == nil {
 		return s.finishStep(ctx, in, StepShare, m, in.Done)
 	}
-	call, err := s.shareCall(ctx, in)
+	args, err := s.shareArgs(ctx, in)
 	if err != nil {
 		return State{}, err
 	}
+	call := shareBy(in.Delivery)
 	if sh.PublicLink {
 		// Whoever holds the task token can resume AwaitApproval with any
 		// output: the yes counts only as the approval store records it.
-		a, err := s.verifiedApproval(ctx, in, call)
+		a, err := s.verifiedApproval(ctx, in, args)
 		if err != nil {
 			return State{}, err
 		}
@@ -322,15 +299,15 @@ func (s *Steps) Share(ctx context.Context, in StepInput) (State, error) {
 			return s.finishStep(ctx, in, StepShare, m, done2)
 		}
 	}
-	env := s.Tools.Invoke(ctx, call)
-	if rateLimited(env) {
+	shared, err := s.Files.Share(ctx, call, args)
+	if rateLimited(err) {
 		schedule := s.shareLimitSchedule()
 		if m.Waits >= len(schedule) {
 			return State{}, &taskerr.PermanentError{Message: fmt.Sprintf(
 				"share: Nextcloud still refuses new shares (429, its limit of about 20 share creations per user in 10 minutes) after %d waits of %s in all; "+
 					"the file is uploaded, share it later with Nextcloud.share", m.Waits, roughly(m.Waited))}
 		}
-		wait := retryAfter(env)
+		wait := retryAfter(err)
 		if wait <= 0 {
 			wait = schedule[m.Waits]
 		}
@@ -341,54 +318,58 @@ func (s *Steps) Share(ctx context.Context, in StepInput) (State, error) {
 			return State{}, err
 		}
 		if tell {
-			s.tellShareWaits(ctx, in, wait, retryAfter(env) > 0, schedule)
+			s.tellShareWaits(ctx, in, wait, retryAfter(err) > 0, schedule)
 		}
 		return State{Delivery: in.Delivery, Done: in.Done, Wait: wait, Approval: in.Approval}, nil
 	}
-	if err := stepError(StepShare, env); err != nil {
+	if err := stepError(StepShare, err); err != nil {
 		return State{}, err
 	}
-	return s.finishStep(ctx, in, StepShare, m, shareDone(in.Done, env.Data))
+	return s.finishStep(ctx, in, StepShare, m, shareDone(in.Done, shared))
 }
 
-// shareCall is the Nextcloud.share call of the delivery, with the link
-// password the tool kept for it.
-func (s *Steps) shareCall(ctx context.Context, in StepInput) (sb.ToolCall, error) {
+// shareBy is who calls Nextcloud.share for the delivery: a staged
+// approval keeps where the run answers.
+func shareBy(d Delivery) sb.ToolCall {
+	call := by(d)
+	call.ReplyTo = d.ReplyTo
+	return call
+}
+
+// shareArgs are the Nextcloud.share arguments of the delivery, with the
+// link password the tool kept for it.
+func (s *Steps) shareArgs(ctx context.Context, in StepInput) (sb.ShareArgs, error) {
 	sh := in.Delivery.Share
-	args, public := shareArgsOf(sh, in.Done.Uploaded)
-	if public {
-		if sh.PasswordKept {
-			pw, found, err := s.KV.Get(ctx, passwordKey(in.Execution))
-			if err != nil {
-				return sb.ToolCall{}, &taskerr.TransientError{Message: "reading the link password: " + err.Error()}
-			}
-			if !found {
-				return sb.ToolCall{}, &taskerr.PermanentError{Message: "share: the link password is no longer kept (deliveries keep it 30 days); start the delivery again"}
-			}
-			args["password"] = pw
+	args := shareArgsOf(sh, in.Done.Uploaded)
+	if sh.PublicLink && sh.PasswordKept {
+		pw, found, err := s.KV.Get(ctx, passwordKey(in.Execution))
+		if err != nil {
+			return sb.ShareArgs{}, &taskerr.TransientError{Message: "reading the link password: " + err.Error()}
 		}
+		if !found {
+			return sb.ShareArgs{}, &taskerr.PermanentError{Message: "share: the link password is no longer kept (deliveries keep it 30 days); start the delivery again"}
+		}
+		args.Password = pw
 	}
-	raw, _ := json.Marshal(args)
-	d := in.Delivery
-	return sb.ToolCall{AgentID: d.AgentID, Tool: "Nextcloud", Action: "share", Args: raw, Run: d.Run, Origin: sb.OriginAgent, ReplyTo: d.ReplyTo}, nil
+	return args, nil
 }
 
 // shareArgsOf is the Nextcloud.share arguments of sh for path, without a
-// link password; public tells a public link.
-func shareArgsOf(sh *Share, path string) (args map[string]any, public bool) {
-	args = map[string]any{"path": path}
+// link password.
+func shareArgsOf(sh *Share, path string) sb.ShareArgs {
+	args := sb.ShareArgs{Path: path}
 	switch {
 	case sh.PublicLink:
-		args["shareType"] = 3
+		args.ShareType = sb.ShareLink
 	case sh.Group:
-		args["shareType"], args["shareWith"] = 1, sh.With
+		args.ShareType, args.ShareWith = sb.ShareGroup, sh.With
 	default:
-		args["shareType"], args["shareWith"] = 0, sh.With
+		args.ShareType, args.ShareWith = sb.ShareUser, sh.With
 	}
 	if sh.ExpireDays > 0 {
-		args["expireDays"] = sh.ExpireDays
+		args.ExpireDays = sh.ExpireDays
 	}
-	return args, sh.PublicLink
+	return args
 }
 
 // RequestApproval asks a human to approve the public link: the share call
@@ -410,14 +391,15 @@ func (s *Steps) RequestApproval(ctx context.Context, in ApprovalInput) (struct{}
 	if in.Token == "" {
 		return struct{}{}, &taskerr.PermanentError{Message: "approval: the task has no token"}
 	}
-	call, err := s.shareCall(ctx, in.StepInput)
+	args, err := s.shareArgs(ctx, in.StepInput)
 	if err != nil {
 		return struct{}{}, err
 	}
-	env := s.Tools.Invoke(sb.WithTaskToken(ctx, in.Token), call)
-	switch env.Status {
-	case sb.OutcomePending:
-		id, _ := env.Data["approval_id"].(string)
+	shared, err := s.Files.Share(sb.WithTaskToken(ctx, in.Token), shareBy(in.Delivery), args)
+	var pending *sb.PendingApproval
+	switch {
+	case errors.As(err, &pending):
+		id := pending.ApprovalID
 		if id == "" {
 			return struct{}{}, &taskerr.PermanentError{Message: "share: a public link needs a human's approval, and approvals are not set up on this instance (instance.approvals)"}
 		}
@@ -427,8 +409,8 @@ func (s *Steps) RequestApproval(ctx context.Context, in ApprovalInput) (struct{}
 		if err := s.KV.Put(ctx, askedKey(in.Execution), string(b), s.now().Add(markerKeep)); err != nil {
 			return struct{}{}, &taskerr.TransientError{Message: "approval: recording the approval asked for: " + err.Error()}
 		}
-	case "ok":
-		if err := s.save(ctx, in.Execution, StepShare, marker{State: "done", Attempts: 1, Done: shareDone(in.Done, env.Data)}); err != nil {
+	case err == nil:
+		if err := s.save(ctx, in.Execution, StepShare, marker{State: "done", Attempts: 1, Done: shareDone(in.Done, shared)}); err != nil {
 			return struct{}{}, err
 		}
 		if s.Tokens == nil {
@@ -439,9 +421,7 @@ func (s *Steps) RequestApproval(ctx context.Context, in ApprovalInput) (struct{}
 			return struct{}{}, &taskerr.TransientError{Message: "approval: resuming the execution: " + err.Error()}
 		}
 	default:
-		if err := stepError(StepShare, env); err != nil {
-			return struct{}{}, err
-		}
+		return struct{}{}, stepError(StepShare, err)
 	}
 	m.State = "done"
 	return struct{}{}, s.save(ctx, in.Execution, step, m)
@@ -459,15 +439,15 @@ func askedKey(execution string) string { return "docs#" + execution + "#approval
 // verified; Finish tells the human of these whatever the notice limit.
 const unverified = "share: the approval could not be verified"
 
-// verifiedApproval is the approval that lets call (the delivery's public
-// link) run. The task output that resumed AwaitApproval only names it: the
+// verifiedApproval is the approval that lets the delivery's public link
+// run with args. The task output that resumed AwaitApproval only names it: the
 // approval must be the one RequestApproval staged for this execution, for
 // this agent, run and call (Nextcloud.share with the arguments as staged:
 // same args hash), and decided approve in the store (approved, or the
 // approvals flow already closed it executing/executed after resuming).
 // Who decided comes from the store. Anything else is a PermanentError
 // (with an audit entry of the refused share): no share is made.
-func (s *Steps) verifiedApproval(ctx context.Context, in StepInput, call sb.ToolCall) (sb.Approval, error) {
+func (s *Steps) verifiedApproval(ctx context.Context, in StepInput, args sb.ShareArgs) (sb.Approval, error) {
 	askedID := ""
 	refuse := func(format string, a ...any) (sb.Approval, error) {
 		why := fmt.Sprintf(format, a...)
@@ -512,13 +492,16 @@ func (s *Steps) verifiedApproval(ctx context.Context, in StepInput, call sb.Tool
 	default:
 		return refuse("approval %s is %s, not approved", a.ID, a.Status)
 	}
-	if a.Tool != call.Tool || a.Action != call.Action || a.AgentID != call.AgentID || a.Run.RunID != call.Run.RunID || a.TaskToken == "" {
+	d := in.Delivery
+	if a.Tool != "Nextcloud" || a.Action != "share" || a.AgentID != d.AgentID || a.Run.RunID != d.Run.RunID || a.TaskToken == "" {
 		return refuse("approval %s was given for another call (%s.%s of %s in run %s)", a.ID, a.Tool, a.Action, a.AgentID, a.Run.RunID)
 	}
 	if a.DecidedBy == "" {
 		return refuse("approval %s names nobody who decided", a.ID)
 	}
-	if hash, err := approvals.ArgsHash(call.Tool, call.Action, call.Args); err != nil || hash != a.ArgsHash {
+	// The service sends args as this JSON; the approval was staged with it.
+	sent, _ := json.Marshal(args)
+	if hash, err := approvals.ArgsHash("Nextcloud", "share", sent); err != nil || hash != a.ArgsHash {
 		return refuse("approval %s was given for other arguments than this share's", a.ID)
 	}
 	return a, nil
@@ -595,12 +578,12 @@ func roughly(sec int) string {
 	return fmt.Sprintf("%d min", (sec+30)/60)
 }
 
-func shareDone(d Progress, data map[string]any) Progress {
-	d.ShareID, _ = data["share_id"].(string)
-	if u, _ := data["url"].(string); u != "" {
-		d.Link = u
-	} else if u, _ := data["internal_url"].(string); u != "" {
-		d.Link = u
+// shareDone is d with the share: its id, and its link (a public link's
+// URL, else the internal link of a user or group share).
+func shareDone(d Progress, sh sb.FileShared) Progress {
+	d.ShareID, d.Link = sh.ID, sh.URL
+	if d.Link == "" {
+		d.Link = sh.InternalURL
 	}
 	return d
 }
@@ -608,27 +591,16 @@ func shareDone(d Progress, data map[string]any) Progress {
 // existingShare finds the share an earlier attempt made (Nextcloud.shares
 // on the uploaded path): same type and recipient.
 func (s *Steps) existingShare(ctx context.Context, in StepInput) (Progress, bool) {
-	env := s.call(ctx, in.Delivery, "Nextcloud", "shares", map[string]any{"path": in.Done.Uploaded})
-	if env.Status != "ok" {
+	list, err := s.Files.Shares(ctx, by(in.Delivery), in.Done.Uploaded)
+	if err != nil {
 		return Progress{}, false
-	}
-	list, _ := env.Data["shares"].([]map[string]any)
-	if list == nil {
-		if raw, ok := env.Data["shares"].([]any); ok {
-			for _, r := range raw {
-				if m, ok := r.(map[string]any); ok {
-					list = append(list, m)
-				}
-			}
-		}
 	}
 	sh := in.Delivery.Share
 	for _, d := range list {
-		typ, _ := d["share_type"].(string)
-		with, _ := d["share_with"].(string)
+		link := d.Type == sb.ShareLink
 		switch {
-		case sh.PublicLink && typ == "link":
-		case !sh.PublicLink && with == sh.With && typ != "link":
+		case sh.PublicLink && link:
+		case !sh.PublicLink && d.ShareWith == sh.With && !link:
 		default:
 			continue
 		}
@@ -644,19 +616,12 @@ func (s *Steps) Post(ctx context.Context, in StepInput) (State, error) {
 		return State{Delivery: in.Delivery, Done: m.Done}, err
 	}
 	d := in.Delivery
-	args := map[string]any{"text": postText(d.Message, postLink(in.Done))}
-	if d.Room != "" {
-		args["room"] = d.Room
-	}
-	if d.Tmid != "" {
-		args["tmid"] = d.Tmid
-	}
-	env := s.call(ctx, d, "RocketChat", "send_message", args)
-	if err := stepError(StepPost, env); err != nil {
+	posted, err := s.Chat.SendMessage(ctx, by(d), sb.ChatPostArgs{Room: d.Room, Text: postText(d.Message, postLink(in.Done)), Tmid: d.Tmid})
+	if err := stepError(StepPost, err); err != nil {
 		return State{}, err
 	}
 	done2 := in.Done
-	done2.MessageID, _ = env.Data["messageId"].(string)
+	done2.MessageID = posted.MessageID
 	return s.finishStep(ctx, in, StepPost, m, done2)
 }
 
@@ -874,17 +839,18 @@ func reasonOf(e *TaskError) string {
 // (TransientError: rate limits, 5xx, unreachable) or catches at once
 // (PermanentError: everything a retry cannot fix, such as 507 or a refusal
 // by the staging policy).
-func stepError(step string, env sb.Envelope) error {
-	switch env.Status {
-	case "ok":
+func stepError(step string, err error) error {
+	var pending *sb.PendingApproval
+	switch {
+	case err == nil:
 		return nil
-	case sb.OutcomePending:
+	case errors.As(err, &pending):
 		return &taskerr.PermanentError{Message: step + ": needs a human's approval, which a delivery cannot wait for here"}
 	}
-	msg := step + ": " + env.Error
-	code, _ := env.Data["code"].(string)
-	if code == sb.ERATELIMITED || code == sb.EUNAVAILABLE || env.HTTPStatus == 429 || env.HTTPStatus >= 500 && env.HTTPStatus != 507 {
-		return &taskerr.TransientError{Message: msg, RetryAfterSeconds: retryAfter(env)}
+	msg := step + ": " + sb.ErrorMessage(err)
+	code, status := sb.ErrorCode(err), sb.HTTPStatus(err)
+	if code == sb.ERATELIMITED || code == sb.EUNAVAILABLE || status == 429 || status >= 500 && status != 507 {
+		return &taskerr.TransientError{Message: msg, RetryAfterSeconds: retryAfter(err)}
 	}
 	return &taskerr.PermanentError{Message: msg}
 }
@@ -892,23 +858,23 @@ func stepError(step string, env sb.Envelope) error {
 // rateLimited reports a failed call that Nextcloud rate-limited (429 or
 // rate_limited), or one that passes on a wait it asked for (a 503 with
 // Retry-After).
-func rateLimited(env sb.Envelope) bool {
-	if env.Status != "error" {
+func rateLimited(err error) bool {
+	var pending *sb.PendingApproval
+	if err == nil || errors.As(err, &pending) {
 		return false
 	}
-	code, _ := env.Data["code"].(string)
-	return env.HTTPStatus == 429 || code == sb.ERATELIMITED || retryAfter(env) > 0
+	return sb.HTTPStatus(err) == 429 || sb.ErrorCode(err) == sb.ERATELIMITED || retryAfter(err) > 0
 }
 
-// retryAfter is the wait a tool's error envelope passes on (seconds).
-func retryAfter(env sb.Envelope) int {
-	switch v := env.Data["retryAfterSeconds"].(type) {
-	case int:
-		return v
-	case float64:
-		return int(math.Ceil(v))
+// retryAfter is the wait (whole seconds) a rate limit or an unavailable
+// server asked for, 0 when it named none.
+func retryAfter(err error) int {
+	var se *sb.Error
+	code := sb.ErrorCode(err)
+	if (code != sb.ERATELIMITED && code != sb.EUNAVAILABLE) || !errors.As(err, &se) {
+		return 0
 	}
-	return 0
+	return int(math.Ceil(se.RetryAfter.Seconds()))
 }
 
 // shareLimitSchedule is the share-limit waits in seconds.

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
 	"github.com/switchboard-dev/switchboard/shared/platform/taskerr"
@@ -18,28 +20,70 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 )
 
-// scriptedTools answers each "Tool.action" with its next scripted
-// envelope (the last one again when the script runs out) and keeps the calls.
+// scriptedTools is the Nextcloud and RocketChat tools' typed services:
+// each "Tool.action" answers its next scripted result or error (the last
+// one again when the script runs out), and the calls are kept with the
+// arguments as the services send them.
 type scriptedTools struct {
 	mu      sync.Mutex
-	answers map[string][]sb.Envelope
+	answers map[string][]any
 	calls   []sb.ToolCall
 }
 
-func (s *scriptedTools) Invoke(_ context.Context, call sb.ToolCall) sb.Envelope {
+var (
+	_ sb.NextcloudTool = (*scriptedTools)(nil)
+	_ sb.ChatTool      = (*scriptedTools)(nil)
+)
+
+func (s *scriptedTools) next(by sb.ToolCall, tool, action string, args any) any {
+	raw, _ := json.Marshal(args)
+	by.Tool, by.Action, by.Args = tool, action, raw
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.calls = append(s.calls, call)
-	k := call.Tool + "." + call.Action
+	s.calls = append(s.calls, by)
+	k := tool + "." + action
 	q := s.answers[k]
 	if len(q) == 0 {
-		return sb.Envelope{Status: "error", Error: "no answer scripted for " + k}
+		return sb.E("scripted", sb.EINTERNAL, "no answer scripted for "+k)
 	}
-	env := q[0]
 	if len(q) > 1 {
 		s.answers[k] = q[1:]
 	}
-	return env
+	return q[0]
+}
+
+// answer is a scripted answer as a service's result.
+func answer[T any](a any) (T, error) {
+	var zero T
+	if err, ok := a.(error); ok {
+		return zero, err
+	}
+	v, _ := a.(T)
+	return v, nil
+}
+
+func (s *scriptedTools) Convert(_ context.Context, by sb.ToolCall, a sb.ConvertArgs) (sb.FileConverted, error) {
+	return answer[sb.FileConverted](s.next(by, "Nextcloud", "convert", a))
+}
+
+func (s *scriptedTools) Upload(_ context.Context, by sb.ToolCall, a sb.UploadArgs) (sb.FileUploaded, error) {
+	return answer[sb.FileUploaded](s.next(by, "Nextcloud", "upload", a))
+}
+
+func (s *scriptedTools) Share(_ context.Context, by sb.ToolCall, a sb.ShareArgs) (sb.FileShared, error) {
+	return answer[sb.FileShared](s.next(by, "Nextcloud", "share", a))
+}
+
+func (s *scriptedTools) Shares(_ context.Context, by sb.ToolCall, path string) ([]sb.FileShared, error) {
+	return answer[[]sb.FileShared](s.next(by, "Nextcloud", "shares", map[string]string{"path": path}))
+}
+
+func (s *scriptedTools) SendMessage(_ context.Context, by sb.ToolCall, a sb.ChatPostArgs) (sb.ChatPosted, error) {
+	return answer[sb.ChatPosted](s.next(by, "RocketChat", "send_message", a))
+}
+
+func (s *scriptedTools) Reply(_ context.Context, by sb.ToolCall, a sb.ChatPostArgs) (sb.ChatPosted, error) {
+	return answer[sb.ChatPosted](s.next(by, "RocketChat", "reply", a))
 }
 
 // args returns the arguments of the calls of "Tool.action".
@@ -62,21 +106,40 @@ func (s *scriptedTools) args(t *testing.T, k string) []map[string]any {
 
 // newSteps is Steps over scripted tools, an in-memory state table and the
 // real router in front of one channel.
-func newSteps(answers map[string][]sb.Envelope) (*pipeline.Steps, *scriptedTools, *toldChannel) {
+func newSteps(answers map[string][]any) (*pipeline.Steps, *scriptedTools, *toldChannel) {
 	tools := &scriptedTools{answers: answers}
 	told := &toldChannel{}
 	store := memstore.New()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return &pipeline.Steps{Tools: tools, KV: store.KV(), Notify: router.New([]router.Channel{told}, store, log),
+	return &pipeline.Steps{Files: tools, Chat: tools, KV: store.KV(), Notify: router.New([]router.Channel{told}, store, log),
 		Waker: &jobRecorder{}, Audit: store, Log: log}, tools, told
+}
+
+// answered is what a server answered, as its adapter keeps it in the
+// chain of the tool's error.
+type answered int
+
+func (a answered) Error() string          { return fmt.Sprintf("HTTP %d", int(a)) }
+func (a answered) RemoteStatus() int      { return int(a) }
+func (a answered) RemoteEndpoint() string { return "POST /ocs/v2.php/apps/files_sharing/api/v1/shares" }
+func (a answered) RemoteCode() int        { return 0 }
+
+// toolErr is a tool's error: its code and message, the server's status
+// (0: none answered) and the wait it asked for.
+func toolErr(code string, status int, wait time.Duration, msg string) error {
+	e := &sb.Error{Op: "nctool.share", Code: code, Message: msg, RetryAfter: wait}
+	if status != 0 {
+		e.Err = answered(status)
+	}
+	return e
 }
 
 // Nextcloud 34's share limit: a bare 429, no Retry-After.
 var (
-	bare429   = sb.Envelope{Status: "error", Error: "cannot share /reports/q3.csv: rate limited", HTTPStatus: 429, Data: map[string]any{"code": sb.ERATELIMITED}}
-	codeOnly  = sb.Envelope{Status: "error", Error: "cannot share /reports/q3.csv: rate limited", Data: map[string]any{"code": sb.ERATELIMITED}}
-	asked30   = sb.Envelope{Status: "error", Error: "cannot share /reports/q3.csv: rate limited", HTTPStatus: 429, Data: map[string]any{"code": sb.ERATELIMITED, "retryAfterSeconds": 30}}
-	sharedOK  = sb.Envelope{Status: "ok", Data: map[string]any{"share_id": "7", "internal_url": "https://cloud.example.org/f/42"}}
+	bare429   = toolErr(sb.ERATELIMITED, 429, 0, "cannot share /reports/q3.csv: rate limited")
+	codeOnly  = toolErr(sb.ERATELIMITED, 0, 0, "cannot share /reports/q3.csv: rate limited")
+	asked30   = toolErr(sb.ERATELIMITED, 429, 30*time.Second, "cannot share /reports/q3.csv: rate limited")
+	sharedOK  = sb.FileShared{ID: "7", Type: sb.ShareUser, ShareWith: "richard", InternalURL: "https://cloud.example.org/f/42"}
 	shareStep = pipeline.StepInput{Op: pipeline.OpShare, Execution: "doc-hermes-1", State: pipeline.State{
 		Delivery: pipeline.Delivery{AgentID: agentID, Run: run, Share: &pipeline.Share{With: "richard"}, HasShare: true},
 		Done:     pipeline.Progress{Uploaded: "/reports/q3.csv"},
@@ -87,7 +150,7 @@ var (
 // (the default schedule), then fails for good; the human hears of the
 // wait once.
 func TestShareLimitScheduleThenPermanentFailure(t *testing.T) {
-	steps, tools, told := newSteps(map[string][]sb.Envelope{"Nextcloud.share": {bare429, codeOnly, bare429}})
+	steps, tools, told := newSteps(map[string][]any{"Nextcloud.share": {bare429, codeOnly, bare429}})
 	var waits []int
 	for range 4 {
 		st, err := steps.Share(context.Background(), shareStep)
@@ -122,7 +185,7 @@ func TestShareLimitScheduleThenPermanentFailure(t *testing.T) {
 // A 429 with Retry-After waits as long as Nextcloud asked; a bare one
 // next takes the schedule's wait for that try; then the share succeeds.
 func TestShareLimitRetryAfterIsKept(t *testing.T) {
-	steps, _, told := newSteps(map[string][]sb.Envelope{"Nextcloud.share": {asked30, bare429, sharedOK}})
+	steps, _, told := newSteps(map[string][]any{"Nextcloud.share": {asked30, bare429, sharedOK}})
 	steps.ShareLimitWaitSeconds = 2
 	var waits []int
 	var last pipeline.State
@@ -153,14 +216,14 @@ func TestShareLimitRetryAfterIsKept(t *testing.T) {
 func TestShareOtherFailuresAreNoWait(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		env  sb.Envelope
+		err  error
 		want string
 	}{
-		{"503", sb.Envelope{Status: "error", Error: "unavailable", HTTPStatus: 503, Data: map[string]any{"code": sb.EUNAVAILABLE}}, "*taskerr.TransientError"},
-		{"403", sb.Envelope{Status: "error", Error: "forbidden", HTTPStatus: 403, Data: map[string]any{"code": sb.EFORBIDDEN}}, "*taskerr.PermanentError"},
+		{"503", toolErr(sb.EUNAVAILABLE, 503, 0, "unavailable"), "*taskerr.TransientError"},
+		{"403", toolErr(sb.EFORBIDDEN, 403, 0, "forbidden"), "*taskerr.PermanentError"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			steps, _, told := newSteps(map[string][]sb.Envelope{"Nextcloud.share": {tc.env}})
+			steps, _, told := newSteps(map[string][]any{"Nextcloud.share": {tc.err}})
 			_, err := steps.Share(context.Background(), shareStep)
 			var tr *taskerr.TransientError
 			var pe *taskerr.PermanentError
@@ -181,35 +244,35 @@ func TestShareOtherFailuresAreNoWait(t *testing.T) {
 	}
 }
 
-// The upload's file_id and link go into Progress; the post offers the
+// The upload's file id and link go into Progress; the post offers the
 // share's link, else the file's internal link with its path, else says
-// why there is no link (an older tool answers neither).
+// why there is no link (an agent without baseUrl gets none).
 func TestPostLinks(t *testing.T) {
 	tests := []struct {
 		name    string
-		upload  map[string]any
+		upload  sb.FileUploaded
 		share   *pipeline.Progress // the share step's result, nil = no share
 		message string
 		want    []string
 		wantNot []string
 		wantID  int64
 	}{
-		{name: "no share, link from the upload", upload: map[string]any{"path": "/reports/q3.md", "file_id": int64(42), "link": "https://cloud.example.org/f/42"},
+		{name: "no share, link from the upload", upload: sb.FileUploaded{Path: "/reports/q3.md", FileID: 42, Link: "https://cloud.example.org/f/42"},
 			want: []string{"The document is ready: /reports/q3.md — https://cloud.example.org/f/42"}, wantID: 42},
-		{name: "no share, link after JSON (file_id a float)", upload: map[string]any{"path": "/reports/q3.md", "file_id": float64(42), "link": "https://cloud.example.org/f/42"},
+		{name: "no share, link after the message", upload: sb.FileUploaded{Path: "/reports/q3.md", FileID: 42, Link: "https://cloud.example.org/f/42"},
 			message: "Q3 numbers", want: []string{"Q3 numbers\n/reports/q3.md — https://cloud.example.org/f/42"}, wantID: 42},
-		{name: "no share, older tool without link", upload: map[string]any{"path": "/reports/q3.md", "fileid": int64(42)},
+		{name: "no share, no link without baseUrl", upload: sb.FileUploaded{Path: "/reports/q3.md", FileID: 42},
 			want:    []string{"saved to /reports/q3.md in the agent's Nextcloud (no share was asked for, so there is no link)"},
 			wantNot: []string{"/f/"}, wantID: 42},
-		{name: "public link wins", upload: map[string]any{"path": "/reports/q3.md", "file_id": int64(42), "link": "https://cloud.example.org/f/42"},
+		{name: "public link wins", upload: sb.FileUploaded{Path: "/reports/q3.md", FileID: 42, Link: "https://cloud.example.org/f/42"},
 			share: &pipeline.Progress{ShareID: "9", Link: "https://cloud.example.org/s/AbC"}, message: "Q3 for everyone",
 			want: []string{"Q3 for everyone\nhttps://cloud.example.org/s/AbC"}, wantNot: []string{"/f/42"}, wantID: 42},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			steps, tools, _ := newSteps(map[string][]sb.Envelope{
-				"Nextcloud.upload":        {{Status: "ok", Data: tc.upload}},
-				"RocketChat.send_message": {{Status: "ok", Data: map[string]any{"messageId": "m1"}}},
+			steps, tools, _ := newSteps(map[string][]any{
+				"Nextcloud.upload":        {tc.upload},
+				"RocketChat.send_message": {sb.ChatPosted{MessageID: "m1"}},
 			})
 			in := pipeline.StepInput{Op: pipeline.OpUpload, Execution: "doc-hermes-2", State: pipeline.State{
 				Delivery: pipeline.Delivery{AgentID: agentID, Run: run, LocalPath: "personal:q3.md", Message: tc.message}}}
@@ -217,8 +280,8 @@ func TestPostLinks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if up.Done.FileID != tc.wantID || up.Done.FileLink != str(tc.upload["link"]) {
-				t.Errorf("upload done %+v, want file id %d and link %q", up.Done, tc.wantID, str(tc.upload["link"]))
+			if up.Done.FileID != tc.wantID || up.Done.FileLink != tc.upload.Link || up.Done.Uploaded != tc.upload.Path || up.Done.Renamed {
+				t.Errorf("upload done %+v, want %s with file id %d and link %q", up.Done, tc.upload.Path, tc.wantID, tc.upload.Link)
 			}
 			// The agent's follow-up says where the file is, with its link.
 			facts := pipeline.Facts(in.Execution, pipeline.Outcome{Status: "delivered", Done: up.Done})

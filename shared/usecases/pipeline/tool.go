@@ -182,7 +182,7 @@ func (t *Tool) check(ctx context.Context, call sb.ToolCall, d Delivery) error {
 	}
 	name := path.Base(key)
 	folder := targetFolder(d.Folder)
-	preflight := func(tool, action, what string, args map[string]any) error {
+	preflight := func(tool, action, what string, args any) error {
 		p := t.Checks[tool]
 		if p == nil {
 			return nil
@@ -195,31 +195,23 @@ func (t *Tool) check(ctx context.Context, call sb.ToolCall, d Delivery) error {
 		return nil
 	}
 	if d.Format != "" {
-		if err := preflight("Nextcloud", "convert", fmt.Sprintf("format %q", d.Format), map[string]any{"localPath": d.LocalPath, "format": d.Format}); err != nil {
+		if err := preflight("Nextcloud", "convert", fmt.Sprintf("format %q", d.Format), sb.ConvertArgs{LocalPath: d.LocalPath, Format: d.Format}); err != nil {
 			return err
 		}
 	}
-	if err := preflight("Nextcloud", "upload", fmt.Sprintf("folder %q", d.Folder), map[string]any{"localPath": d.LocalPath, "remotePath": folder + "/"}); err != nil {
+	if err := preflight("Nextcloud", "upload", fmt.Sprintf("folder %q", d.Folder), sb.UploadArgs{LocalPath: d.LocalPath, RemotePath: folder + "/"}); err != nil {
 		return err
 	}
 	if d.Share != nil {
 		// The step shares the uploaded path; its name is only known then,
 		// but any name in the folder meets the same checks.
-		args, _ := shareArgsOf(d.Share, folder+"/"+name)
-		if d.Share.Password != "" {
-			args["password"] = d.Share.Password
-		}
+		args := shareArgsOf(d.Share, folder+"/"+name)
+		args.Password = d.Share.Password
 		if err := preflight("Nextcloud", "share", "share", args); err != nil {
 			return err
 		}
 	}
-	post := map[string]any{"text": postText(d.Message, "https://nextcloud.invalid/f/1")}
-	if d.Room != "" {
-		post["room"] = d.Room
-	}
-	if d.Tmid != "" {
-		post["tmid"] = d.Tmid
-	}
+	post := sb.ChatPostArgs{Room: d.Room, Text: postText(d.Message, "https://nextcloud.invalid/f/1"), Tmid: d.Tmid}
 	if err := preflight("RocketChat", "send_message", "posting the link", post); err != nil {
 		return err
 	}

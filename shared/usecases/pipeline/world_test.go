@@ -86,7 +86,7 @@ type world struct {
 	kv            *countingKV
 	audit         *countingAudit
 	jobs          *jobRecorder
-	invoke        *countingInvoker
+	invoke        *countingRunner
 	starts        *countingStarter
 }
 
@@ -222,34 +222,35 @@ func (a *countingAudit) Append(ctx context.Context, e sb.AuditEntry) error {
 	return a.Store.Append(ctx, e)
 }
 
-// countingInvoker counts the tool calls the steps make; after (when set)
-// sees each call's answer before the step does.
-type countingInvoker struct {
+// countingRunner is the executor's typed path under the tools' services:
+// it counts the tool calls the steps make; after (when set) sees each
+// call's answer before the step does.
+type countingRunner struct {
 	x     *tools.Executor
 	mu    sync.Mutex
 	calls map[string]int
-	after func(sb.ToolCall, sb.Envelope)
+	after func(sb.ToolCall, error)
 }
 
-func (c *countingInvoker) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
+func (c *countingRunner) Run(ctx context.Context, call sb.ToolCall, do func(context.Context) error) error {
 	c.mu.Lock()
 	c.calls[call.Tool+"."+call.Action]++
 	after := c.after
 	c.mu.Unlock()
-	env := c.x.Invoke(ctx, call)
+	err := c.x.Run(ctx, call, do)
 	if after != nil {
-		after(call, env)
+		after(call, err)
 	}
-	return env
+	return err
 }
 
-// onAnswer sets the invoker's after hook.
-func (c *countingInvoker) onAnswer(fn func(sb.ToolCall, sb.Envelope)) {
+// onAnswer sets the runner's after hook.
+func (c *countingRunner) onAnswer(fn func(sb.ToolCall, error)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.after = fn
 }
-func (c *countingInvoker) count(k string) int { c.mu.Lock(); defer c.mu.Unlock(); return c.calls[k] }
+func (c *countingRunner) count(k string) int { c.mu.Lock(); defer c.mu.Unlock(); return c.calls[k] }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
@@ -318,10 +319,10 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.invoke = &countingInvoker{x: w.exec, calls: map[string]int{}}
+	w.invoke = &countingRunner{x: w.exec, calls: map[string]int{}}
 	// The local runtime waits a Wait state's SecondsPath in real time: the
 	// share-limit schedule here is 1, 2, 4, 4 s.
-	w.steps = &pipeline.Steps{Tools: w.invoke, KV: w.kv, Notify: router.New([]router.Channel{w.told}, w.audit, log),
+	w.steps = &pipeline.Steps{Files: nct.Service(w.invoke), Chat: rct.Service(w.invoke), KV: w.kv, Notify: router.New([]router.Channel{w.told}, w.audit, log),
 		Waker: w.jobs, Audit: w.audit, ShareLimitWaitSeconds: 1, Log: log}
 	w.sfn = sfntest.Start(t, lambdalocal.Invoker{"tools": lambda.NewHandler(w.serve)}, sfnlocal.Machine{
 		Name: machine, Type: types.StateMachineTypeStandard, File: "../../../infra/statemachines/document-pipeline.asl.json",

@@ -3,6 +3,7 @@ package wake
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,12 +14,6 @@ import (
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
-
-// ToolInvoker runs a tool call through the executor (schema, policy,
-// tool, audit); it never fails, the envelope says how it went.
-type ToolInvoker interface {
-	Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope
-}
 
 // FileUploader posts a file into a Rocket.Chat room (rooms.media +
 // rooms.mediaConfirm), with description as its message.
@@ -77,9 +72,9 @@ type HumanNotifier interface {
 // Replier is the automatic reply path: it posts a run's answer where the
 // agent was woken. It is the Worker's Replies, Files and Fallback.
 type Replier struct {
-	// Tools posts into Rocket.Chat through the RocketChat tool, so that an
-	// answer is audited like any other post.
-	Tools    ToolInvoker
+	// Chat posts into Rocket.Chat through the RocketChat tool's typed
+	// service, so that an answer is audited like any other post.
+	Chat     sb.ChatTool
 	Accounts Accounts
 	// Telegram answers a message that came in over Telegram, the text
 	// headed by the agent's name; nil when no bot is configured.
@@ -112,30 +107,28 @@ func (r *Replier) Reply(ctx context.Context, job sb.WakeJob, run sb.RunContext, 
 		}
 		return r.Telegram.Send(ctx, chat, r.Names.AgentName(job.AgentID)+": "+text)
 	}
-	args := map[string]string{"room": job.ReplyTo.RoomID, "text": text}
-	action := "send_message"
-	if job.ReplyTo.ThreadID != "" {
-		action, args["tmid"] = "reply", job.ReplyTo.ThreadID
+	post := sb.ChatPostArgs{Room: job.ReplyTo.RoomID, Text: text, Tmid: job.ReplyTo.ThreadID}
+	by := sb.ToolCall{AgentID: job.AgentID, Run: run, Origin: sb.OriginRouter}
+	var err error
+	if post.Tmid != "" {
+		_, err = r.Chat.Reply(ctx, by, post)
+	} else {
+		_, err = r.Chat.SendMessage(ctx, by, post)
 	}
-	raw, err := json.Marshal(args)
-	if err != nil {
-		return err
-	}
-	env := r.Tools.Invoke(ctx, sb.ToolCall{AgentID: job.AgentID, Tool: "RocketChat", Action: action,
-		Args: raw, Run: run, Origin: sb.OriginRouter})
-	if env.Status == "ok" {
+	if err == nil {
 		return nil
 	}
-	code := sb.EUNAVAILABLE
-	switch s := env.HTTPStatus; {
-	case s == http.StatusTooManyRequests:
+	code, msg := sb.EUNAVAILABLE, sb.ErrorMessage(err)
+	var pending *sb.PendingApproval
+	switch s := sb.HTTPStatus(err); {
+	case s == http.StatusTooManyRequests || sb.ErrorCode(err) == sb.ERATELIMITED:
 		code = sb.ERATELIMITED
 	case s >= 400 && s < 500:
 		code = sb.EINVALID
-	case env.Status == "pending_approval":
-		code = sb.ECONFLICT
+	case errors.As(err, &pending):
+		code, msg = sb.ECONFLICT, pending.Message
 	}
-	return sb.E(op, code, env.Error)
+	return sb.Wrap(op, code, msg, err)
 }
 
 // Attach posts an answer too long for a few messages as a Markdown file

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -14,15 +15,45 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
-// invoker records tool calls and answers env.
+// invoker is the RocketChat tool's typed service: it records the posts as
+// tool calls with the arguments the service sends, and answers err.
 type invoker struct {
 	calls []sb.ToolCall
-	env   sb.Envelope
+	err   error
 }
 
-func (i *invoker) Invoke(_ context.Context, c sb.ToolCall) sb.Envelope {
-	i.calls = append(i.calls, c)
-	return i.env
+var _ sb.ChatTool = (*invoker)(nil)
+
+func (i *invoker) post(by sb.ToolCall, action string, a sb.ChatPostArgs) (sb.ChatPosted, error) {
+	by.Tool, by.Action = "RocketChat", action
+	by.Args, _ = json.Marshal(a)
+	i.calls = append(i.calls, by)
+	if i.err != nil {
+		return sb.ChatPosted{}, i.err
+	}
+	return sb.ChatPosted{MessageID: "m-new", RoomID: a.Room}, nil
+}
+
+func (i *invoker) SendMessage(_ context.Context, by sb.ToolCall, a sb.ChatPostArgs) (sb.ChatPosted, error) {
+	return i.post(by, "send_message", a)
+}
+
+func (i *invoker) Reply(_ context.Context, by sb.ToolCall, a sb.ChatPostArgs) (sb.ChatPosted, error) {
+	return i.post(by, "reply", a)
+}
+
+// rcAnswered is the status Rocket.Chat rcAnswered, as its adapter keeps it in
+// the chain of the tool's error.
+type rcAnswered int
+
+func (a rcAnswered) Error() string          { return fmt.Sprintf("HTTP %d", int(a)) }
+func (a rcAnswered) RemoteStatus() int      { return int(a) }
+func (a rcAnswered) RemoteEndpoint() string { return "POST /api/v1/chat.postMessage" }
+func (a rcAnswered) RemoteCode() int        { return 0 }
+
+// rcErr is the tool's error for a post Rocket.Chat rcAnswered with status.
+func rcErr(code string, status int, msg string) error {
+	return sb.Wrap("rctool.send_message", code, msg, rcAnswered(status))
 }
 
 // uploader records uploads and fails with err.
@@ -39,7 +70,7 @@ func (u *uploader) UploadFile(_ context.Context, rid, name, _ string, r io.Reade
 
 func newReplier(inv *invoker, up *uploader, store *memstore.Store, told *[]string) *wake.Replier {
 	return &wake.Replier{
-		Tools:    inv,
+		Chat:     inv,
 		Accounts: wake.Accounts{"hermes": {Files: up, BaseURL: "https://chat.example.org/"}},
 		Names:    agentIDs{},
 		Human: notifyFunc(func(_ context.Context, agentID, text string) error {
@@ -56,21 +87,22 @@ func TestReplierReplyPostsThroughTheRocketChatTool(t *testing.T) {
 	tests := []struct {
 		name       string
 		to         wake.ReplyTo
-		env        sb.Envelope
+		err        error
 		wantAction string
 		wantTmid   string
 		wantCode   string
 	}{
-		{name: "room", to: wake.ReplyTo{RoomID: "r1"}, env: sb.Envelope{Status: "ok"}, wantAction: "send_message"},
-		{name: "thread", to: wake.ReplyTo{RoomID: "r1", ThreadID: "m9"}, env: sb.Envelope{Status: "ok"}, wantAction: "reply", wantTmid: "m9"},
-		{name: "rate limited", to: wake.ReplyTo{RoomID: "r1"}, env: sb.Envelope{Status: "error", HTTPStatus: 429, Error: "slow down"}, wantAction: "send_message", wantCode: sb.ERATELIMITED},
-		{name: "refused", to: wake.ReplyTo{RoomID: "r1"}, env: sb.Envelope{Status: "error", HTTPStatus: 403, Error: "not in room"}, wantAction: "send_message", wantCode: sb.EINVALID},
-		{name: "server error", to: wake.ReplyTo{RoomID: "r1"}, env: sb.Envelope{Status: "error", HTTPStatus: 502, Error: "bad gateway"}, wantAction: "send_message", wantCode: sb.EUNAVAILABLE},
-		{name: "staged", to: wake.ReplyTo{RoomID: "r1"}, env: sb.Envelope{Status: "pending_approval"}, wantAction: "send_message", wantCode: sb.ECONFLICT},
+		{name: "room", to: wake.ReplyTo{RoomID: "r1"}, wantAction: "send_message"},
+		{name: "thread", to: wake.ReplyTo{RoomID: "r1", ThreadID: "m9"}, wantAction: "reply", wantTmid: "m9"},
+		{name: "rate limited", to: wake.ReplyTo{RoomID: "r1"}, err: rcErr(sb.ERATELIMITED, 429, "slow down"), wantAction: "send_message", wantCode: sb.ERATELIMITED},
+		{name: "refused", to: wake.ReplyTo{RoomID: "r1"}, err: rcErr(sb.EFORBIDDEN, 403, "not in room"), wantAction: "send_message", wantCode: sb.EINVALID},
+		{name: "server error", to: wake.ReplyTo{RoomID: "r1"}, err: rcErr(sb.EUNAVAILABLE, 502, "bad gateway"), wantAction: "send_message", wantCode: sb.EUNAVAILABLE},
+		{name: "unreachable", to: wake.ReplyTo{RoomID: "r1"}, err: sb.E("rctool.send_message", sb.EUNAVAILABLE, "no answer"), wantAction: "send_message", wantCode: sb.EUNAVAILABLE},
+		{name: "staged", to: wake.ReplyTo{RoomID: "r1"}, err: &sb.PendingApproval{Message: "waits for a human"}, wantAction: "send_message", wantCode: sb.ECONFLICT},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			inv := &invoker{env: tt.env}
+			inv := &invoker{err: tt.err}
 			var told []string
 			r := newReplier(inv, &uploader{}, memstore.New(), &told)
 			run := sb.NewRun("hermes", nil, time.Now())

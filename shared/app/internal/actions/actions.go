@@ -61,6 +61,7 @@ type Actions struct {
 
 	nc     map[string]nctool.Agent
 	ncTool *nctool.Tool
+	rcTool *rctool.Tool
 	poller *wake.Poller // one per process: it remembers Rocket.Chat rate limits between ticks
 }
 
@@ -82,10 +83,11 @@ func New(d *decide.Decide) (*Actions, error) {
 	if err := a.setupNextcloud(); err != nil {
 		return nil, err
 	}
+	a.rcTool = rctool.New(a.rocketChatAgent, a.Blobs)
 	a.Tools, err = tools.New(tools.Options{
 		Tools: []sb.Tool{
 			workspace.NewTool(a.Blobs, a.workspaceLimit),
-			rctool.New(a.rocketChatAgent, a.Blobs),
+			a.rcTool,
 			a.ncTool,
 			router.NewTool(a.Router),
 			a.askTool(),

@@ -28,9 +28,7 @@ func (a *Actions) documentsTool() *pipeline.Tool {
 	return &pipeline.Tool{Machine: sfn.Machine{Client: a.sfnClient(), ARN: func() string {
 		return a.Getenv(deploy.StateMachineEnvVar(DocumentPipelineMachine))
 	}}, KV: a.Store.KV(), Log: a.Log,
-		// A RocketChat tool of its own: Preflight uses neither its room
-		// cache nor Rocket.Chat.
-		Checks:    map[string]pipeline.Preflighter{nctool.ToolName: a.ncTool, rctool.ToolName: rctool.New(a.rocketChatAgent, a.Blobs)},
+		Checks:    map[string]pipeline.Preflighter{nctool.ToolName: a.ncTool, rctool.ToolName: a.rcTool},
 		Workspace: a.Blobs,
 		Rooms:     a.documentRooms,
 	}
@@ -56,7 +54,7 @@ func (a *Actions) sfnClient() *sfnapi.Client {
 func (a *Actions) DocumentTasks() handlers.Tasks {
 	// The Share step reads the approval a public link waits for from the
 	// approval store itself: the task output only names it.
-	steps := &pipeline.Steps{Tools: a.Tools, KV: a.Store.KV(), Notify: a.Router, Waker: a.Dispatcher, Audit: a.Store,
+	steps := &pipeline.Steps{Files: a.ncTool.Service(a.Tools), Chat: a.rcTool.Service(a.Tools), KV: a.Store.KV(), Notify: a.Router, Waker: a.Dispatcher, Audit: a.Store,
 		Tokens: decide.TaskTokens{D: a.Decide}, Approvals: a.Store.Approvals(),
 		ShareLimitWaitSeconds: a.Config.Instance.Documents.ShareLimitWaitSeconds, Log: a.Log}
 	return handlers.Tasks{

@@ -12,7 +12,7 @@ import (
 // Replier wires the automatic reply path (wake.Replier) to the executor,
 // the agents' Rocket.Chat accounts, Telegram and the router.
 func (a *Actions) Replier() *wake.Replier {
-	r := &wake.Replier{Tools: a.Tools, Accounts: a.Accounts(), Names: a.Core, Human: routerNotices{a.Router},
+	r := &wake.Replier{Chat: a.rcTool.Service(a.Tools), Accounts: a.Accounts(), Names: a.Core, Human: routerNotices{a.Router},
 		Audit: a.Store, Scrubber: a.Scrubber, Log: a.Log}
 	if a.Telegram != nil {
 		r.Telegram = telegramChats{a.Telegram}
