@@ -270,10 +270,10 @@ func (f failingLog) Record(context.Context, sb.AgentMessage) error { return f.er
 // (or not ending with the asker) would start a run that may ask others in
 // turn, so it starts none.
 func TestAnswerNeedsTheCallPath(t *testing.T) {
-	an := &askagent.Answerer{Agent: func(string) (sb.Agent, error) {
+	an := &askagent.Answerer{Agents: agentsFunc(func(string) (sb.Agent, error) {
 		t.Fatal("the agent was looked up for a question without call path")
 		return sb.Agent{}, nil
-	}}
+	})}
 	for _, path := range [][]string{nil, {}, {"carol"}, {"alice", ""}} {
 		_, err := an.Answer(context.Background(), askagent.Ask{Agent: "bob", From: "alice", Question: "q?", ParentRunID: "r-a", RootRunID: "root",
 			CallPath: path, ExecutionID: "arn:exec:1"})
@@ -283,3 +283,8 @@ func TestAnswerNeedsTheCallPath(t *testing.T) {
 		}
 	}
 }
+
+// agentsFunc is an askagent.Agents made of a function.
+type agentsFunc func(id string) (sb.Agent, error)
+
+func (f agentsFunc) Agent(id string) (sb.Agent, error) { return f(id) }
