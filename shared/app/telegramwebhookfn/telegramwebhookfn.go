@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
+	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
 )
 
@@ -38,25 +39,31 @@ func Inbound(d *decide.Decide) *tginbound.Inbound {
 	for _, ag := range c.Config.Agents {
 		ids = append(ids, ag.ID)
 	}
-	return &tginbound.Inbound{
+	in := &tginbound.Inbound{
 		Secret:       t.WebhookSecret,
 		AllowedChats: t.AllowedChatIDs,
 		Agents:       ids,
-		Decide: func(ctx context.Context, data, from string) (string, error) {
-			if d.Approvals == nil {
-				return "approvals are not set up here", nil
-			}
-			out, err := d.Approvals.DecideByCallback(ctx, data, from, c.Config.Instance.Approvals.ApproverTelegramIDs)
-			return out.Message, err
-		},
-		Answer: func(ctx context.Context, id, text string) error {
-			if d.Telegram == nil {
-				return nil
-			}
-			return d.Telegram.AnswerCallbackQuery(ctx, id, text, false)
-		},
-		Dispatch: c.Dispatcher,
-		Claims:   c.Store,
-		Log:      c.Log,
+		Dispatch:     c.Dispatcher,
+		Claims:       c.Store,
+		Log:          c.Log,
 	}
+	// Never a nil pointer in the interfaces.
+	if d.Approvals != nil {
+		in.Decider = callbackDecisions{approvals: d.Approvals, approvers: c.Config.Instance.Approvals.ApproverTelegramIDs}
+	}
+	if d.Telegram != nil {
+		in.Answers = d.Telegram
+	}
+	return in
+}
+
+// callbackDecisions decide a button press by the configured approvers.
+type callbackDecisions struct {
+	approvals *approvals.Service
+	approvers []string
+}
+
+func (c callbackDecisions) Decide(ctx context.Context, data, from string) (string, error) {
+	out, err := c.approvals.DecideByCallback(ctx, data, from, c.approvers)
+	return out.Message, err
 }

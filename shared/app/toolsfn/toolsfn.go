@@ -64,17 +64,7 @@ func Handler(a *actions.Actions) http.Handler {
 func Tasks(a *actions.Actions) handlers.Tasks {
 	c, d := a.Core, a.Decide
 	rec := &askagent.Recorder{Log: a.MessageLog()}
-	guard := &askagent.Guard{Recorder: rec, Agent: func(id string) askagent.Asker {
-		ag, ok := c.Config.Agent(id)
-		if !ok {
-			return askagent.Asker{}
-		}
-		as := askagent.Asker{Exists: true, Enabled: ag.Tools.AskAgent != nil}
-		if as.Enabled {
-			as.Allowed = ag.Tools.AskAgent.Agents
-		}
-		return as
-	}}
+	guard := &askagent.Guard{Recorder: rec, Askers: askagent.ConfigAskers{Config: c.Config}}
 	// The Share step reads the approval a public link waits for from the
 	// approval store itself: the task output only names it.
 	steps := &pipeline.Steps{Tools: a.Tools, KV: c.Store.KV(), Notify: d.Router, Waker: c.Dispatcher, Audit: c.Store,

@@ -149,10 +149,7 @@ func newWorld(t testing.TB, timeout time.Duration, agents map[string]agentSpec) 
 	rec := &askagent.Recorder{Log: sb.ScrubbingMessages{Log: w.messages, Scrub: scrub.New([]string{"s3cr3t-token"}).String}}
 	w.answerer = &askagent.Answerer{Engine: w.engine, Recorder: rec, Agents: worldAgents{w}, Leases: w.store, MaxSteps: 5, Log: log,
 		Budget: &agentrun.Budget{Store: w.store, Limits: worldAgents{w}, Notifier: worldAgents{w}, Log: log}}
-	guard := &askagent.Guard{Recorder: rec, Agent: func(id string) askagent.Asker {
-		a, ok := agents[id]
-		return askagent.Asker{Exists: ok, Enabled: ok && !a.noAsk, Allowed: a.ask}
-	}}
+	guard := &askagent.Guard{Recorder: rec, Askers: worldAgents{w}}
 
 	// The functions as the machine reaches them: a payload's op picks the
 	// Task, as shared/handlers routes it in the deployed functions.
@@ -199,8 +196,9 @@ func newWorld(t testing.TB, timeout time.Duration, agents map[string]agentSpec) 
 	return w
 }
 
-// worldAgents are the world's agents as the answerer builds them and as
-// their daily budgets count; budget notices go nowhere.
+// worldAgents are the world's agents as the answerer builds them, as
+// their daily budgets count and as the guard knows them; budget notices
+// go nowhere.
 type worldAgents struct{ w *world }
 
 func (a worldAgents) Agent(id string) (sb.Agent, error) { return a.w.agent(id) }
@@ -208,6 +206,11 @@ func (a worldAgents) Agent(id string) (sb.Agent, error) { return a.w.agent(id) }
 func (a worldAgents) DailyBudget(id string) (float64, string) { return a.w.agents[id].budget, id }
 
 func (worldAgents) NotifyBudget(context.Context, string) error { return nil }
+
+func (a worldAgents) Asker(id string) askagent.Asker {
+	ag, ok := a.w.agents[id]
+	return askagent.Asker{Exists: ok, Enabled: ok && !ag.noAsk, Allowed: ag.ask}
+}
 
 func (w *world) agent(id string) (sb.Agent, error) {
 	a, ok := w.agents[id]
