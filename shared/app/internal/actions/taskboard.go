@@ -18,17 +18,11 @@ func (a *Actions) setupTaskboard() {
 	c := a.Core
 	a.Budget = &agentrun.Budget{Store: c.Store, Limits: c, Notifier: budgetNotices{a.Decide.Router}, Log: c.Log}
 	a.Taskboard = &taskboard.Service{
-		Tasks:    c.Store.Tasks(),
-		Messages: a.MessageLog(),
-		Waker:    c.Dispatcher,
-		Notify:   a.Decide.Router,
-		Agents: func(id string) (taskboard.Party, bool) {
-			ag, ok := c.Config.Agent(id)
-			if !ok {
-				return taskboard.Party{}, false
-			}
-			return taskboard.Party{Name: c.AgentName(id), Taskboard: ag.Tools.Taskboard != nil}, true
-		},
+		Tasks:         c.Store.Tasks(),
+		Messages:      a.MessageLog(),
+		Waker:         c.Dispatcher,
+		Notify:        a.Decide.Router,
+		Agents:        taskboard.ConfigParties{Config: c.Config},
 		Counters:      c.Store,
 		Budget:        a.Budget,
 		WatchdogAfter: time.Duration(c.Config.Instance.Taskboard.WatchdogHours) * time.Hour,
