@@ -13,7 +13,7 @@ const AskAgentMachine = "ask-agent"
 
 // askTool is ask_agent: it starts the ask-agent machine whose ARN the
 // catalogue gives the starting function (read per call: the dev runtime
-// creates its machines after this layer is built).
+// creates its machines after this part is built).
 func (a *Actions) askTool() *askagent.Tool {
 	env := deploy.StateMachineEnvVar(AskAgentMachine)
 	return &askagent.Tool{

@@ -10,7 +10,7 @@ import (
 // TaskTokens resume and fail the executions that wait for an approval (the
 // document pipeline's public links). The client is built per call: the dev
 // runtime points AWS_ENDPOINT_URL_SFN at its local service after this
-// layer is built, and a decision is rare.
+// part is built, and a decision is rare.
 type TaskTokens struct{ Core *core.Core }
 
 func (t TaskTokens) client(ctx context.Context) *sfntoken.Client {
