@@ -58,7 +58,7 @@ fuzz: ## run each fuzz test for 30 s (FUZZTIME=10s to shorten)
 # LocalStack (checked --for dev); make deploy refuses it.
 CHECK_FOR = $(if $(filter $(abspath switchboard.example.yaml),$(abspath $(CONFIG))),dev,aws)
 
-build: ## build one arm64 zip per function into build/ and print the sizes (refuses a config with inline secrets)
+build: ## build one arm64 zip per function into build/, print the sizes and fail over budget (refuses a config with inline secrets)
 	@$(GO) run ./cmd/switchboard check-config --for $(CHECK_FOR) --config $(CONFIG)
 	@[ "$(CHECK_FOR)" = aws ] || echo "  (the example's inline demo secrets are fine for a local build; make deploy refuses them)"
 	@rm -rf build/functions && mkdir -p build/functions
@@ -67,14 +67,15 @@ build: ## build one arm64 zip per function into build/ and print the sizes (refu
 	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags "$(LDFLAGS)" \
 	    -o build/functions/$$fn/bootstrap ./functions/$$fn && \
 	  cp $(CONFIG) build/functions/$$fn/config.yaml && \
-	  (cd build/functions/$$fn && rm -f ../../$$fn.zip && zip -q -X ../../$$fn.zip bootstrap config.yaml) || exit 1; \
+	  (cd build/functions/$$fn && rm -f ../../$$fn.zip && zip -q -X -9 ../../$$fn.zip bootstrap config.yaml) || exit 1; \
 	done
-	@echo "function zips (config: $(CONFIG); budget 5 MiB, the receivers 4 MiB):"; for fn in $(FUNCTIONS); do \
+	@echo "function zips (config: $(CONFIG); budget 5 MiB, the receivers 4 MiB):"; over_any=; for fn in $(FUNCTIONS); do \
 	  zip=$$(stat -c %s build/$$fn.zip); bin=$$(stat -c %s build/functions/$$fn/bootstrap); \
 	  budget=5242880; case $$fn in rocketchat-webhook|telegram-webhook|approvals) budget=4194304;; esac; \
-	  over=; [ $$zip -le $$budget ] || over="  OVER BUDGET"; \
+	  over=; [ $$zip -le $$budget ] || { over="  OVER BUDGET"; over_any="$$over_any $$fn"; }; \
 	  printf '  %-20s zip %8s bytes (%s MiB)  bootstrap %9s bytes%s\n' $$fn $$zip $$(awk "BEGIN{printf \"%.2f\", $$zip/1048576}") $$bin "$$over"; \
-	done
+	done; \
+	if [ -n "$$over_any" ]; then echo "make build: over budget:$$over_any (see docs/performance.md for where the bytes go)" >&2; exit 1; fi
 
 synth: node_modules/.installed build ## synthesize the CDK app offline into infra/cdk.out
 	cd infra && ../node_modules/.bin/cdk synth -q

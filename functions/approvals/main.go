@@ -1,10 +1,10 @@
 // Command approvals is the approvals Lambda (see shared/platform/deploy): env → builder → lambdamain.Start.
-// The builder (shared/app/decide) links only what this function uses.
+// Its builder (shared/app/approvalsfn) links only what this function uses.
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/app/decide"
+	"github.com/switchboard-dev/switchboard/shared/app/approvalsfn"
 	"github.com/switchboard-dev/switchboard/shared/platform/lambdamain"
 )
 
-func main() { lambdamain.Start("approvals", decide.Approvals) }
+func main() { lambdamain.Start("approvals", approvalsfn.Build) }

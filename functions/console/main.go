@@ -1,10 +1,10 @@
-// Command console is the web console Lambda (see shared/platform/deploy): env → builder → lambdamain.Start.
-// The builder (shared/app/view) links only what this function reads.
+// Command console is the console Lambda (see shared/platform/deploy): env → builder → lambdamain.Start.
+// Its builder (shared/app/consolefn) links only what this function uses.
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/app/view"
+	"github.com/switchboard-dev/switchboard/shared/app/consolefn"
 	"github.com/switchboard-dev/switchboard/shared/platform/lambdamain"
 )
 
-func main() { lambdamain.Start("console", view.Console) }
+func main() { lambdamain.Start("console", consolefn.Build) }

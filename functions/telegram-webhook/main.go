@@ -1,10 +1,10 @@
 // Command telegram-webhook is the telegram-webhook Lambda (see shared/platform/deploy): env → builder → lambdamain.Start.
-// The builder (shared/app/decide) links only what this function uses.
+// Its builder (shared/app/telegramwebhookfn) links only what this function uses.
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/app/decide"
+	"github.com/switchboard-dev/switchboard/shared/app/telegramwebhookfn"
 	"github.com/switchboard-dev/switchboard/shared/platform/lambdamain"
 )
 
-func main() { lambdamain.Start("telegram-webhook", decide.TelegramWebhook) }
+func main() { lambdamain.Start("telegram-webhook", telegramwebhookfn.Build) }

@@ -1,10 +1,10 @@
 // Command tools is the tools Lambda (see shared/platform/deploy): env → builder → lambdamain.Start.
-// The builder (shared/app/act) links only what this function uses.
+// Its builder (shared/app/toolsfn) links only what this function uses.
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/app/act"
+	"github.com/switchboard-dev/switchboard/shared/app/toolsfn"
 	"github.com/switchboard-dev/switchboard/shared/platform/lambdamain"
 )
 
-func main() { lambdamain.Start("tools", act.Tools) }
+func main() { lambdamain.Start("tools", toolsfn.Build) }

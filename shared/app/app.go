@@ -1,11 +1,12 @@
 // Package app is the composition root of the whole system in one process:
 // `switchboard dev`, the operator CLI and `switchboard invoke` build it. It
-// stacks the same layers the Lambdas build one by one (shared/app/internal:
-// core → decide → actions → agents) and, where no agent-worker Lambda is
-// named, queues wakes on an in-process pool. The Lambdas do not import it:
-// each functions/<name>/main.go calls its own builder (shared/app/receive,
-// shared/app/decide, shared/app/act, shared/app/run), so that it links only
-// what it uses.
+// builds the parts the Lambdas build one by one (shared/app/internal: core,
+// decide, actions, agents), mounts every function's handler from its
+// builder package, and, where no agent-worker Lambda is named, queues
+// wakes on an in-process pool. The Lambdas do not import it: each
+// functions/<name>/main.go calls its own builder (shared/app/<name>fn:
+// agentworkerfn, approvalsfn, consolefn, jobsfn, rocketchatwebhookfn,
+// telegramwebhookfn, toolsfn), so that it links only what it uses.
 package app
 
 import (
@@ -15,11 +16,17 @@ import (
 	"net/http"
 	"sort"
 
+	"github.com/switchboard-dev/switchboard/shared/app/agentworkerfn"
+	"github.com/switchboard-dev/switchboard/shared/app/approvalsfn"
+	"github.com/switchboard-dev/switchboard/shared/app/consolefn"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/agents"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
-	"github.com/switchboard-dev/switchboard/shared/app/view"
+	"github.com/switchboard-dev/switchboard/shared/app/jobsfn"
+	"github.com/switchboard-dev/switchboard/shared/app/rocketchatwebhookfn"
+	"github.com/switchboard-dev/switchboard/shared/app/telegramwebhookfn"
+	"github.com/switchboard-dev/switchboard/shared/app/toolsfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
@@ -27,6 +34,7 @@ import (
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
 	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
+	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
@@ -38,14 +46,35 @@ const DefaultConfigFile = core.DefaultConfigFile
 
 // EnvPublicBaseURL stands in for an empty instance.publicBaseUrl; the dev
 // runtime sets it to its own listener so that approval links work locally.
-const EnvPublicBaseURL = decide.EnvPublicBaseURL
+const EnvPublicBaseURL = core.EnvPublicBaseURL
 
-// App is every layer, built once per process.
+// Builder builds a function's Lambda handler from its environment.
+type Builder = func(ctx context.Context, getenv func(string) string) (any, error)
+
+// Builders are every function's builder, by function name: the one its
+// functions/<name>/main.go calls. The tests that check the functions
+// against the deploy catalogue and run them through their Lambda handler
+// read it.
+var Builders = map[string]Builder{
+	"agent-worker":       agentworkerfn.Build,
+	"approvals":          approvalsfn.Build,
+	"console":            consolefn.Build,
+	"jobs":               jobsfn.Build,
+	"rocketchat-webhook": rocketchatwebhookfn.Build,
+	"telegram-webhook":   telegramwebhookfn.Build,
+	"tools":              toolsfn.Build,
+}
+
+// App is every part, built once per process.
 type App struct {
-	g       *agents.Agents
-	jobs    *jobs.Runner
-	pool    *wake.Pool
-	console http.Handler
+	core     *core.Core
+	decide   *decide.Decide
+	actions  *actions.Actions
+	agents   *agents.Agents
+	telegram *tginbound.Inbound
+	jobs     *jobs.Runner
+	pool     *wake.Pool
+	console  http.Handler
 }
 
 // New builds the App. getenv is os.Getenv in production; tests pass their own.
@@ -54,7 +83,7 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{}
+	a := &App{core: c}
 	if c.Dispatcher == nil {
 		// No agent-worker Lambda: wakes run in this process. The pool's
 		// handler is bound late, once the worker exists.
@@ -67,26 +96,25 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 			return nil, err
 		}
 		a.pool = wake.NewPool(workers, 256, func(ctx context.Context, job sb.WakeJob) error {
-			return a.g.Worker.Handle(ctx, job)
+			return a.agents.Worker.Handle(ctx, job)
 		}, c.Log)
 		a.pool.SetRetryDelays(delays)
 		c.Dispatcher = a.pool
 	}
-	d, err := decide.New(c)
-	if err != nil {
+	if a.decide, err = decide.New(c); err != nil {
 		return nil, err
 	}
-	act, err := actions.New(d)
-	if err != nil {
+	if a.actions, err = actions.New(a.decide); err != nil {
 		return nil, err
 	}
-	if a.g, err = agents.New(act); err != nil {
+	if a.agents, err = agents.New(a.actions); err != nil {
 		return nil, err
 	}
-	if a.jobs, err = act.Jobs(); err != nil {
+	a.telegram = telegramwebhookfn.Inbound(a.decide)
+	if a.jobs, err = jobsfn.Runner(a.actions, a.telegram); err != nil {
 		return nil, err
 	}
-	if a.console, err = view.Handler(c); err != nil {
+	if a.console, err = consolefn.Handler(c); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -107,10 +135,10 @@ func (a *App) Idle(ctx context.Context) error {
 // bearer token on the dev listener).
 func (a *App) Endpoints(toolAuth func(http.Handler) http.Handler) map[string]http.Handler {
 	return map[string]http.Handler{
-		"tools":              toolAuth(a.g.ToolsHandler()),
-		"rocketchat-webhook": httpapi.RocketChatWebhook(a.g.Receiver()),
-		"approvals":          a.g.ApprovalsHandler(),
-		"telegram-webhook":   a.g.TelegramHandler(),
+		"tools":              toolAuth(toolsfn.Handler(a.actions)),
+		"rocketchat-webhook": rocketchatwebhookfn.Handler(a.core),
+		"approvals":          approvalsfn.Handler(a.decide),
+		"telegram-webhook":   httpapi.TelegramWebhook(a.telegram),
 		"console":            a.console,
 	}
 }
@@ -120,9 +148,9 @@ func (a *App) Endpoints(toolAuth func(http.Handler) http.Handler) map[string]htt
 func (a *App) Handler(fn string) (any, error) {
 	switch fn {
 	case "jobs":
-		return handlers.Jobs(a.jobs), nil
+		return jobsfn.Handler(a.jobs), nil
 	case "agent-worker":
-		return handlers.AgentWorkerWithTasks(a.g.Worker, a.g.AskRunTasks()), nil
+		return agentworkerfn.Handler(a.agents), nil
 	}
 	eps := a.Endpoints(httpapi.RequireIAM)
 	h, ok := eps[fn]
@@ -134,36 +162,36 @@ func (a *App) Handler(fn string) (any, error) {
 		sort.Strings(names)
 		return nil, fmt.Errorf("no function %q; functions are %v", fn, names)
 	}
-	url, err := handlers.URL(fn, h, a.g.Log, a.g.Scrubber)
+	url, err := handlers.URL(fn, h, a.core.Log, a.core.Scrubber)
 	if err != nil || fn != "tools" {
 		return url, err
 	}
-	return handlers.URLWithTasks(url, a.g.ToolsTasks()), nil
+	return handlers.URLWithTasks(url, toolsfn.Tasks(a.actions)), nil
 }
 
 // Ask runs agentID on a human's message (the dev route and the CLI).
 func (a *App) Ask(ctx context.Context, agentID, source, message string, parent *sb.RunContext) (agentrun.Result, error) {
-	return a.g.Ask(ctx, agentID, source, message, parent)
+	return a.agents.Runner.Ask(ctx, agentID, source, message, parent)
 }
 
 // Jobs is the runner of the scheduled jobs.
 func (a *App) Jobs() *jobs.Runner { return a.jobs }
 
 // Config is the loaded config.
-func (a *App) Config() *swcfg.Config { return a.g.Config }
+func (a *App) Config() *swcfg.Config { return a.core.Config }
 
 // Log is the scrubbing JSON logger.
-func (a *App) Log() *slog.Logger { return a.g.Log }
+func (a *App) Log() *slog.Logger { return a.core.Log }
 
 // Scrubber removes configured secrets from outbound text.
-func (a *App) Scrubber() *scrub.Scrubber { return a.g.Scrubber }
+func (a *App) Scrubber() *scrub.Scrubber { return a.core.Scrubber }
 
 // Getenv is the environment the App was built from.
-func (a *App) Getenv(key string) string { return a.g.Getenv(key) }
+func (a *App) Getenv(key string) string { return a.core.Getenv(key) }
 
 // Store is the audit, receipt and state store (the dev routes read chains
 // and job runs from it).
-func (a *App) Store() Store { return a.g.Store }
+func (a *App) Store() Store { return a.core.Store }
 
 // Store is what the dev runtime and the CLI read.
 type Store interface {
@@ -174,8 +202,8 @@ type Store interface {
 
 // Ping checks that every table and the bucket answer (dev /healthz).
 func (a *App) Ping(ctx context.Context) (tables, bucket error) {
-	tables = a.g.Ping(ctx)
-	_, bucket = a.g.Blobs.List(ctx, "", 1)
+	tables = a.core.Ping(ctx)
+	_, bucket = a.actions.Blobs.List(ctx, "", 1)
 	return tables, bucket
 }
 
@@ -187,4 +215,4 @@ func (a *App) Close(ctx context.Context) {
 }
 
 // Blobs is the workspace bucket.
-func (a *App) Blobs() sb.BlobStore { return a.g.Blobs }
+func (a *App) Blobs() sb.BlobStore { return a.actions.Blobs }

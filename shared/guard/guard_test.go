@@ -18,7 +18,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/app/builders"
+	"github.com/switchboard-dev/switchboard/shared/app"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/platform/noderun"
 )
@@ -302,7 +302,7 @@ func TestFunctionsMatchCatalogue(t *testing.T) {
 		if !dirs[f.Name] {
 			t.Errorf("catalogue function %q has no functions/%s/main.go", f.Name, f.Name)
 		}
-		h, ok := builders.ByFunction[f.Name]
+		h, ok := app.Builders[f.Name]
 		if !ok {
 			t.Errorf("catalogue function %q has no builder", f.Name)
 			continue
@@ -315,6 +315,10 @@ func TestFunctionsMatchCatalogue(t *testing.T) {
 			t.Errorf("functions/%s is package %s, want main", f.Name, p.name)
 		}
 		want := funcName(h)
+		if named := strings.ReplaceAll(f.Name, "-", "") + "fn.Build"; want != named {
+			t.Errorf("function %q is built by %s, want %s (shared/app/%s, a package named after its function)",
+				f.Name, want, named, strings.TrimSuffix(named, ".Build"))
+		}
 		if got := startedHandlers(t, r.root, p); !reflect.DeepEqual(got, []string{want}) {
 			t.Errorf("functions/%s/main.go calls builders %v, want exactly %s", f.Name, got, want)
 		}
@@ -327,8 +331,8 @@ func funcName(fn any) string {
 	return path.Base(full)
 }
 
-// startedHandlers lists the builder calls (receive.X, decide.X, act.X, run.X, view.X) a
-// function's files use.
+// startedHandlers lists the builder calls (agentworkerfn.X, toolsfn.X, …:
+// a selector on a package named …fn) a function's files use.
 func startedHandlers(t *testing.T, root string, p *pkg) []string {
 	t.Helper()
 	fset := token.NewFileSet()
@@ -340,7 +344,7 @@ func startedHandlers(t *testing.T, root string, p *pkg) []string {
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			if sel, ok := n.(*ast.SelectorExpr); ok {
-				if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "receive" || id.Name == "decide" || id.Name == "act" || id.Name == "run" || id.Name == "view") {
+				if id, ok := sel.X.(*ast.Ident); ok && strings.HasSuffix(id.Name, "fn") {
 					set[id.Name+"."+sel.Sel.Name] = true
 				}
 			}

@@ -66,6 +66,46 @@ var notFor = map[string][]string{
 	},
 	"tools": {"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai"},
 	"jobs":  {"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai"},
+	// The worker runs agents and their tools: no scheduled job and no
+	// health check. (Like every function it links the Telegram inbound's
+	// package through the one HTTP surface, and never calls it.)
+	"agent-worker": {"shared/usecases/jobs", "shared/usecases/health"},
+}
+
+// TestLambdasLinkOnlyTheirOwnBuilder: each function links its own builder
+// package (shared/app/<name>fn) and no other function's, so that a
+// builder's choices stay its own. The one exception: the jobs function's
+// telegram-poll hands what it fetches to the telegram-webhook's inbound.
+func TestLambdasLinkOnlyTheirOwnBuilder(t *testing.T) {
+	r := loadRepo(t)
+	for _, f := range deploy.Functions {
+		t.Run(f.Name, func(t *testing.T) {
+			cmd := exec.Command("go", "list", "-tags", "lambda.norpc", "-deps", "./functions/"+f.Name)
+			cmd.Dir = r.root
+			cmd.Env = append(cmd.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("go list: %v", err)
+			}
+			own := r.module + "/shared/app/" + strings.ReplaceAll(f.Name, "-", "") + "fn"
+			allowed := map[string]bool{own: true}
+			if f.Name == "jobs" {
+				allowed[r.module+"/shared/app/telegramwebhookfn"] = true
+			}
+			linked := false
+			for _, d := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				if d == own {
+					linked = true
+				}
+				if strings.HasPrefix(d, r.module+"/shared/app/") && strings.HasSuffix(d, "fn") && !allowed[d] {
+					t.Errorf("%s links %s, another function's builder", f.Name, d)
+				}
+			}
+			if !linked {
+				t.Errorf("%s does not link its builder %s", f.Name, own)
+			}
+		})
+	}
 }
 
 // TestLambdasLinkOnlyWhatTheyUse lists each function's dependencies as the

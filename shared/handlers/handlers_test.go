@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
-	appbuilders "github.com/switchboard-dev/switchboard/shared/app/builders"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -329,7 +328,7 @@ func newAppOn(t *testing.T, config, ddbEndpoint string) *app.App {
 // invoke can build the function's own handler from the same one.
 var envOf sync.Map // *app.App → func(string) string
 
-var builders = appbuilders.ByFunction
+var builders = app.Builders
 
 // invoke runs raw through the production decode path of function fn, as
 // its main.go builds it (the lean builder) on a's environment.

@@ -9,7 +9,6 @@ import (
 	"time"
 )
 
-
 // Request bodies. They are constants so that golden tests pin them exactly.
 const (
 	// propfindFiles asks exactly for what Entry carries: mtime, etag, kind,

@@ -16,24 +16,33 @@ type BudgetStore interface {
 	Unclaim(ctx context.Context, key string) error
 }
 
+// BudgetLimits gives an agent's daily budget in USD (0: none) and the name
+// the human knows the agent by.
+type BudgetLimits interface {
+	DailyBudget(agentID string) (usd float64, name string)
+}
+
+// BudgetNotifier tells the human that an agent used up its budget. An
+// error gives the day's claim back, so that the next wake tries again.
+type BudgetNotifier interface {
+	NotifyBudget(ctx context.Context, text string) error
+}
+
 // Budget applies an agent's daily budget: when the agent's receipts of
 // today (UTC) reach its limit it takes no wakes until 00:00 UTC, and the
 // human is told once per agent and day.
 type Budget struct {
-	Store BudgetStore
-	// Limit is the agent's daily budget in USD (0: none) and its display name.
-	Limit func(agentID string) (usd float64, name string)
-	// Notify tells the human; an error gives the day's claim back so that
-	// the next wake tries again.
-	Notify func(ctx context.Context, text string) error
-	Now    func() time.Time // time.Now when nil
-	Log    *slog.Logger
+	Store    BudgetStore
+	Limits   BudgetLimits
+	Notifier BudgetNotifier
+	Now      func() time.Time // time.Now when nil
+	Log      *slog.Logger
 }
 
 // Over reports whether agentID has used up today's budget, telling the
 // human the first time it is found so on a day.
 func (b *Budget) Over(ctx context.Context, agentID string) (bool, error) {
-	limit, name := b.Limit(agentID)
+	limit, name := b.Limits.DailyBudget(agentID)
 	if limit <= 0 {
 		return false, nil
 	}
@@ -53,7 +62,7 @@ func (b *Budget) Over(ctx context.Context, agentID string) (bool, error) {
 	}
 	text := fmt.Sprintf("%s reached its daily budget of $%.2f ($%.2f spent today) and takes no new requests until 00:00 UTC.",
 		name, limit, spent)
-	if err := b.Notify(ctx, text); err != nil {
+	if err := b.Notifier.NotifyBudget(ctx, text); err != nil {
 		// The human must hear about it once, not never.
 		b.log().ErrorContext(ctx, "budget notice not delivered; will retry on the next wake", "agent", agentID, "err", err)
 		if uerr := b.Store.Unclaim(context.WithoutCancel(ctx), key); uerr != nil {

@@ -49,12 +49,12 @@ func TestBudgetOver(t *testing.T) {
 			}
 			var said []string
 			b := &agentrun.Budget{
-				Store: s,
-				Limit: func(string) (float64, string) { return tt.limit, "Hermes" },
-				Notify: func(_ context.Context, text string) error {
+				Store:  s,
+				Limits: oneLimit{usd: tt.limit, name: "Hermes"},
+				Notifier: noticeFunc(func(_ context.Context, text string) error {
 					said = append(said, text)
 					return tt.notifyErr
-				},
+				}),
 				Now: func() time.Time { return now },
 			}
 			for i := 0; i < 2; i++ {
@@ -72,3 +72,16 @@ func TestBudgetOver(t *testing.T) {
 		})
 	}
 }
+
+// oneLimit gives every agent the same budget and name.
+type oneLimit struct {
+	usd  float64
+	name string
+}
+
+func (l oneLimit) DailyBudget(string) (float64, string) { return l.usd, l.name }
+
+// noticeFunc is a BudgetNotifier made of a function.
+type noticeFunc func(ctx context.Context, text string) error
+
+func (f noticeFunc) NotifyBudget(ctx context.Context, text string) error { return f(ctx, text) }

@@ -33,6 +33,12 @@ type Reply struct {
 	RunID  string `json:"runId"`
 }
 
+// Agents builds an agent from the config (agentrun.Agents does): its
+// model, prompt and limits. Returns ENOTFOUND for an agent not configured.
+type Agents interface {
+	Agent(id string) (sb.Agent, error)
+}
+
 // Answerer runs the asked agent on a question: under the agent's lease
 // (its runs never overlap; the wait for it counts against the timeout),
 // after its daily budget check, with the step budget of an answer and the
@@ -41,7 +47,7 @@ type Reply struct {
 type Answerer struct {
 	Engine   *agentrun.Engine
 	Recorder *Recorder
-	Agent    func(id string) (sb.Agent, error)
+	Agents   Agents
 	Leases   sb.Leases
 	Budget   interface {
 		Over(ctx context.Context, agentID string) (bool, error)
@@ -77,7 +83,7 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 	answerBy := an.now().Add(timeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout+overtime)
 	defer cancel()
-	ag, err := an.Agent(a.Agent)
+	ag, err := an.Agents.Agent(a.Agent)
 	if err != nil {
 		return Reply{}, &taskerr.PermanentError{Message: sb.ErrorMessage(err)}
 	}

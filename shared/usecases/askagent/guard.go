@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/taskerr"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -25,8 +26,29 @@ type Asker struct {
 // *taskerr.DeniedError, which the machine catches by name; the Reason is
 // said to the asking agent as it is.
 type Guard struct {
-	Agent    func(id string) Asker
+	Askers   Askers
 	Recorder *Recorder
+}
+
+// Askers say what an agent may ask.
+type Askers interface {
+	Asker(id string) Asker
+}
+
+// ConfigAskers are the configured agents with their ask_agent blocks.
+type ConfigAskers struct{ Config *config.Config }
+
+// Asker implements Askers.
+func (c ConfigAskers) Asker(id string) Asker {
+	ag, ok := c.Config.Agent(id)
+	if !ok {
+		return Asker{}
+	}
+	as := Asker{Exists: true, Enabled: ag.Tools.AskAgent != nil}
+	if as.Enabled {
+		as.Allowed = ag.Tools.AskAgent.Agents
+	}
+	return as
 }
 
 // Admit checks q and records it as its request row: denied with the
@@ -74,7 +96,7 @@ func (g *Guard) Check(_ context.Context, q Question) error {
 		return deny("you are answering a question from %s and cannot ask others in turn; answer with what you know",
 			q.CallPath[len(q.CallPath)-2])
 	}
-	from, to := g.Agent(q.From), g.Agent(q.To)
+	from, to := g.Askers.Asker(q.From), g.Askers.Asker(q.To)
 	switch {
 	case !from.Enabled:
 		return deny("ask_agent is not enabled for you; the operator can add an ask_agent block to your tools")

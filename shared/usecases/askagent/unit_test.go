@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
+	"github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/taskerr"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/askagent"
@@ -106,17 +107,11 @@ func TestToolStampsTheCallPath(t *testing.T) {
 }
 
 func TestGuard(t *testing.T) {
-	g := &askagent.Guard{Agent: func(id string) askagent.Asker {
-		switch id {
-		case "alice":
-			return askagent.Asker{Exists: true, Enabled: true}
-		case "bob":
-			return askagent.Asker{Exists: true, Enabled: true, Allowed: []string{"alice"}}
-		case "mute":
-			return askagent.Asker{Exists: true}
-		}
-		return askagent.Asker{}
-	}}
+	g := &askagent.Guard{Askers: askagent.ConfigAskers{Config: &config.Config{Agents: []config.Agent{
+		{ID: "alice", Tools: config.Tools{AskAgent: &config.AskAgentTool{}}},
+		{ID: "bob", Tools: config.Tools{AskAgent: &config.AskAgentTool{Agents: []string{"alice"}}}},
+		{ID: "mute"},
+	}}}}
 	q := func(from, to string, path ...string) askagent.Question {
 		return askagent.Question{From: from, To: to, RunID: "r", CallPath: append(path, from)}
 	}
@@ -169,7 +164,7 @@ func TestGuardAdmitRecordsTheQuestion(t *testing.T) {
 	store := dynamo.New(c, dynamotest.FreshTables(t, c))
 	msgs := store.AgentMessages(testBlobs(t))
 	g := &askagent.Guard{Recorder: &askagent.Recorder{Log: sb.ScrubbingMessages{Log: msgs}},
-		Agent: func(id string) askagent.Asker { return askagent.Asker{Exists: id != "zed", Enabled: true} }}
+		Askers: askersFunc(func(id string) askagent.Asker { return askagent.Asker{Exists: id != "zed", Enabled: true} })}
 	at := time.Now()
 	q := func(exec, to string) askagent.Question {
 		return askagent.Question{From: "alice", To: to, Question: "q to " + to, RunID: "r-a", RootRunID: "root",
@@ -270,10 +265,10 @@ func (f failingLog) Record(context.Context, sb.AgentMessage) error { return f.er
 // (or not ending with the asker) would start a run that may ask others in
 // turn, so it starts none.
 func TestAnswerNeedsTheCallPath(t *testing.T) {
-	an := &askagent.Answerer{Agent: func(string) (sb.Agent, error) {
+	an := &askagent.Answerer{Agents: agentsFunc(func(string) (sb.Agent, error) {
 		t.Fatal("the agent was looked up for a question without call path")
 		return sb.Agent{}, nil
-	}}
+	})}
 	for _, path := range [][]string{nil, {}, {"carol"}, {"alice", ""}} {
 		_, err := an.Answer(context.Background(), askagent.Ask{Agent: "bob", From: "alice", Question: "q?", ParentRunID: "r-a", RootRunID: "root",
 			CallPath: path, ExecutionID: "arn:exec:1"})
@@ -283,3 +278,13 @@ func TestAnswerNeedsTheCallPath(t *testing.T) {
 		}
 	}
 }
+
+// agentsFunc is an askagent.Agents made of a function.
+type agentsFunc func(id string) (sb.Agent, error)
+
+func (f agentsFunc) Agent(id string) (sb.Agent, error) { return f(id) }
+
+// askersFunc is an askagent.Askers made of a function.
+type askersFunc func(id string) askagent.Asker
+
+func (f askersFunc) Asker(id string) askagent.Asker { return f(id) }

@@ -147,13 +147,9 @@ func newWorld(t testing.TB, timeout time.Duration, agents map[string]agentSpec) 
 	}
 	w.engine = &agentrun.Engine{Tools: x, Receipts: w.store}
 	rec := &askagent.Recorder{Log: sb.ScrubbingMessages{Log: w.messages, Scrub: scrub.New([]string{"s3cr3t-token"}).String}}
-	w.answerer = &askagent.Answerer{Engine: w.engine, Recorder: rec, Agent: w.agent, Leases: w.store, MaxSteps: 5, Log: log,
-		Budget: &agentrun.Budget{Store: w.store, Limit: func(id string) (float64, string) { return agents[id].budget, id },
-			Notify: func(context.Context, string) error { return nil }, Log: log}}
-	guard := &askagent.Guard{Recorder: rec, Agent: func(id string) askagent.Asker {
-		a, ok := agents[id]
-		return askagent.Asker{Exists: ok, Enabled: ok && !a.noAsk, Allowed: a.ask}
-	}}
+	w.answerer = &askagent.Answerer{Engine: w.engine, Recorder: rec, Agents: worldAgents{w}, Leases: w.store, MaxSteps: 5, Log: log,
+		Budget: &agentrun.Budget{Store: w.store, Limits: worldAgents{w}, Notifier: worldAgents{w}, Log: log}}
+	guard := &askagent.Guard{Recorder: rec, Askers: worldAgents{w}}
 
 	// The functions as the machine reaches them: a payload's op picks the
 	// Task, as shared/handlers routes it in the deployed functions.
@@ -198,6 +194,22 @@ func newWorld(t testing.TB, timeout time.Duration, agents map[string]agentSpec) 
 	w.machine = &timedMachine{inner: sfn.SyncMachine{Client: env.Client, ARN: func() string { return arn }}}
 	ask.Machine = w.machine
 	return w
+}
+
+// worldAgents are the world's agents as the answerer builds them, as
+// their daily budgets count and as the guard knows them; budget notices
+// go nowhere.
+type worldAgents struct{ w *world }
+
+func (a worldAgents) Agent(id string) (sb.Agent, error) { return a.w.agent(id) }
+
+func (a worldAgents) DailyBudget(id string) (float64, string) { return a.w.agents[id].budget, id }
+
+func (worldAgents) NotifyBudget(context.Context, string) error { return nil }
+
+func (a worldAgents) Asker(id string) askagent.Asker {
+	ag, ok := a.w.agents[id]
+	return askagent.Asker{Exists: ok, Enabled: ok && !ag.noAsk, Allowed: ag.ask}
 }
 
 func (w *world) agent(id string) (sb.Agent, error) {

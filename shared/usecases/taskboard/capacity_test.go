@@ -41,7 +41,7 @@ func TestCapacityPerCreateAndComplete(t *testing.T) {
 	svc := &taskboard.Service{
 		Tasks: store.Tasks(), Messages: sb.ScrubbingMessages{Log: store.AgentMessages(s3blob.New(s3c, "workspace"))},
 		Waker: j, Notify: router.New(nil, memstore.New(), slog.New(slog.DiscardHandler)),
-		Agents:        func(id string) (taskboard.Party, bool) { return taskboard.Party{Name: id, Taskboard: true}, true },
+		Agents:        everyone{},
 		Counters:      store,
 		WatchdogAfter: 24 * time.Hour, Log: slog.New(slog.DiscardHandler),
 	}
@@ -85,3 +85,10 @@ func TestCapacityPerCreateAndComplete(t *testing.T) {
 }
 
 var taskIDInText = regexp.MustCompile(`taskId "([0-9a-f]{26})"`)
+
+// everyone has the Taskboard, under its id.
+type everyone struct{}
+
+func (everyone) Party(id string) (taskboard.Party, bool) {
+	return taskboard.Party{Name: id, Taskboard: true}, true
+}

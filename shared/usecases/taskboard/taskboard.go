@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -41,6 +42,28 @@ type Notifier interface {
 	Deliver(ctx context.Context, n router.Notice) (router.Delivery, error)
 }
 
+// Parties look an agent up; false for an unknown id.
+type Parties interface {
+	Party(id string) (Party, bool)
+}
+
+// ConfigParties are the configured agents: their display names and
+// whether they have the Taskboard tool.
+type ConfigParties struct{ Config *config.Config }
+
+// Party implements Parties.
+func (c ConfigParties) Party(id string) (Party, bool) {
+	a, ok := c.Config.Agent(id)
+	if !ok {
+		return Party{}, false
+	}
+	name := a.Name
+	if name == "" {
+		name = id
+	}
+	return Party{Name: name, Taskboard: a.Tools.Taskboard != nil}, true
+}
+
 // Service is the taskboard. All fields but WatchdogAfter, Limits, Now and
 // Log are required.
 type Service struct {
@@ -50,8 +73,7 @@ type Service struct {
 	Messages sb.AgentMessageLog
 	Waker    sb.WakeDispatcher
 	Notify   Notifier
-	// Agents looks an agent up in the config; false for an unknown id.
-	Agents func(id string) (Party, bool)
+	Agents   Parties
 	// WatchdogAfter is how long a task may stay open before the watchdog
 	// tells the human; 0 turns the watchdog off.
 	WatchdogAfter time.Duration
@@ -88,7 +110,7 @@ func (s *Service) name(id string) string {
 	if id == sb.HumanParty {
 		return "the human"
 	}
-	if p, ok := s.Agents(id); ok && p.Name != "" && p.Name != id {
+	if p, ok := s.Agents.Party(id); ok && p.Name != "" && p.Name != id {
 		return fmt.Sprintf("%s (%s)", p.Name, id)
 	}
 	return id
@@ -132,7 +154,7 @@ func (s *Service) Create(ctx context.Context, call sb.ToolCall, assignee, title,
 	if assignee == sb.HumanParty {
 		return Created{}, sb.E(op, sb.EINVALID, "tasks go to agents; tell the human with notify_user instead")
 	}
-	p, ok := s.Agents(assignee)
+	p, ok := s.Agents.Party(assignee)
 	if !ok {
 		return Created{}, sb.E(op, sb.ENOTFOUND, fmt.Sprintf("no agent %q; give the task to one of the agents with the Taskboard tool", assignee))
 	}

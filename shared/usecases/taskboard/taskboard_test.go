@@ -135,14 +135,11 @@ func newWorld(t *testing.T) *world {
 		"cyd": {Name: "Cyd", Taskboard: true}, "dan": {Name: "Dan"},
 	}
 	w.svc = &taskboard.Service{
-		Tasks:    w.tasks,
-		Messages: sb.ScrubbingMessages{Log: w.msgs, Scrub: func(s string) string { return strings.ReplaceAll(s, "s3cret", "[redacted]") }},
-		Waker:    w.jobs,
-		Notify:   router.New([]router.Channel{w.human}, memstore.New(), slog.New(slog.DiscardHandler)),
-		Agents: func(id string) (taskboard.Party, bool) {
-			p, ok := agents[id]
-			return p, ok
-		},
+		Tasks:         w.tasks,
+		Messages:      sb.ScrubbingMessages{Log: w.msgs, Scrub: func(s string) string { return strings.ReplaceAll(s, "s3cret", "[redacted]") }},
+		Waker:         w.jobs,
+		Notify:        router.New([]router.Channel{w.human}, memstore.New(), slog.New(slog.DiscardHandler)),
+		Agents:        partyMap(agents),
 		Counters:      store,
 		Budget:        w.budgets,
 		WatchdogAfter: 24 * time.Hour,
@@ -680,3 +677,8 @@ func TestModelSeesTaskNames(t *testing.T) {
 		}
 	}
 }
+
+// partyMap is a taskboard.Parties of fixed parties.
+type partyMap map[string]taskboard.Party
+
+func (m partyMap) Party(id string) (taskboard.Party, bool) { p, ok := m[id]; return p, ok }

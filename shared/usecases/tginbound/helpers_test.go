@@ -104,14 +104,12 @@ func newWorld(t *testing.T) *world {
 		Secret:       secret,
 		AllowedChats: []string{"1111", "-1001234567890"},
 		Agents:       append([]string(nil), agents...),
-		Decide:       w.dec.Decide,
-		Answer: func(ctx context.Context, id, text string) error {
-			return client.AnswerCallbackQuery(ctx, id, text, false)
-		},
-		Dispatch: w.disp,
-		Claims:   store,
-		Log:      log,
-		Now:      c.Now,
+		Decider:      w.dec,
+		Answers:      client,
+		Dispatch:     w.disp,
+		Claims:       store,
+		Log:          log,
+		Now:          c.Now,
 	}
 	mux := http.NewServeMux()
 	mux.Handle("POST /hooks/telegram", httpapi.TelegramWebhook(w.in))

@@ -23,15 +23,29 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
+// Decider decides the approval a button press names (the approvals
+// service, with the configured approvers) and returns the short text the
+// press is answered with.
+type Decider interface {
+	Decide(ctx context.Context, data, fromUserID string) (string, error)
+}
+
+// CallbackAnswerer answers a button press (the Telegram client).
+type CallbackAnswerer interface {
+	AnswerCallbackQuery(ctx context.Context, callbackID, text string, showAlert bool) error
+}
+
 // Inbound handles updates.
 type Inbound struct {
 	Secret       string   // instance.telegram.webhookSecret
 	AllowedChats []string // instance.telegram.allowedChatIds
 	Agents       []string // agent ids; the first is the default addressee
-	// Decide handles a button press (approvals.DecideByCallback) and
-	// returns the short text for answerCallbackQuery.
-	Decide   func(ctx context.Context, data, fromUserID string) (string, error)
-	Answer   func(ctx context.Context, callbackID, text string) error
+	// Decider decides a button press; nil when approvals are not set up
+	// (a press is answered so).
+	Decider Decider
+	// Answers answers a button press; nil without a bot (a press goes
+	// unanswered).
+	Answers  CallbackAnswerer
 	Dispatch sb.WakeDispatcher
 	Claims   wake.Claims
 	Log      *slog.Logger
@@ -67,11 +81,17 @@ func (in *Inbound) handle(ctx context.Context, u sb.TelegramUpdate) error {
 	switch {
 	case u.CallbackQuery != nil:
 		cb := u.CallbackQuery
-		text, err := in.Decide(ctx, cb.Data, strconv.FormatInt(cb.From.ID, 10))
-		if err != nil {
-			text = sb.ErrorMessage(err)
+		text := "approvals are not set up here"
+		if in.Decider != nil {
+			var err error
+			if text, err = in.Decider.Decide(ctx, cb.Data, strconv.FormatInt(cb.From.ID, 10)); err != nil {
+				text = sb.ErrorMessage(err)
+			}
 		}
-		if aerr := in.Answer(ctx, cb.ID, shorten(text, sb.TelegramMaxAnswerLength)); aerr != nil {
+		if in.Answers == nil {
+			return nil
+		}
+		if aerr := in.Answers.AnswerCallbackQuery(ctx, cb.ID, shorten(text, sb.TelegramMaxAnswerLength), false); aerr != nil {
 			in.Log.WarnContext(ctx, "answerCallbackQuery failed", "err", aerr)
 		}
 		return nil

@@ -1,13 +1,12 @@
-// Package actions builds the layer that acts on the world for the agents,
-// on the decide layer: the workspace bucket, the tool executor with every
-// tool (which stages risky calls with the approvals service and runs the
-// approved ones), and the scheduled jobs. It links no model provider: the
-// tools and jobs functions stop here. Internal: only the builders under
+// Package actions builds the part that acts on the world for the agents:
+// the workspace bucket, the tool executor with every tool (which stages
+// risky calls with the approvals service and runs the approved ones), the
+// Taskboard and the daily budget. It links no model provider: the tools
+// and jobs functions stop here. Internal: only the builders under
 // shared/app use it.
 package actions
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -16,8 +15,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
-	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/platform/runtoken"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -28,16 +27,15 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tools/staging"
 	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
-	"github.com/switchboard-dev/switchboard/shared/usecases/jobs"
 	"github.com/switchboard-dev/switchboard/shared/usecases/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 	"github.com/switchboard-dev/switchboard/shared/usecases/taskboard"
-	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
-// Actions is the decide layer plus everything that acts.
+// Actions is everything that acts, over the core and the decide part.
 type Actions struct {
-	*decide.Decide
+	Core   *core.Core
+	Decide *decide.Decide
 	Bucket string
 	Blobs  *s3blob.Store
 	Tools  *tools.Executor
@@ -59,21 +57,25 @@ type Actions struct {
 	// refuses every "run".
 	RunTokens *runtoken.Keys
 
-	nc     map[string]nctool.Agent
-	ncTool *nctool.Tool
-	rcTool *rctool.Tool
-	poller *wake.Poller // one per process: it remembers Rocket.Chat rate limits between ticks
+	// Nextcloud are the agents' Nextcloud clients and settings, by agent;
+	// NextcloudTool is the Nextcloud tool over them (the nextcloud-cleanup
+	// job runs its Cleanup).
+	Nextcloud     map[string]nctool.Agent
+	NextcloudTool *nctool.Tool
+	// RocketChatTool is the RocketChat tool; its typed service posts the
+	// wake's replies and the document pipeline's messages.
+	RocketChatTool *rctool.Tool
 }
 
-// New builds the actions layer on d.
+// New builds the part on d.
 func New(d *decide.Decide) (*Actions, error) {
 	c := d.Core
-	a := &Actions{Decide: d, Bucket: c.Getenv(deploy.EnvBucket)}
+	a := &Actions{Core: c, Decide: d, Bucket: c.Getenv(deploy.EnvBucket)}
 	if a.Bucket == "" {
 		return nil, fmt.Errorf("app: %s is not set; it names the workspace bucket (cdk deploy sets it; switchboard dev uses switchboard-dev)", deploy.EnvBucket)
 	}
 	a.Blobs = s3blob.New(s3blob.NewClientFromConfig(c.AWS), a.Bucket)
-	a.RunTokens = runTokenKeys(d)
+	a.RunTokens = runTokenKeys(c)
 	a.Messages = c.Store.AgentMessages(a.Blobs)
 	policy, err := staging.New(c.Config.Instance.Staging)
 	if err != nil {
@@ -83,13 +85,13 @@ func New(d *decide.Decide) (*Actions, error) {
 	if err := a.setupNextcloud(); err != nil {
 		return nil, err
 	}
-	a.rcTool = rctool.New(a.rocketChatAgent, a.Blobs)
+	a.RocketChatTool = rctool.New(a.rocketChatAgent, a.Blobs)
 	a.Tools, err = tools.New(tools.Options{
 		Tools: []sb.Tool{
 			workspace.NewTool(a.Blobs, a.workspaceLimit),
-			a.rcTool,
-			a.ncTool,
-			router.NewTool(a.Router),
+			a.RocketChatTool,
+			a.NextcloudTool,
+			router.NewTool(d.Router),
 			a.askTool(),
 			commtool.New(a.Messages, c.Store, c.Store, func(id string) bool { return a.permits(id, commtool.ToolName) }),
 			taskboard.NewTool(a.Taskboard),
@@ -107,29 +109,13 @@ func New(d *decide.Decide) (*Actions, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.Approvals != nil {
+	if d.Approvals != nil {
 		// The tools stage risky calls for approval, and the approvals
 		// service runs approved calls through the tools (in the worker).
-		a.Tools.SetStager(a.Approvals)
-		a.Approvals.SetExecutor(a.Tools)
+		a.Tools.SetStager(d.Approvals)
+		d.Approvals.SetExecutor(a.Tools)
 	}
-	a.poller = &wake.Poller{KV: c.Store.KV(), Counters: c.Store, Claims: c.Store, Wakes: c.Wakes, ClaimFor: c.ClaimFor,
-		Dispatch: c.Dispatcher, Log: c.Log, Loc: time.UTC, Now: time.Now}
 	return a, nil
-}
-
-// ToolsHandler serves GET /tools and POST /tools/invoke without auth; the
-// caller wraps it (IAM in AWS, bearer token locally). Its answers are the
-// calling agent's data under the tool contract (a share's token and
-// generated password included), so the response scrubber lets them through
-// (httpapi.Verbatim); the executor has scrubbed error texts and audit.
-func (a *Actions) ToolsHandler() http.Handler {
-	mux := http.NewServeMux()
-	// A token of a run whose receipt is written (the run has ended) is
-	// refused before its deadline: one index query on the receipts.
-	runs := runtoken.Live{Keys: a.RunTokens, Receipts: a.Store}
-	httpapi.ToolRoutes(mux, a.Tools, a.AgentExists, runs, a.Log)
-	return httpapi.Verbatim(mux)
 }
 
 // runTokenKeys derives the run-token keys from the approval signing key
@@ -137,22 +123,22 @@ func (a *Actions) ToolsHandler() http.Handler {
 // a key). Not from instance.toolApiToken: whoever holds the bearer token
 // calls the API and must not be able to sign runs. Nil without a usable
 // key.
-func runTokenKeys(d *decide.Decide) *runtoken.Keys {
-	secret := d.Config.Instance.Approvals.SigningKey
+func runTokenKeys(c *core.Core) *runtoken.Keys {
+	secret := c.Config.Instance.Approvals.SigningKey
 	if secret == "" {
-		d.Log.Warn("run tokens are not set up (no instance.approvals.signingKey): POST /tools/invoke refuses every \"run\"")
+		c.Log.Warn("run tokens are not set up (no instance.approvals.signingKey): POST /tools/invoke refuses every \"run\"")
 		return nil
 	}
 	k, err := runtoken.New(secret)
 	if err != nil {
-		d.Log.Warn("run tokens are not set up: instance.approvals.signingKey is too short", "err", err)
+		c.Log.Warn("run tokens are not set up: instance.approvals.signingKey is too short", "err", err)
 		return nil
 	}
 	return k
 }
 
 func (a *Actions) permits(agentID, tool string) bool {
-	c, ok := a.Config.Agent(agentID)
+	c, ok := a.Core.Config.Agent(agentID)
 	if !ok {
 		return false
 	}
@@ -180,7 +166,7 @@ func (a *Actions) permits(agentID, tool string) bool {
 }
 
 func (a *Actions) workspaceLimit(agentID string) (int64, bool) {
-	c, ok := a.Config.Agent(agentID)
+	c, ok := a.Core.Config.Agent(agentID)
 	if !ok || c.Tools.Workspace == nil {
 		return 0, false
 	}
@@ -189,8 +175,8 @@ func (a *Actions) workspaceLimit(agentID string) (int64, bool) {
 
 // rocketChatAgent gives the RocketChat tool an agent's client and limits.
 func (a *Actions) rocketChatAgent(agentID string) (rctool.Agent, bool) {
-	rc, ok := a.RC[agentID]
-	c, _ := a.Config.Agent(agentID)
+	rc, ok := a.Core.RC[agentID]
+	c, _ := a.Core.Config.Agent(agentID)
 	if !ok || c == nil || c.Tools.RocketChat == nil {
 		return rctool.Agent{}, false
 	}
@@ -203,59 +189,35 @@ func (a *Actions) rocketChatAgent(agentID string) (rctool.Agent, bool) {
 // setupNextcloud builds a client (and a Collabora client when collaboraUrl
 // is set) per agent with a Nextcloud block.
 func (a *Actions) setupNextcloud() error {
-	a.nc = map[string]nctool.Agent{}
-	for _, ag := range a.Config.Agents {
+	core := a.Core
+	a.Nextcloud = map[string]nctool.Agent{}
+	for _, ag := range core.Config.Agents {
 		t := ag.Tools.Nextcloud
 		if t == nil {
 			continue
 		}
-		c, err := nextcloud.New(t.BaseURL, t.Username, t.AppPassword, a.HTTP, nextcloud.WithScrubber(a.Scrubber))
+		c, err := nextcloud.New(t.BaseURL, t.Username, t.AppPassword, core.HTTP, nextcloud.WithScrubber(core.Scrubber))
 		if err != nil {
 			return fmt.Errorf("app: agent %s: Nextcloud: %w", ag.ID, err)
 		}
 		na := nctool.Agent{Client: c, RootPath: t.RootPath, SharedReportsPath: t.SharedReportsPath, AllowPublicShares: t.AllowPublicShares,
 			ShareDefaultExpireDays: t.ShareDefaultExpireDays, ReportsMaxAgeDays: t.ReportsMaxAgeDays,
-			AgentName: a.AgentName(ag.ID), BaseURL: t.BaseURL}
+			AgentName: core.AgentName(ag.ID), BaseURL: t.BaseURL}
 		if t.CollaboraURL != "" {
 			// Conversions take up to Collabora's own 100 s limit.
 			if na.Collabora, err = collabora.New(t.CollaboraURL, &http.Client{Timeout: collabora.DefaultTimeout}); err != nil {
 				return fmt.Errorf("app: agent %s: Nextcloud.collaboraUrl: %w", ag.ID, err)
 			}
 		}
-		a.nc[ag.ID] = na
+		a.Nextcloud[ag.ID] = na
 	}
-	a.ncTool = nctool.New(func(id string) (nctool.Agent, bool) { na, ok := a.nc[id]; return na, ok }, a.Blobs, time.Now)
-	a.ncTool.SetLogger(a.Log)
+	a.NextcloudTool = nctool.New(func(id string) (nctool.Agent, bool) { na, ok := a.Nextcloud[id]; return na, ok }, a.Blobs, time.Now)
+	a.NextcloudTool.SetLogger(core.Log)
 	return nil
-}
-
-// Jobs is the runner of every scheduled job.
-func (a *Actions) Jobs() (*jobs.Runner, error) {
-	return jobs.New(map[string]jobs.Func{
-		"heartbeat":         a.heartbeat,
-		"rocketchat-poll":   a.pollRocketChat,
-		"rocketchat-health": a.healthCheck,
-		"nextcloud-cleanup": a.cleanupNextcloud,
-		"approvals-expire":  a.ExpireApprovals,
-		"telegram-poll":     a.PollTelegram,
-		"task-watchdog":     a.watchTasks,
-		"task-wakes":        a.Taskboard.RunDeferredWakes,
-	}, a.Store, a.Log)
-}
-
-// heartbeat checks that every table and the bucket answer.
-func (a *Actions) heartbeat(ctx context.Context) (string, error) {
-	if err := a.Ping(ctx); err != nil {
-		return "", err
-	}
-	if _, err := a.Blobs.List(ctx, "", 1); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%d tables and bucket %s answer", len(deploy.Tables), a.Bucket), nil
 }
 
 // MessageLog records agent messages with their contents scrubbed: the one
 // way the core writes them (ask_agent rows, the Taskboard's).
 func (a *Actions) MessageLog() sb.ScrubbingMessages {
-	return sb.ScrubbingMessages{Log: a.Messages, Scrub: a.Scrubber.String}
+	return sb.ScrubbingMessages{Log: a.Messages, Scrub: a.Core.Scrubber.String}
 }

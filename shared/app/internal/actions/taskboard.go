@@ -15,39 +15,25 @@ import (
 // arguments. Its bounds count in the state table and take the taskboard's
 // defaults (5 tasks per run, 30 per agent and hour, 3 hand-overs).
 func (a *Actions) setupTaskboard() {
-	a.Budget = &agentrun.Budget{
-		Store: a.Store,
-		Limit: func(id string) (float64, string) {
-			c, ok := a.Config.Agent(id)
-			if !ok {
-				return 0, id
-			}
-			return c.DailyBudgetUSD, a.AgentName(id)
-		},
-		Notify: func(ctx context.Context, text string) error {
-			_, err := a.Router.Deliver(ctx, router.Notice{Kind: router.KindBudget, Text: text})
-			return err
-		},
-		Log: a.Log,
-	}
+	c := a.Core
+	a.Budget = &agentrun.Budget{Store: c.Store, Limits: c, Notifier: budgetNotices{a.Decide.Router}, Log: c.Log}
 	a.Taskboard = &taskboard.Service{
-		Tasks:    a.Store.Tasks(),
-		Messages: a.MessageLog(),
-		Waker:    a.Dispatcher,
-		Notify:   a.Router,
-		Agents: func(id string) (taskboard.Party, bool) {
-			c, ok := a.Config.Agent(id)
-			if !ok {
-				return taskboard.Party{}, false
-			}
-			return taskboard.Party{Name: a.AgentName(id), Taskboard: c.Tools.Taskboard != nil}, true
-		},
-		Counters:      a.Store,
+		Tasks:         c.Store.Tasks(),
+		Messages:      a.MessageLog(),
+		Waker:         c.Dispatcher,
+		Notify:        a.Decide.Router,
+		Agents:        taskboard.ConfigParties{Config: c.Config},
+		Counters:      c.Store,
 		Budget:        a.Budget,
-		WatchdogAfter: time.Duration(a.Config.Instance.Taskboard.WatchdogHours) * time.Hour,
-		Log:           a.Log,
+		WatchdogAfter: time.Duration(c.Config.Instance.Taskboard.WatchdogHours) * time.Hour,
+		Log:           c.Log,
 	}
 }
 
-// watchTasks is the task-watchdog job.
-func (a *Actions) watchTasks(ctx context.Context) (string, error) { return a.Taskboard.Watchdog(ctx) }
+// budgetNotices tell the human through the router's budget notice.
+type budgetNotices struct{ router *router.Router }
+
+func (n budgetNotices) NotifyBudget(ctx context.Context, text string) error {
+	_, err := n.router.Deliver(ctx, router.Notice{Kind: router.KindBudget, Text: text})
+	return err
+}

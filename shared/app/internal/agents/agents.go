@@ -1,4 +1,4 @@
-// Package agents builds the layer that runs agents: per-agent models
+// Package agents builds the part that runs agents: per-agent models
 // (OpenAI-compatible, Bedrock, scripted), the run engine with its daily
 // budget, and the wake worker that replies where an agent was woken. Only
 // the agent-worker function and the dev runtime link it. Internal: only
@@ -6,7 +6,6 @@
 package agents
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -17,7 +16,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/bedrock"
 	"github.com/switchboard-dev/switchboard/shared/adapters/openai"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
-	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
 	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
@@ -25,64 +24,60 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
-// Agents is the actions layer plus the engine, the runner and the worker;
-// the daily budget (Budget) is the actions layer's, shared with the
+// Agents runs agents, over the core and the actions part; the daily
+// budget (Actions.Budget) is the actions part's, shared with the
 // taskboard.
 type Agents struct {
-	*actions.Actions
-	Engine *agentrun.Engine
-	Runner *agentrun.Runner
-	Worker *wake.Worker
+	Core    *core.Core
+	Actions *actions.Actions
+	Engine  *agentrun.Engine
+	Runner  *agentrun.Runner
+	Worker  *wake.Worker
 }
 
-// AskRunTasks are the ask-agent machine's Tasks that the agent-worker
-// serves: running the asked agent and recording its answer.
-func (g *Agents) AskRunTasks() handlers.Tasks {
-	an := &askagent.Answerer{Engine: g.Engine, Recorder: &askagent.Recorder{Log: g.MessageLog()}, Agent: g.Runner.Agents.Agent,
-		Leases: g.Store, Budget: g.Budget, MaxSteps: g.Config.Instance.AskAgent.MaxSteps, Log: g.Log}
-	return handlers.Tasks{askagent.OpRun: handlers.TaskOf(an.Answer)}
-}
-
-// New builds the agents layer on a. Every agent's model is checked once
-// here, so that a config mistake fails the cold start, not the first run.
+// New builds the part on a. Every agent's model is checked once here, so
+// that a config mistake fails the cold start, not the first run.
 func New(a *actions.Actions) (*Agents, error) {
-	g := &Agents{Actions: a, Engine: &agentrun.Engine{Tools: a.Tools, Receipts: a.Store}}
+	c := a.Core
+	g := &Agents{Core: c, Actions: a, Engine: &agentrun.Engine{Tools: a.Tools, Receipts: c.Store}}
 	if a.RunTokens != nil { // never a nil *Keys in the interface
 		g.Engine.Tokens = a.RunTokens
 	}
 	g.Runner = &agentrun.Runner{Engine: g.Engine, Budget: a.Budget, Tasks: a.Taskboard,
-		Agents: &agentrun.Agents{Config: a.Config, Providers: providers{aws: a.AWS}}}
+		Agents: &agentrun.Agents{Config: c.Config, Providers: providers{aws: c.AWS}}}
 	if err := g.Runner.Agents.Check(); err != nil {
 		return nil, err
 	}
-	replier := a.Replier()
-	preparer := &wake.Preparer{Counters: a.Store, Claims: a.Store, Wakes: a.Wakes, Log: a.Log, Loc: time.UTC, Now: time.Now}
+	replier := newReplier(a)
+	preparer := &wake.Preparer{Counters: c.Store, Claims: c.Store, Wakes: c.Wakes, Log: c.Log, Loc: time.UTC, Now: time.Now}
 	g.Worker = &wake.Worker{
-		Leases:     a.Store,
-		Claims:     a.Wakes,
-		Notes:      a.Store,
-		RunFor:     a.Run,
-		WaitFor:    a.Wait,
-		Slack:      a.Slack,
-		Log:        a.Log,
+		Leases:     c.Store,
+		Claims:     c.Wakes,
+		Notes:      c.Store,
+		RunFor:     c.Run,
+		WaitFor:    c.Wait,
+		Slack:      c.Slack,
+		Log:        c.Log,
 		Preparer:   wake.AccountPreparer{Preparer: preparer, Accounts: replier.Accounts},
 		Runner:     g.Runner,
 		Replies:    replier,
 		Files:      replier,
 		Fallback:   replier,
-		MaxMessage: a.Config.Instance.RocketChat.MaxMessageLength,
-		MaxParts:   a.Config.Instance.RocketChat.MaxReplyParts,
-		Scrubber:   a.Scrubber, // the whole answer, before it is cut
+		MaxMessage: c.Config.Instance.RocketChat.MaxMessageLength,
+		MaxParts:   c.Config.Instance.RocketChat.MaxReplyParts,
+		Scrubber:   c.Scrubber, // the whole answer, before it is cut
 	}
-	if a.Approvals != nil { // never a nil *Service in the interface
-		g.Worker.Approvals = a.Approvals
+	if ap := a.Decide.Approvals; ap != nil { // never a nil *Service in the interface
+		g.Worker.Approvals = ap
 	}
 	return g, nil
 }
 
-// Ask runs agentID on a human's message (agentrun.Runner.Ask).
-func (g *Agents) Ask(ctx context.Context, agentID, source, message string, parent *sb.RunContext) (agentrun.Result, error) {
-	return g.Runner.Ask(ctx, agentID, source, message, parent)
+// Answerer runs the agent an ask_agent question is for.
+func (g *Agents) Answerer() *askagent.Answerer {
+	c := g.Core
+	return &askagent.Answerer{Engine: g.Engine, Recorder: &askagent.Recorder{Log: g.Actions.MessageLog()}, Agents: g.Runner.Agents,
+		Leases: c.Store, Budget: g.Actions.Budget, MaxSteps: c.Config.Instance.AskAgent.MaxSteps, Log: c.Log}
 }
 
 // providers builds the model clients that reach a server. Built per run:

@@ -1,10 +1,10 @@
 // Package core is what every function builds first: the config, the
 // logger and scrubber, the AWS config, the DynamoDB store, the agents'
-// Rocket.Chat clients and wake rules, the dispatcher and the webhook
-// receiver.
+// Rocket.Chat clients and wake rules, and the dispatcher.
 // It links no model provider, no Nextcloud, no S3 and no tool executor, so
-// that the webhook receivers stay small; the other layers (decide,
-// actions, agents) build on it. Internal: only the builders under shared/app use it.
+// that the webhook receivers stay small; the other parts (decide, actions,
+// agents) hold it in a field. Internal: only the builders under shared/app
+// use it.
 package core
 
 import (
@@ -146,6 +146,20 @@ func New(ctx context.Context, getenv func(string) string) (*Core, error) {
 	return c, nil
 }
 
+// ForFunction builds the core of Lambda function fn. Where the deploy
+// catalogue does not let fn invoke the agent-worker, its dispatcher says so
+// on a wake (NoDispatcher).
+func ForFunction(ctx context.Context, fn string, getenv func(string) string) (*Core, error) {
+	c, err := New(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	if c.Dispatcher == nil {
+		c.Dispatcher = NoDispatcher{Function: fn}
+	}
+	return c, nil
+}
+
 // NoDispatcher stands in for the dispatcher in a function that the deploy
 // catalogue does not let invoke the agent-worker: a wake there is a wiring
 // mistake, said as such.
@@ -226,26 +240,22 @@ func (c *Core) setupRocketChat() error {
 	return nil
 }
 
-// Receiver is the Rocket.Chat outgoing-webhook receiver.
-func (c *Core) Receiver() *wake.Receiver {
-	var hookAgents []wake.WebhookAgent
-	for _, ag := range c.Config.Agents {
-		if t := ag.Tools.RocketChat; t != nil {
-			hookAgents = append(hookAgents, wake.WebhookAgent{ID: ag.ID, UserID: t.UserID, Username: t.Username,
-				AgentUsernames: t.AgentUsernames, RespondToAllRooms: t.RespondToAllRooms, MentionOnly: t.MentionOnly})
-		}
-	}
-	r := wake.NewReceiver(c.Config.Instance.RocketChat.WebhookTokens, hookAgents, c.Wakes, c.Dispatcher, c.Log)
-	r.ClaimFor = c.ClaimFor
-	return r
-}
-
 // AgentName is the agent's display name, or its id.
 func (c *Core) AgentName(id string) string {
 	if a, ok := c.Config.Agent(id); ok && a.Name != "" {
 		return a.Name
 	}
 	return id
+}
+
+// DailyBudget implements agentrun.BudgetLimits: the agent's
+// dailyBudgetUsd and its display name.
+func (c *Core) DailyBudget(id string) (float64, string) {
+	a, ok := c.Config.Agent(id)
+	if !ok {
+		return 0, id
+	}
+	return a.DailyBudgetUSD, c.AgentName(id)
 }
 
 // AgentExists says whether the config has the agent.

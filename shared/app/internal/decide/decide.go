@@ -1,44 +1,36 @@
-// Package decide builds the layer that takes decisions and messages from
-// people: the Telegram client, the channel router, the approvals service
-// and the Telegram inbound. It runs no tool: an approved call is handed to
-// the agent-worker as a job, so the approvals and telegram-webhook
-// functions stop here and link no executor, S3, Nextcloud or tool code.
-// The actions layer builds on it and gives the approvals service its
-// executor. Internal: only the builders under shared/app use it.
+// Package decide builds the part that takes decisions from people and
+// tells them things: the Telegram client, the channel router and the
+// approvals service. It runs no tool: an approved call is handed to the
+// agent-worker as a job, so the approvals and telegram-webhook functions
+// stop here and link no executor, S3, Nextcloud or tool code. The actions
+// part gives the approvals service its executor. Internal: only the
+// builders under shared/app use it.
 package decide
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
-	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
-	"github.com/switchboard-dev/switchboard/shared/usecases/tginbound"
 )
 
-// EnvPublicBaseURL stands in for an empty instance.publicBaseUrl; the dev
-// runtime sets it to its own listener so that approval links work locally.
-const EnvPublicBaseURL = core.EnvPublicBaseURL
-
-// Decide is the core plus what decides.
+// Decide is what decides and tells people, over the core.
 type Decide struct {
-	*core.Core
-	Telegram   *telegram.Client // nil without a bot token
-	Router     *router.Router
-	Approvals  *approvals.Service // nil when approvals are not set up
-	TelegramIn *tginbound.Inbound
+	Core      *core.Core
+	Telegram  *telegram.Client // nil without a bot token
+	Router    *router.Router
+	Approvals *approvals.Service // nil when approvals are not set up
 }
 
-// New builds the layer on c. c.Dispatcher must be set.
+// New builds the part on c. c.Dispatcher must be set.
 func New(c *core.Core) (*Decide, error) {
 	d := &Decide{Core: c}
 	if t := c.Config.Instance.Telegram; t.BotToken != "" {
@@ -51,35 +43,21 @@ func New(c *core.Core) (*Decide, error) {
 	if err := d.setupApprovals(); err != nil {
 		return nil, err
 	}
-	d.setupTelegramInbound()
 	return d, nil
-}
-
-// TelegramHandler serves POST /hooks/telegram.
-func (d *Decide) TelegramHandler() http.Handler { return httpapi.TelegramWebhook(d.TelegramIn) }
-
-// ApprovalsHandler serves GET/POST /approvals/{id}; without approvals set
-// up it answers 404 with a page that says so.
-func (d *Decide) ApprovalsHandler() http.Handler {
-	if d.Approvals == nil {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			http.Error(w, "approvals are not set up on this instance", http.StatusNotFound)
-		})
-	}
-	return httpapi.Approvals(d.Approvals)
 }
 
 // setupRouter builds the channel router from instance.channels.
 func (d *Decide) setupRouter() {
+	c := d.Core
 	var channels []router.Channel
-	for _, name := range d.Config.Instance.Channels {
+	for _, name := range c.Config.Instance.Channels {
 		switch name {
 		case swcfg.ChannelRocketChat:
 			channels = append(channels, &router.RocketChatChannel{
-				Human:   d.Config.Instance.Human.RocketChatUsername,
-				Clients: d.RocketChatClient,
-				Default: d.FirstRocketChatAgent(),
-				Scrub:   d.Scrubber.StringContext, // the whole notice, before it is cut
+				Human:   c.Config.Instance.Human.RocketChatUsername,
+				Clients: c.RocketChatClient,
+				Default: c.FirstRocketChatAgent(),
+				Scrub:   c.Scrubber.StringContext, // the whole notice, before it is cut
 			})
 		case swcfg.ChannelTelegram:
 			if ch := d.TelegramChannel(); ch != nil {
@@ -87,59 +65,49 @@ func (d *Decide) setupRouter() {
 			}
 		}
 	}
-	d.Router = router.New(channels, d.Store, d.Log)
+	d.Router = router.New(channels, c.Store, c.Log)
 }
 
 // TelegramChannel is nil when no bot token or chat is configured.
 func (d *Decide) TelegramChannel() router.Channel {
-	t := d.Config.Instance.Telegram
+	t := d.Core.Config.Instance.Telegram
 	if d.Telegram == nil || t.ChatID == "" {
 		return nil
 	}
-	return &router.TelegramChannel{Client: d.Telegram, ChatID: t.ChatID, Names: d.AgentName}
+	return &router.TelegramChannel{Client: d.Telegram, ChatID: t.ChatID, Names: d.Core.AgentName}
 }
 
 // setupApprovals connects the approvals flow when a signing key
 // and a public base URL are configured; without them approve answers
 // pending_approval and keeps nothing (logged once at start). The service
-// has no executor here: the actions layer gives it one.
+// has no executor here: the actions part gives it one.
 func (d *Decide) setupApprovals() error {
-	cfg := d.Config.Instance
-	base := d.PublicBaseURL()
+	c := d.Core
+	cfg := c.Config.Instance
+	base := c.PublicBaseURL()
 	if cfg.Approvals.SigningKey == "" || base == "" {
-		d.Log.Warn("approvals are not set up: set instance.approvals.signingKey and instance.publicBaseUrl; risky actions only answer pending_approval")
+		c.Log.Warn("approvals are not set up: set instance.approvals.signingKey and instance.publicBaseUrl; risky actions only answer pending_approval")
 		return nil
 	}
 	signer, err := approvals.NewSigner([]byte(cfg.Approvals.SigningKey))
 	if err != nil {
-		return fmt.Errorf("app: config %s: instance.approvals.signingKey: %w", d.Config.File, err)
+		return fmt.Errorf("app: config %s: instance.approvals.signingKey: %w", c.Config.File, err)
 	}
 	d.Approvals, err = approvals.New(approvals.Options{
-		Store:         d.Store.Approvals(),
+		Store:         c.Store.Approvals(),
 		Signer:        signer,
 		Notifier:      &approvalNotifier{d: d},
-		Waker:         d.Dispatcher,
-		Tokens:        TaskTokens{D: d},
+		Waker:         c.Dispatcher,
+		Tokens:        TaskTokens{Core: c},
 		PublicBaseURL: base,
 		TTL:           time.Duration(cfg.Approvals.TTLHours) * time.Hour,
-		Scrub:         d.Scrubber,
-		Log:           d.Log,
+		Scrub:         c.Scrubber,
+		Log:           c.Log,
 	})
 	if err != nil {
 		return fmt.Errorf("app: approvals: %w", err)
 	}
 	return nil
-}
-
-// ExpireApprovals is the approvals-expire job: pending approvals past their
-// expiry are closed and their agents told; approved calls that never
-// started and stuck ones are closed and reported.
-func (d *Decide) ExpireApprovals(ctx context.Context) (string, error) {
-	if d.Approvals == nil {
-		return "approvals are not set up", nil
-	}
-	n, err := d.Approvals.ExpireDue(ctx)
-	return fmt.Sprintf("%d approvals expired or closed", n), err
 }
 
 // approvalNotifier shows approval requests to the human through the router,
@@ -159,7 +127,7 @@ func (n *approvalNotifier) router() *router.Router {
 }
 
 func (n *approvalNotifier) describe(ap approvals.Approval) string {
-	return approvals.Describe(ap, n.d.AgentName(ap.AgentID), n.d.Scrubber)
+	return approvals.Describe(ap, n.d.Core.AgentName(ap.AgentID), n.d.Core.Scrubber)
 }
 
 // RequestApproval implements approvals.Notifier. The links carry tokens:
@@ -212,44 +180,4 @@ func (n *approvalNotifier) Decided(ctx context.Context, ap approvals.Approval) e
 	}
 	_, err := n.d.Router.Deliver(ctx, router.Notice{Kind: router.KindApproval, Text: text, Run: ap.Run})
 	return err
-}
-
-// setupTelegramInbound builds the webhook receiver (and the slow poller's
-// handler).
-func (d *Decide) setupTelegramInbound() {
-	t := d.Config.Instance.Telegram
-	ids := make([]string, 0, len(d.Config.Agents))
-	for _, ag := range d.Config.Agents {
-		ids = append(ids, ag.ID)
-	}
-	d.TelegramIn = &tginbound.Inbound{
-		Secret:       t.WebhookSecret,
-		AllowedChats: t.AllowedChatIDs,
-		Agents:       ids,
-		Decide: func(ctx context.Context, data, from string) (string, error) {
-			if d.Approvals == nil {
-				return "approvals are not set up here", nil
-			}
-			out, err := d.Approvals.DecideByCallback(ctx, data, from, d.Config.Instance.Approvals.ApproverTelegramIDs)
-			return out.Message, err
-		},
-		Answer: func(ctx context.Context, id, text string) error {
-			if d.Telegram == nil {
-				return nil
-			}
-			return d.Telegram.AnswerCallbackQuery(ctx, id, text, false)
-		},
-		Dispatch: d.Dispatcher,
-		Claims:   d.Store,
-		Log:      d.Log,
-	}
-}
-
-// PollTelegram is the telegram-poll job.
-func (d *Decide) PollTelegram(ctx context.Context) (string, error) {
-	if d.Telegram == nil {
-		return "no Telegram bot configured", nil
-	}
-	p := &tginbound.Poller{Client: d.Telegram, KV: d.Store.KV(), In: d.TelegramIn}
-	return p.Tick(ctx)
 }

@@ -4,16 +4,17 @@ import (
 	"context"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfntoken"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
 )
 
 // TaskTokens resume and fail the executions that wait for an approval (the
 // document pipeline's public links). The client is built per call: the dev
 // runtime points AWS_ENDPOINT_URL_SFN at its local service after this
-// layer is built, and a decision is rare.
-type TaskTokens struct{ D *Decide }
+// part is built, and a decision is rare.
+type TaskTokens struct{ Core *core.Core }
 
 func (t TaskTokens) client(ctx context.Context) *sfntoken.Client {
-	return sfntoken.New(t.D.StepFunctionsConfig(ctx), t.D.Getenv)
+	return sfntoken.New(t.Core.StepFunctionsConfig(ctx), t.Core.Getenv)
 }
 
 // Succeed implements approvals.TaskTokens.

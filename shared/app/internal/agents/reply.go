@@ -1,31 +1,34 @@
-package actions
+package agents
 
 import (
 	"context"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
-// Replier wires the automatic reply path (wake.Replier) to the executor,
-// the agents' Rocket.Chat accounts, Telegram and the router.
-func (a *Actions) Replier() *wake.Replier {
-	r := &wake.Replier{Chat: a.rcTool.Service(a.Tools), Accounts: a.Accounts(), Names: a.Core, Human: routerNotices{a.Router},
-		Audit: a.Store, Scrubber: a.Scrubber, Log: a.Log}
-	if a.Telegram != nil {
-		r.Telegram = telegramChats{a.Telegram}
+// newReplier wires the automatic reply path (wake.Replier) to the
+// executor, the agents' Rocket.Chat accounts, Telegram and the router.
+func newReplier(a *actions.Actions) *wake.Replier {
+	c, d := a.Core, a.Decide
+	r := &wake.Replier{Chat: a.RocketChatTool.Service(a.Tools), Accounts: accounts(c), Names: c, Human: routerNotices{d.Router},
+		Audit: c.Store, Scrubber: c.Scrubber, Log: c.Log}
+	if d.Telegram != nil {
+		r.Telegram = telegramChats{d.Telegram}
 	}
 	return r
 }
 
-// Accounts are the agents' Rocket.Chat accounts as the wake uses them.
-func (a *Actions) Accounts() wake.Accounts {
+// accounts are the agents' Rocket.Chat accounts as the wake uses them.
+func accounts(core *core.Core) wake.Accounts {
 	out := wake.Accounts{}
-	for id, rc := range a.RC {
+	for id, rc := range core.RC {
 		acc := wake.Account{Messages: rc.Client, Files: rc.Client, Rules: rc.Rules, MaxWakes: rc.MaxWakes}
-		if c, ok := a.Config.Agent(id); ok && c.Tools.RocketChat != nil {
+		if c, ok := core.Config.Agent(id); ok && c.Tools.RocketChat != nil {
 			acc.BaseURL = c.Tools.RocketChat.BaseURL
 		}
 		out[id] = acc

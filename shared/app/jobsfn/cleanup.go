@@ -1,4 +1,4 @@
-package actions
+package jobsfn
 
 import (
 	"context"
@@ -15,21 +15,21 @@ import (
 // cleanupNextcloud is the nextcloud-cleanup job: old reports in every
 // agent's reports folder are deleted; with jobs.DryRun(ctx) only listed.
 // Every deletion is audited like a tool call.
-func (a *Actions) cleanupNextcloud(ctx context.Context) (string, error) {
+func (j *jobSet) cleanupNextcloud(ctx context.Context) (string, error) {
 	dry := jobs.IsDryRun(ctx)
 	var deleted, old int
 	var errs []error
-	for _, ag := range a.Config.Agents {
-		if _, ok := a.nc[ag.ID]; !ok {
+	for _, ag := range j.c.Config.Agents {
+		if _, ok := j.a.Nextcloud[ag.ID]; !ok {
 			continue
 		}
-		rep, err := a.ncTool.Cleanup(ctx, ag.ID, dry)
+		rep, err := j.a.NextcloudTool.Cleanup(ctx, ag.ID, dry)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", ag.ID, err))
 		}
 		old += len(rep.Old)
 		deleted += rep.Deleted
-		a.auditCleanup(ctx, ag.ID, rep, err)
+		j.auditCleanup(ctx, ag.ID, rep, err)
 	}
 	mode := "deleted"
 	if dry {
@@ -40,16 +40,16 @@ func (a *Actions) cleanupNextcloud(ctx context.Context) (string, error) {
 
 // auditCleanup writes one audit entry per cleanup run and agent: what was
 // old, what was deleted, what failed.
-func (a *Actions) auditCleanup(ctx context.Context, agentID string, rep nctool.CleanupReport, err error) {
+func (j *jobSet) auditCleanup(ctx context.Context, agentID string, rep nctool.CleanupReport, err error) {
 	args, _ := json.Marshal(map[string]any{"folder": rep.Folder, "dryRun": rep.DryRun, "cutoff": rep.Cutoff,
 		"old": len(rep.Old), "deleted": rep.Deleted, "freedBytes": rep.FreedBytes, "errors": len(rep.Errors)})
 	now := time.Now()
 	e := sb.AuditEntry{ID: sb.NewID(now), At: now.UTC(), Run: sb.NewRun(agentID, nil, now), AgentID: agentID,
-		Tool: "Nextcloud", Action: "cleanup", Args: a.Scrubber.String(string(args)), Decision: sb.DecisionAuto, Outcome: sb.OutcomeOK}
+		Tool: "Nextcloud", Action: "cleanup", Args: j.c.Scrubber.String(string(args)), Decision: sb.DecisionAuto, Outcome: sb.OutcomeOK}
 	if err != nil {
 		e.Outcome, e.Error = sb.OutcomeError, sb.ErrorMessage(err)
 	}
-	if aerr := a.Store.Append(context.WithoutCancel(ctx), e); aerr != nil {
-		a.Log.ErrorContext(ctx, "audit of nextcloud-cleanup failed", "agent", agentID, "err", aerr)
+	if aerr := j.c.Store.Append(context.WithoutCancel(ctx), e); aerr != nil {
+		j.c.Log.ErrorContext(ctx, "audit of nextcloud-cleanup failed", "agent", agentID, "err", aerr)
 	}
 }

@@ -1,8 +1,8 @@
-// Package view builds the console function: the web console over the
+// Package consolefn builds the console function: the web console over the
 // core's store, reading messages, audit, receipts, job runs, approvals and
 // the health state, and writing only its own sessions and login counters
 // (the console table). No tool, model, Nextcloud or S3 client is linked.
-package view
+package consolefn
 
 import (
 	"context"
@@ -20,9 +20,9 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
 )
 
-// Console is the console function's handler.
-func Console(ctx context.Context, getenv func(string) string) (any, error) {
-	c, err := core.New(ctx, getenv)
+// Build is the console function's handler.
+func Build(ctx context.Context, getenv func(string) string) (any, error) {
+	c, err := core.ForFunction(ctx, "console", getenv)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,46 @@
+// Package agentworkerfn builds the agent-worker function: the decide and
+// actions parts plus the per-agent models, the run engine and the wake
+// worker, which also runs the calls people approved. It links no job, no
+// HTTP endpoint of its own and no Telegram inbound.
+package agentworkerfn
+
+import (
+	"context"
+
+	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/agents"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
+	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/usecases/askagent"
+)
+
+// Build is the agent-worker function's handler: one wake job per
+// asynchronous invocation, and the ask-agent machine's RunTarget Task (a
+// payload with an op).
+func Build(ctx context.Context, getenv func(string) string) (any, error) {
+	c, err := core.ForFunction(ctx, "agent-worker", getenv)
+	if err != nil {
+		return nil, err
+	}
+	d, err := decide.New(c)
+	if err != nil {
+		return nil, err
+	}
+	a, err := actions.New(d)
+	if err != nil {
+		return nil, err
+	}
+	g, err := agents.New(a)
+	if err != nil {
+		return nil, err
+	}
+	return Handler(g), nil
+}
+
+// Handler serves wake jobs with g's worker and the ask-agent machine's
+// Tasks that the agent-worker serves: running the asked agent and
+// recording its answer.
+func Handler(g *agents.Agents) any {
+	return handlers.AgentWorkerWithTasks(g.Worker, handlers.Tasks{askagent.OpRun: handlers.TaskOf(g.Answerer().Answer)})
+}
