@@ -181,7 +181,7 @@ func (x *Executor) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
 	start := x.now()
 	entry := sb.AuditEntry{
 		ID: sb.NewID(start), At: start.UTC(), Run: call.Run, AgentID: call.AgentID,
-		Tool: call.Tool, Action: call.Action, Args: x.auditArgs(call.Args),
+		Tool: call.Tool, Action: call.Action, Args: x.auditArgs(call.Args), Origin: call.Origin, Client: call.Client,
 	}
 	env := x.invoke(ctx, call, &entry)
 	entry.Duration = x.now().Sub(start)
