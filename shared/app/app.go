@@ -46,6 +46,7 @@ type App struct {
 	jobs    *jobs.Runner
 	pool    *wake.Pool
 	console http.Handler
+	mcp     http.Handler
 }
 
 // New builds the App. getenv is os.Getenv in production; tests pass their own.
@@ -89,6 +90,9 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 	if a.console, err = view.Handler(c); err != nil {
 		return nil, err
 	}
+	if a.mcp, err = a.g.MCPHandler(Version); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -102,6 +106,7 @@ func (a *App) Endpoints(toolAuth func(http.Handler) http.Handler) map[string]htt
 		"approvals":          a.g.ApprovalsHandler(),
 		"telegram-webhook":   a.g.TelegramHandler(),
 		"console":            a.console,
+		"mcp":                a.mcp,
 	}
 }
 

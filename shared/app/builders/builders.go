@@ -21,6 +21,7 @@ type Builder = func(ctx context.Context, getenv func(string) string) (any, error
 var ByFunction = map[string]Builder{
 	"rocketchat-webhook": receive.RocketChatWebhook,
 	"tools":              act.Tools,
+	"mcp":                act.MCP,
 	"approvals":          decide.Approvals,
 	"telegram-webhook":   decide.TelegramWebhook,
 	"jobs":               act.Jobs,

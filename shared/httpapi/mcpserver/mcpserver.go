@@ -39,6 +39,10 @@ var ProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18"}
 // catalogue's tools are named Tool__action, so it cannot clash.
 const StatusTool = "approval_status"
 
+// MetaRunID is the _meta key of a tool result that names the root run id
+// the call was audited under.
+const MetaRunID = "switchboard.dev/rootRunId"
+
 // Client is one configured MCP client.
 type Client struct {
 	Name  string // in the audit and the logs
@@ -243,14 +247,19 @@ func (h *handler) call(c Client, tool, action string) mcp.ToolHandler {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
+		run := sb.NewRun(c.Agent, nil, h.o.Now())
 		env := h.o.Tools.Invoke(ctx, sb.ToolCall{
 			AgentID: c.Agent, Tool: tool, Action: action, Args: args,
-			Run: sb.NewRun(c.Agent, nil, h.o.Now()), Origin: sb.OriginMCP, Client: c.Name,
+			Run: run, Origin: sb.OriginMCP, Client: c.Name,
 		})
+		res := result(env)
 		if env.Status == sb.OutcomePending {
-			return h.pending(ctx, tool, action, env), nil
+			res = h.pending(ctx, tool, action, env)
 		}
-		return result(env), nil
+		// The run the call was audited under, for the operator's
+		// GET /dev/chains/{root} and the console's chain page.
+		res.Meta = mcp.Meta{MetaRunID: run.RootRunID}
+		return res, nil
 	}
 }
 
