@@ -115,7 +115,7 @@ func New(o Options) (http.Handler, error) {
 		// stateless server sends nothing else on the stream.
 		JSONResponse:        true,
 		MaxRequestBodyBytes: httpapi.MaxBody,
-		Logger:              o.Log,
+		Logger:              quiet(o.Log),
 	})
 	return h, nil
 }
@@ -169,6 +169,21 @@ func (h *handler) authenticate(r *http.Request) (*client, string) {
 	return &h.clients[found], ""
 }
 
+// quiet is log for the SDK: its warnings and errors only; it reports every
+// stateless request's session at info, which the request log covers.
+func quiet(log *slog.Logger) *slog.Logger {
+	return slog.New(warnAndUp{log.Handler()})
+}
+
+type warnAndUp struct{ slog.Handler }
+
+func (w warnAndUp) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+
+func (w warnAndUp) WithAttrs(a []slog.Attr) slog.Handler { return warnAndUp{w.Handler.WithAttrs(a)} }
+func (w warnAndUp) WithGroup(n string) slog.Handler      { return warnAndUp{w.Handler.WithGroup(n)} }
+
 func cmpOr(a, b string) string {
 	if a != "" {
 		return a
@@ -182,7 +197,7 @@ func cmpOr(a, b string) string {
 func (h *handler) server(c Client) (*mcp.Server, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: h.o.Version}, &mcp.ServerOptions{
 		Instructions: instructions(c),
-		Logger:       h.o.Log,
+		Logger:       quiet(h.o.Log),
 		// Every version this server speaks; the SDK negotiates among them.
 		SupportedProtocolVersions: ProtocolVersions,
 	})

@@ -22,9 +22,10 @@ type MCPClient struct {
 var mcpClientNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 
 // validateMCP checks the client list: unique names, agents that exist,
-// a token each.
+// a token each and no token twice.
 func validateMCP(c *Config, ps *problems) {
 	seen := map[string]bool{}
+	byToken := map[string]string{} // the references (or inline values) as written
 	for i, cl := range c.Instance.MCP.Clients {
 		p := indexPath("instance.mcp.clients", i)
 		switch {
@@ -44,24 +45,20 @@ func validateMCP(c *Config, ps *problems) {
 			ps.at(p+".agent", fmt.Sprintf("no agent %q in the config", shorten(cl.Agent)), "give the id of a configured agent")
 		}
 		required(ps, p+".token", cl.Token, "the client's bearer token, e.g. env:MCP_LAPTOP_TOKEN (one token per client)")
+		if other, dup := byToken[cl.Token]; dup && cl.Token != "" {
+			ps.at(p+".token", fmt.Sprintf("is the same token as client %s's", other), "give every client its own token, so that the audit tells them apart")
+		}
+		byToken[cl.Token] = cl.Name
 	}
 }
 
-// validateMCPResolved refuses weak or shared tokens once they are resolved.
+// validateMCPResolved refuses weak tokens once they are resolved.
 func validateMCPResolved(c *Config, ps *problems) {
-	byToken := map[string]string{}
 	for i, cl := range c.Instance.MCP.Clients {
-		p := indexPath("instance.mcp.clients", i) + ".token"
-		if cl.Token == "" {
-			continue
+		if cl.Token != "" && len(cl.Token) < 16 {
+			ps.at(indexPath("instance.mcp.clients", i)+".token", "is shorter than 16 characters, too weak for a bearer token",
+				"use at least 32 random characters, e.g. from: openssl rand -hex 32")
 		}
-		if len(cl.Token) < 16 {
-			ps.at(p, "is shorter than 16 characters, too weak for a bearer token", "use at least 32 random characters, e.g. from: openssl rand -hex 32")
-		}
-		if other, dup := byToken[cl.Token]; dup {
-			ps.at(p, fmt.Sprintf("is the same token as client %s's", other), "give every client its own token, so that the audit tells them apart")
-		}
-		byToken[cl.Token] = cl.Name
 	}
 }
 
