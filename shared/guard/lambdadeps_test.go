@@ -65,9 +65,9 @@ var notFor = map[string][]string{
 		"service/s3", "shared/tools",
 	},
 	"tools": {"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai"},
+	"jobs":  {"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai"},
 	// The MCP function is the tools function behind another transport.
 	"mcp": {"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai"},
-	"jobs":  {"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai"},
 }
 
 // TestLambdasLinkOnlyWhatTheyUse lists each function's dependencies as the
