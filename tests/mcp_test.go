@@ -264,6 +264,19 @@ func TestMCPRefusesWithoutTheClientsToken(t *testing.T) {
 			t.Errorf("token %q: %d %q, want 401 with a Bearer challenge", token, status, h.Get("WWW-Authenticate"))
 		}
 	}
+	// Stateless: no standalone SSE stream, no session to delete.
+	for _, method := range []string{"GET", "DELETE"} {
+		req, _ := http.NewRequest(method, d.base+"/mcp", nil)
+		req.Header.Set("Authorization", "Bearer "+mcpLaptopToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("%s /mcp = %d, want 405", method, resp.StatusCode)
+		}
+	}
 	if strings.Contains(d.logs.String(), "e2e-mcp-wrong-token") || strings.Contains(d.logs.String(), mcpLaptopToken) {
 		t.Error("a token reached the log")
 	}

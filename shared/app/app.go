@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app/internal/agents"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
+	"github.com/switchboard-dev/switchboard/shared/app/mcpfn"
 	"github.com/switchboard-dev/switchboard/shared/app/view"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
@@ -90,7 +91,7 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 	if a.console, err = view.Handler(c); err != nil {
 		return nil, err
 	}
-	if a.mcp, err = a.g.MCPHandler(Version); err != nil {
+	if a.mcp, err = mcpfn.Handler(a.g.Actions, Version); err != nil {
 		return nil, err
 	}
 	return a, nil

@@ -340,7 +340,7 @@ func startedHandlers(t *testing.T, root string, p *pkg) []string {
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			if sel, ok := n.(*ast.SelectorExpr); ok {
-				if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "receive" || id.Name == "decide" || id.Name == "act" || id.Name == "run" || id.Name == "view") {
+				if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "receive" || id.Name == "decide" || id.Name == "act" || id.Name == "run" || id.Name == "view" || id.Name == "mcpfn") {
 					set[id.Name+"."+sel.Sel.Name] = true
 				}
 			}

@@ -1,5 +1,5 @@
 // Package act builds the functions that act without running a model:
-// tools, mcp and jobs. They share the core and the actions layer (the
+// tools and jobs. They share the core and the actions layer (the
 // workspace bucket, the tool executor with every tool, approvals, the
 // scheduled jobs); no model provider is linked into them.
 package act
@@ -42,20 +42,6 @@ func Tools(ctx context.Context, getenv func(string) string) (any, error) {
 		return nil, err
 	}
 	return handlers.URLWithTasks(url, a.ToolsTasks()), nil
-}
-
-// MCP serves the mcp function URL (AuthType NONE: the handler checks each
-// client's bearer token) with the same tool executor as the tools function.
-func MCP(ctx context.Context, getenv func(string) string) (any, error) {
-	a, err := build(ctx, "mcp", getenv)
-	if err != nil {
-		return nil, err
-	}
-	h, err := a.MCPHandler("")
-	if err != nil {
-		return nil, err
-	}
-	return handlers.URL("mcp", h, a.Log, a.Scrubber)
 }
 
 // Jobs runs the job an EventBridge schedule names.

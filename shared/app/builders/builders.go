@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/app/act"
 	"github.com/switchboard-dev/switchboard/shared/app/decide"
+	"github.com/switchboard-dev/switchboard/shared/app/mcpfn"
 	"github.com/switchboard-dev/switchboard/shared/app/receive"
 	"github.com/switchboard-dev/switchboard/shared/app/run"
 	"github.com/switchboard-dev/switchboard/shared/app/view"
@@ -21,7 +22,7 @@ type Builder = func(ctx context.Context, getenv func(string) string) (any, error
 var ByFunction = map[string]Builder{
 	"rocketchat-webhook": receive.RocketChatWebhook,
 	"tools":              act.Tools,
-	"mcp":                act.MCP,
+	"mcp":                mcpfn.MCP,
 	"approvals":          decide.Approvals,
 	"telegram-webhook":   decide.TelegramWebhook,
 	"jobs":               act.Jobs,

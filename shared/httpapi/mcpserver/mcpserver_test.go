@@ -302,8 +302,13 @@ func TestProtocolVersions(t *testing.T) {
 	mustContain(t, "server/discover", body, `"2025-06-18"`)
 	_, _, body = post(t, w, laptopToken, `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{`+meta("2030-01-01")+`}}`,
 		map[string]string{"Mcp-Protocol-Version": "2030-01-01", "Mcp-Method": "tools/list"})
-	if !strings.Contains(body, "-32022") && !strings.Contains(body, "nsupported") {
-		t.Errorf("unsupported version answered %s, want the unsupported-version error", body)
+	mustContain(t, "unsupported version", body, `"code":-32022`)
+	mustContain(t, "unsupported version", body, `"supported":["2026-07-28","2025-11-25","2025-06-18"]`)
+	// Before 2026-07-28 the transport's answer: 400 for an unsupported
+	// MCP-Protocol-Version header.
+	status, _, body := post(t, w, laptopToken, `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`, map[string]string{"Mcp-Protocol-Version": "1999-01-01"})
+	if status != http.StatusBadRequest || !strings.Contains(body, "nsupported protocol version") {
+		t.Errorf("header 1999-01-01: %d %s, want 400 unsupported protocol version", status, body)
 	}
 }
 
