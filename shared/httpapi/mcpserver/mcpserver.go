@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -80,13 +81,16 @@ type Options struct {
 type client struct {
 	Client
 	digest [32]byte
+	once   sync.Once
 	server *mcp.Server
 }
 
 type clientKey struct{}
 
-// New builds the handler of POST /mcp. Each client's server (its agent's
-// tools with their schemas) is built once here; a request only picks it.
+// New builds the handler of POST /mcp and checks every client's tools
+// (names, schemas). Each client's server (its agent's tools with their
+// schemas) is built on its first request and then only picked: a cold
+// start pays for none, a warm one for the clients it serves.
 func New(o Options) (http.Handler, error) {
 	if o.Now == nil {
 		o.Now = time.Now
@@ -96,17 +100,17 @@ func New(o Options) (http.Handler, error) {
 	}
 	h := &handler{o: o}
 	for _, c := range o.Clients {
-		srv, err := h.server(c)
-		if err != nil {
+		if err := h.check(c); err != nil {
 			return nil, fmt.Errorf("mcp client %s: %w", c.Name, err)
 		}
-		h.clients = append(h.clients, client{Client: c, digest: sha256.Sum256([]byte(c.Token)), server: srv})
+		h.clients = append(h.clients, &client{Client: c, digest: sha256.Sum256([]byte(c.Token))})
 	}
 	h.mcp = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		c, _ := r.Context().Value(clientKey{}).(*client)
 		if c == nil {
 			return nil // unreachable: authenticate runs first
 		}
+		c.once.Do(func() { c.server = h.server(c.Client) })
 		return c.server
 	}, &mcp.StreamableHTTPOptions{
 		Stateless: true,
@@ -122,7 +126,7 @@ func New(o Options) (http.Handler, error) {
 
 type handler struct {
 	o       Options
-	clients []client
+	clients []*client
 	mcp     *mcp.StreamableHTTPHandler
 }
 
@@ -166,7 +170,7 @@ func (h *handler) authenticate(r *http.Request) (*client, string) {
 	if found < 0 || got == "" {
 		return nil, "the token is not one of instance.mcp.clients"
 	}
-	return &h.clients[found], ""
+	return h.clients[found], ""
 }
 
 // quiet is log for the SDK: its warnings and errors only; it reports every
@@ -191,10 +195,26 @@ func cmpOr(a, b string) string {
 	return b
 }
 
+// check refuses what the SDK would refuse when server adds the tools: a
+// name no model API accepts, parameters that are not a schema object.
+func (h *handler) check(c Client) error {
+	for _, spec := range h.o.Tools.Specs(c.Agent) {
+		for _, a := range spec.Actions {
+			if err := sb.CheckFunctionName(spec.Name, a.Name); err != nil {
+				return err
+			}
+			if a.Parameters["type"] != "object" {
+				return fmt.Errorf("%s.%s: its parameters are not a JSON Schema object", spec.Name, a.Name)
+			}
+		}
+	}
+	return nil
+}
+
 // server is one client's MCP server: one MCP tool per action of its
 // agent's tools, under the name models see too (sb.FunctionName), with the
 // action's JSON Schema as GET /tools lists it, plus StatusTool.
-func (h *handler) server(c Client) (*mcp.Server, error) {
+func (h *handler) server(c Client) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: h.o.Version}, &mcp.ServerOptions{
 		Instructions: instructions(c),
 		Logger:       quiet(h.o.Log),
@@ -203,15 +223,8 @@ func (h *handler) server(c Client) (*mcp.Server, error) {
 	})
 	for _, spec := range h.o.Tools.Specs(c.Agent) {
 		for _, a := range spec.Actions {
-			name := sb.FunctionName(spec.Name, a.Name)
-			if err := sb.CheckFunctionName(spec.Name, a.Name); err != nil {
-				return nil, err
-			}
-			if a.Parameters["type"] != "object" {
-				return nil, fmt.Errorf("%s.%s: its parameters are not a JSON Schema object", spec.Name, a.Name)
-			}
 			srv.AddTool(&mcp.Tool{
-				Name:        name,
+				Name:        sb.FunctionName(spec.Name, a.Name),
 				Title:       spec.Name + "." + a.Name,
 				Description: describe(spec, a),
 				InputSchema: a.Parameters,
@@ -236,7 +249,7 @@ func (h *handler) server(c Client) (*mcp.Server, error) {
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
 		}, h.status(c))
 	}
-	return srv, nil
+	return srv
 }
 
 // instructions tell the client's model what it talks to.

@@ -361,3 +361,18 @@ func mustContain(t *testing.T, what, got, want string) {
 		t.Errorf("%s = %s, want it to contain %q", what, got, want)
 	}
 }
+
+type badSchemaTools struct{ fakeTools }
+
+func (*badSchemaTools) Specs(string) []sb.ToolSpec {
+	return []sb.ToolSpec{{Name: "Odd", Actions: []sb.ActionSpec{{Name: "x", Parameters: map[string]any{"type": "string"}}}}}
+}
+
+// A catalogue the SDK would refuse is an error at start, not on a request.
+func TestNewRefusesASchemaThatIsNoObject(t *testing.T) {
+	_, err := mcpserver.New(mcpserver.Options{Clients: []mcpserver.Client{{Name: "c", Agent: "a", Token: laptopToken}},
+		Tools: &badSchemaTools{}, Log: slog.New(slog.DiscardHandler)})
+	if err == nil || !strings.Contains(err.Error(), "Odd.x") {
+		t.Errorf("err = %v, want Odd.x refused", err)
+	}
+}
