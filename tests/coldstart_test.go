@@ -41,6 +41,10 @@ const coldConfig = `instance:
   askAgent: {timeoutSeconds: 60, maxSteps: 5}
   taskboard: {watchdogHours: 24}
   agentMessageRetentionDays: 90
+  mcp:
+    clients:
+      - {name: laptop, agent: hermes, token: cold-mcp-laptop-token-01}
+      - {name: ide, agent: atlas, token: cold-mcp-ide-token-0001}
 agents:
   - id: hermes
     name: Hermes

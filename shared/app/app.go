@@ -24,6 +24,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
 	"github.com/switchboard-dev/switchboard/shared/app/jobsfn"
+	"github.com/switchboard-dev/switchboard/shared/app/mcpfn"
 	"github.com/switchboard-dev/switchboard/shared/app/rocketchatwebhookfn"
 	"github.com/switchboard-dev/switchboard/shared/app/telegramwebhookfn"
 	"github.com/switchboard-dev/switchboard/shared/app/toolsfn"
@@ -60,6 +61,7 @@ var Builders = map[string]Builder{
 	"approvals":          approvalsfn.Build,
 	"console":            consolefn.Build,
 	"jobs":               jobsfn.Build,
+	"mcp":                mcpfn.Build,
 	"rocketchat-webhook": rocketchatwebhookfn.Build,
 	"telegram-webhook":   telegramwebhookfn.Build,
 	"tools":              toolsfn.Build,
@@ -75,6 +77,7 @@ type App struct {
 	jobs     *jobs.Runner
 	pool     *wake.Pool
 	console  http.Handler
+	mcp      http.Handler
 }
 
 // New builds the App. getenv is os.Getenv in production; tests pass their own.
@@ -117,6 +120,9 @@ func New(ctx context.Context, getenv func(string) string) (*App, error) {
 	if a.console, err = consolefn.Handler(c); err != nil {
 		return nil, err
 	}
+	if a.mcp, err = mcpfn.Handler(a.actions, Version); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -140,6 +146,7 @@ func (a *App) Endpoints(toolAuth func(http.Handler) http.Handler) map[string]htt
 		"approvals":          approvalsfn.Handler(a.decide),
 		"telegram-webhook":   httpapi.TelegramWebhook(a.telegram),
 		"console":            a.console,
+		"mcp":                a.mcp,
 	}
 }
 

@@ -248,6 +248,7 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 		a.Log().Info("sandbox: open http://"+ln.Addr().String()+"/dev/sandbox/ to chat with the agents",
 			"rocketchat", sb.Parts.RocketChat, "telegram", sb.Parts.Telegram, "nextcloud", sb.Parts.Nextcloud,
 			"config", sb.ConfigFile)
+		announceMCP(os.Stderr, "http://"+ln.Addr().String(), a.Config().Instance.MCP.Clients)
 	}
 	a.Log().Info("switchboard dev ready", "addr", "http://"+ln.Addr().String(), "config", a.Config().File,
 		"dynamodb", env.DynamoDB, "s3", env.S3,

@@ -70,6 +70,8 @@ var notFor = map[string][]string{
 	// health check. (Like every function it links the Telegram inbound's
 	// package through the one HTTP surface, and never calls it.)
 	"agent-worker": {"shared/usecases/jobs", "shared/usecases/health"},
+	// The MCP function is the tools function behind another transport.
+	"mcp": {"shared/adapters/bedrock", "service/bedrockruntime", "shared/adapters/openai"},
 }
 
 // TestLambdasLinkOnlyTheirOwnBuilder: each function links its own builder

@@ -434,6 +434,12 @@ func checkURLResponse(t *testing.T, a *app.App, ev sampleEvent, s streamed) {
 			t.Errorf("console without a password = %d (Cache-Control %q) %s, want 404, no-store", s.StatusCode, s.Headers["Cache-Control"], s.Body)
 		}
 		return
+	case raw.RawPath == "/mcp":
+		// The example's MCP client hermes-desktop lists Hermes's tools.
+		if s.StatusCode != 200 || !strings.Contains(string(s.Body), `"Workspace__write"`) {
+			t.Errorf("MCP tools/list = %d %s, want 200 with Workspace__write", s.StatusCode, s.Body)
+		}
+		return
 	case raw.RawPath == "/hooks/telegram":
 		// No webhookSecret in the example config: every update is refused.
 		if s.StatusCode != 401 || !strings.Contains(string(s.Body), "Secret-Token") {

@@ -43,6 +43,9 @@ var Budgets = map[string]Budget{
 	// client, plus reading the file from the workspace and the audit write.
 	"POST /tools/invoke": {Limit: 55 * time.Second, Status: http.StatusGatewayTimeout,
 		Message: "the tool call did not finish in time; it may still have taken effect, so check its result (list, stat or read) before you call it again"},
+	// An MCP tools/call is a tool call like POST /tools/invoke.
+	"POST /mcp": {Limit: 55 * time.Second, Status: http.StatusGatewayTimeout,
+		Message: "the MCP request did not finish in time; a tool call may still have taken effect, so check its result before you call it again"},
 	"GET /tools": {Limit: 5 * time.Second, Status: http.StatusServiceUnavailable,
 		Message: "the tool list could not be served in time; try again"},
 	"GET /approvals/{id}": {Limit: 10 * time.Second, Status: http.StatusServiceUnavailable,

@@ -68,6 +68,9 @@ type Approval struct {
 	// Origin is the asking call's origin (OriginAgent for a model's call,
 	// OriginOperator for POST /tools/invoke); the action runs with it.
 	Origin string `json:"origin,omitempty"`
+	// Client is the MCP client that asked (origin "mcp"); the action runs
+	// and is audited under its name.
+	Client string `json:"client,omitempty"`
 	Reason string `json:"reason,omitempty"`
 	// ReplyTo is where the asking run was woken from; the follow-up run
 	// answers there (nil: the follow-up answers nowhere but the audit).

@@ -53,6 +53,10 @@ type AuditEntry struct {
 	// yes made it run; DecidedBy who said yes ("link", "telegram:<id>").
 	ApprovalID string `json:"approvalId,omitempty"`
 	DecidedBy  string `json:"decidedBy,omitempty"`
+	// Origin is the call's origin (sb.OriginMCP, …); Client the MCP
+	// client's name for calls of origin "mcp".
+	Origin string `json:"origin,omitempty"`
+	Client string `json:"client,omitempty"`
 }
 
 // Receipt is written once per agent run.

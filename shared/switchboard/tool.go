@@ -17,8 +17,11 @@ type ToolCall struct {
 	Run     RunContext      `json:"-"`
 	// Origin is "agent" for model-issued calls, "router" for notices the
 	// system itself generates (they bypass approval), "operator" for
-	// calls through the tool API.
+	// calls through the tool API, "mcp" for calls of an MCP client.
 	Origin string `json:"-"`
+	// Client names the MCP client that made the call (origin "mcp"), for
+	// the audit; "" otherwise.
+	Client string `json:"-"`
 	// ReplyTo is where the run that made the call answers (nil for runs
 	// nobody woke from a chat, and for calls from outside a run). Stamped
 	// by the engine like Run; a staged approval keeps it for the
@@ -45,7 +48,13 @@ const (
 	OriginAgent    = "agent"
 	OriginRouter   = "router"
 	OriginOperator = "operator"
+	OriginMCP      = "mcp"
 )
+
+// NobodyWakes reports whether a call of this origin comes from outside any
+// run (the tool API's operator, an MCP client): no agent waits to be woken
+// with the outcome of its approval; the caller asks for it.
+func NobodyWakes(origin string) bool { return origin == OriginOperator || origin == OriginMCP }
 
 // Envelope is every tool answer. Status is "ok", "error" or
 // "pending_approval"; Data carries the action's result fields, flattened into

@@ -245,7 +245,7 @@ func (x *Executor) begin(call sb.ToolCall) (sb.ToolCall, sb.AuditEntry, time.Tim
 	start := x.now()
 	entry := sb.AuditEntry{
 		ID: sb.NewID(start), At: start.UTC(), Run: call.Run, AgentID: call.AgentID,
-		Tool: call.Tool, Action: call.Action, Args: x.auditArgs(call.Args),
+		Tool: call.Tool, Action: call.Action, Args: x.auditArgs(call.Args), Origin: call.Origin, Client: call.Client,
 	}
 	return call, entry, start
 }

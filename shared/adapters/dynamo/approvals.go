@@ -67,6 +67,7 @@ type approvalItem struct {
 	ArgsHash string       `dynamodbav:"argsHash"`
 	Run      runItem      `dynamodbav:"run"`
 	Origin   string       `dynamodbav:"origin,omitempty"`
+	Client   string       `dynamodbav:"client,omitempty"`
 	Reason   string       `dynamodbav:"reason,omitempty"`
 	ReplyTo  *replyToItem `dynamodbav:"replyTo,omitempty"`
 	// Context is how approvals stored before ReplyTo was typed kept it:
@@ -152,7 +153,7 @@ func toApprovalItem(a switchboard.Approval) (map[string]types.AttributeValue, er
 	pk, sk := approvalKey(a.ID)
 	it := approvalItem{
 		PK: pk, SK: sk, ID: a.ID, AgentID: a.AgentID, Tool: a.Tool, Action: a.Action,
-		Args: string(a.Args), ArgsHash: a.ArgsHash, Run: toRunItem(a.Run), Origin: a.Origin,
+		Args: string(a.Args), ArgsHash: a.ArgsHash, Run: toRunItem(a.Run), Origin: a.Origin, Client: a.Client,
 		Reason: a.Reason, ReplyTo: toReplyToItem(a.ReplyTo),
 		CreatedAt: timeKey(a.CreatedAt), Expires: timeKey(a.ExpiresAt), Status: string(a.Status),
 		DecidedBy: a.DecidedBy, Notice: string(a.Notice), TaskToken: a.TaskToken,
@@ -185,7 +186,7 @@ func fromApprovalItem(av map[string]types.AttributeValue) (switchboard.Approval,
 	}
 	a := switchboard.Approval{
 		ID: it.ID, AgentID: it.AgentID, Tool: it.Tool, Action: it.Action,
-		Args: json.RawMessage(it.Args), ArgsHash: it.ArgsHash, Run: it.Run.run(), Origin: it.Origin,
+		Args: json.RawMessage(it.Args), ArgsHash: it.ArgsHash, Run: it.Run.run(), Origin: it.Origin, Client: it.Client,
 		Reason: it.Reason, Status: switchboard.ApprovalStatus(it.Status), DecidedBy: it.DecidedBy,
 		TaskToken: it.TaskToken,
 	}

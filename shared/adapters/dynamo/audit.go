@@ -36,6 +36,8 @@ type auditItem struct {
 	ExpiresAt   int64  `dynamodbav:"expiresAt,omitempty"`
 	ApprovalID  string `dynamodbav:"approvalId,omitempty"`
 	DecidedBy   string `dynamodbav:"decidedBy,omitempty"`
+	Origin      string `dynamodbav:"origin,omitempty"`
+	Client      string `dynamodbav:"client,omitempty"`
 }
 
 func toAuditItem(e switchboard.AuditEntry, retention time.Duration) auditItem {
@@ -59,6 +61,8 @@ func toAuditItem(e switchboard.AuditEntry, retention time.Duration) auditItem {
 		ExpiresAt:   expiresAt(e.At, retention),
 		ApprovalID:  e.ApprovalID,
 		DecidedBy:   e.DecidedBy,
+		Origin:      e.Origin,
+		Client:      e.Client,
 	}
 }
 
@@ -85,6 +89,8 @@ func fromAuditItem(it auditItem) (switchboard.AuditEntry, error) {
 
 		ApprovalID: it.ApprovalID,
 		DecidedBy:  it.DecidedBy,
+		Origin:     it.Origin,
+		Client:     it.Client,
 	}, nil
 }
 

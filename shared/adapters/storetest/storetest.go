@@ -114,6 +114,7 @@ func RunAuditStore(t *testing.T, newStore func(t *testing.T) switchboard.AuditSt
 			Decision: switchboard.DecisionApproved, Outcome: switchboard.OutcomeError,
 			Error: "room not allowed", Duration: 90 * time.Second,
 			ApprovalID: "K57yDmE8hXJFVKxbPiQe4A", DecidedBy: "telegram:123456789",
+			Origin: switchboard.OriginMCP, Client: "laptop",
 		}
 		noErr(t, "append", s.Append(ctx, e))
 		got, err := s.ByRoot(ctx, "r1")

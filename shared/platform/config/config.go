@@ -32,6 +32,8 @@ type Instance struct {
 	Telegram   Telegram           `yaml:"telegram"`
 	Approvals  Approvals          `yaml:"approvals"`
 	Console    Console            `yaml:"console"`
+	// MCP names the clients that may call the agents' tools at POST /mcp.
+	MCP MCP `yaml:"mcp"`
 
 	// AgentMessageRetentionDays keeps agent-to-agent messages this long; 0 = forever.
 	AgentMessageRetentionDays int `yaml:"agentMessageRetentionDays"`

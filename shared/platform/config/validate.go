@@ -172,6 +172,7 @@ func validate(c *Config, ps *problems) {
 	checkRange(ps, "instance.dev.workers", in.Dev.Workers, 0, 64, "0 lets the dev runtime choose")
 
 	validateAgents(c, ps)
+	validateMCP(c, ps)
 	checkSecretRefs(c, ps)
 }
 
@@ -320,6 +321,7 @@ func validateModel(ps *problems, p string, m Model, top bool) {
 
 // validateResolved checks secret values after resolution.
 func validateResolved(c *Config, ps *problems) {
+	validateMCPResolved(c, ps)
 	if p := c.Instance.Console.Password; p != "" && len(p) < 12 {
 		ps.at("instance.console.password", "is shorter than 12 characters, too weak for a login on the internet",
 			"use at least 16 random characters, e.g. from: openssl rand -base64 18")

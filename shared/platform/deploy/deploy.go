@@ -195,6 +195,17 @@ var Functions = []Function{
 		Invokes:    []string{"agent-worker"},
 	},
 	{
+		Name: "mcp", Description: "the agents' tools for MCP clients (POST /mcp, Streamable HTTP, stateless)",
+		URLAuth: "NONE", // the handler checks each client's bearer token in constant time
+		Routes:  []Route{{"POST", "/mcp"}},
+		// The same calls as the tools function: a call may upload a file,
+		// record a task, wake an agent or stage an approval (state).
+		MemoryMB: 256, TimeoutSeconds: 120,
+		Tables: []string{"audit", "state", "tasks", "agentmessages"}, Bucket: true,
+		ReadTables: []string{"receipts"},
+		Invokes:    []string{"agent-worker"},
+	},
+	{
 		Name: "jobs", Description: "runs a scheduled job named in the event ({\"job\":…})",
 		MemoryMB: 256, TimeoutSeconds: 120,
 		// agentmessages: the heartbeat describes every table.

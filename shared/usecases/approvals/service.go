@@ -205,7 +205,7 @@ func (s *Service) Stage(ctx context.Context, call sb.ToolCall, reason string) (s
 	a := Approval{
 		ID: NewID(), AgentID: call.AgentID, Tool: call.Tool, Action: call.Action,
 		Args: append(json.RawMessage(nil), args...), ArgsHash: hash,
-		Run: call.Run, Origin: call.Origin, Reason: scrub.Cap(reason, maxReason),
+		Run: call.Run, Origin: call.Origin, Client: call.Client, Reason: scrub.Cap(reason, maxReason),
 		ReplyTo:   call.ReplyTo.Clone(),
 		CreatedAt: now, ExpiresAt: now.Add(s.ttl).Truncate(time.Second),
 		Status: StatusPending, TaskToken: sb.TaskTokenFrom(ctx),
@@ -534,7 +534,7 @@ func (s *Service) decide(ctx context.Context, a Approval, d Decision, by string)
 		return Outcome{Kind: KindFailed, Approval: done, AgentInformed: informed, Message: fmt.Sprintf(
 			"Approved, but %s.%s could not be started right now, so it did not run.%s", done.Tool, done.Action, informedText(done, informed))}, nil
 	}
-	if won.Origin == sb.OriginOperator { // no agent waits for it
+	if sb.NobodyWakes(won.Origin) { // no agent waits for it
 		return Outcome{Kind: KindApproved, Approval: won, Message: fmt.Sprintf(
 			"Approved. %s.%s is running now; its result will be recorded with the approval.", won.Tool, won.Action)}, nil
 	}
@@ -623,7 +623,7 @@ func (s *Service) invoke(ctx context.Context, a Approval) (env sb.Envelope) {
 		origin = sb.OriginAgent
 	}
 	return s.exec.Invoke(ctx, sb.ToolCall{AgentID: a.AgentID, Tool: a.Tool, Action: a.Action,
-		Args: a.Args, Run: a.ExecRun, Origin: origin, Approved: true, ApprovalID: a.ID, ApprovedBy: a.DecidedBy})
+		Args: a.Args, Run: a.ExecRun, Origin: origin, Client: a.Client, Approved: true, ApprovalID: a.ID, ApprovedBy: a.DecidedBy})
 }
 
 // recordResult writes executing → final, retrying a store that is briefly
@@ -671,7 +671,7 @@ func (s *Service) finish(ctx context.Context, a Approval) bool {
 		// The waiting execution ends and tells the agent itself.
 		return s.failToken(ctx, a)
 	}
-	if a.Origin == sb.OriginOperator {
+	if sb.NobodyWakes(a.Origin) {
 		return false
 	}
 	parent := a.Run
@@ -749,7 +749,7 @@ func informedText(a Approval, informed bool) string {
 	switch {
 	case informed:
 		return " " + a.AgentID + " has been told."
-	case a.Origin == sb.OriginOperator:
+	case sb.NobodyWakes(a.Origin):
 		return ""
 	}
 	return " " + a.AgentID + " could not be told right now; the outcome is recorded."
