@@ -28,8 +28,10 @@ func (h *handling) startWake(ctx context.Context) context.Context {
 }
 
 // endWake records the wake's span in run's trace; a wake that started no
-// run has no trace to join. A task's or follow-up's wake hangs under, and
-// links to, the run that caused it.
+// run has no trace to join. A task's or follow-up's wake hangs under the
+// run that caused it (a parent, not a link: Jaeger folds a link to the
+// parent into one FOLLOWS_FROM reference, and the span would lose its
+// place in the tree).
 func (h *handling) endWake(ctx context.Context, run sb.RunContext, err error) {
 	if h.wake == nil || run.RunID == "" {
 		return
@@ -44,7 +46,6 @@ func (h *handling) endWake(ctx context.Context, run sb.RunContext, err error) {
 			sb.StringAttr(sb.AttrRunID, run.RunID), sb.StringAttr(sb.AttrOutcome, outcome), sb.IntAttr("switchboard.wake.attempt", h.attempt)}}
 	if run.ParentRunID != "" {
 		s.Parent = sb.RunSpan(run.ParentRunID)
-		s.Links = []sb.SpanLink{{Trace: s.Trace, Span: s.Parent}}
 	}
 	if err != nil {
 		s.Error = Classify(err).Code

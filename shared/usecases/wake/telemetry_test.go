@@ -43,8 +43,7 @@ func TestWorkerRecordsTheWakeSpanAroundTheRun(t *testing.T) {
 	}
 }
 
-// A wake of a follow-up run hangs under, and links to, the run that
-// caused it.
+// A wake of a follow-up run hangs under the run that caused it.
 func TestWorkerWakeOfAFollowUpJoinsItsCause(t *testing.T) {
 	spans := &telemetrytest.Spans{}
 	w, _, _ := newWorker(memstore.New(), func(ctx context.Context, j sb.WakeJob) (agentrun.Result, error) {
@@ -57,7 +56,7 @@ func TestWorkerWakeOfAFollowUpJoinsItsCause(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := spans.Named("wake hermes")[0]
-	if s.Trace != sb.ChainTrace("run-atlas") || s.Parent != sb.RunSpan("run-atlas") || len(s.Links) != 1 || s.Links[0].Span != s.Parent {
-		t.Errorf("wake span = %+v, want it under and linked to the creating run", s)
+	if s.Trace != sb.ChainTrace("run-atlas") || s.Parent != sb.RunSpan("run-atlas") {
+		t.Errorf("wake span = %+v, want it under the creating run", s)
 	}
 }
