@@ -31,7 +31,9 @@ func (e *Engine) startSpans(ctx context.Context, agent sb.Agent, run sb.RunConte
 			sb.StringAttr(sb.AttrOperation, sb.OpInvokeAgent), sb.StringAttr(sb.AttrAgentName, agent.ID),
 			sb.StringAttr(sb.AttrAgentID, agent.ID), sb.StringAttr(sb.AttrConversationID, run.RootRunID),
 			sb.StringAttr(sb.AttrRunID, run.RunID), sb.StringAttr(sb.AttrProvider, providerName(agent.Provider)),
-			sb.StringAttr(sb.AttrRequestModel, agent.ModelName),
+			// No gen_ai.request.model here: backends take a span with one
+			// for a model call (Langfuse's generations) and would count
+			// the run's cost twice.
 		}}
 	if run.ParentRunID != "" {
 		s.Attrs = append(s.Attrs, sb.StringAttr(sb.AttrParentRunID, run.ParentRunID))

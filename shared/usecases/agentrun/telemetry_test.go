@@ -42,7 +42,7 @@ func TestRunRecordsInvokeAgentChatAndExecuteTool(t *testing.T) {
 	for key, want := range map[string]any{
 		sb.AttrOperation: "invoke_agent", sb.AttrAgentName: "ada", sb.AttrConversationID: res.Run.RootRunID,
 		sb.AttrInputTokens: int64(300), sb.AttrOutputTokens: int64(30), sb.AttrCost: res.Receipt.CostUSD,
-		sb.AttrOutcome: "answered", sb.AttrSteps: int64(2), sb.AttrRequestModel: "step-1",
+		sb.AttrOutcome: "answered", sb.AttrSteps: int64(2), sb.AttrRequestModel: nil,
 	} {
 		if got := telemetrytest.Attr(run, key); got != want {
 			t.Errorf("invoke_agent %s = %v, want %v", key, got, want)
