@@ -236,16 +236,6 @@ func TestSlowCollectorIsCutAtTheFlushBound(t *testing.T) {
 	}
 }
 
-func TestFullQueueDropsAndCounts(t *testing.T) {
-	r := telemetry.New(telemetry.Options{Exporter: nil, QueueSize: 2})
-	for _, s := range append(chainSpans(time.Now()), chainSpans(time.Now())...) {
-		r.Record(context.Background(), s)
-	}
-	if got := r.Dropped(); got != 2 {
-		t.Errorf("dropped = %d, want the 2 past the queue", got)
-	}
-}
-
 func TestNewRefusesAnEndpointThatIsNoURL(t *testing.T) {
 	for _, ep := range []string{"", "127.0.0.1:4318", "grpc://x"} {
 		if _, err := otel.New(otel.Config{Endpoint: ep}); err == nil {
