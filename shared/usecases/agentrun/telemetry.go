@@ -124,7 +124,7 @@ func (r *runSpans) tool(ctx context.Context, index int, tc sb.ModelToolCall, sta
 			sb.StringAttr(sb.AttrOperation, sb.OpExecuteTool), sb.StringAttr(sb.AttrToolName, name),
 			sb.StringAttr(sb.AttrToolCallID, tc.ID), sb.StringAttr(sb.AttrToolStatus, env.Status),
 		}}
-	if id, ok := env.Data["approvalId"].(string); ok && id != "" {
+	if id, ok := env.Data["approval_id"].(string); ok && id != "" {
 		s.Attrs = append(s.Attrs, sb.StringAttr(sb.AttrApprovalID, id))
 	}
 	if env.Status == "error" {

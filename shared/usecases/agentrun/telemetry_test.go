@@ -84,7 +84,7 @@ func TestRunRecordsInvokeAgentChatAndExecuteTool(t *testing.T) {
 func TestRunSpanParents(t *testing.T) {
 	spans := &telemetrytest.Spans{}
 	inv := &recInvoker{reply: func(sb.ToolCall) sb.Envelope {
-		return sb.Envelope{Status: "pending_approval", Data: map[string]any{"approvalId": "ap-1"}}
+		return sb.Envelope{Status: "pending_approval", Data: map[string]any{"approval_id": "ap-1"}}
 	}}
 	m := &stepModel{steps: []step{calls(1, 1, call("c1", "Nextcloud", "delete", `{}`)), answer("asked", 1, 1)}}
 	e, _ := newEngine(inv, memstore.New())
