@@ -95,7 +95,6 @@ type Span struct {
 	End    time.Time
 	Attrs  []Attr
 	Events []SpanEvent
-	Links  []SpanLink
 	// Error, when set, marks the span failed with this (caller-safe)
 	// description.
 	Error string
@@ -106,13 +105,6 @@ type SpanEvent struct {
 	Name  string
 	Time  time.Time
 	Attrs []Attr
-}
-
-// SpanLink points at a span of the same or another trace that caused this
-// one without being its parent (the run that created a task).
-type SpanLink struct {
-	Trace TraceID
-	Span  SpanID
 }
 
 // Attr is one span attribute. Value is a string, int64, float64 or bool

@@ -119,10 +119,6 @@ func (e *Exporter) toStub(s sb.Span) tracetest.SpanStub {
 	for _, ev := range s.Events {
 		stub.Events = append(stub.Events, sdktrace.Event{Name: ev.Name, Time: ev.Time, Attributes: toAttrs(ev.Attrs)})
 	}
-	for _, l := range s.Links {
-		stub.Links = append(stub.Links, sdktrace.Link{SpanContext: trace.NewSpanContext(trace.SpanContextConfig{
-			TraceID: trace.TraceID(l.Trace), SpanID: trace.SpanID(l.Span), TraceFlags: trace.FlagsSampled})})
-	}
 	if s.Error != "" {
 		stub.Status = sdktrace.Status{Code: codes.Error, Description: s.Error}
 	}
