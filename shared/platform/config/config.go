@@ -33,7 +33,8 @@ type Instance struct {
 	Approvals  Approvals          `yaml:"approvals"`
 	Console    Console            `yaml:"console"`
 	// MCP names the clients that may call the agents' tools at POST /mcp.
-	MCP MCP `yaml:"mcp"`
+	MCP       MCP       `yaml:"mcp"`
+	Telemetry Telemetry `yaml:"telemetry"` // OpenTelemetry export (telemetry.go)
 
 	// AgentMessageRetentionDays keeps agent-to-agent messages this long; 0 = forever.
 	AgentMessageRetentionDays int `yaml:"agentMessageRetentionDays"`
@@ -359,6 +360,7 @@ var secretKeys = map[string]bool{
 	"signingKey":     true,
 	"webhookSecret":  true,
 	"webhookTokens":  true,
+	"headers":        true, // instance.telemetry.otlp.headers: one secret per header
 }
 
 // Secrets returns every non-empty secret value in the configuration, without
@@ -407,6 +409,15 @@ func walkSecrets(v reflect.Value, path string, fn func(path string, s *string)) 
 			case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
 				for j := range f.Len() {
 					fn(indexPath(p, j), f.Index(j).Addr().Interface().(*string))
+				}
+			case f.Kind() == reflect.Map && f.Type().Elem().Kind() == reflect.String:
+				// Map values are not addressable: each goes through a copy.
+				keys := f.MapKeys()
+				slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp.Compare(a.String(), b.String()) })
+				for _, k := range keys {
+					v := f.MapIndex(k).String()
+					fn(mapPath(p, k.String()), &v)
+					f.SetMapIndex(k, reflect.ValueOf(v))
 				}
 			}
 		}

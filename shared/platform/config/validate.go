@@ -170,6 +170,7 @@ func validate(c *Config, ps *problems) {
 	}
 
 	checkRange(ps, "instance.dev.workers", in.Dev.Workers, 0, 64, "0 lets the dev runtime choose")
+	validateTelemetry(ps, in.Telemetry)
 
 	validateAgents(c, ps)
 	validateMCP(c, ps)

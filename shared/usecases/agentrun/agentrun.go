@@ -33,7 +33,9 @@ type Engine struct {
 	Tools    Invoker
 	Receipts sb.ReceiptStore
 	Tokens   RunTokens
-	Now      func() time.Time
+	// Telemetry records the run's spans (nil: none).
+	Telemetry sb.Telemetry
+	Now       func() time.Time
 }
 
 // tokenTTL is a run token's life when the run has no deadline; the issuer
@@ -118,6 +120,7 @@ func (e *Engine) Start(ctx context.Context, agent sb.Agent, st Start) (Result, e
 	var runErr error
 	var attempts sb.ModelCallCounter
 	ctx = sb.WithModelCallCounter(ctx, &attempts)
+	spans := e.startSpans(ctx, agent, res.Run, now)
 
 loop:
 	for {
@@ -127,7 +130,12 @@ loop:
 			break
 		}
 		res.Steps++
+		before, began := attempts.Calls(), spans.clock()
 		resp, err := agent.Model.Complete(ctx, req)
+		calls := attempts.Calls()
+		calls.Retries -= before.Retries
+		calls.Waited -= before.Waited
+		spans.chat(ctx, res.Steps, began, req, resp, err, calls)
 		if err != nil {
 			res.Outcome, rec.Reason = "error", modelReason(err)
 			runErr = fmt.Errorf("agentrun %s step %d: %w", agent.ID, res.Steps, err)
@@ -147,9 +155,11 @@ loop:
 				res.Answer = fmt.Sprintf("I stopped because I kept repeating %s.%s with the same arguments.", tc.Tool, tc.Action)
 				break loop
 			}
-			env := e.Tools.Invoke(ctx, sb.ToolCall{AgentID: agent.ID, Tool: tc.Tool, Action: tc.Action,
+			began := spans.clock()
+			env := e.Tools.Invoke(spans.toolContext(ctx, index), sb.ToolCall{AgentID: agent.ID, Tool: tc.Tool, Action: tc.Action,
 				Args: tc.Args, Run: res.Run, Origin: sb.OriginAgent, ReplyTo: st.ReplyTo.Clone(),
 				Replay: st.Replay, CallIndex: index})
+			spans.tool(ctx, index, tc, began, env)
 			index++
 			args := tc.Args
 			if !json.Valid(args) {
@@ -170,6 +180,7 @@ loop:
 	rec.Duration = e.now().Sub(now)
 	rec.CostUSD = agent.Pricing.Cost(rec.TokensIn, rec.TokensOut)
 	res.Receipt = rec
+	spans.end(ctx, rec, now.Add(rec.Duration))
 	if err := e.Receipts.Put(context.WithoutCancel(ctx), rec); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("agentrun %s: receipt: run %s: %w", agent.ID, rec.Run.RunID, err))
 	}

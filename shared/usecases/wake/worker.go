@@ -88,9 +88,11 @@ type Worker struct {
 	WaitFor  time.Duration
 	Slack    time.Duration
 	Attempts int // default Attempts
-	Log      *slog.Logger
-	Now      func() time.Time
-	Sleep    func(ctx context.Context, d time.Duration) error
+	// Telemetry records a span per woken run (nil: none).
+	Telemetry sb.Telemetry
+	Log       *slog.Logger
+	Now       func() time.Time
+	Sleep     func(ctx context.Context, d time.Duration) error
 }
 
 // JobPreparer fetches and judges the message a webhook job names
@@ -179,6 +181,8 @@ type handling struct {
 	job     sb.WakeJob
 	keys    []string // the claims this attempt owns
 	attempt int      // 0 when the job has no claim
+	wake    *wakeSpan
+	outcome string // what finish marked the claims with
 	now     func() time.Time
 	sleep   func(ctx context.Context, d time.Duration) error
 	log     *slog.Logger
@@ -272,7 +276,8 @@ func (h *handling) handle(ctx context.Context) error {
 	// A timeout, not a deadline: h.now may be a test's clock.
 	runCtx, cancel := context.WithTimeout(ctx, h.runDeadline(ctx).Sub(h.now()))
 	defer cancel()
-	res, err := h.run(runCtx, job)
+	res, err := h.run(h.startWake(runCtx), job)
+	defer func() { h.endWake(ctx, res.Run, err) }()
 	if err != nil {
 		return h.fail(ctx, res.Run, fmt.Errorf("wake %s: run: %w", job.AgentID, err))
 	}
@@ -440,6 +445,7 @@ var finishWaits = []time.Duration{time.Second, 2 * time.Second, 4 * time.Second,
 // its retry, or by the poll once the claim ends: so a write refused for the
 // moment is tried again, within the invoker's deadline.
 func (h *handling) finish(ctx context.Context, outcome string) error {
+	h.outcome = outcome
 	var errs []error
 	for _, key := range h.keys {
 		err := h.w.Claims.Finish(context.WithoutCancel(ctx), key, outcome)
