@@ -69,9 +69,9 @@ build: ## build one arm64 zip per function into build/, print the sizes and fail
 	  cp $(CONFIG) build/functions/$$fn/config.yaml && \
 	  (cd build/functions/$$fn && rm -f ../../$$fn.zip && zip -q -X -9 ../../$$fn.zip bootstrap config.yaml) || exit 1; \
 	done
-	@echo "function zips (config: $(CONFIG); budget 5 MiB, the receivers 4 MiB, mcp 5.5 MiB):"; over_any=; for fn in $(FUNCTIONS); do \
+	@echo "function zips (config: $(CONFIG); budget 5 MiB, the receivers 4 MiB):"; over_any=; for fn in $(FUNCTIONS); do \
 	  zip=$$(stat -c %s build/$$fn.zip); bin=$$(stat -c %s build/functions/$$fn/bootstrap); \
-	  budget=5242880; case $$fn in rocketchat-webhook|telegram-webhook|approvals) budget=4194304;; mcp) budget=5767168;; esac; \
+	  budget=5242880; case $$fn in rocketchat-webhook|telegram-webhook|approvals) budget=4194304;; esac; \
 	  over=; [ $$zip -le $$budget ] || { over="  OVER BUDGET"; over_any="$$over_any $$fn"; }; \
 	  printf '  %-20s zip %8s bytes (%s MiB)  bootstrap %9s bytes%s\n' $$fn $$zip $$(awk "BEGIN{printf \"%.2f\", $$zip/1048576}") $$bin "$$over"; \
 	done; \

@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig/awsprofile"
 	"io"
 	"net/http"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/secrets"
 	"github.com/switchboard-dev/switchboard/shared/usecases/provision"
@@ -39,7 +39,7 @@ func provisionAgent(ctx context.Context, configPath, username, name, email, stor
 	case "", "print":
 		opts.Store = provision.PrintOnce{}
 	case "secretsmanager":
-		awsCfg, err := awsconfig.Load(ctx)
+		awsCfg, err := awsprofile.Load(ctx)
 		if err != nil {
 			return fmt.Errorf("AWS config for Secrets Manager: %w", err)
 		}

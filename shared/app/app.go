@@ -12,6 +12,8 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig/awsprofile"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -82,7 +84,7 @@ type App struct {
 
 // New builds the App. getenv is os.Getenv in production; tests pass their own.
 func New(ctx context.Context, getenv func(string) string) (*App, error) {
-	c, err := core.New(ctx, getenv)
+	c, err := core.New(ctx, getenv, func(ctx context.Context) (aws.Config, error) { return awsprofile.Load(ctx) })
 	if err != nil {
 		return nil, err
 	}

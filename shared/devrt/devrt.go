@@ -9,13 +9,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig/awsprofile"
 	"net"
 	"net/http"
 	"os"
 	"syscall"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig"
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/otel"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
@@ -112,7 +112,7 @@ func Prepare(ctx context.Context, o Options) (*Env, error) {
 	env.DynamoDB = firstSet("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL")
 	env.S3 = firstSet("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
 
-	awsCfg, err := awsconfig.Load(ctx)
+	awsCfg, err := awsprofile.Load(ctx)
 	if err != nil {
 		env.Close()
 		return nil, err

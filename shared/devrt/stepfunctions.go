@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig/awsprofile"
 	"log/slog"
 	"net"
 	"net/http"
@@ -124,7 +125,7 @@ func (s *StepFunctions) bind(ctx context.Context, handler func(fn string) (any, 
 }
 
 func (s *StepFunctions) client(ctx context.Context) (*sfnapi.Client, error) {
-	cfg, err := awsconfig.Load(ctx)
+	cfg, err := awsprofile.Load(ctx)
 	if err != nil {
 		return nil, err
 	}

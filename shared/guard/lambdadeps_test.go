@@ -45,6 +45,12 @@ var devOnly = []string{
 	// (docs/telemetry.md).
 	"go.opentelemetry.io/otel/sdk",
 	"shared/adapters/otel",
+	// The SDK's config loader: profiles, SSO and STS for the credential
+	// chain of a person's machine, about 0.45 MB of every zip. A function
+	// builds its config from the Lambda environment
+	// (awsconfig.FromEnvironment).
+	"github.com/aws/aws-sdk-go-v2/config\n",
+	"shared/adapters/awsconfig/awsprofile",
 }
 
 // notFor lists what a function does not use and so must not link.

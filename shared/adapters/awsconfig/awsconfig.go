@@ -1,6 +1,8 @@
-// Package awsconfig loads the AWS SDK config that every AWS client of a
-// process is built from (DynamoDB, S3, Step Functions, Lambda, Secrets
-// Manager), once per cold start.
+// Package awsconfig builds the AWS SDK config that every AWS client of a
+// Lambda function is built from (DynamoDB, S3, Step Functions, Lambda,
+// Secrets Manager), once per cold start, from the function's environment
+// (FromEnvironment); its subpackage awsprofile loads the SDK's full default
+// chain (profiles, SSO, instance roles) for the dev runtime and the CLI.
 //
 // Endpoints come from the environment alone, handled by the SDK itself:
 // AWS_ENDPOINT_URL (and AWS_ENDPOINT_URL_<SERVICE>, read by each service
@@ -12,7 +14,6 @@ package awsconfig
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -22,9 +23,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 )
 
 // DefaultRegion is used when neither AWS_REGION nor a profile names one
@@ -41,25 +40,57 @@ const (
 	tlsHandshakeTimeout = 5 * time.Second
 )
 
-// Load loads the SDK's default config; when DynamoDB is pointed at a
-// loopback endpoint it leaves IMDS out (a local endpoint never needs
-// instance-role credentials, and probing 169.254.169.254 off EC2 can
-// stall). The composition root loads it once and builds every client from
-// it. The HTTP client connects within dialTimeout and tlsHandshakeTimeout
-// (the SDK's defaults are 30 s and 10 s).
-func Load(ctx context.Context, opts ...func(*config.LoadOptions) error) (aws.Config, error) {
-	hc := awshttp.NewBuildableClient().
-		WithDialerOptions(func(d *net.Dialer) { d.Timeout = dialTimeout }).
-		WithTransportOptions(func(t *http.Transport) { t.TLSHandshakeTimeout = tlsHandshakeTimeout })
-	opts = append([]func(*config.LoadOptions) error{config.WithHTTPClient(hc)}, opts...)
-	if IsLoopback(os.Getenv("AWS_ENDPOINT_URL_DYNAMODB")) || IsLoopback(os.Getenv("AWS_ENDPOINT_URL")) {
-		opts = append(opts, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+// FromEnvironment builds the config of a Lambda function from its
+// environment alone, as the Lambda runtime sets it: the region
+// (AWS_REGION, else AWS_DEFAULT_REGION, else DefaultRegion), the function
+// role's credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+// AWS_SESSION_TOKEN; none: LocalCredentials may add placeholders for a
+// server on this machine) and the endpoints (AWS_ENDPOINT_URL and
+// AWS_ENDPOINT_URL_<SERVICE>, as LocalStack sets them, unless
+// AWS_IGNORE_CONFIGURED_ENDPOINT_URLS is true). It never reads a
+// profile, SSO or an instance role: the SDK's config loader that does
+// (awsprofile.Load) links STS, SSO and their credential chain, about
+// 0.45 MB of every function's zip. The dev runtime and the CLI use that
+// loader; the functions use this one.
+func FromEnvironment(_ context.Context) (aws.Config, error) {
+	cfg := aws.Config{Region: DefaultRegion, HTTPClient: HTTPClient()}
+	for _, k := range []string{"AWS_REGION", "AWS_DEFAULT_REGION"} {
+		if v := os.Getenv(k); v != "" {
+			cfg.Region = v
+			break
+		}
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("load AWS config: %w", err)
+	if id, secret := os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"); id != "" && secret != "" {
+		cfg.Credentials = aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(id, secret, os.Getenv("AWS_SESSION_TOKEN")))
+	}
+	if strings.EqualFold(os.Getenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"), "true") {
+		return cfg, nil // as the SDK's loader: the endpoints set above are ignored
+	}
+	cfg.ConfigSources = []any{serviceEndpoints{}}
+	if ep := os.Getenv("AWS_ENDPOINT_URL"); ep != "" {
+		cfg.BaseEndpoint = aws.String(ep)
 	}
 	return cfg, nil
+}
+
+// serviceEndpoints answers each service client's question for its own
+// endpoint, AWS_ENDPOINT_URL_<SERVICE> (the SDK id upper-cased, spaces as
+// underscores: DYNAMODB, S3, SFN, LAMBDA, SECRETS_MANAGER), as the SDK's
+// config loader does.
+type serviceEndpoints struct{}
+
+func (serviceEndpoints) GetServiceBaseEndpoint(_ context.Context, sdkID string) (string, bool, error) {
+	v := os.Getenv("AWS_ENDPOINT_URL_" + strings.ReplaceAll(strings.ToUpper(sdkID), " ", "_"))
+	return v, v != "", nil
+}
+
+// HTTPClient is the HTTP client every AWS client shares: it connects
+// within dialTimeout and tlsHandshakeTimeout (the SDK's defaults are 30 s
+// and 10 s).
+func HTTPClient() aws.HTTPClient {
+	return awshttp.NewBuildableClient().
+		WithDialerOptions(func(d *net.Dialer) { d.Timeout = dialTimeout }).
+		WithTransportOptions(func(t *http.Transport) { t.TLSHandshakeTimeout = tlsHandshakeTimeout })
 }
 
 // LocalCredentials gives cfg static placeholder credentials when endpoint

@@ -63,3 +63,55 @@ func TestLocalCredentials(t *testing.T) {
 		})
 	}
 }
+
+// A Lambda function's config comes from its environment alone.
+func TestFromEnvironment(t *testing.T) {
+	for _, k := range []string{"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+		"AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SECRETS_MANAGER", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"} {
+		t.Setenv(k, "")
+	}
+	cfg, err := awsconfig.FromEnvironment(t.Context())
+	if err != nil || cfg.Region != awsconfig.DefaultRegion || cfg.Credentials != nil || cfg.BaseEndpoint != nil {
+		t.Fatalf("empty environment: region %q, credentials %v, endpoint %v, err %v; want the default region and nothing else",
+			cfg.Region, cfg.Credentials, cfg.BaseEndpoint, err)
+	}
+
+	t.Setenv("AWS_DEFAULT_REGION", "eu-west-1")
+	t.Setenv("AWS_REGION", "eu-central-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_SESSION_TOKEN", "session")
+	t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:4566")
+	t.Setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", "http://127.0.0.1:4567")
+	cfg, err = awsconfig.FromEnvironment(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Region != "eu-central-1" {
+		t.Errorf("region %q, want AWS_REGION before AWS_DEFAULT_REGION", cfg.Region)
+	}
+	creds, err := cfg.Credentials.Retrieve(t.Context())
+	if err != nil || creds.AccessKeyID != "AKIDEXAMPLE" || creds.SecretAccessKey != "secret" || creds.SessionToken != "session" {
+		t.Errorf("credentials %+v (%v), want the function role's from the environment", creds, err)
+	}
+	if aws.ToString(cfg.BaseEndpoint) != "http://127.0.0.1:4566" {
+		t.Errorf("endpoint %q, want AWS_ENDPOINT_URL", aws.ToString(cfg.BaseEndpoint))
+	}
+	type serviceEndpoint interface {
+		GetServiceBaseEndpoint(context.Context, string) (string, bool, error)
+	}
+	var got string
+	for _, src := range cfg.ConfigSources {
+		if p, ok := src.(serviceEndpoint); ok {
+			got, _, _ = p.GetServiceBaseEndpoint(t.Context(), "Secrets Manager")
+		}
+	}
+	if got != "http://127.0.0.1:4567" {
+		t.Errorf("Secrets Manager's endpoint %q, want AWS_ENDPOINT_URL_SECRETS_MANAGER", got)
+	}
+
+	t.Setenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "true")
+	if cfg, _ = awsconfig.FromEnvironment(t.Context()); cfg.BaseEndpoint != nil || len(cfg.ConfigSources) != 0 {
+		t.Errorf("with AWS_IGNORE_CONFIGURED_ENDPOINT_URLS: endpoint %v, sources %v; want none", cfg.BaseEndpoint, cfg.ConfigSources)
+	}
+}

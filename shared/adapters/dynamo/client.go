@@ -11,7 +11,7 @@ import (
 )
 
 // NewClientFromConfig builds the DynamoDB client from the config
-// awsconfig.Load gave, once per cold start.
+// awsconfig.FromEnvironment (or awsprofile.Load) gave, once per cold start.
 //
 // Endpoints come from the environment alone, handled by the SDK itself:
 // config v1.33.18 reads AWS_ENDPOINT_URL into aws.Config.BaseEndpoint

@@ -1,6 +1,9 @@
 package dynamo_test
 
 import (
+	"context"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig/awsprofile"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,24 +30,30 @@ func TestNewClientEndpointFromEnv(t *testing.T) {
 			"AWS_ENDPOINT_URL_DYNAMODB": endpoint,
 		}},
 	}
+	loaders := map[string]func(context.Context) (aws.Config, error){
+		"FromEnvironment": awsconfig.FromEnvironment, // a Lambda function's
+		"awsprofile.Load": func(ctx context.Context) (aws.Config, error) { return awsprofile.Load(ctx) },
+	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			isolateAWSEnv(t)
-			for k, v := range tt.env {
-				t.Setenv(k, v)
-			}
-			cfg, err := awsconfig.Load(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := dynamo.NewClientFromConfig(t.Context(), cfg)
-			if got := c.Options().Region; got != "us-east-1" {
-				t.Errorf("region %q, want the us-east-1 default", got)
-			}
-			if _, err := c.ListTables(t.Context(), &dynamodb.ListTablesInput{}); err != nil {
-				t.Fatalf("ListTables through %v: %v", tt.env, err)
-			}
-		})
+		for loader, load := range loaders {
+			t.Run(tt.name+"/"+loader, func(t *testing.T) {
+				isolateAWSEnv(t)
+				for k, v := range tt.env {
+					t.Setenv(k, v)
+				}
+				cfg, err := load(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := dynamo.NewClientFromConfig(t.Context(), cfg)
+				if got := c.Options().Region; got != "us-east-1" {
+					t.Errorf("region %q, want the us-east-1 default", got)
+				}
+				if _, err := c.ListTables(t.Context(), &dynamodb.ListTablesInput{}); err != nil {
+					t.Fatalf("ListTables through %v: %v", tt.env, err)
+				}
+			})
+		}
 	}
 }
 

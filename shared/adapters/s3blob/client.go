@@ -25,7 +25,7 @@ const (
 	DefaultLocalRegion = "us-east-1"
 )
 
-// NewClient loads the AWS config (awsconfig.Load) and builds the S3 client
+// NewClient builds the AWS config from the environment (awsconfig.FromEnvironment) and the S3 client
 // from it; a process that builds other AWS clients loads the config once and
 // calls NewClientFromConfig.
 //
@@ -48,7 +48,7 @@ const (
 // uses dummy static keys instead of waiting for the instance-metadata
 // service to time out.
 func NewClient(ctx context.Context) (*s3.Client, error) {
-	cfg, err := awsconfig.Load(ctx)
+	cfg, err := awsconfig.FromEnvironment(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("s3 client: %w", err)
 	}

@@ -108,11 +108,16 @@ type Core struct {
 	Dispatcher sb.WakeDispatcher
 }
 
+// LoadAWS builds the AWS SDK config: awsconfig.FromEnvironment in a
+// Lambda function, the SDK's full default chain (awsprofile.Load) in the
+// dev runtime and the CLI, which the functions must not link.
+type LoadAWS func(context.Context) (aws.Config, error)
+
 // New reads the config and builds the core. getenv is os.Getenv in
 // production; tests pass their own.
-func New(ctx context.Context, getenv func(string) string) (*Core, error) {
+func New(ctx context.Context, getenv func(string) string, loadAWS LoadAWS) (*Core, error) {
 	c := &Core{Getenv: getenv, HTTP: &http.Client{Timeout: httpTimeout}}
-	awsCfg, err := awsconfig.Load(ctx) // once per cold start; every client is built from it
+	awsCfg, err := loadAWS(ctx) // once per cold start; every client is built from it
 	if err != nil {
 		return nil, fmt.Errorf("app: %w", err)
 	}
@@ -150,7 +155,7 @@ func New(ctx context.Context, getenv func(string) string) (*Core, error) {
 // catalogue does not let fn invoke the agent-worker, its dispatcher says so
 // on a wake (NoDispatcher).
 func ForFunction(ctx context.Context, fn string, getenv func(string) string) (*Core, error) {
-	c, err := New(ctx, getenv)
+	c, err := New(ctx, getenv, awsconfig.FromEnvironment)
 	if err != nil {
 		return nil, err
 	}

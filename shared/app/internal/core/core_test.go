@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,7 +43,7 @@ func TestNewSetsAgentMessageRetention(t *testing.T) {
 				return path
 			}
 			return ""
-		})
+		}, awsconfig.FromEnvironment)
 		if err != nil {
 			t.Fatalf("days %d: New: %v", tc.days, err)
 		}
