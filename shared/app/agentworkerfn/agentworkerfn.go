@@ -9,8 +9,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/agents"
-	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
-	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/usecases/askagent"
 )
@@ -19,15 +17,7 @@ import (
 // asynchronous invocation, and the ask-agent machine's RunTarget Task (a
 // payload with an op).
 func Build(ctx context.Context, getenv func(string) string) (any, error) {
-	c, err := core.ForFunction(ctx, "agent-worker", getenv)
-	if err != nil {
-		return nil, err
-	}
-	d, err := decide.New(c)
-	if err != nil {
-		return nil, err
-	}
-	a, err := actions.New(d)
+	a, err := actions.ForFunction(ctx, "agent-worker", getenv)
 	if err != nil {
 		return nil, err
 	}

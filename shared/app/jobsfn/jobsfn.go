@@ -26,19 +26,11 @@ import (
 
 // Build runs the job an EventBridge schedule names.
 func Build(ctx context.Context, getenv func(string) string) (any, error) {
-	c, err := core.ForFunction(ctx, "jobs", getenv)
+	a, err := actions.ForFunction(ctx, "jobs", getenv)
 	if err != nil {
 		return nil, err
 	}
-	d, err := decide.New(c)
-	if err != nil {
-		return nil, err
-	}
-	a, err := actions.New(d)
-	if err != nil {
-		return nil, err
-	}
-	r, err := Runner(a, telegramwebhookfn.Inbound(d))
+	r, err := Runner(a, telegramwebhookfn.Inbound(a.Decide))
 	if err != nil {
 		return nil, err
 	}

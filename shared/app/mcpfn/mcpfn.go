@@ -9,8 +9,6 @@ import (
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
-	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
-	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/httpapi/mcpserver"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -20,15 +18,7 @@ import (
 // Build serves the mcp function URL (AuthType NONE: the handler checks each
 // client's bearer token) with the same tool executor as the tools function.
 func Build(ctx context.Context, getenv func(string) string) (any, error) {
-	c, err := core.ForFunction(ctx, "mcp", getenv)
-	if err != nil {
-		return nil, err
-	}
-	d, err := decide.New(c)
-	if err != nil {
-		return nil, err
-	}
-	a, err := actions.New(d)
+	a, err := actions.ForFunction(ctx, "mcp", getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +26,7 @@ func Build(ctx context.Context, getenv func(string) string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return handlers.URL("mcp", h, c.Log, c.Scrubber)
+	return handlers.URL("mcp", h, a.Core.Log, a.Core.Scrubber)
 }
 
 // Handler serves POST /mcp to the clients of instance.mcp.clients: each

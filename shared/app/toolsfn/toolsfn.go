@@ -10,7 +10,6 @@ import (
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
-	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
@@ -22,19 +21,11 @@ import (
 // Build serves the tools function URL (AuthType AWS_IAM; RequireIAM makes
 // a misconfigured URL fail closed) and the Tasks (payloads with an op).
 func Build(ctx context.Context, getenv func(string) string) (any, error) {
-	c, err := core.ForFunction(ctx, "tools", getenv)
+	a, err := actions.ForFunction(ctx, "tools", getenv)
 	if err != nil {
 		return nil, err
 	}
-	d, err := decide.New(c)
-	if err != nil {
-		return nil, err
-	}
-	a, err := actions.New(d)
-	if err != nil {
-		return nil, err
-	}
-	url, err := handlers.URL("tools", httpapi.RequireIAM(Handler(a)), c.Log, c.Scrubber)
+	url, err := handlers.URL("tools", httpapi.RequireIAM(Handler(a)), a.Core.Log, a.Core.Scrubber)
 	if err != nil {
 		return nil, err
 	}

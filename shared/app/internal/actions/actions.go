@@ -7,6 +7,7 @@
 package actions
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -65,6 +66,20 @@ type Actions struct {
 	// RocketChatTool is the RocketChat tool; its typed service posts the
 	// wake's replies and the document pipeline's messages.
 	RocketChatTool *rctool.Tool
+}
+
+// ForFunction builds the core, decide and actions parts of Lambda function
+// fn, the start every function that acts for the agents shares.
+func ForFunction(ctx context.Context, fn string, getenv func(string) string) (*Actions, error) {
+	c, err := core.ForFunction(ctx, fn, getenv)
+	if err != nil {
+		return nil, err
+	}
+	d, err := decide.New(c)
+	if err != nil {
+		return nil, err
+	}
+	return New(d)
 }
 
 // New builds the part on d.
