@@ -95,20 +95,14 @@ func TestLambdasLinkOnlyTheirOwnBuilder(t *testing.T) {
 	r := loadRepo(t)
 	for _, f := range deploy.Functions {
 		t.Run(f.Name, func(t *testing.T) {
-			cmd := exec.Command("go", "list", "-tags", "lambda.norpc", "-deps", "./functions/"+f.Name)
-			cmd.Dir = r.root
-			cmd.Env = append(cmd.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("go list: %v", err)
-			}
+			deps := functionDeps(t, r.root, f.Name)
 			own := r.module + "/shared/app/" + strings.ReplaceAll(f.Name, "-", "") + "fn"
 			allowed := map[string]bool{own: true}
 			if f.Name == "jobs" {
 				allowed[r.module+"/shared/app/telegramwebhookfn"] = true
 			}
 			linked := false
-			for _, d := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			for _, d := range deps {
 				if d == own {
 					linked = true
 				}
@@ -123,6 +117,20 @@ func TestLambdasLinkOnlyTheirOwnBuilder(t *testing.T) {
 	}
 }
 
+// functionDeps lists the packages function fn links, as the Lambda build
+// sees them (go list -deps, linux/arm64, lambda.norpc).
+func functionDeps(t *testing.T, root, fn string) []string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-tags", "lambda.norpc", "-deps", "./functions/"+fn)
+	cmd.Dir = root
+	cmd.Env = append(cmd.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	return strings.Split(strings.TrimSpace(string(out)), "\n")
+}
+
 // TestLambdasLinkOnlyWhatTheyUse lists each function's dependencies as the
 // Lambda build sees them (go list -deps, linux/arm64, lambda.norpc) and
 // fails on a dev- or test-only package, or on one the function does not use.
@@ -130,14 +138,7 @@ func TestLambdasLinkOnlyWhatTheyUse(t *testing.T) {
 	r := loadRepo(t)
 	for _, f := range deploy.Functions {
 		t.Run(f.Name, func(t *testing.T) {
-			cmd := exec.Command("go", "list", "-tags", "lambda.norpc", "-deps", "./functions/"+f.Name)
-			cmd.Dir = r.root
-			cmd.Env = append(cmd.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("go list: %v", err)
-			}
-			deps := strings.Split(strings.TrimSpace(string(out)), "\n")
+			deps := functionDeps(t, r.root, f.Name)
 			t.Logf("%d packages", len(deps))
 			for _, d := range deps {
 				line := d + "\n" // a "\n" suffix in a pattern matches the whole path's end
