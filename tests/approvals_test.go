@@ -29,11 +29,19 @@ const (
 // Workspace.delete needs approval, with the Telegram webhook pointed at dev.
 func startApprovalWorld(t testing.TB) (*tgfake.Server, *devServer) {
 	t.Helper()
+	return startApprovalWorldWith(t, "e2e-approvals", "", "")
+}
+
+// startApprovalWorldWith is startApprovalWorld for instance name, with
+// instance lines (indented two spaces) and agents (list items) added to
+// its config and env given to the server.
+func startApprovalWorldWith(t testing.TB, name, instance, agents string, env ...string) (*tgfake.Server, *devServer) {
+	t.Helper()
 	tg := tgfake.New()
 	t.Cleanup(tg.Close)
 	tg.AddUser(tgfake.User{ID: tgApprover, FirstName: "Richard", Username: "richard"})
 	config := fmt.Sprintf(`instance:
-  name: e2e-approvals
+  name: %s
   toolApiToken: env:E2E_TOOL_TOKEN
   channels: [Telegram]
   model: {provider: scripted, reply: "{{agent}} heard: {{message}}"}
@@ -46,18 +54,18 @@ func startApprovalWorld(t testing.TB) (*tgfake.Server, *devServer) {
   approvals: {signingKey: env:E2E_SIGNING_KEY, ttlHours: 24, approverTelegramIds: ["%d"]}
   staging: {Workspace.delete: approve}
   dev: {scheduler: false}
-agents:
+%sagents:
   - id: hermes
     name: Hermes
     systemPrompt: You are Hermes.
     tools:
       Workspace: {}
-`, tg.URL, tgfake.DefaultToken, tgChat, tgChat, tgSecret, tgApprover)
-	path := filepath.Join(t.TempDir(), "approvals.yaml")
+%s`, name, tg.URL, tgfake.DefaultToken, tgChat, tgChat, tgSecret, tgApprover, instance, agents)
+	path := filepath.Join(t.TempDir(), name+".yaml")
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d := startDevConfig(t, path)
+	d := startDevConfig(t, path, env...)
 	c, err := telegram.New(tg.URL, tgfake.DefaultToken, nil)
 	if err != nil {
 		t.Fatal(err)

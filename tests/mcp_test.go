@@ -4,15 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
 	"github.com/switchboard-dev/switchboard/shared/httpapi/mcpserver"
 )
@@ -27,51 +24,15 @@ const (
 // atlas.
 func startMCPWorld(t testing.TB) (*tgfake.Server, *devServer) {
 	t.Helper()
-	tg := tgfake.New()
-	t.Cleanup(tg.Close)
-	tg.AddUser(tgfake.User{ID: tgApprover, FirstName: "Richard", Username: "richard"})
-	config := fmt.Sprintf(`instance:
-  name: e2e-mcp
-  toolApiToken: env:E2E_TOOL_TOKEN
-  channels: [Telegram]
-  model: {provider: scripted, reply: "{{agent}} heard: {{message}}"}
-  telegram:
-    apiBaseUrl: %s
-    botToken: %s
-    chatId: "%d"
-    allowedChatIds: ["%d"]
-    webhookSecret: %s
-  approvals: {signingKey: env:E2E_SIGNING_KEY, ttlHours: 24, approverTelegramIds: ["%d"]}
-  staging: {Workspace.delete: approve}
-  mcp:
+	return startApprovalWorldWith(t, "e2e-mcp", `  mcp:
     clients:
       - {name: laptop, agent: hermes, token: env:E2E_MCP_LAPTOP}
       - {name: ide, agent: atlas, token: env:E2E_MCP_IDE}
-  dev: {scheduler: false}
-agents:
-  - id: hermes
-    name: Hermes
-    systemPrompt: You are Hermes.
-    tools:
-      Workspace: {}
-  - id: atlas
+`, `  - id: atlas
     name: Atlas
     systemPrompt: You are Atlas.
     tools: {}
-`, tg.URL, tgfake.DefaultToken, tgChat, tgChat, tgSecret, tgApprover)
-	path := filepath.Join(t.TempDir(), "mcp.yaml")
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := startDevConfig(t, path, "E2E_MCP_LAPTOP="+mcpLaptopToken, "E2E_MCP_IDE="+mcpIDEToken)
-	c, err := telegram.New(tg.URL, tgfake.DefaultToken, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.SetWebhook(context.Background(), d.base+"/hooks/telegram", tgSecret, nil, false); err != nil {
-		t.Fatal(err)
-	}
-	return tg, d
+`, "E2E_MCP_LAPTOP="+mcpLaptopToken, "E2E_MCP_IDE="+mcpIDEToken)
 }
 
 type bearerTransport struct{ token string }
