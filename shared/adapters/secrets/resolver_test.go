@@ -3,6 +3,7 @@ package secrets_test
 import (
 	"context"
 	"errors"
+	"github.com/switchboard-dev/switchboard/shared/platform/config/configtest"
 	"strings"
 	"testing"
 
@@ -33,23 +34,23 @@ func TestResolver(t *testing.T) {
 		"arn:aws:secretsmanager:eu-central-1:123456789012:secret:sb/rc-AbCdEf": "by-arn",
 	})
 	r := secrets.NewResolver(fake)
-	tests := []resolveCase{
-		{"plain", "secretsmanager:plain", "plain-secret", ""},
-		{"plain again (cached)", "secretsmanager:plain", "plain-secret", ""},
-		{"json key", "secretsmanager:json#token", "json-token", ""},
-		{"json number", "secretsmanager:json#port", "5432", ""},
-		{"json empty key", "secretsmanager:json#empty", "", `key "empty" of secret json is empty`},
-		{"json missing key", "secretsmanager:json#nope", "", `secret json has no key "nope"; use one of: empty, port, token`},
-		{"not json", "secretsmanager:plain#k", "", "secret plain is not a JSON object"},
-		{"arn", "secretsmanager:arn:aws:secretsmanager:eu-central-1:123456789012:secret:sb/rc-AbCdEf", "by-arn", ""},
-		{"not found", "secretsmanager:missing", "", "secret missing does not exist in Secrets Manager"},
-		{"denied", "secretsmanager:denied", "", "not allowed to read secret denied; grant secretsmanager:GetSecretValue"},
-		{"other failure", "secretsmanager:broken", "", "reading secret broken from Secrets Manager failed"},
-		{"empty name", "secretsmanager:", "", "incomplete secretsmanager: reference"},
-		{"empty key", "secretsmanager:plain#", "", "incomplete secretsmanager: reference"},
-		{"not a reference", "env:X", "", "not a secretsmanager: reference"},
+	tests := []configtest.ResolveCase{
+		{Name: "plain", Ref: "secretsmanager:plain", Want: "plain-secret", WantErr: ""},
+		{Name: "plain again (cached)", Ref: "secretsmanager:plain", Want: "plain-secret", WantErr: ""},
+		{Name: "json key", Ref: "secretsmanager:json#token", Want: "json-token", WantErr: ""},
+		{Name: "json number", Ref: "secretsmanager:json#port", Want: "5432", WantErr: ""},
+		{Name: "json empty key", Ref: "secretsmanager:json#empty", Want: "", WantErr: `key "empty" of secret json is empty`},
+		{Name: "json missing key", Ref: "secretsmanager:json#nope", Want: "", WantErr: `secret json has no key "nope"; use one of: empty, port, token`},
+		{Name: "not json", Ref: "secretsmanager:plain#k", Want: "", WantErr: "secret plain is not a JSON object"},
+		{Name: "arn", Ref: "secretsmanager:arn:aws:secretsmanager:eu-central-1:123456789012:secret:sb/rc-AbCdEf", Want: "by-arn", WantErr: ""},
+		{Name: "not found", Ref: "secretsmanager:missing", Want: "", WantErr: "secret missing does not exist in Secrets Manager"},
+		{Name: "denied", Ref: "secretsmanager:denied", Want: "", WantErr: "not allowed to read secret denied; grant secretsmanager:GetSecretValue"},
+		{Name: "other failure", Ref: "secretsmanager:broken", Want: "", WantErr: "reading secret broken from Secrets Manager failed"},
+		{Name: "empty name", Ref: "secretsmanager:", Want: "", WantErr: "incomplete secretsmanager: reference"},
+		{Name: "empty key", Ref: "secretsmanager:plain#", Want: "", WantErr: "incomplete secretsmanager: reference"},
+		{Name: "not a reference", Ref: "env:X", Want: "", WantErr: "not a secretsmanager: reference"},
 	}
-	resolveCases(t, r, tests)
+	configtest.ResolveCases(t, r, tests)
 	// Once per cold start: "plain" was read twice and for a #key, "json"
 	// for four keys; each was fetched once.
 	for id, want := range map[string]int{"plain": 1, "json": 1} {
@@ -57,7 +58,7 @@ func TestResolver(t *testing.T) {
 			t.Errorf("GetSecretValue(%s) called %d times, want %d", id, got, want)
 		}
 	}
-	resolveCases(t, &secrets.Resolver{}, []resolveCase{{"no client", "secretsmanager:plain", "", "no Secrets Manager client is configured"}})
+	configtest.ResolveCases(t, &secrets.Resolver{}, []configtest.ResolveCase{{Name: "no client", Ref: "secretsmanager:plain", Want: "", WantErr: "no Secrets Manager client is configured"}})
 }
 
 // A base configuration and one with a RocketChat block for hermes (lines
@@ -125,28 +126,5 @@ func TestResolverErrorInConfig(t *testing.T) {
 	want := "t.yaml:3: instance.toolApiToken: secret switchboard/gone does not exist in Secrets Manager (in this account and region); create it or correct the name"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error = %v\nwant containing %q", err, want)
-	}
-}
-
-// resolveCase is one reference, what it resolves to, or a part of the
-// error it must give.
-type resolveCase struct{ name, ref, want, wantErr string }
-
-// resolveCases resolves every case with r.
-func resolveCases(t *testing.T, r config.SecretResolver, tests []resolveCase) {
-	t.Helper()
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := r.Resolve(context.Background(), tc.ref)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("Resolve(%q) error = %v, want containing %q", tc.ref, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tc.want {
-				t.Fatalf("Resolve(%q) = %q, %v; want %q", tc.ref, got, err, tc.want)
-			}
-		})
 	}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"github.com/switchboard-dev/switchboard/shared/platform/config/configtest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,9 +99,9 @@ func yamlQuote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) 
 // The resolver itself refuses a mistyped scheme, for callers that resolve
 // a reference without Parse.
 func TestEnvResolverRefusesAMistypedScheme(t *testing.T) {
-	resolveCases(t, envOf(map[string]string{"X": "value"}), []resolveCase{
-		{"transposed", "evn:X", "", `did you mean "env:"?`},
-		{"still inline", "abc:def", "abc:def", ""},
+	configtest.ResolveCases(t, envOf(map[string]string{"X": "value"}), []configtest.ResolveCase{
+		{Name: "transposed", Ref: "evn:X", WantErr: `did you mean "env:"?`},
+		{Name: "still inline", Ref: "abc:def", Want: "abc:def"},
 	})
 }
 

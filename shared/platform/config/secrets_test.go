@@ -3,21 +3,22 @@ package config
 import (
 	"context"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/shared/platform/config/configtest"
 	"strings"
 	"testing"
 )
 
 func TestEnvResolver(t *testing.T) {
 	r := envOf(map[string]string{"SET": "value", "EMPTY": ""})
-	tests := []resolveCase{
-		{"inline", "literal-value", "literal-value", ""},
-		{"env", "env:SET", "value", ""},
-		{"env unset", "env:UNSET", "", "environment variable UNSET is not set; export UNSET=…"},
-		{"env empty", "env:EMPTY", "", "environment variable EMPTY is empty; give EMPTY a value"},
-		{"env bad name", "env:1-X", "", "is not a valid environment variable reference"},
-		{"secretsmanager refused", "secretsmanager:switchboard/x", "", "only available in AWS or with AWS credentials"},
+	tests := []configtest.ResolveCase{
+		{Name: "inline", Ref: "literal-value", Want: "literal-value", WantErr: ""},
+		{Name: "env", Ref: "env:SET", Want: "value", WantErr: ""},
+		{Name: "env unset", Ref: "env:UNSET", Want: "", WantErr: "environment variable UNSET is not set; export UNSET=…"},
+		{Name: "env empty", Ref: "env:EMPTY", Want: "", WantErr: "environment variable EMPTY is empty; give EMPTY a value"},
+		{Name: "env bad name", Ref: "env:1-X", Want: "", WantErr: "is not a valid environment variable reference"},
+		{Name: "secretsmanager refused", Ref: "secretsmanager:switchboard/x", Want: "", WantErr: "only available in AWS or with AWS credentials"},
 	}
-	resolveCases(t, r, tests)
+	configtest.ResolveCases(t, r, tests)
 }
 
 func TestEnvResolverReadsProcessEnvironment(t *testing.T) {
@@ -104,28 +105,5 @@ func TestChainWithoutSecretsManager(t *testing.T) {
 	got, err := Chain{}.Resolve(context.Background(), "inline")
 	if err != nil || got != "inline" {
 		t.Fatalf("got %q, %v", got, err)
-	}
-}
-
-// resolveCase is one reference, what it resolves to, or a part of the
-// error it must give.
-type resolveCase struct{ name, ref, want, wantErr string }
-
-// resolveCases resolves every case with r.
-func resolveCases(t *testing.T, r SecretResolver, tests []resolveCase) {
-	t.Helper()
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := r.Resolve(context.Background(), tc.ref)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("Resolve(%q) error = %v, want containing %q", tc.ref, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tc.want {
-				t.Fatalf("Resolve(%q) = %q, %v; want %q", tc.ref, got, err, tc.want)
-			}
-		})
 	}
 }
