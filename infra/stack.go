@@ -75,7 +75,9 @@ func CheckAssets(assetDir string) error {
 // run agents, the secrets in deploy.Secrets (kept on stack deletion) and
 // read access to the switchboard/ secrets for all, async invoke
 // settings, function URLs, schedules, error alarms and the state machines
-// (newStateMachine). It panics (CDK's own
+// (newStateMachine). Its outputs are deploy.OutputIDs: the bucket's name,
+// the secrets' ARNs and names, the function URLs and every function's
+// deployed name. It panics (CDK's own
 // convention for construction errors) when a function asset is missing, the
 // secret prefix is invalid or the catalogue is inconsistent; main calls
 // CheckAssets and deploy.CheckSecretPrefix first to exit with the message
@@ -153,6 +155,10 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 			Environment:  &env,
 		})
 		functions[f.Name] = fn
+		awscdk.NewCfnOutput(stack, jsii.String(deploy.FunctionNameOutputID(f.Name)), &awscdk.CfnOutputProps{
+			Description: jsii.String(deploy.FunctionNameDescription(f.Name)),
+			Value:       fn.FunctionName(),
+		})
 
 		// Least privilege: data-plane grants (they cover index ARNs) for the
 		// listed tables only, and the bucket only when the function uses it.

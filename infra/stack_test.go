@@ -313,6 +313,53 @@ func TestFunctionURLs(t *testing.T) {
 	countIs(t, tpl, "AWS::Lambda::Url", n)
 }
 
+// TestOutputs: the stack gives exactly the catalogue's outputs, among them
+// every function's deployed name (what the deploy guide's check and
+// localstack/smoke.sh --deployed read, since CloudFormation adds a random
+// suffix to the name), and the template.yaml outputs are the same.
+func TestOutputs(t *testing.T) {
+	tpl, js := synth(t)
+	got := keys(js["Outputs"])
+	want := slices.Sorted(slices.Values(deploy.OutputIDs()))
+	if !slices.Equal(got, want) {
+		t.Errorf("stack outputs = %v, want %v", got, want)
+	}
+	for _, f := range deploy.Functions {
+		fnID, _ := byConstruct(t, js, "AWS::Lambda::Function", deploy.LogicalID(f.Name, "Function"))
+		check(t, f.Name+" name output", func() {
+			tpl.HasOutput(jsii.String(deploy.FunctionNameOutputID(f.Name)), map[string]any{
+				"Description": deploy.FunctionNameDescription(f.Name),
+				"Value":       map[string]any{"Ref": fnID},
+			})
+		})
+	}
+	check(t, "the jobs function's name output", func() {
+		tpl.HasOutput(jsii.String("JobsFunctionName"), map[string]any{
+			"Value": map[string]any{"Ref": idOf(t, js, "AWS::Lambda::Function", "JobsFunction")},
+		})
+	})
+}
+
+// TestDeployGuideListsEveryOutput: the outputs table of the deploy guide
+// names each output the stack has, so a reader finds what each one is for.
+func TestDeployGuideListsEveryOutput(t *testing.T) {
+	_, js := synth(t)
+	raw, err := os.ReadFile("../docs/guides/deploy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(raw), "| output | use |")
+	if !ok {
+		t.Fatal("docs/guides/deploy.md: no outputs table (| output | use |)")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	for _, id := range keys(js["Outputs"]) {
+		if !strings.Contains(table, "`"+id+"`") {
+			t.Errorf("docs/guides/deploy.md: the outputs table does not name `%s`", id)
+		}
+	}
+}
+
 func TestSchedules(t *testing.T) {
 	tpl, js := synth(t)
 	countIs(t, tpl, "AWS::Events::Rule", len(deploy.Jobs))
@@ -891,7 +938,7 @@ func TestCheckAssetsNamesWhatIsMissing(t *testing.T) {
 // CDK app. go test does not recheck files outside this module, so a cached
 // pass can hide an edited template.yaml: run with -count=1 (make test does).
 // It compares: same tables, bucket settings, secrets (names, generation or
-// placeholder, retention, outputs), function settings, env vars and what
+// placeholder, retention, outputs), function settings and name outputs, env vars and what
 // they refer to, table grants, invoke grants, secrets and model statements,
 // async invoke config, URLs, schedules and alarms.
 func TestSAMTemplateMatchesStack(t *testing.T) {
@@ -940,6 +987,14 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 	}
 
 	compareSecrets(t, js, samDoc, same)
+
+	samOutputs, _ := samDoc["Outputs"].(map[string]any)
+	cdkOutputs, _ := js["Outputs"].(map[string]any)
+	same("output ids", keys(samOutputs), keys(cdkOutputs))
+	for _, f := range deploy.Functions {
+		out := deploy.FunctionNameOutputID(f.Name)
+		same("output "+out, samOutputs[out], withoutHashes(cdkOutputs[out]))
+	}
 
 	for _, f := range deploy.Functions {
 		id := deploy.LogicalID(f.Name, "Function")

@@ -10,8 +10,12 @@ source localstack/env
 curl -fsS "$AWS_ENDPOINT_URL/_localstack/health" >/dev/null || { echo "LocalStack is not answering on $AWS_ENDPOINT_URL"; exit 1; }
 
 if [ "${1:-}" = "--deployed" ]; then
-  fn=$(aws lambda list-functions --query "Functions[?contains(FunctionName,'jobs')].FunctionName|[0]" --output text)
-  [ -n "$fn" ] && [ "$fn" != None ] || { echo "smoke: no jobs function on LocalStack; deploy first (see localstack/README.md)"; exit 1; }
+  # CloudFormation names the function <stack>-JobsFunction<hash>-<random>;
+  # the stack gives its name as the output JobsFunctionName.
+  stack=${SWITCHBOARD_STACK_NAME:-Switchboard}
+  fn=$(aws cloudformation describe-stacks --stack-name "$stack" \
+    --query "Stacks[0].Outputs[?OutputKey=='JobsFunctionName'].OutputValue" --output text 2>/dev/null) || fn=
+  [ -n "$fn" ] && [ "$fn" != None ] || { echo "smoke: no stack $stack with the output JobsFunctionName on LocalStack; deploy first (see localstack/README.md), or set SWITCHBOARD_STACK_NAME"; exit 1; }
   out=$(mktemp)
   meta=$(aws lambda invoke --function-name "$fn" --payload fileb://events/jobs/heartbeat.json "$out")
   echo "$meta"; cat "$out"; echo

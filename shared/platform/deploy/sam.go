@@ -197,6 +197,36 @@ func ConfiguresAsyncInvoke(f Function, invoked map[string]bool) bool {
 // differ from SAM's generated <FunctionId>Url resource.
 func URLOutputID(fn string) string { return LogicalID(fn, "URL") }
 
+// FunctionNameOutputID names the stack output that carries a function's
+// deployed name. CloudFormation names a function <stack>-<LogicalId>-<random>
+// (Switchboard-JobsFunction1A2B3C4D-xYz…), so scripts read the name from this
+// output instead of guessing it: jobs → JobsFunctionName.
+func FunctionNameOutputID(fn string) string { return LogicalID(fn, "FunctionName") }
+
+// FunctionNameDescription describes the FunctionNameOutputID output.
+func FunctionNameDescription(fn string) string {
+	return "deployed name of the " + fn + " function (aws lambda invoke --function-name)"
+}
+
+// OutputIDs is every stack output both templates give, in template order:
+// the bucket's name, each secret's ARN and name, each function URL and each
+// function's name.
+func OutputIDs() []string {
+	ids := []string{BucketLogicalID + "Name"}
+	for _, s := range Secrets {
+		ids = append(ids, s.ARNOutputID(), s.NameOutputID())
+	}
+	for _, f := range Functions {
+		if f.URLAuth != "" {
+			ids = append(ids, URLOutputID(f.Name))
+		}
+	}
+	for _, f := range Functions {
+		ids = append(ids, FunctionNameOutputID(f.Name))
+	}
+	return ids
+}
+
 // JobInput is the event a schedule sends to the function that runs a job:
 // {"job":"<name>"}.
 func JobInput(job string) string {
@@ -536,5 +566,10 @@ func (w *samWriter) outputs() {
 		w.line(2, "Description: %s", quote("function URL of "+f.Name+" (auth "+f.URLAuth+")"))
 		// SAM names the generated AWS::Lambda::Url resource <FunctionId>Url.
 		w.line(2, "Value: !GetAtt %sUrl.FunctionUrl", id)
+	}
+	for _, f := range Functions {
+		w.line(1, "%s:", FunctionNameOutputID(f.Name))
+		w.line(2, "Description: %s", quote(FunctionNameDescription(f.Name)))
+		w.line(2, "Value: !Ref %s", LogicalID(f.Name, "Function"))
 	}
 }

@@ -176,6 +176,44 @@ func TestSAMTemplateCoversCatalogue(t *testing.T) {
 	}
 }
 
+// TestSAMOutputsAreTheCatalogues: the Outputs section holds exactly
+// OutputIDs, each once, none the id of a resource (CloudFormation wants
+// logical ids unique across the template), and every function's name is
+// there as the Ref of its function.
+func TestSAMOutputsAreTheCatalogues(t *testing.T) {
+	tpl := string(SAMTemplate())
+	_, outputs, ok := strings.Cut(tpl, "\nOutputs:\n")
+	if !ok {
+		t.Fatal("no Outputs section")
+	}
+	got := regexp.MustCompile(`(?m)^  ([A-Za-z0-9]+):$`).FindAllStringSubmatch(outputs, -1)
+	var ids []string
+	for _, m := range got {
+		ids = append(ids, m[1])
+	}
+	if want := OutputIDs(); !slices.Equal(ids, want) {
+		t.Errorf("outputs = %v, want %v", ids, want)
+	}
+	res := samResources(t, tpl)
+	seen := map[string]bool{}
+	for _, id := range OutputIDs() {
+		if seen[id] {
+			t.Errorf("output %s listed twice", id)
+		}
+		seen[id] = true
+		if _, clash := res[id]; clash {
+			t.Errorf("output %s has the id of a resource", id)
+		}
+	}
+	for _, f := range Functions {
+		mustContain(t, "Outputs", outputs,
+			"  "+FunctionNameOutputID(f.Name)+":\n    Description: "+quote(FunctionNameDescription(f.Name))+"\n    Value: !Ref "+LogicalID(f.Name, "Function")+"\n")
+	}
+	if got, want := FunctionNameOutputID("jobs"), "JobsFunctionName"; got != want {
+		t.Errorf("FunctionNameOutputID(jobs) = %s, want %s (the deploy guide and localstack/smoke.sh use it)", got, want)
+	}
+}
+
 func contains(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {
