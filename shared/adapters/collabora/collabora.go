@@ -55,6 +55,10 @@ type Client struct {
 	base  *url.URL // collaboraUrl, without a trailing slash
 	where string   // base without credentials, for messages and endpoints
 	hc    *http.Client
+	// header goes with every request: what a reverse proxy in front of
+	// Collabora asks for (a shared secret), since Collabora's convert-to
+	// itself checks only the caller's address.
+	header http.Header
 
 	mu     sync.Mutex
 	prefix string // "cool" or "lool" once one has answered; "" before
@@ -86,11 +90,25 @@ var (
 	_ sb.Converter     = (*Client)(nil)
 )
 
+// Option configures a Client.
+type Option func(*Client)
+
+// WithHeaders sends these headers (name → value; collaboraHeaders) with
+// every request, e.g. the shared secret a reverse proxy in front of
+// Collabora checks. The values are secrets: they appear in no message.
+func WithHeaders(h map[string]string) Option {
+	return func(c *Client) {
+		for k, v := range h {
+			c.header.Set(k, v)
+		}
+	}
+}
+
 // New returns a Client for the Collabora server at baseURL (collaboraUrl,
 // for example https://office.example.org; a path prefix behind a reverse
 // proxy is kept). hc nil means a client with DefaultTimeout.
 // Returns EINVALID when baseURL is not an absolute http(s) URL.
-func New(baseURL string, hc *http.Client) (*Client, error) {
+func New(baseURL string, hc *http.Client, opts ...Option) (*Client, error) {
 	const op = "collabora.new"
 	u, err := url.Parse(strings.TrimSpace(baseURL))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -106,7 +124,11 @@ func New(baseURL string, hc *http.Client) (*Client, error) {
 	}
 	bare := *u
 	bare.User = nil
-	return &Client{base: u, where: bare.String(), hc: hc}, nil
+	c := &Client{base: u, where: bare.String(), hc: hc, header: http.Header{}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
 }
 
 // Convert sends the file named fileName with content r to Collabora and
@@ -218,6 +240,9 @@ func (c *Client) post(ctx context.Context, prefix, format, contentType string, b
 		return nil, err
 	}
 	req.ContentLength = length // -1: chunked
+	for k, vs := range c.header {
+		req.Header[k] = vs
+	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Accept", "application/octet-stream")
 	return c.hc.Do(req)
@@ -266,7 +291,7 @@ func (c *Client) statusError(op string, resp *http.Response, prefix, format, fil
 	case status == http.StatusBadRequest:
 		return sb.Wrap(op, sb.EINVALID, fmt.Sprintf("Collabora could not convert %s to %s (HTTP 400): the file is damaged or not in the format its name says; check its content and extension", fileName, format), cause)
 	case status == http.StatusUnauthorized:
-		return sb.Wrap(op, sb.EUNAUTHORIZED, "the server at collaboraUrl asks for credentials (HTTP 401); Collabora's convert-to needs none, so check collaboraUrl or the proxy in front of it", cause)
+		return sb.Wrap(op, sb.EUNAUTHORIZED, "the server at collaboraUrl asks for credentials (HTTP 401); Collabora's convert-to needs none, so check collaboraUrl, or the proxy in front of it and the collaboraHeaders it wants", cause)
 	case status == http.StatusTooManyRequests:
 		e := sb.Wrap(op, sb.ERATELIMITED, "Collabora (or its proxy) is rate limiting conversions (HTTP 429); try again later", cause)
 		e.RetryAfter = retryafter.Parse(resp.Header.Get("Retry-After"), time.Now())

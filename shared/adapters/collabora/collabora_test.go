@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -675,5 +677,65 @@ func TestConvertConcurrent(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestConvertThroughAProxyWithASharedSecret: Collabora checks only the
+// caller's address, so a deployment without a fixed address puts a reverse
+// proxy in front that wants a secret header; WithHeaders sends it with every
+// request (the empty probe of a stream too), and a missing or wrong one
+// ends as EUNAUTHORIZED without the secret in the message.
+func TestConvertThroughAProxyWithASharedSecret(t *testing.T) {
+	const secret = "proxy-s3cret-value"
+	fake := startFake(t, cofake.Options{})
+	target, err := url.Parse(fake.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forward := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Switchboard-Key") != secret {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		r.URL.Path = strings.TrimPrefix(r.URL.Path, "/office")
+		forward.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	hc := &http.Client{Timeout: 10 * time.Second}
+
+	for _, in := range []io.Reader{strings.NewReader("a,b\n1,2\n"), onlyReader{strings.NewReader("a,b\n1,2\n")}} {
+		c, err := collabora.New(proxy.URL+"/office", hc, collabora.WithHeaders(map[string]string{"X-Switchboard-Key": secret}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, got, err := c.Convert(context.Background(), "xlsx", "t.csv", in)
+		if err != nil {
+			t.Fatalf("convert through the proxy: %v", err)
+		}
+		if out := readAll(t, rc); got.FileName != "t.xlsx" || len(out) == 0 {
+			t.Errorf("got %s with %d bytes, want t.xlsx", got.FileName, len(out))
+		}
+	}
+
+	for name, opts := range map[string][]collabora.Option{
+		"no header":    nil,
+		"wrong secret": {collabora.WithHeaders(map[string]string{"X-Switchboard-Key": "not-" + secret})},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := collabora.New(proxy.URL+"/office", hc, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = c.Convert(context.Background(), "xlsx", "t.csv", strings.NewReader("a,b\n"))
+			wantCode(t, err, sb.EUNAUTHORIZED)
+			if msg := sb.ErrorMessage(err); !strings.Contains(msg, "collaboraHeaders") || strings.Contains(err.Error(), secret) {
+				t.Errorf("message = %q (err %v), want a hint at collaboraHeaders and no secret", msg, err)
+			}
+		})
+	}
+	// The seekable file once; the stream's empty probe, then the stream.
+	if n := len(fake.Requests()); n != 3 {
+		t.Errorf("Collabora saw %d requests, want the 3 that carried the secret", n)
 	}
 }

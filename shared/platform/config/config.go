@@ -246,11 +246,15 @@ type NextcloudTool struct {
 	// SharedReportsPath (optional) is the reports folder shared with the
 	// people, outside rootPath (e.g. /Switchboard/Berichte); the agent
 	// reaches it as shared-reports:….
-	SharedReportsPath      string `yaml:"sharedReportsPath"`
-	AllowPublicShares      bool   `yaml:"allowPublicShares"`
-	CollaboraURL           string `yaml:"collaboraUrl"`
-	ShareDefaultExpireDays int    `yaml:"shareDefaultExpireDays"` // public links only, default 14 (user and group shares: the call's expireDays)
-	ReportsMaxAgeDays      int    `yaml:"reportsMaxAgeDays"`      // default 90
+	SharedReportsPath string `yaml:"sharedReportsPath"`
+	AllowPublicShares bool   `yaml:"allowPublicShares"`
+	CollaboraURL      string `yaml:"collaboraUrl"`
+	// CollaboraHeaders go with every request to collaboraUrl: what a
+	// reverse proxy in front of Collabora checks (a shared secret), for
+	// callers without a fixed address. Each value is a secret reference.
+	CollaboraHeaders       map[string]string `yaml:"collaboraHeaders"`
+	ShareDefaultExpireDays int               `yaml:"shareDefaultExpireDays"` // public links only, default 14 (user and group shares: the call's expireDays)
+	ReportsMaxAgeDays      int               `yaml:"reportsMaxAgeDays"`      // default 90
 }
 
 // WorkspaceTool is the agent's own file workspace (personal: / shared:).
@@ -349,18 +353,19 @@ func (a *Agent) EffectiveModel(instance Instance) Model {
 // Matching is on whole key names, so a key added later under one of
 // these names is a secret automatically.
 var secretKeys = map[string]bool{
-	"token":          true,
-	"toolApiToken":   true,
-	"authToken":      true,
-	"adminAuthToken": true,
-	"password":       true,
-	"appPassword":    true,
-	"apiKey":         true,
-	"botToken":       true,
-	"signingKey":     true,
-	"webhookSecret":  true,
-	"webhookTokens":  true,
-	"headers":        true, // instance.telemetry.otlp.headers: one secret per header
+	"token":            true,
+	"toolApiToken":     true,
+	"authToken":        true,
+	"adminAuthToken":   true,
+	"password":         true,
+	"appPassword":      true,
+	"apiKey":           true,
+	"botToken":         true,
+	"signingKey":       true,
+	"webhookSecret":    true,
+	"webhookTokens":    true,
+	"headers":          true, // instance.telemetry.otlp.headers: one secret per header
+	"collaboraHeaders": true, // agents[].tools.Nextcloud.collaboraHeaders: likewise
 }
 
 // Secrets returns every non-empty secret value in the configuration, without

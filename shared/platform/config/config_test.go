@@ -118,7 +118,7 @@ func TestExampleToolBlocksUncommented(t *testing.T) {
 	}
 	uncommented := strings.Join(out, "\n")
 	c, err := Parse(context.Background(), "uncommented.yaml", []byte(uncommented), envOf(map[string]string{
-		"HERMES_RC_TOKEN": "x", "NC_APP_PASSWORD": "y",
+		"HERMES_RC_TOKEN": "x", "NC_APP_PASSWORD": "y", "COLLABORA_PROXY_KEY": "z",
 	}))
 	if err != nil {
 		t.Fatalf("uncommented example: %v", err)

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"path"
 	"regexp"
@@ -261,6 +262,7 @@ func validateAgents(c *Config, ps *problems) {
 				}
 			}
 			checkURL(ps, p+".collaboraUrl", nc.CollaboraURL, false, "the Collabora Online server, e.g. https://office.example.org")
+			checkCollaboraHeaders(ps, p, nc)
 			checkRange(ps, p+".shareDefaultExpireDays", nc.ShareDefaultExpireDays, 1, 3650, "days until a new public link expires")
 			checkRange(ps, p+".reportsMaxAgeDays", nc.ReportsMaxAgeDays, 1, 36500, "reports older than this are cleaned up")
 		}
@@ -434,5 +436,19 @@ func checkRootPath(ps *problems, p string, root *string, agentName string) {
 		ps.at(p, "contains a backslash or NUL character", "use / as separator, e.g. "+example)
 	default:
 		*root = path.Clean(r)
+	}
+}
+
+// checkCollaboraHeaders: header names only, and only with a collaboraUrl
+// to send them to. p is the Nextcloud block's path.
+func checkCollaboraHeaders(ps *problems, p string, nc *NextcloudTool) {
+	if len(nc.CollaboraHeaders) > 0 && nc.CollaboraURL == "" {
+		ps.at(p+".collaboraHeaders", "are set but there is no collaboraUrl to send them to", "set collaboraUrl, or remove the headers")
+	}
+	names := slices.Sorted(maps.Keys(nc.CollaboraHeaders))
+	for _, k := range names {
+		if !validHeaderName(k) {
+			ps.at(mapPath(p+".collaboraHeaders", k), fmt.Sprintf("%q is not an HTTP header name", shorten(k)), "use letters, digits and -, e.g. X-Switchboard-Key")
+		}
 	}
 }

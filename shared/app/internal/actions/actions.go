@@ -220,7 +220,7 @@ func (a *Actions) setupNextcloud() error {
 			AgentName: core.AgentName(ag.ID), BaseURL: t.BaseURL}
 		if t.CollaboraURL != "" {
 			// Conversions take up to Collabora's own 100 s limit.
-			if na.Collabora, err = collabora.New(t.CollaboraURL, &http.Client{Timeout: collabora.DefaultTimeout}); err != nil {
+			if na.Collabora, err = collabora.New(t.CollaboraURL, &http.Client{Timeout: collabora.DefaultTimeout}, collabora.WithHeaders(t.CollaboraHeaders)); err != nil {
 				return fmt.Errorf("app: agent %s: Nextcloud.collaboraUrl: %w", ag.ID, err)
 			}
 		}
