@@ -131,6 +131,8 @@ func (x *exchange) handle() {
 	case strings.HasPrefix(p, "/file-upload/") && x.r.Method == http.MethodGet:
 		x.download()
 		return
+	case x.webRoomLink():
+		return
 	case !known[x.route] || !x.methodOK():
 		x.htmlNotFound()
 		return
@@ -282,6 +284,7 @@ func (x *exchange) rateLimit() bool {
 	if b.count <= s.limit {
 		return true
 	}
+	s.limited = append(s.limited, RateLimitHit{At: now, Route: x.route, UserID: x.r.Header.Get("X-User-Id")})
 	secs := int(math.Ceil(float64(reset.Sub(now)) / float64(time.Second)))
 	x.json(http.StatusTooManyRequests, map[string]any{"success": false, "error": fmt.Sprintf(
 		"Error, too many requests. Please slow down. You must wait %d seconds before trying this endpoint again. [error-too-many-requests]", secs)})
