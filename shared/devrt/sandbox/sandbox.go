@@ -92,7 +92,7 @@ type Sandbox struct {
 	// consolePassword is the console's password when the sandbox set one
 	// (the user's config has none); "" when the config names its own.
 	consolePassword string
-	hc           *http.Client
+	hc              *http.Client
 }
 
 // anyRef stands in for every secret while the user's config is only

@@ -191,7 +191,7 @@ func TestStateShowsRateLimitsAndLinksResolve(t *testing.T) {
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	links := map[string]string{
 		fmt.Sprintf("%s/f/%d", s.NC.URL, s.NC.FileID("/Switchboard/Hermes/reports/q3.md")): s.devURL + "/dev/sandbox/api/nextcloud/file?path=%2FSwitchboard%2FHermes%2Freports%2Fq3.md",
-		s.RC.URL + "/channel/general":                                                      s.devURL + "/dev/sandbox/#room=general",
+		s.RC.URL + "/channel/general": s.devURL + "/dev/sandbox/#room=general",
 	}
 	for link, want := range links {
 		resp, err := noFollow.Get(link)
