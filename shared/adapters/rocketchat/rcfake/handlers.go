@@ -254,6 +254,9 @@ func htmlEscape(s string) string {
 
 // --- rate limiter ---
 
+// maxLimitedKept caps the refusals RateLimited remembers (the newest).
+const maxLimitedKept = 1000
+
 // rateLimit counts the call and answers 429 when the window is used up. The
 // key is route plus user (the X-User-Id header, or the client address
 // without one); Rocket.Chat keys on IP and route, but every test client is
@@ -283,6 +286,9 @@ func (x *exchange) rateLimit() bool {
 	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.UnixMilli(), 10)) // epoch MILLISECONDS
 	if b.count <= s.limit {
 		return true
+	}
+	if len(s.limited) >= maxLimitedKept {
+		s.limited = s.limited[1:]
 	}
 	s.limited = append(s.limited, RateLimitHit{At: now, Route: x.route, UserID: x.r.Header.Get("X-User-Id")})
 	secs := int(math.Ceil(float64(reset.Sub(now)) / float64(time.Second)))
