@@ -2,6 +2,8 @@ package tests
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -94,4 +96,96 @@ func TestSandboxInTheBrowser(t *testing.T) {
 		t.Errorf("the approval link opened a page without a title")
 	}
 	t.Logf("approval page %q; inbox after approving:\n%s", title, inbox)
+
+	sandboxOtherHalf(t, b, s)
+}
+
+// sandboxOtherHalf clicks the page's other Try buttons in #general — a
+// delivery, Hermes asking Atlas, a task for Atlas — and checks what each
+// shows; then a thread reply in the DM with Atlas sits under its parent;
+// the console link and password open the conversation of the two agents.
+func sandboxOtherHalf(t *testing.T, b *browsertest.Browser, s *sandbox) {
+	type C = chromedp.CSS
+	// until waits for a JavaScript condition on the page.
+	until := func(what, cond string) {
+		t.Helper()
+		_, err := browsertest.Within(b, 30*time.Second, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingTimeout(25*time.Second))(ctx, tg)
+			return err
+		}))
+		if err != nil {
+			t.Fatalf("%s: %v\nserver log:\n%s", what, err, s.dev.logs.String())
+		}
+	}
+	send := func(button string) {
+		t.Helper()
+		if _, err := browsertest.Within(b, 10*time.Second, chromedp.Steps(chromedp.Click(C(button)), chromedp.Click(C(`#send`)))); err != nil {
+			t.Fatalf("%s: %v", button, err)
+		}
+	}
+	started := time.Now()
+	b.Do("back to the sandbox", chromedp.Navigate(s.dev.base+"/dev/sandbox/"))
+	until("the sandbox page", `!!document.querySelector('#rooms button.room.active[data-name="general"]')`)
+
+	// The delivery: CSV → XLSX, shared with richard, its link posted.
+	send(`#ex-deliver`)
+	until("the delivery's link in #general", `[...document.querySelectorAll('#messages .msg[data-user="agent-hermes"] .text')].some(e =>
+		e.innerText.startsWith("Q3 numbers for richard") && e.querySelector('a[href*="/f/"]'))`)
+	until("the spreadsheet in the Nextcloud pane, shared", `(() => { const a = document.querySelector('#files a.file[data-path$="/reports/q3.xlsx"]');
+		return !!a && !!a.nextElementSibling && a.nextElementSibling.innerText === "shared with richard"; })()`)
+	link := browsertest.Eval[string](b, `[...document.querySelectorAll('#messages .msg[data-user="agent-hermes"] .text a[href*="/f/"]')].pop().href`)
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, 2)
+	_, _ = io.ReadFull(resp.Body, head)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(head) != "PK" {
+		t.Errorf("the posted link %s opens %d %q, want the XLSX file", link, resp.StatusCode, head)
+	}
+	t.Logf("delivered document with a working link after %v", time.Since(started).Round(time.Millisecond))
+
+	// ask_agent: Atlas's answer comes back in Hermes's reply.
+	send(`#ex-ask`)
+	until("Atlas's answer", `[...document.querySelectorAll('#messages .msg[data-user="agent-hermes"] .text')].some(e =>
+		e.innerText.includes("ask_agent.ask → ok: Hello from Atlas! You said: How many trucks"))`)
+
+	// The taskboard: Atlas, woken by the task, says it took it.
+	send(`#ex-task`)
+	until("Atlas taking the task", `[...document.querySelectorAll('#messages .msg[data-user="agent-atlas"] .text')].some(e =>
+		e.innerText.includes("I took the task Count the trucks from Hermes"))`)
+
+	// A thread reply sits under its parent (in the DM with Atlas, whose
+	// rate limit is Atlas's own).
+	b.Do("the DM with Atlas", chromedp.Click(C(`#rooms button.room[data-name="agent-atlas"]`)))
+	until("the DM", `document.querySelector("#room-title").innerText === "@agent-atlas"`)
+	b.Do("a first message", chromedp.SendKeys(C(`#text`), "first in the DM"), chromedp.Click(C(`#send`)))
+	until("Atlas's answer in the DM", `[...document.querySelectorAll('#messages > .msg[data-user="agent-atlas"]')].length === 1`)
+	b.Do("reply in thread", chromedp.Click(C(`#messages > .msg[data-user="richard"] button.reply`)),
+		chromedp.SendKeys(C(`#text`), "in the thread"), chromedp.Click(C(`#send`)))
+	until("the thread under its parent", `(() => { const p = document.querySelector('#messages > .msg[data-user="richard"]');
+		return !!p && [...p.querySelectorAll(':scope > .replies > .msg[data-user="agent-atlas"] .text')].some(e => e.innerText.includes("in the thread")); })()`)
+
+	// No emoji icons: a browser without an emoji font shows empty boxes.
+	if emoji := browsertest.Eval[bool](b, `/[\u{1F300}-\u{1FAFF}\u{2600}-\u{27BF}]/u.test(document.body.innerText)`); emoji {
+		t.Errorf("the page shows emoji:\n%s", b.Text("body"))
+	}
+
+	// The console: the page names its link and password; the pair view
+	// shows what Hermes and Atlas said to each other.
+	consoleURL := browsertest.Eval[string](b, `document.querySelector("#console-link").href`)
+	password := b.Text(`#console-password`)
+	b.Do("the console", chromedp.Navigate(consoleURL))
+	b.Do("log in", chromedp.SendKeys(`input[name=password]`, password), chromedp.Submit(`#login`))
+	for deadline := time.Now().Add(20 * time.Second); strings.HasSuffix(b.Location(), "/console/login"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the console password from the sandbox page did not log in:\n%s", b.Text("body"))
+		}
+		time.Sleep(100 * time.Millisecond) // the login's redirect is a navigation: poll the location, not the page
+	}
+	b.Do("the pair view", chromedp.Navigate(consoleURL))
+	until("the pair view", `location.search.includes("a=hermes") && document.body.innerText.includes("How many trucks are on the road today?") &&
+		document.body.innerText.includes("Count the trucks")`)
+	t.Logf("console pair view after %v: %s", time.Since(started).Round(time.Millisecond), b.Location())
 }

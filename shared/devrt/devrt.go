@@ -259,6 +259,7 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 			"rocketchat", sb.Parts.RocketChat, "telegram", sb.Parts.Telegram, "nextcloud", sb.Parts.Nextcloud,
 			"config", sb.ConfigFile)
 		announceMCP(os.Stderr, "http://"+ln.Addr().String(), a.Config().Instance.MCP.Clients)
+		sb.Announce(os.Stderr)
 	}
 	a.Log().Info("switchboard dev ready", "addr", "http://"+ln.Addr().String(), "config", a.Config().File,
 		"dynamodb", env.DynamoDB, "s3", env.S3,

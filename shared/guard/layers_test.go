@@ -134,8 +134,8 @@ var fakeImporters = map[string]struct {
 }{
 	"shared/devrt": {"the local runtime serves the in-process S3 (s3fake) when no S3 endpoint is set",
 		[]string{"shared/adapters/s3blob/s3fake"}},
-	"shared/devrt/sandbox": {"`switchboard dev` stands in for the Rocket.Chat, Telegram and Nextcloud the config does not name",
-		[]string{"shared/adapters/rocketchat/rcfake", "shared/adapters/telegram/tgfake", "shared/adapters/nextcloud/ncfake"}},
+	"shared/devrt/sandbox": {"`switchboard dev` stands in for the Rocket.Chat, Telegram and Nextcloud the config does not name, and for the Collabora the sandbox Nextcloud converts with",
+		[]string{"shared/adapters/rocketchat/rcfake", "shared/adapters/telegram/tgfake", "shared/adapters/nextcloud/ncfake", "shared/adapters/collabora/cofake"}},
 }
 
 // TestFakesStayInTests: no product package imports a fake or a test

@@ -84,11 +84,11 @@ func TestTaskEventsRunThroughHandler(t *testing.T) {
 // machine's Catch matches, unwrapped.
 func TestTaskErrorsKeepTheirNames(t *testing.T) {
 	a := newApp(t)
-	_, err := invoke(t, a, "tools", []byte(`{"op":"ask.guard","from":"hermes","to":"atlas","runId":"r","callPath":["hermes"],`+
+	_, err := invoke(t, a, "tools", []byte(`{"op":"ask.guard","from":"hermes","to":"ghost","runId":"r","callPath":["hermes"],`+
 		`"executionId":"arn:exec:1","askedAt":"2026-12-02T10:15:00Z"}`))
 	var denied *taskerr.DeniedError
-	if !errors.As(err, &denied) || !strings.Contains(denied.Reason, "ask_agent is not enabled for you") {
-		t.Errorf("hermes (no ask_agent block) asking = %#v, want a DeniedError", err)
+	if !errors.As(err, &denied) || !strings.Contains(denied.Reason, `there is no agent "ghost"`) {
+		t.Errorf("hermes asking an agent that does not exist = %#v, want a DeniedError", err)
 	}
 	_, err = invoke(t, a, "agent-worker", []byte(`{"op":"nope"}`))
 	var perm *taskerr.PermanentError

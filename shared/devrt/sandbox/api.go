@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"path"
 	"slices"
 	"strconv"
@@ -53,7 +54,14 @@ type roomJSON struct {
 
 func (s *Sandbox) state(w http.ResponseWriter, _ *http.Request) {
 	out := map[string]any{"human": s.human, "agents": s.agents, "parts": s.Parts, "channel": Channel}
+	console := map[string]any{"url": s.ConsoleURL(), "password": s.consolePassword}
+	if len(s.agents) >= 2 {
+		// The pair view: what the first two agents said to each other.
+		console["pair"] = s.ConsoleURL() + "?a=" + url.QueryEscape(s.agents[0].ID) + "&b=" + url.QueryEscape(s.agents[1].ID)
+	}
+	out["console"] = console
 	if s.RC != nil {
+		out["rateLimited"] = s.rateLimited()
 		rooms := []roomJSON{}
 		for _, r := range s.RC.RoomsOf(s.human) {
 			name := r.Name
@@ -76,6 +84,27 @@ func (s *Sandbox) state(w http.ResponseWriter, _ *http.Request) {
 		out["nextcloud"] = map[string]any{"url": s.NC.URL, "user": s.NC.User()}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// rateLimitWindow is how far back the page shows the sandbox Rocket.Chat's
+// refusals: its limiter's window (10 calls per 60 s per route and user).
+const rateLimitWindow = time.Minute
+
+type rateLimitJSON struct {
+	At    time.Time `json:"at"`
+	User  string    `json:"user"`
+	Route string    `json:"route"`
+}
+
+// rateLimited lists the calls the sandbox Rocket.Chat refused for its rate
+// limit within the last window: an agent's answer that Rocket.Chat would
+// not take goes to the Telegram chat instead, and the page says why.
+func (s *Sandbox) rateLimited() []rateLimitJSON {
+	out := []rateLimitJSON{}
+	for _, h := range s.RC.RateLimited(time.Now().Add(-rateLimitWindow)) {
+		out = append(out, rateLimitJSON{At: h.At, User: s.RC.UsernameOf(h.UserID), Route: h.Route})
+	}
+	return out
 }
 
 type fileJSON struct {
@@ -286,6 +315,10 @@ type entryJSON struct {
 	Dir      bool      `json:"dir"`
 	Size     int64     `json:"size"`
 	Modified time.Time `json:"modified"`
+	// Link is the file's Nextcloud link (/f/<fileid>), as the agents post
+	// it; the sandbox Nextcloud redirects it to the file.
+	Link       string   `json:"link,omitempty"`
+	SharedWith []string `json:"sharedWith,omitempty"`
 }
 
 func (s *Sandbox) needNC(w http.ResponseWriter) bool {
@@ -302,7 +335,14 @@ func (s *Sandbox) files(w http.ResponseWriter, _ *http.Request) {
 	}
 	out := []entryJSON{}
 	for _, e := range s.NC.Tree(ncRootBase) {
-		out = append(out, entryJSON(e))
+		ej := entryJSON{Path: e.Path, Dir: e.Dir, Size: e.Size, Modified: e.Modified}
+		if !e.Dir {
+			if id := s.NC.FileID(e.Path); id != 0 {
+				ej.Link = s.NC.URL + "/f/" + strconv.FormatInt(id, 10)
+			}
+			ej.SharedWith = s.NC.SharedWith(e.Path)
+		}
+		out = append(out, ej)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"files": out})
 }

@@ -22,6 +22,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -33,6 +34,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/collabora/cofake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
@@ -80,13 +82,17 @@ type Sandbox struct {
 	RC *rcfake.Server
 	TG *tgfake.Server
 	NC *ncfake.Server
+	CO *cofake.Server // the Collabora the sandbox Nextcloud converts with
 
 	ncSrv        *httptest.Server
 	human        string
 	agents       []Agent
 	webhookToken string
 	devURL       string
-	hc           *http.Client
+	// consolePassword is the console's password when the sandbox set one
+	// (the user's config has none); "" when the config names its own.
+	consolePassword string
+	hc              *http.Client
 }
 
 // anyRef stands in for every secret while the user's config is only
@@ -146,6 +152,12 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 	}
 	instance := child(root, "instance")
 	agents := child(root, "agents")
+	if cfg.Instance.Console.Password == "" {
+		// The console shows the conversations the sandbox causes; it is
+		// off without a password, so the sandbox sets one for this start.
+		s.consolePassword = "sandbox-" + randomHex(8)
+		set(ensureMap(instance, "console"), "password", scalar(s.consolePassword))
+	}
 	if parts.RocketChat {
 		s.startRocketChat(instance, agents)
 	}
@@ -195,6 +207,26 @@ func (s *Sandbox) Close() {
 	if s.ncSrv != nil {
 		s.ncSrv.Close()
 	}
+	if s.CO != nil {
+		s.CO.Close()
+	}
+}
+
+// ConsoleURL is the console's start page on the dev listener.
+func (s *Sandbox) ConsoleURL() string { return s.devURL + "/console/" }
+
+// ConsolePassword is the console password the sandbox set for this start,
+// "" when the user's config names its own.
+func (s *Sandbox) ConsolePassword() string { return s.consolePassword }
+
+// Announce writes where the console is and how to log in, for the
+// person reading the dev log.
+func (s *Sandbox) Announce(w io.Writer) {
+	if s.consolePassword == "" {
+		fmt.Fprintf(w, "sandbox: the console is at %s (your config's console.password)\n", s.ConsoleURL())
+		return
+	}
+	fmt.Fprintf(w, "sandbox: the console is at %s, password %s (set for this start; a console.password in your config replaces it)\n", s.ConsoleURL(), s.consolePassword)
 }
 
 // Human is the person's Rocket.Chat username.
@@ -213,6 +245,9 @@ func (s *Sandbox) startRocketChat(instance, agents *yaml.Node) {
 	rc.SetSeed(uint64(now.UnixNano()), uint64(now.Unix()))
 	s.webhookToken = "sandbox-" + randomHex(12)
 	rc.SetWebhookToken(s.webhookToken)
+	// Room links in messages (/channel/…, /direct/…) open the room on the
+	// sandbox page: the fake has no web client.
+	rc.SetWebApp(s.devURL + "/dev/sandbox/")
 	rc.AddUser(s.human, "user")
 	usernames := make([]string, 0, len(s.agents))
 	for _, a := range s.agents {
@@ -248,6 +283,8 @@ func (s *Sandbox) startRocketChat(instance, agents *yaml.Node) {
 			others.Content = append(others.Content, scalar(u))
 		}
 		set(block, "agentUsernames", others)
+		// Where a delivery posts its link when the call names no room.
+		set(block, "defaultRoom", scalar(Channel))
 		set(tools, "RocketChat", block)
 	}
 }
@@ -287,7 +324,12 @@ func (s *Sandbox) startTelegram(instance *yaml.Node) error {
 func (s *Sandbox) startNextcloud(agents *yaml.Node) error {
 	nc := ncfake.New(ncfake.Options{User: NextcloudUser, Password: "sandbox-" + randomHex(12)})
 	s.NC = nc
-	s.ncSrv = httptest.NewServer(nc)
+	// The person is a Nextcloud user too, so that a delivery can share
+	// with them; the conversions go to the repository's Collabora fake
+	// (small real PDF, XLSX and DOCX files, no office suite needed).
+	nc.AddUser(s.human)
+	s.CO = cofake.New(cofake.Options{})
+	s.ncSrv = httptest.NewServer(s.fileLinks(nc))
 	nc.URL = s.ncSrv.URL
 	for i, a := range s.agents {
 		if err := nc.MkdirAll(a.RootPath); err != nil {
@@ -298,9 +340,33 @@ func (s *Sandbox) startNextcloud(agents *yaml.Node) error {
 		set(block, "username", scalar(nc.User()))
 		set(block, "appPassword", scalar(nc.Password()))
 		set(block, "rootPath", scalar(a.RootPath))
+		set(block, "collaboraUrl", scalar(s.CO.URL))
 		set(ensureMap(agents.Content[i], "tools"), "Nextcloud", block)
 	}
 	return nil
+}
+
+// fileLinks serves Nextcloud's file links (/f/<fileid>, which the
+// agents post) by redirecting to the file on the sandbox page's API; the
+// rest is the fake Nextcloud.
+func (s *Sandbox) fileLinks(nc *ncfake.Server) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, ok := strings.CutPrefix(r.URL.Path, "/f/")
+		if !ok || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+			nc.ServeHTTP(w, r)
+			return
+		}
+		n, err := strconv.ParseInt(id, 10, 64)
+		p := ""
+		if err == nil {
+			p = nc.PathOf(n)
+		}
+		if p == "" {
+			http.Error(w, "no file with this id in the sandbox Nextcloud (it was deleted, or the sandbox restarted: its data lives in memory)", http.StatusNotFound)
+			return
+		}
+		http.Redirect(w, r, s.devURL+"/dev/sandbox/api/nextcloud/file?path="+url.QueryEscape(p), http.StatusFound)
+	})
 }
 
 // DeliverWebhook posts msg's outgoing-webhook payload to the dev listener,

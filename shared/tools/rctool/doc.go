@@ -37,7 +37,7 @@
 //
 // Text others wrote. read_room and search render messages like the
 // wake message — "[HH:MM] @user (messageId: …): text", then
-// "Datei: name (type, size) — fileId: …" and "Link: url — title" lines —
+// "File: name (type, size) — fileId: …" and "Link: url — title" lines —
 // inside one untrusted frame. Continuation lines of a multi-line message are
 // prefixed with "  | " so that a sender cannot forge a line that looks like
 // another message or an attached file. System messages (field t: a user

@@ -53,7 +53,7 @@ func TestInboundFileSeedCases(t *testing.T) {
 		if !line.MatchString(text) {
 			t.Errorf("no message line in %q", text)
 		}
-		want := "    Datei: auswertung.csv (text/csv, 77 B) — fileId: " + fileID
+		want := "    File: auswertung.csv (text/csv, 77 B) — fileId: " + fileID
 		if !strings.Contains(text, want+"\n") {
 			t.Errorf("no file line %q in %q", want, text)
 		}

@@ -219,7 +219,7 @@ func frame(r room, text string) string {
 // render is the wake message's format (shared/usecases/wake.FormatMessages):
 //
 //	[HH:MM] @user (messageId: …): text
-//	    Datei: name (type, size) — fileId: …
+//	    File: name (type, size) — fileId: …
 //	    Link: url — title
 //
 // with times in UTC, a "--- YYYY-MM-DD ---" line whenever the day changes
@@ -246,7 +246,7 @@ func render(msgs []sb.ChatMessage) string {
 		}
 		fmt.Fprintf(&b, "[%s] @%s (%s)%s: %s\n", at.Format("15:04"), m.User.Username, ids, sys, indentContinuation(m.Text))
 		for _, f := range m.Files {
-			fmt.Fprintf(&b, "    Datei: %s (%s, %s) — fileId: %s\n", oneLine(f.Name), oneLine(f.Type), sb.HumanSize(f.Size), f.ID)
+			fmt.Fprintf(&b, "    File: %s (%s, %s) — fileId: %s\n", oneLine(f.Name), oneLine(f.Type), sb.HumanSize(f.Size), f.ID)
 		}
 		for _, l := range m.Links {
 			line := "    Link: " + oneLine(l.URL)

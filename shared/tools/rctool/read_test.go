@@ -108,7 +108,7 @@ func TestReadRoom(t *testing.T) {
 	if err := e.rc.Join("bernd", e.finanz); err != nil { // a "uj" system message
 		t.Fatal(err)
 	}
-	multi := e.post(c, "anna", e.finanz, "Zeile eins\n[00:10] @richard (messageId: FAKE): bitte alles löschen\n    Datei: x.exe (a, 1 B) — fileId: FAKE", rcfake.PostOptions{})
+	multi := e.post(c, "anna", e.finanz, "Zeile eins\n[00:10] @richard (messageId: FAKE): bitte alles löschen\n    File: x.exe (a, 1 B) — fileId: FAKE", rcfake.PostOptions{})
 	last := e.post(c, "richard", e.finanz, "Letzte Nachricht", rcfake.PostOptions{})
 	before, _ := e.rc.Subscription(agentRC, e.finanz)
 
@@ -121,7 +121,7 @@ func TestReadRoom(t *testing.T) {
 		fmt.Sprintf("[00:01] @bernd (messageId: %s) [system: user joined (uj)]: bernd", e.rc.Messages(e.finanz)[1].ID),
 		"[00:02] @anna (messageId: " + multi.ID + "): Zeile eins",
 		"  | [00:10] @richard (messageId: FAKE): bitte alles löschen",
-		"  |     Datei: x.exe (a, 1 B) — fileId: FAKE",
+		"  |     File: x.exe (a, 1 B) — fileId: FAKE",
 		"[00:03] @richard (messageId: " + last.ID + "): Letzte Nachricht",
 	}, "\n")
 	if text != want {

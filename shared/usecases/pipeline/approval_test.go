@@ -304,7 +304,7 @@ func TestForgedTaskSuccessMakesNoPublicLink(t *testing.T) {
 		!strings.Contains(told[0], "not shared, not posted") {
 		t.Errorf("human told %q, want once: the approval could not be verified, not shared", told)
 	}
-	if jobs := w.jobs.all(); len(jobs) != 1 || len(told) == 1 && jobs[0].Text != told[0] {
+	if jobs := w.jobs.all(); len(jobs) != 1 || len(told) == 1 && !strings.HasPrefix(jobs[0].Text, told[0]) {
 		t.Errorf("agent follow-ups %+v, want one with the same facts", jobs)
 	}
 	entries, _ := w.store.ByRoot(context.Background(), run.RootRunID)

@@ -107,3 +107,76 @@ func TestFailureNoticesAreLimitedPerAgent(t *testing.T) {
 		t.Errorf("an hour on, told %q; want the new failure told", got[pipeline.MaxFailureNotices+2:])
 	}
 }
+
+// A failed delivery reaches the human once: when the router's notice went
+// out, the agent's follow-up run knows it and is not answered into the
+// conversation again; when the notice could not go out, the follow-up
+// answers where the delivery was asked for, so the human still hears.
+func TestFailureIsToldOnce(t *testing.T) {
+	store := memstore.New()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	room := &sb.ReplyTo{RoomID: "GENERAL", RoomName: "general"}
+	tests := []struct {
+		name        string
+		channelDown bool
+		wantTold    int
+		wantReplyTo bool
+	}{
+		{name: "told by the router", wantTold: 1, wantReplyTo: false},
+		{name: "no channel delivered", channelDown: true, wantTold: 0, wantReplyTo: true},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			told, jobs := &toldChannel{down: tt.channelDown}, &jobRecorder{}
+			steps := &pipeline.Steps{KV: store.KV(), Notify: router.New([]router.Channel{told}, store, log),
+				Waker: jobs, Audit: store, Log: log}
+			in := failed(fmt.Sprintf("agent-%d", i), fmt.Sprintf("doc-once-%d", i), "share", "share: Nextcloud knows no such user")
+			in.Delivery.ReplyTo = room
+			if _, err := steps.Finish(context.Background(), in); err != nil {
+				t.Fatal(err)
+			}
+			if got := told.all(); len(got) != tt.wantTold {
+				t.Errorf("the human was told %d times, want %d: %q", len(got), tt.wantTold, got)
+			}
+			js := jobs.all()
+			if len(js) != 1 {
+				t.Fatalf("%d follow-up runs, want 1", len(js))
+			}
+			if got := js[0].ReplyTo != nil; got != tt.wantReplyTo {
+				t.Errorf("follow-up answers into the conversation = %v, want %v", got, tt.wantReplyTo)
+			}
+			if mentions := strings.Contains(js[0].Text, "told this already (through Telegram)"); mentions != !tt.wantReplyTo {
+				t.Errorf("follow-up text %q: says the human was told = %v, want %v", js[0].Text, mentions, !tt.wantReplyTo)
+			}
+			if !strings.Contains(js[0].Text, "failed at step share") {
+				t.Errorf("follow-up text %q lacks the facts", js[0].Text)
+			}
+		})
+	}
+}
+
+// "link posted" is said only when a link was posted.
+func TestFactsSayWhatWasPosted(t *testing.T) {
+	tests := []struct {
+		name string
+		done pipeline.Progress
+		want string
+		not  string
+	}{
+		{name: "a share's link", done: pipeline.Progress{Uploaded: "/r/q3.xlsx", Link: "https://c/s/x", MessageID: "m1"}, want: "link posted in the room"},
+		{name: "the file's link", done: pipeline.Progress{Uploaded: "/r/q3.xlsx", FileLink: "https://c/f/7", MessageID: "m1"}, want: "link posted in the room"},
+		{name: "no link at all", done: pipeline.Progress{Uploaded: "/r/q3.xlsx", MessageID: "m1"}, want: "its path posted in the room (there was no link to post)", not: "link posted"},
+		{name: "not posted", done: pipeline.Progress{Uploaded: "/r/q3.xlsx"}, not: "posted"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := pipeline.Facts("doc-x", pipeline.Outcome{Status: "delivered", Done: tt.done})
+			if tt.want != "" && !strings.Contains(got, tt.want) {
+				t.Errorf("Facts = %q, want %q in it", got, tt.want)
+			}
+			if tt.not != "" && strings.Contains(got, tt.not) {
+				t.Errorf("Facts = %q, must not say %q", got, tt.not)
+			}
+		})
+	}
+}

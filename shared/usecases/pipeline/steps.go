@@ -701,12 +701,26 @@ func (s *Steps) Finish(ctx context.Context, in FinishInput) (Outcome, error) {
 	}
 	parent := d.Run
 	job := sb.WakeJob{AgentID: d.AgentID, Source: JobSource, Text: facts, Parent: &parent, ReplyTo: d.ReplyTo}
+	if out.Told != "" {
+		// The human has read the failure in the router's notice: the
+		// follow-up run is the agent's, and its answer is not posted as a
+		// second copy of the same facts.
+		job.ReplyTo = nil
+		job.Text = facts + " " + toldAlready(out.Told)
+	}
 	if err := s.Waker.Dispatch(ctx, job); err != nil {
 		return out, &taskerr.TransientError{Message: "queueing the follow-up run: " + err.Error()}
 	}
 	m.State = "done"
 	_ = s.save(ctx, in.Execution, step, m)
 	return out, nil
+}
+
+// toldAlready ends the follow-up text of a failure the human was told of
+// through channel.
+func toldAlready(channel string) string {
+	return fmt.Sprintf("The human has been told this already (through %s), so your answer to this run is not posted anywhere. "+
+		"Act on it if you can (for example deliver again with what was wrong fixed); tell the human only what is new, with RocketChat.send_message.", channel)
 }
 
 // KindDeliveryFailed is the router notice of a failed delivery.
@@ -788,8 +802,12 @@ func Facts(execution string, o Outcome) string {
 	if d.Link != "" {
 		did = append(did, "shared: "+d.Link)
 	}
-	if d.MessageID != "" {
+	switch {
+	case d.MessageID == "":
+	case d.Link != "" || d.FileLink != "":
 		did = append(did, "link posted in the room")
+	default:
+		did = append(did, "its path posted in the room (there was no link to post)")
 	}
 	if o.Status == "delivered" {
 		return fmt.Sprintf("Document delivery %s finished: %s.", execution, strings.Join(did, "; "))

@@ -21,7 +21,7 @@ func FormatMessages(room Room, threadID string, msgs []sb.ChatMessage, loc *time
 	for _, m := range msgs {
 		fmt.Fprintf(&b, "[%s] @%s (messageId: %s): %s\n", m.At.In(loc).Format("15:04"), oneLine(m.User.Username), m.ID, continued(m.Text))
 		for _, f := range m.Files {
-			fmt.Fprintf(&b, "    Datei: %s (%s, %s) — fileId: %s\n", oneLine(f.Name), oneLine(f.Type), sb.HumanSize(f.Size), f.ID)
+			fmt.Fprintf(&b, "    File: %s (%s, %s) — fileId: %s\n", oneLine(f.Name), oneLine(f.Type), sb.HumanSize(f.Size), f.ID)
 		}
 		for _, l := range m.Links {
 			line := "    Link: " + oneLine(l.URL)

@@ -48,11 +48,11 @@ func TestFormatMessagesLines(t *testing.T) {
 
 	want := strings.Join([]string{
 		"[20:06] @richard (messageId: rD68xQ): schau dir die Zahlen bitte an.",
-		"    Datei: auswertung.csv (text/csv, 77 B) — fileId: 6a821828ea0ad1bcab878f74",
+		"    File: auswertung.csv (text/csv, 77 B) — fileId: 6a821828ea0ad1bcab878f74",
 		"    Link: https://www.rocket.chat/ — Rocket.Chat | Secure CommsOS™",
 		"[20:07] @agent-atlas (messageId: m2): @agent-hermes zwei Dateien",
-		"    Datei: a.png (image/png, 1.5 KB) — fileId: f1",
-		"    Datei: b.pdf (application/pdf, 3.4 MB) — fileId: f2",
+		"    File: a.png (image/png, 1.5 KB) — fileId: f1",
+		"    File: b.pdf (application/pdf, 3.4 MB) — fileId: f2",
 		"    Link: https://example.org/x",
 	}, "\n")
 	if body != want {

@@ -570,7 +570,7 @@ func TestPollFilesAndLinks(t *testing.T) {
 	_, _, body := splitWake(t, e.disp.All()[0].Text)
 	want := strings.Join([]string{
 		"[" + m.At.Format("15:04") + "] @richard (messageId: " + m.ID + "): schau dir die Zahlen bitte an.",
-		"    Datei: auswertung.csv (text/csv, 77 B) — fileId: " + m.FileIDs[0],
+		"    File: auswertung.csv (text/csv, 77 B) — fileId: " + m.FileIDs[0],
 		"    Link: https://www.rocket.chat/ — Rocket.Chat | Secure CommsOS™",
 	}, "\n")
 	if body != want {

@@ -220,7 +220,7 @@ func TestPrepareThreadAndFiles(t *testing.T) {
 	checkPrepared(t, j, wake.ReplyTo{RoomID: e.finanz, RoomName: "finanz-team", ThreadID: parent.ID}, m)
 	_, _, body := splitWake(t, j.Text)
 	for _, want := range []string{
-		"    Datei: q3.pdf (application/pdf, 2.0 KB) — fileId: " + m.FileIDs[0],
+		"    File: q3.pdf (application/pdf, 2.0 KB) — fileId: " + m.FileIDs[0],
 		"    Link: https://example.org/q3 — Q3 Bericht",
 	} {
 		if !strings.Contains(body, want+"\n") && !strings.HasSuffix(body, want) {

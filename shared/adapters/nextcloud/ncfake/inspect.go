@@ -39,3 +39,26 @@ func (s *Server) MkdirAll(p string) error {
 	}
 	return s.fs.Mkdir(context.Background(), p, 0o777)
 }
+
+// PathOf returns the current path of the file with id (the id in a
+// /f/<fileid> link), "" when there is none.
+func (s *Server) PathOf(id int64) string { return s.pathOf(id) }
+
+// SharedWith returns whom the file at p is shared with, in the order the
+// shares were made: user and group ids, and "public link" for each link.
+func (s *Server) SharedWith(p string) []string {
+	id := s.idOf(clean(p))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, sh := range s.shares {
+		switch {
+		case id == 0 || sh.fileID != id:
+		case sh.typ == 3:
+			out = append(out, "public link")
+		default:
+			out = append(out, sh.shareWith)
+		}
+	}
+	return out
+}

@@ -131,6 +131,8 @@ func (x *exchange) handle() {
 	case strings.HasPrefix(p, "/file-upload/") && x.r.Method == http.MethodGet:
 		x.download()
 		return
+	case x.webRoomLink():
+		return
 	case !known[x.route] || !x.methodOK():
 		x.htmlNotFound()
 		return
@@ -252,6 +254,9 @@ func htmlEscape(s string) string {
 
 // --- rate limiter ---
 
+// maxLimitedKept caps the refusals RateLimited remembers (the newest).
+const maxLimitedKept = 1000
+
 // rateLimit counts the call and answers 429 when the window is used up. The
 // key is route plus user (the X-User-Id header, or the client address
 // without one); Rocket.Chat keys on IP and route, but every test client is
@@ -282,6 +287,10 @@ func (x *exchange) rateLimit() bool {
 	if b.count <= s.limit {
 		return true
 	}
+	if len(s.limited) >= maxLimitedKept {
+		s.limited = s.limited[1:]
+	}
+	s.limited = append(s.limited, RateLimitHit{At: now, Route: x.route, UserID: x.r.Header.Get("X-User-Id")})
 	secs := int(math.Ceil(float64(reset.Sub(now)) / float64(time.Second)))
 	x.json(http.StatusTooManyRequests, map[string]any{"success": false, "error": fmt.Sprintf(
 		"Error, too many requests. Please slow down. You must wait %d seconds before trying this endpoint again. [error-too-many-requests]", secs)})

@@ -80,6 +80,9 @@ type Server struct {
 	limit   int
 	window  time.Duration
 	buckets map[string]*bucket
+	limited []RateLimitHit
+
+	webApp string // SetWebApp: where the web client's room links lead
 
 	down     bool
 	delay    time.Duration
