@@ -7,28 +7,26 @@ import (
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
+	"github.com/switchboard-dev/switchboard/shared/devrt"
 	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
-	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
 
 // errMissing makes `capabilities --check` exit non-zero (1) after printing
 // what is missing.
 var errMissing = errors.New("missing capabilities")
 
-// loadConfig loads the file --config names, else $SWITCHBOARD_CONFIG's,
-// else switchboard.example.yaml (secrets from the environment), for the
-// commands that need only the config.
+// loadConfig loads the config devrt.ConfigFile chooses (secrets from the
+// environment), for the commands that need only the config. Beside a
+// running `switchboard dev` started with that file, it is the dev's
+// sandbox copy, which names the sandbox servers.
 func loadConfig(ctx context.Context, path string) (*swcfg.Config, error) {
-	if path == "" {
-		path = os.Getenv(deploy.EnvConfig)
-	}
-	if path == "" {
-		path = "switchboard.example.yaml"
+	path = devrt.ConfigFile(path)
+	if last, ok := devrt.LastRunning(devrt.DefaultDataDir); ok && last.Answers() {
+		path = last.ConfigFor(path)
 	}
 	return swcfg.Load(ctx, path, nil)
 }

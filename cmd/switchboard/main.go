@@ -72,7 +72,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	config := fs.String("config", "", "config file (default $SWITCHBOARD_CONFIG or switchboard.example.yaml)")
+	config := fs.String("config", "", "config file (default $SWITCHBOARD_CONFIG, else switchboard.yaml when present, else switchboard.example.yaml)")
 	switch cmd {
 	case "dev":
 		addr := fs.String("addr", devrt.DefaultAddr, "listen address")
@@ -168,17 +168,12 @@ func parse(fs *flag.FlagSet, args []string, positional int) error {
 }
 
 // checkConfig validates the config file for target (see config.Check);
-// the file is --config, else $SWITCHBOARD_CONFIG, else the example.
+// the file is chosen by devrt.ConfigFile.
 func checkConfig(path string, target swcfg.Target, out io.Writer) error {
 	if target != swcfg.ForAWS && target != swcfg.ForDev {
 		return usageError(fmt.Sprintf("check-config: --for %q: use %q or %q", target, swcfg.ForAWS, swcfg.ForDev))
 	}
-	if path == "" {
-		path = os.Getenv(deploy.EnvConfig)
-	}
-	if path == "" {
-		path = "switchboard.example.yaml"
-	}
+	path = devrt.ConfigFile(path)
 	if err := swcfg.Check(path, target); err != nil {
 		return err
 	}
@@ -187,21 +182,34 @@ func checkConfig(path string, target swcfg.Target, out io.Writer) error {
 }
 
 // localApp builds the App with the dev defaults (endpoints, tables, bucket),
-// so that CLI verbs work beside `make dev` and against AWS alike.
+// so that CLI verbs work beside `make dev` and against AWS alike. Beside a
+// running `switchboard dev` (its data directory's dev.json) a verb uses
+// that dev's DynamoDB, S3 and sandbox, wherever its ports were moved;
+// without one it serves S3 itself on a free port for as long as it runs.
 func localApp(ctx context.Context, config string) (*app.App, func(), error) {
-	env, err := devrt.Prepare(ctx, devrt.Options{ConfigPath: config})
+	opts := devrt.Options{ConfigPath: config, S3Addr: "127.0.0.1:0"}
+	last, ran := devrt.LastRunning(devrt.DefaultDataDir)
+	if ran && last.Answers() {
+		opts.Beside = &last
+	}
+	env, err := devrt.Prepare(ctx, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	// Approval links a verb creates open on the dev listener beside it,
-	// as in `make dev`, unless the config names a public base URL.
+	// Approval links a verb creates open on the dev listener (the running
+	// one, else the default address), unless the config names a public
+	// base URL.
 	if os.Getenv(app.EnvPublicBaseURL) == "" {
-		_ = os.Setenv(app.EnvPublicBaseURL, "http://"+devrt.DefaultAddr)
+		url := "http://" + devrt.DefaultAddr
+		if ran {
+			url = last.URL
+		}
+		_ = os.Setenv(app.EnvPublicBaseURL, url)
 	}
 	a, err := app.New(ctx, os.Getenv)
 	if err != nil {
 		env.Close()
-		return nil, nil, err
+		return nil, nil, env.ConfigError(err)
 	}
 	return a, env.Close, nil
 }
