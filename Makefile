@@ -98,7 +98,7 @@ invoke: node_modules/.installed ## run a Lambda handler locally: make invoke FN=
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<function> EVENT=events/<function>/<file>.json"; exit 2; }
 	$(GO) build -o $(BIN) ./cmd/switchboard
 	@# Beside a running make dev (its $(DATA)/dev.json) the CLI uses that dev's DynamoDB; else dynalite starts here.
-	$(if $(wildcard $(DATA)/dev.json),,scripts/dynalite.sh) $(BIN) invoke --fn $(FN) --event $(EVENT) --config $(CONFIG)
+	$(if $(wildcard $(DATA)/dev.json),,scripts/dynalite.sh) $(BIN) invoke --fn $(FN) --event $(EVENT) --config $(CONFIG) --data $(DATA)
 
 clean: ## remove build output and local data
 	rm -rf build bin infra/cdk.out $(DATA)

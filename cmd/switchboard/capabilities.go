@@ -23,9 +23,9 @@ var errMissing = errors.New("missing capabilities")
 // environment), for the commands that need only the config. Beside a
 // running `switchboard dev` started with that file, it is the dev's
 // sandbox copy, which names the sandbox servers.
-func loadConfig(ctx context.Context, path string) (*swcfg.Config, error) {
+func loadConfig(ctx context.Context, path, data string) (*swcfg.Config, error) {
 	path = devrt.ConfigFile(path)
-	if last, ok := devrt.LastRunning(devrt.DefaultDataDir); ok && last.Answers() {
+	if last, ok := devrt.LastRunning(data); ok && last.Answers() {
 		path = last.ConfigFor(path)
 	}
 	return swcfg.Load(ctx, path, nil)
@@ -35,8 +35,8 @@ func loadConfig(ctx context.Context, path string) (*swcfg.Config, error) {
 // sharing knobs, chunking, versioning, trash and quota. It needs only the
 // config (no DynamoDB, no S3). With check, it names every missing feature and
 // fails.
-func capabilities(ctx context.Context, configPath, agentID, check string, out io.Writer) error {
-	cfg, err := loadConfig(ctx, configPath)
+func capabilities(ctx context.Context, configPath, data, agentID, check string, out io.Writer) error {
+	cfg, err := loadConfig(ctx, configPath, data)
 	if err != nil {
 		return err
 	}
