@@ -104,6 +104,10 @@ func Prepare(ctx context.Context, o Options) (*Env, error) {
 		config, env.configCopy = b.Config, b.Config // reach the sandbox servers of that dev
 	}
 	_ = os.Setenv(deploy.EnvConfig, config)
+	if b := o.Beside; b != nil {
+		setDefault(deploy.EnvBucket, b.Bucket)
+		setDefault(deploy.EnvTablePrefix, b.Tables)
+	}
 	setDefault(deploy.EnvBucket, DefaultBucket)
 	setDefault(deploy.EnvTablePrefix, DefaultPrefix)
 	setDefault("AWS_REGION", "us-east-1")
@@ -311,7 +315,8 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 		"dynamodb", env.DynamoDB, "s3", env.S3,
 		"stepfunctions", env.SFN.Endpoint, "stepfunctionsServer", env.SFN.Server, "scheduler", a.Config().Instance.Dev.Scheduler)
 	if err := writeRunning(o.DataDir, Running{PID: os.Getpid(), URL: "http://" + ln.Addr().String(),
-		S3: os.Getenv("AWS_ENDPOINT_URL_S3"), DynamoDB: os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"),
+		S3: os.Getenv(firstSetKey("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")), DynamoDB: os.Getenv(firstSetKey("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL")),
+		Tables: os.Getenv(deploy.EnvTablePrefix), Bucket: os.Getenv(deploy.EnvBucket),
 		UserConfig: absPath(env.userConfig), Config: absPath(a.Config().File)}); err != nil {
 		return err
 	}

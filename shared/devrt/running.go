@@ -45,11 +45,13 @@ const RunningFile = "dev.json"
 // Running is what a `switchboard dev` writes to RunningFile once it is ready.
 type Running struct {
 	PID        int    `json:"pid"`
-	URL        string `json:"url"`        // the dev listener, http://HOST:PORT
-	S3         string `json:"s3"`         // its S3 endpoint
-	DynamoDB   string `json:"dynamodb"`   // its DynamoDB endpoint
-	UserConfig string `json:"userConfig"` // the config it was started with
-	Config     string `json:"config"`     // the config it loaded (the sandbox's copy, when on)
+	URL        string `json:"url"`         // the dev listener, http://HOST:PORT
+	S3         string `json:"s3"`          // its S3 endpoint
+	DynamoDB   string `json:"dynamodb"`    // its DynamoDB endpoint
+	Tables     string `json:"tablePrefix"` // its table prefix
+	Bucket     string `json:"bucket"`      // its bucket
+	UserConfig string `json:"userConfig"`  // the config it was started with
+	Config     string `json:"config"`      // the config it loaded (the sandbox's copy, when on)
 }
 
 func writeRunning(dataDir string, r Running) error {
