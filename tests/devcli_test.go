@@ -169,6 +169,18 @@ func TestUserStepFunctionsEndpointRunsAskAgent(t *testing.T) {
 	if sf["endpoint"] != rt.Endpoint || sf["ok"] != true {
 		t.Errorf("healthz stepfunctions = %v, want the user's %s answering", sf, rt.Endpoint)
 	}
+
+	// When it stops answering, /healthz says so and the log has why.
+	rt.Stop()
+	_, _, health = d.do("GET", "/healthz", "", nil)
+	sf, _ = health["components"].(map[string]any)["stepfunctions"].(map[string]any)
+	if sf["ok"] != false {
+		t.Errorf("healthz stepfunctions after the server stopped = %v, want not ok", sf)
+	}
+	if !strings.Contains(d.logs.String(), `"msg":"healthz: stepfunctions does not answer"`) ||
+		!strings.Contains(d.logs.String(), `"endpoint":"`+rt.Endpoint+`","error":"`) {
+		t.Errorf("the log does not say why Step Functions failed the health check:\n%s", d.logs.String())
+	}
 }
 
 // With the sandbox on, the App loads the sandbox's copy of the config; a
@@ -202,5 +214,24 @@ func TestSandboxConfigErrorNamesTheUsersFile(t *testing.T) {
 	}
 	if strings.Contains(out, "sandbox/switchboard.yaml") {
 		t.Errorf("the error names the sandbox's generated copy:\n%s", out)
+	}
+}
+
+// An unknown chain is a 404 naming it (not an empty 200); the tool API's
+// 401 says how to send the token in words the answer scrubber leaves as
+// they are.
+func TestDevListenerSaysWhatIsWrong(t *testing.T) {
+	d := startDev(t)
+	status, _, body := d.do("GET", "/dev/chains/no-such-root", "", nil)
+	if b, _ := json.Marshal(body); status != http.StatusNotFound || !strings.Contains(string(b), "no-such-root") {
+		t.Errorf("GET /dev/chains/no-such-root = %d %s, want 404 naming the root", status, b)
+	}
+	status, _, body = d.do("GET", "/tools", "", nil)
+	msg := str(body["error"])
+	if status != http.StatusUnauthorized || !strings.Contains(msg, "send the tool API token (instance.toolApiToken) in the Authorization header as a bearer token") {
+		t.Errorf("GET /tools without a token = %d %q, want 401 with the hint", status, msg)
+	}
+	if strings.Contains(msg, "***") {
+		t.Errorf("the 401 hint was masked: %q", msg)
 	}
 }
