@@ -158,3 +158,84 @@ func freePort(t *testing.T) string {
 	defer ln.Close()
 	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 }
+
+// TestMakeHelpShowsValues: `make help` prints the settings' values, never
+// make's own syntax such as a literal $(ADDR).
+func TestMakeHelpShowsValues(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	cmd := exec.Command("make", "-s", "-C", "..", "help")
+	cmd.Env = cleanEnv()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make help: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "$(") {
+		t.Errorf("make help prints make syntax:\n%s", out)
+	}
+	if !strings.Contains(string(out), "ADDR=127.0.0.1:8080") {
+		t.Errorf("make help does not show the default ADDR:\n%s", out)
+	}
+}
+
+// TestOneDefaultConfigRule: the Makefile and the CLI pick the same config:
+// CONFIG or --config, else $SWITCHBOARD_CONFIG, else switchboard.yaml in
+// the working directory when it exists, else the example; and
+// switchboard.yaml, where the guides put one's own config, is git-ignored.
+func TestOneDefaultConfigRule(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	makefile, err := filepath.Abs("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile("../switchboard.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name     string
+		userFile bool
+		env      string
+		want     string
+	}{
+		{"only the example", false, "", "switchboard.example.yaml"},
+		{"switchboard.yaml here", true, "", "switchboard.yaml"},
+		{"SWITCHBOARD_CONFIG", true, "other.yaml", "other.yaml"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := []string{"switchboard.example.yaml", "other.yaml"}
+			if c.userFile {
+				files = append(files, "switchboard.yaml")
+			}
+			for _, f := range files {
+				if err := os.WriteFile(filepath.Join(dir, f), example, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := cleanEnv()
+			if c.env != "" {
+				env = append(env, "SWITCHBOARD_CONFIG="+c.env)
+			}
+			mk := exec.Command("make", "-s", "-f", makefile, "help")
+			mk.Dir, mk.Env = dir, env
+			out, err := mk.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "CONFIG="+c.want+" ") {
+				t.Errorf("make picks another config than %s (%v):\n%s", c.want, err, out)
+			}
+			cli := exec.Command(binary, "check-config", "--for", "dev")
+			cli.Dir, cli.Env = dir, env
+			out, err = cli.CombinedOutput()
+			if err != nil || !strings.HasPrefix(string(out), c.want+": ok") {
+				t.Errorf("the CLI picks another config than %s (%v):\n%s", c.want, err, out)
+			}
+		})
+	}
+	if out, err := exec.Command("git", "-C", "..", "check-ignore", "-q", "switchboard.yaml").CombinedOutput(); err != nil {
+		t.Errorf("switchboard.yaml is not git-ignored (%v) %s", err, out)
+	}
+}
