@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn/sfnlocal"
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
 
 // cleanEnv is the test's environment without the settings a test gives
@@ -233,5 +234,30 @@ func TestDevListenerSaysWhatIsWrong(t *testing.T) {
 	}
 	if strings.Contains(msg, "***") {
 		t.Errorf("the 401 hint was masked: %q", msg)
+	}
+}
+
+// The README names every scheduled job of the deploy catalogue where it
+// lists them: the run-job verb and the POST /dev/jobs route.
+func TestREADMEListsEveryJob(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []string{"| `run-job ", "| `POST /dev/jobs/{job}"} {
+		var line string
+		for _, l := range strings.Split(string(readme), "\n") {
+			if strings.HasPrefix(l, row) {
+				line = l
+			}
+		}
+		if line == "" {
+			t.Fatalf("README has no row %q", row)
+		}
+		for _, j := range deploy.Jobs {
+			if !strings.Contains(line, "`"+j.Name+"`") {
+				t.Errorf("README row %q does not name the job %s", row, j.Name)
+			}
+		}
 	}
 }
