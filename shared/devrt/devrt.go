@@ -288,7 +288,13 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 		return err
 	}
 	if err := env.SFN.bind(ctx, a.Handler, deploy.StateMachines); err != nil {
-		return err
+		// A user's server that does not answer stops the start only when
+		// a configured feature needs its machines.
+		if env.SFN.UserKey == "" || machineFeatures(a.Config()) != nil {
+			return err
+		}
+		a.Log().Warn("switchboard dev: no state machines on the user's Step Functions endpoint; no configured feature needs them",
+			"error", err.Error())
 	}
 	// The functions that start a machine read its ARN from the env var the
 	// catalogue names, as in AWS (read per call, so setting it now works).

@@ -228,6 +228,18 @@ func (s *StepFunctions) required(cfg *swcfg.Config) error {
 	if s.Err == nil {
 		return nil
 	}
+	needs := machineFeatures(cfg)
+	if needs == nil {
+		return nil
+	}
+	return fmt.Errorf("dev: the local Step Functions runtime did not start (%v), and %s of %s run on it; "+
+		"install Node 20+ and run `npm ci` in %s (make dev does), or set AWS_ENDPOINT_URL_SFN to a Step Functions server of yours",
+		s.Err, strings.Join(needs, " and "), cfg.File, s.root)
+}
+
+// machineFeatures names the configured features that run on a state
+// machine, with their agents; nil when there is none.
+func machineFeatures(cfg *swcfg.Config) []string {
 	var ask, deliver []string
 	for _, a := range cfg.Agents {
 		if a.Tools.AskAgent != nil {
@@ -244,12 +256,7 @@ func (s *StepFunctions) required(cfg *swcfg.Config) error {
 	if len(deliver) > 0 {
 		needs = append(needs, "Documents.deliver (agents "+strings.Join(deliver, ", ")+")")
 	}
-	if needs == nil {
-		return nil
-	}
-	return fmt.Errorf("dev: the local Step Functions runtime did not start (%v), and %s of %s run on it; "+
-		"install Node 20+ and run `npm ci` in %s (make dev does), or set AWS_ENDPOINT_URL_SFN to a Step Functions server of yours",
-		s.Err, strings.Join(needs, " and "), cfg.File, s.root)
+	return needs
 }
 
 // warn logs why the local runtime is missing and how to get it (no
