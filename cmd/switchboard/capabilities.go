@@ -24,11 +24,16 @@ var errMissing = errors.New("missing capabilities")
 // running `switchboard dev` started with that file, it is the dev's
 // sandbox copy, which names the sandbox servers.
 func loadConfig(ctx context.Context, path, data string) (*swcfg.Config, error) {
-	path = devrt.ConfigFile(path)
+	user := devrt.ConfigFile(path)
+	path = user
 	if last, ok := devrt.LastRunning(data); ok && last.Answers() {
-		path = last.ConfigFor(path)
+		path = last.ConfigFor(user)
 	}
-	return swcfg.Load(ctx, path, nil)
+	cfg, err := swcfg.Load(ctx, path, nil)
+	if path != user {
+		err = devrt.CopyError(err, user, path)
+	}
+	return cfg, err
 }
 
 // capabilities prints what the agent's Nextcloud offers: version,

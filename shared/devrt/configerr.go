@@ -18,19 +18,28 @@ import (
 // nearest written parent when the sandbox added the field. Other errors
 // pass unchanged.
 func (e *Env) ConfigError(err error) error {
-	var ce *swcfg.Error
-	if e == nil || e.configCopy == "" || !errors.As(err, &ce) || ce.File != e.configCopy {
+	if e == nil {
 		return err
 	}
-	data, rerr := os.ReadFile(e.userConfig)
+	return CopyError(err, e.userConfig, e.configCopy)
+}
+
+// CopyError is ConfigError for a config error in copyFile, the sandbox's
+// copy of userFile ("" copyFile: err unchanged).
+func CopyError(err error, userFile, copyFile string) error {
+	var ce *swcfg.Error
+	if copyFile == "" || !errors.As(err, &ce) || ce.File != copyFile {
+		return err
+	}
+	data, rerr := os.ReadFile(userFile)
 	var root yaml.Node
 	if rerr != nil || yaml.Unmarshal(data, &root) != nil {
 		return err
 	}
-	out := &swcfg.Error{File: e.userConfig}
+	out := &swcfg.Error{File: userFile}
 	for _, p := range ce.Problems {
-		if p.File == e.configCopy {
-			p.File = e.userConfig
+		if p.File == copyFile {
+			p.File = userFile
 			p.Line = lineOf(&root, p.Field)
 		}
 		out.Problems = append(out.Problems, p)
