@@ -6,7 +6,9 @@ GO ?= go
 # where the machine's environment says GOTOOLCHAIN=local.
 export GOTOOLCHAIN := auto
 FUNCTIONS := $(notdir $(wildcard functions/*))
-CONFIG ?= $(firstword $(wildcard switchboard.yaml) switchboard.example.yaml)
+# The config: CONFIG=…, else $SWITCHBOARD_CONFIG, else switchboard.yaml here
+# when it exists, else the example (the CLI's rule too: devrt.ConfigFile).
+CONFIG ?= $(or $(SWITCHBOARD_CONFIG),$(firstword $(wildcard switchboard.yaml) switchboard.example.yaml))
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 FUZZTIME ?= 30s
 FUZZ := shared/platform/config:FuzzParse shared/tools/workspace:FuzzResolve shared/usecases/approvals:FuzzVerify shared/tools/nctool:FuzzScope \
@@ -19,6 +21,7 @@ LDFLAGS := -s -w -X github.com/switchboard-dev/switchboard/shared/app.Version=$(
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  make %-8s %s\n",$$1,$$2}'
+	@echo "  settings: CONFIG=$(CONFIG) ADDR=$(ADDR) S3_ADDR=$(S3_ADDR) DYNALITE_PORT=$(DYNALITE_PORT) DATA=$(DATA)"
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -27,10 +30,16 @@ node_modules/.installed: package.json package-lock.json
 ADDR ?= 127.0.0.1:8080
 S3_ADDR ?= 127.0.0.1:8702
 DYNALITE_PORT ?= 8701
+DATA ?= .data
 export DYNALITE_PORT
+# The CLI, built once per make run (the Go cache makes a rebuild quick). The
+# recipes run the binary, not `go run`: go run ends with status 1 after its
+# program exits on Ctrl-C, and make would then report an error.
+BIN := bin/switchboard
 
-dev: node_modules/.installed ## run Switchboard locally on $(ADDR) (dynalite on DYNALITE_PORT + in-process S3 on S3_ADDR; Ctrl-C stops all)
-	DYNALITE_PATH=.data/dynalite scripts/dynalite.sh $(GO) run ./cmd/switchboard dev --config $(CONFIG) --addr $(ADDR) --s3-addr $(S3_ADDR)
+dev: node_modules/.installed ## run Switchboard locally on ADDR (dynalite on DYNALITE_PORT, in-process S3 on S3_ADDR, data in DATA; Ctrl-C stops all)
+	$(GO) build -o $(BIN) ./cmd/switchboard
+	DYNALITE_PATH=$(DATA)/dynalite scripts/dynalite.sh $(BIN) dev --config $(CONFIG) --addr $(ADDR) --s3-addr $(S3_ADDR) --data $(DATA)
 
 test: node_modules/.installed ## run every test: vet, staticcheck, govulncheck, unit, store (dynalite), end-to-end, infra
 	$(GO) vet ./...
@@ -87,7 +96,9 @@ deploy: node_modules/.installed build ## cdk deploy to the account in your AWS c
 
 invoke: node_modules/.installed ## run a Lambda handler locally: make invoke FN=jobs EVENT=events/jobs/heartbeat.json
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<function> EVENT=events/<function>/<file>.json"; exit 2; }
-	scripts/dynalite.sh $(GO) run ./cmd/switchboard invoke --fn $(FN) --event $(EVENT) --config $(CONFIG)
+	$(GO) build -o $(BIN) ./cmd/switchboard
+	@# Beside a running make dev (its $(DATA)/dev.json) the CLI uses that dev's DynamoDB; else dynalite starts here.
+	$(if $(wildcard $(DATA)/dev.json),,scripts/dynalite.sh) $(BIN) invoke --fn $(FN) --event $(EVENT) --config $(CONFIG) --data $(DATA)
 
 clean: ## remove build output and local data
-	rm -rf build infra/cdk.out .data
+	rm -rf build bin infra/cdk.out $(DATA)

@@ -31,8 +31,8 @@ func TestDevHealthzReportsStepFunctions(t *testing.T) {
 }
 
 // The user's endpoint wins: dev starts no runtime of its own, reports the
-// user's, and an unreachable one does not degrade /healthz (no feature
-// needs a state machine yet).
+// user's, and an unreachable one does not degrade /healthz (this config
+// has no feature that runs on a state machine).
 func TestDevStepFunctionsUsesTheUsersEndpoint(t *testing.T) {
 	user := "http://" + freeAddr(t) // nothing listens there
 	d := startDev(t, "AWS_ENDPOINT_URL_SFN="+user)

@@ -7,38 +7,41 @@ import (
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud"
+	"github.com/switchboard-dev/switchboard/shared/devrt"
 	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
-	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
 
 // errMissing makes `capabilities --check` exit non-zero (1) after printing
 // what is missing.
 var errMissing = errors.New("missing capabilities")
 
-// loadConfig loads the file --config names, else $SWITCHBOARD_CONFIG's,
-// else switchboard.example.yaml (secrets from the environment), for the
-// commands that need only the config.
-func loadConfig(ctx context.Context, path string) (*swcfg.Config, error) {
-	if path == "" {
-		path = os.Getenv(deploy.EnvConfig)
+// loadConfig loads the config devrt.ConfigFile chooses (secrets from the
+// environment), for the commands that need only the config. Beside a
+// running `switchboard dev` started with that file, it is the dev's
+// sandbox copy, which names the sandbox servers.
+func loadConfig(ctx context.Context, path, data string) (*swcfg.Config, error) {
+	user := devrt.ConfigFile(path)
+	path = user
+	if last, ok := devrt.LastRunning(data); ok && last.Answers() {
+		path = last.ConfigFor(user)
 	}
-	if path == "" {
-		path = "switchboard.example.yaml"
+	cfg, err := swcfg.Load(ctx, path, nil)
+	if path != user {
+		err = devrt.CopyError(err, user, path)
 	}
-	return swcfg.Load(ctx, path, nil)
+	return cfg, err
 }
 
 // capabilities prints what the agent's Nextcloud offers: version,
 // sharing knobs, chunking, versioning, trash and quota. It needs only the
 // config (no DynamoDB, no S3). With check, it names every missing feature and
 // fails.
-func capabilities(ctx context.Context, configPath, agentID, check string, out io.Writer) error {
-	cfg, err := loadConfig(ctx, configPath)
+func capabilities(ctx context.Context, configPath, data, agentID, check string, out io.Writer) error {
+	cfg, err := loadConfig(ctx, configPath, data)
 	if err != nil {
 		return err
 	}

@@ -29,16 +29,21 @@ import (
 
 const usage = `usage: switchboard <command> [flags]
 
+The config is --config F, else $SWITCHBOARD_CONFIG, else switchboard.yaml in
+the working directory when it exists, else switchboard.example.yaml. Beside a
+running dev (the one using --data DIR, default .data) the other verbs use its
+DynamoDB, S3, sandbox and listener, wherever its ports were moved.
+
 commands:
   dev [--config F] [--addr HOST:PORT] [--data DIR] [--s3-addr HOST:PORT]
                          run Switchboard locally (make dev starts dynalite first)
-  run-job <name> [--dry-run] [--config F]
+  run-job <name> [--dry-run] [--config F] [--data DIR]
                          run a scheduled job now (heartbeat, …)
-  invoke --fn NAME --event FILE [--config F]
+  invoke --fn NAME --event FILE [--config F] [--data DIR]
                          run a function's Lambda handler on a sample event
-  capabilities [--agent ID] [--check a,b] [--config F]
+  capabilities [--agent ID] [--check a,b] [--config F] [--data DIR]
                          what the agent's Nextcloud offers; --check exits 1 naming what is missing
-  provision-agent --username U --email E [--name N] [--store print|secretsmanager] [--config F]
+  provision-agent --username U --email E [--name N] [--store print|secretsmanager] [--config F] [--data DIR]
                          create an agent's Rocket.Chat user (roles bot+user) and token
   check-config [--for aws|dev] [--config F]
                          validate a config without reading a secret; aws (the default)
@@ -72,11 +77,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	config := fs.String("config", "", "config file (default $SWITCHBOARD_CONFIG or switchboard.example.yaml)")
+	config := fs.String("config", "", "config file (default $SWITCHBOARD_CONFIG, else switchboard.yaml when present, else switchboard.example.yaml)")
+	// The verbs beside dev find it through its data directory (dev.json).
+	data := fs.String("data", devrt.DefaultDataDir, "local data directory (of the `switchboard dev` to work beside)")
 	switch cmd {
 	case "dev":
 		addr := fs.String("addr", devrt.DefaultAddr, "listen address")
-		data := fs.String("data", devrt.DefaultDataDir, "local data directory")
 		s3addr := fs.String("s3-addr", devrt.DefaultS3Addr, "in-process S3 listen address (unless AWS_ENDPOINT_URL_S3 is set)")
 		if err := parse(fs, args, 0); err != nil {
 			return err
@@ -90,7 +96,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if *dry {
 			ctx = jobs.DryRun(ctx)
 		}
-		a, closeEnv, err := localApp(ctx, *config)
+		a, closeEnv, err := localApp(ctx, *config, *data)
 		if err != nil {
 			return err
 		}
@@ -112,14 +118,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if *fn == "" || *event == "" {
 			return usageError("invoke needs --fn and --event")
 		}
-		return invoke(ctx, *fn, *event, *config, out)
+		return invoke(ctx, *fn, *event, *config, *data, out)
 	case "capabilities":
 		agent := fs.String("agent", "", "agent id (default: the first agent with a Nextcloud block)")
 		check := fs.String("check", "", "comma-separated features that must be present, e.g. sharing.public,dav.chunking")
 		if err := parse(fs, args, 0); err != nil {
 			return err
 		}
-		return capabilities(ctx, *config, *agent, *check, out)
+		return capabilities(ctx, *config, *data, *agent, *check, out)
 	case "provision-agent":
 		username := fs.String("username", "", "the agent's Rocket.Chat username, e.g. agent-hermes")
 		name := fs.String("name", "", "display name (default: the username)")
@@ -128,7 +134,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err := parse(fs, args, 0); err != nil {
 			return err
 		}
-		return provisionAgent(ctx, *config, *username, *name, *email, *store, out)
+		return provisionAgent(ctx, *config, *data, *username, *name, *email, *store, out)
 	case "check-config":
 		target := fs.String("for", string(swcfg.ForAWS), "where the config will run: aws or dev")
 		if err := parse(fs, args, 0); err != nil {
@@ -168,17 +174,12 @@ func parse(fs *flag.FlagSet, args []string, positional int) error {
 }
 
 // checkConfig validates the config file for target (see config.Check);
-// the file is --config, else $SWITCHBOARD_CONFIG, else the example.
+// the file is chosen by devrt.ConfigFile.
 func checkConfig(path string, target swcfg.Target, out io.Writer) error {
 	if target != swcfg.ForAWS && target != swcfg.ForDev {
 		return usageError(fmt.Sprintf("check-config: --for %q: use %q or %q", target, swcfg.ForAWS, swcfg.ForDev))
 	}
-	if path == "" {
-		path = os.Getenv(deploy.EnvConfig)
-	}
-	if path == "" {
-		path = "switchboard.example.yaml"
-	}
+	path = devrt.ConfigFile(path)
 	if err := swcfg.Check(path, target); err != nil {
 		return err
 	}
@@ -187,28 +188,41 @@ func checkConfig(path string, target swcfg.Target, out io.Writer) error {
 }
 
 // localApp builds the App with the dev defaults (endpoints, tables, bucket),
-// so that CLI verbs work beside `make dev` and against AWS alike.
-func localApp(ctx context.Context, config string) (*app.App, func(), error) {
-	env, err := devrt.Prepare(ctx, devrt.Options{ConfigPath: config})
+// so that CLI verbs work beside `make dev` and against AWS alike. Beside a
+// running `switchboard dev` (its data directory's dev.json) a verb uses
+// that dev's DynamoDB, S3 and sandbox, wherever its ports were moved;
+// without one it serves S3 itself on a free port for as long as it runs.
+func localApp(ctx context.Context, config, data string) (*app.App, func(), error) {
+	opts := devrt.Options{ConfigPath: config, DataDir: data, S3Addr: "127.0.0.1:0"}
+	last, ran := devrt.LastRunning(data)
+	if ran && last.Answers() {
+		opts.Beside = &last
+	}
+	env, err := devrt.Prepare(ctx, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	// Approval links a verb creates open on the dev listener beside it,
-	// as in `make dev`, unless the config names a public base URL.
+	// Approval links a verb creates open on the dev listener (the running
+	// one, else the default address), unless the config names a public
+	// base URL.
 	if os.Getenv(app.EnvPublicBaseURL) == "" {
-		_ = os.Setenv(app.EnvPublicBaseURL, "http://"+devrt.DefaultAddr)
+		url := "http://" + devrt.DefaultAddr
+		if ran {
+			url = last.URL
+		}
+		_ = os.Setenv(app.EnvPublicBaseURL, url)
 	}
 	a, err := app.New(ctx, os.Getenv)
 	if err != nil {
 		env.Close()
-		return nil, nil, err
+		return nil, nil, env.ConfigError(err)
 	}
 	return a, env.Close, nil
 }
 
 // invoke runs the function's handler through lambda.NewHandler(…).Invoke,
 // the decode path the Lambda runtime uses.
-func invoke(ctx context.Context, fn, eventFile, config string, out io.Writer) error {
+func invoke(ctx context.Context, fn, eventFile, config, data string, out io.Writer) error {
 	if _, ok := deploy.FunctionByName(fn); !ok {
 		names := make([]string, 0, len(deploy.Functions))
 		for _, f := range deploy.Functions {
@@ -221,7 +235,7 @@ func invoke(ctx context.Context, fn, eventFile, config string, out io.Writer) er
 	if err != nil {
 		return fmt.Errorf("invoke: %w", err)
 	}
-	a, closeEnv, err := localApp(ctx, config)
+	a, closeEnv, err := localApp(ctx, config, data)
 	if err != nil {
 		return err
 	}

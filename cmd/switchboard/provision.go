@@ -17,11 +17,11 @@ import (
 // admin token: roles bot + user, a personal access token stored in
 // Secrets Manager (--store secretsmanager) or printed once. It stops before
 // creating anything when e-mail 2FA auto opt-in would lock the user out.
-func provisionAgent(ctx context.Context, configPath, username, name, email, store string, out io.Writer) error {
+func provisionAgent(ctx context.Context, configPath, data, username, name, email, store string, out io.Writer) error {
 	if username == "" || email == "" {
 		return usageError("provision-agent needs --username and --email")
 	}
-	cfg, err := loadConfig(ctx, configPath)
+	cfg, err := loadConfig(ctx, configPath, data)
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ import (
 // Version is set at link time (-X); "dev" otherwise.
 var Version = "dev"
 
-// DefaultConfigFile is used when SWITCHBOARD_CONFIG is unset.
+// DefaultConfigFile is used when SWITCHBOARD_CONFIG is unset: the packaged config.yaml.
 const DefaultConfigFile = core.DefaultConfigFile
 
 // EnvPublicBaseURL stands in for an empty instance.publicBaseUrl; the dev

@@ -9,12 +9,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig/awsprofile"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig/awsprofile"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/otel"
@@ -29,7 +33,7 @@ import (
 // Embedded defaults for local use.
 const (
 	DefaultAddr      = "127.0.0.1:8080"
-	DefaultDynamoDB  = "http://127.0.0.1:8701" // dynalite, started by `make dev`
+	DefaultDynamoDB  = "http://127.0.0.1:8701" // dynalite, started by `make dev` (DYNALITE_PORT moves it)
 	DefaultS3Addr    = "127.0.0.1:8702"        // in-process gofakes3
 	DefaultBucket    = "switchboard-dev"
 	DefaultPrefix    = "switchboard-dev-"
@@ -40,10 +44,13 @@ const (
 
 // Options for Start.
 type Options struct {
-	ConfigPath string // "" = $SWITCHBOARD_CONFIG or switchboard.example.yaml
+	ConfigPath string // "" = ConfigFile's rule
 	Addr       string // "" = DefaultAddr
 	DataDir    string // "" = DefaultDataDir; S3 data lives under it
 	S3Addr     string // "" = DefaultS3Addr; in-process S3 listener
+	// Beside, for a CLI verb, is the running `switchboard dev` whose S3,
+	// DynamoDB and (for its own config) sandbox config the verb uses.
+	Beside *Running
 }
 
 // Env is what Prepare decided: endpoints and whether S3 runs in-process.
@@ -58,6 +65,9 @@ type Env struct {
 	// config turns it on; only Run starts it.
 	Sandbox *sandbox.Sandbox
 	stopS3  func()
+	// userConfig is the config the user named; configCopy the sandbox's
+	// copy of it that the App loads instead ("" when there is none).
+	userConfig, configCopy string
 }
 
 // Close stops what Prepare started.
@@ -88,18 +98,27 @@ func Prepare(ctx context.Context, o Options) (*Env, error) {
 	if o.S3Addr == "" {
 		o.S3Addr = DefaultS3Addr
 	}
-	if o.ConfigPath != "" {
-		_ = os.Setenv(deploy.EnvConfig, o.ConfigPath)
+	env := &Env{userConfig: ConfigFile(o.ConfigPath)}
+	config := env.userConfig
+	if b := o.Beside; b != nil && b.ConfigFor(config) != config {
+		config, env.configCopy = b.Config, b.Config // reach the sandbox servers of that dev
 	}
-	setDefault(deploy.EnvConfig, "switchboard.example.yaml")
+	_ = os.Setenv(deploy.EnvConfig, config)
+	if b := o.Beside; b != nil {
+		setDefault(deploy.EnvBucket, b.Bucket)
+		setDefault(deploy.EnvTablePrefix, b.Tables)
+	}
 	setDefault(deploy.EnvBucket, DefaultBucket)
 	setDefault(deploy.EnvTablePrefix, DefaultPrefix)
 	setDefault("AWS_REGION", "us-east-1")
-	env := &Env{}
 	userDynamo := firstSetKey("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL")
 	userS3 := firstSetKey("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
 	if os.Getenv("AWS_ENDPOINT_URL") == "" {
-		setDefault("AWS_ENDPOINT_URL_DYNAMODB", DefaultDynamoDB)
+		if b := o.Beside; b != nil {
+			setDefault("AWS_ENDPOINT_URL_DYNAMODB", b.DynamoDB)
+			setDefault("AWS_ENDPOINT_URL_S3", b.S3)
+		}
+		setDefault("AWS_ENDPOINT_URL_DYNAMODB", defaultDynamoDB())
 		if os.Getenv("AWS_ENDPOINT_URL_S3") == "" {
 			endpoint, stop, err := startS3(o)
 			if err != nil {
@@ -136,19 +155,46 @@ func Prepare(ctx context.Context, o Options) (*Env, error) {
 	return env, nil
 }
 
-// startS3 runs the in-process S3 on o.S3Addr with data in o.DataDir. When a
-// running `switchboard dev` already serves there, its server is reused (CLI
-// verbs beside make dev), with no stop of its own.
+// defaultDynamoDB is dynalite where `make dev` starts it: 127.0.0.1 on
+// $DYNALITE_PORT (the variable the Makefile and scripts/dynalite.sh use).
+func defaultDynamoDB() string {
+	if port := os.Getenv("DYNALITE_PORT"); port != "" {
+		return "http://127.0.0.1:" + port
+	}
+	return DefaultDynamoDB
+}
+
+// sameFile says whether a and b name the same existing file.
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
+}
+
+// startS3 runs the in-process S3 on o.S3Addr with data in o.DataDir. Its
+// data file admits one process: a second `switchboard dev` (or a CLI verb
+// while no dev runs and another holds it) is told who has it.
 func startS3(o Options) (string, func(), error) {
 	endpoint, stop, err := s3fake.StartFakeAt(o.S3Addr, o.DataDir)
-	if err == nil {
+	switch {
+	case err == nil:
 		return endpoint, stop, nil
+	case errors.Is(err, bolt.ErrTimeout):
+		holder := ""
+		if r, ok := LastRunning(o.DataDir); ok && r.Answers() {
+			holder = fmt.Sprintf(" (pid %d, listening on %s)", r.PID, r.URL)
+		}
+		return "", nil, fmt.Errorf("dev: %s is locked by another `switchboard dev` (make dev) using the data directory %s%s; "+
+			"stop that one (Ctrl-C in its terminal), or give this one its own directory: make dev DATA=DIR (switchboard dev --data DIR)",
+			filepath.Join(o.DataDir, s3fake.FakeDBFile), o.DataDir, holder)
+	case errors.Is(err, syscall.EADDRINUSE):
+		return "", nil, fmt.Errorf("dev: in-process S3 on %s: another program listens there; "+
+			"move it with make dev S3_ADDR=HOST:PORT (switchboard dev --s3-addr HOST:PORT), or set AWS_ENDPOINT_URL_S3 to an S3 server of yours", o.S3Addr)
 	}
-	if c, derr := net.DialTimeout("tcp", o.S3Addr, time.Second); derr == nil {
-		c.Close()
-		return "http://" + o.S3Addr, func() {}, nil
-	}
-	return "", nil, fmt.Errorf("dev: in-process S3 on %s: %w (use --s3-addr or set AWS_ENDPOINT_URL_S3)", o.S3Addr, err)
+	return "", nil, fmt.Errorf("dev: in-process S3 on %s: %w", o.S3Addr, err)
 }
 
 // refused reports a connection nobody accepted: waiting does not help,
@@ -207,11 +253,12 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 	defer env.Close()
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
-		return fmt.Errorf("dev: listen %s: %w (use --addr to pick another)", o.Addr, err)
+		return fmt.Errorf("dev: listen %s: %w; move it with make dev ADDR=HOST:PORT (switchboard dev --addr HOST:PORT)", o.Addr, err)
 	}
 	defer ln.Close()
 	// Before the App, whose AWS config reads AWS_ENDPOINT_URL_SFN.
 	env.SFN = startStepFunctions(ctx, repoRoot())
+	env.SFN.devURL = "http://" + ln.Addr().String()
 	// Approval links point at this listener unless configured otherwise.
 	setDefault(app.EnvPublicBaseURL, "http://"+ln.Addr().String())
 	// The sandbox servers start before the App, which loads the config
@@ -221,10 +268,14 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 		return err
 	}
 	if env.Sandbox != nil {
+		env.configCopy = env.Sandbox.ConfigFile
 		_ = os.Setenv(deploy.EnvConfig, env.Sandbox.ConfigFile)
 	}
 	a, err := app.New(ctx, os.Getenv)
 	if err != nil {
+		return env.ConfigError(err)
+	}
+	if err := env.SFN.required(a.Config()); err != nil {
 		return err
 	}
 	env.SFN.warn(a.Log())
@@ -237,7 +288,13 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 		return err
 	}
 	if err := env.SFN.bind(ctx, a.Handler, deploy.StateMachines); err != nil {
-		return err
+		// A user's server that does not answer stops the start only when
+		// a configured feature needs its machines.
+		if env.SFN.UserKey == "" || machineFeatures(a.Config()) != nil {
+			return err
+		}
+		a.Log().Warn("switchboard dev: no state machines on the user's Step Functions endpoint; no configured feature needs them",
+			"error", err.Error())
 	}
 	// The functions that start a machine read its ARN from the env var the
 	// catalogue names, as in AWS (read per call, so setting it now works).
@@ -264,6 +321,13 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 	a.Log().Info("switchboard dev ready", "addr", "http://"+ln.Addr().String(), "config", a.Config().File,
 		"dynamodb", env.DynamoDB, "s3", env.S3,
 		"stepfunctions", env.SFN.Endpoint, "stepfunctionsServer", env.SFN.Server, "scheduler", a.Config().Instance.Dev.Scheduler)
+	if err := writeRunning(o.DataDir, Running{PID: os.Getpid(), URL: "http://" + ln.Addr().String(),
+		S3: os.Getenv(firstSetKey("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")), DynamoDB: os.Getenv(firstSetKey("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL")),
+		Tables: os.Getenv(deploy.EnvTablePrefix), Bucket: os.Getenv(deploy.EnvBucket),
+		UserConfig: absPath(env.userConfig), Config: absPath(a.Config().File)}); err != nil {
+		return err
+	}
+	defer os.Remove(filepath.Join(o.DataDir, RunningFile))
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
@@ -285,4 +349,15 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 	}
 	a.Log().Info("switchboard dev stopped")
 	return nil
+}
+
+// absPath is path made absolute ("" stays "").
+func absPath(path string) string {
+	if path == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }

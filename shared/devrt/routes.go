@@ -78,6 +78,11 @@ func Handler(a *app.App, env *Env) (http.Handler, error) {
 			httpapi.WriteError(w, r, a.Log(), err)
 			return
 		}
+		if cost.Runs == 0 && len(audit) == 0 {
+			httpapi.WriteError(w, r, a.Log(), sb.E("dev.chain", sb.ENOTFOUND,
+				"no run chain has the root run id "+root+"; use the rootRunId a run answered"))
+			return
+		}
 		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"cost": cost, "audit": audit,
 			"executions": chainExecutions(r.Context(), env, audit)})
 	})
@@ -97,6 +102,15 @@ func Handler(a *app.App, env *Env) (http.Handler, error) {
 		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"jobs": a.Jobs().Names(), "lastRuns": runs})
 	})
 	h := httpapi.Serve(mux, a.Log(), a.Scrubber())
+	if env.SFN != nil && env.SFN.UserKey != "" {
+		// A user's Step Functions server runs the machines' Tasks through
+		// the Lambda Invoke API here; the handlers' payloads pass as they
+		// are (in AWS, too, Step Functions gets a function's own answer).
+		outer := http.NewServeMux()
+		outer.Handle("POST "+LambdaPath, env.SFN)
+		outer.Handle("/", h)
+		h = outer
+	}
 	if env.Sandbox != nil {
 		// The sandbox shows what reached the stand-in servers as a person
 		// there sees it: the clients masked secrets before sending, and
@@ -163,25 +177,27 @@ type component struct {
 func healthz(w http.ResponseWriter, r *http.Request, a *app.App, env *Env) {
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
-	check := func(c *component, err error) {
+	check := func(name string, c *component, err error) {
 		c.OK = err == nil
 		if err != nil {
 			c.Error = sb.ErrorMessage(err)
+			// The answer keeps internal error text out; the log has it.
+			a.Log().Warn("healthz: "+name+" does not answer", "component", name, "endpoint", c.Endpoint, "error", err.Error())
 		}
 	}
 	ddb := component{Endpoint: env.DynamoDB, Server: a.Getenv(EnvDynamoServer)}
 	tablesErr, bucketErr := a.Ping(ctx)
-	check(&ddb, tablesErr)
+	check("dynamodb", &ddb, tablesErr)
 	s3 := component{Endpoint: env.S3, Server: env.S3Server}
-	check(&s3, bucketErr)
-	// Step Functions is reported but does not degrade the status: no
-	// feature needs a state machine yet, and dev starts without Node.
+	check("s3", &s3, bucketErr)
+	// Step Functions is reported but does not degrade the status: dev
+	// starts without it only when no configured feature needs it.
 	sf := env.SFN
 	if sf == nil {
 		sf = &StepFunctions{}
 	}
 	sfnc := component{Endpoint: sf.Endpoint, Server: sf.Server}
-	check(&sfnc, sf.Ping(ctx))
+	check("stepfunctions", &sfnc, sf.Ping(ctx))
 	status, code := "ok", http.StatusOK
 	if !ddb.OK || !s3.OK {
 		status, code = "degraded", http.StatusServiceUnavailable

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/lambdalocal"
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn"
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn/sfnlocal"
+	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/platform/noderun"
 )
@@ -37,9 +39,13 @@ type StepFunctions struct {
 	Endpoint string            // "" when the local runtime could not start
 	Server   string            // "aws-local-stepfunctions 3.0.0" when local
 	Err      error             // why the local runtime did not start
-	ARNs     map[string]string // created machines by name (local runtime only)
+	ARNs     map[string]string // created machines by name
+	// UserKey is the variable the user's endpoint came from
+	// (AWS_ENDPOINT_URL_SFN or AWS_ENDPOINT_URL); "" for the local runtime.
+	UserKey string
 
 	root    string
+	devURL  string                              // the dev listener, which serves the Lambda Invoke API to a user's endpoint
 	invoker atomic.Pointer[lambdalocal.Invoker] // bound once the App exists
 	lambda  *http.Server
 	rt      *sfnlocal.Runtime
@@ -51,8 +57,8 @@ type StepFunctions struct {
 // one and says how to get it.
 func startStepFunctions(ctx context.Context, root string) *StepFunctions {
 	s := &StepFunctions{root: root}
-	if os.Getenv("AWS_ENDPOINT_URL_SFN") != "" || os.Getenv("AWS_ENDPOINT_URL") != "" {
-		s.Endpoint = firstSet("AWS_ENDPOINT_URL_SFN", "AWS_ENDPOINT_URL") // the user's endpoint wins
+	if key := firstSetKey("AWS_ENDPOINT_URL_SFN", "AWS_ENDPOINT_URL"); key != "" {
+		s.Endpoint, s.UserKey = os.Getenv(key), key // the user's endpoint wins
 		return s
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -87,9 +93,13 @@ func (s *StepFunctions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // bind serves every catalogue function's handler, built by handler (the
 // App's, the same value each function hands to lambda.Start), and creates
-// the catalogue's state machines on the local runtime.
+// the catalogue's state machines on the local runtime or on the user's
+// endpoint, as infra/ creates them in AWS. Their Tasks name the functions
+// by FunctionARN; the local runtime calls this process's loopback Lambda
+// endpoint, a user's server the Lambda Invoke API of the dev listener
+// (LambdaPath), where it is pointed at it.
 func (s *StepFunctions) bind(ctx context.Context, handler func(fn string) (any, error), machines []deploy.StateMachine) error {
-	if s.rt == nil {
+	if s.Endpoint == "" {
 		return nil
 	}
 	inv := lambdalocal.Invoker{}
@@ -120,8 +130,53 @@ func (s *StepFunctions) bind(ctx context.Context, handler func(fn string) (any, 
 	if err != nil {
 		return err
 	}
-	s.ARNs, err = sfnlocal.Create(ctx, c, ms...)
-	return err
+	if s.rt != nil {
+		s.ARNs, err = sfnlocal.Create(ctx, c, ms...)
+		return err
+	}
+	s.ARNs = map[string]string{}
+	for _, m := range ms {
+		arn, err := createOrUpdate(ctx, c, m)
+		if err != nil {
+			return fmt.Errorf("dev: state machine %s on %s (%s): %w; start that Step Functions server, or unset %s to use the local runtime",
+				m.Name, s.Endpoint, s.UserKey, err, s.UserKey)
+		}
+		s.ARNs[m.Name] = arn
+	}
+	return nil
+}
+
+// LambdaPath is where the dev listener serves the Lambda Invoke API to a
+// user's Step Functions endpoint: POST LambdaPath{name}/invocations.
+const LambdaPath = "/2015-03-31/functions/"
+
+// createOrUpdate creates m on a user's Step Functions server; one that
+// keeps its machines (LocalStack with persistence) already has it from
+// the last start, and it gets this definition.
+func createOrUpdate(ctx context.Context, c *sfnapi.Client, m sfnlocal.Machine) (string, error) {
+	arns, err := sfnlocal.Create(ctx, c, m)
+	var exists *types.StateMachineAlreadyExists
+	if !errors.As(err, &exists) {
+		return arns[m.Name], err
+	}
+	def, err := sfnlocal.Definition(m.File, m.Substitutions)
+	if err != nil {
+		return "", err
+	}
+	p := sfnapi.NewListStateMachinesPaginator(c, &sfnapi.ListStateMachinesInput{})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return "", err
+		}
+		for _, sm := range page.StateMachines {
+			if aws.ToString(sm.Name) == m.Name {
+				_, err := c.UpdateStateMachine(ctx, &sfnapi.UpdateStateMachineInput{StateMachineArn: sm.StateMachineArn, Definition: aws.String(def)})
+				return aws.ToString(sm.StateMachineArn), err
+			}
+		}
+	}
+	return "", fmt.Errorf("it exists but is not listed: %w", exists)
 }
 
 func (s *StepFunctions) client(ctx context.Context) (*sfnapi.Client, error) {
@@ -166,11 +221,56 @@ func (s *StepFunctions) Close() {
 	}
 }
 
-// warn logs why the local runtime is missing and how to get it.
+// required fails when the local runtime did not start but the config
+// has a feature that runs on a state machine: ask_agent, or
+// Documents.deliver (every agent with a Nextcloud block has it).
+func (s *StepFunctions) required(cfg *swcfg.Config) error {
+	if s.Err == nil {
+		return nil
+	}
+	needs := machineFeatures(cfg)
+	if needs == nil {
+		return nil
+	}
+	return fmt.Errorf("dev: the local Step Functions runtime did not start (%v), and %s of %s run on it; "+
+		"install Node 20+ and run `npm ci` in %s (make dev does), or set AWS_ENDPOINT_URL_SFN to a Step Functions server of yours",
+		s.Err, strings.Join(needs, " and "), cfg.File, s.root)
+}
+
+// machineFeatures names the configured features that run on a state
+// machine, with their agents; nil when there is none.
+func machineFeatures(cfg *swcfg.Config) []string {
+	var ask, deliver []string
+	for _, a := range cfg.Agents {
+		if a.Tools.AskAgent != nil {
+			ask = append(ask, a.ID)
+		}
+		if a.Tools.Nextcloud != nil {
+			deliver = append(deliver, a.ID)
+		}
+	}
+	var needs []string
+	if len(ask) > 0 {
+		needs = append(needs, "ask_agent (agents "+strings.Join(ask, ", ")+")")
+	}
+	if len(deliver) > 0 {
+		needs = append(needs, "Documents.deliver (agents "+strings.Join(deliver, ", ")+")")
+	}
+	return needs
+}
+
+// warn logs why the local runtime is missing and how to get it (no
+// configured feature needs it: required said so), and, for a user's
+// endpoint, where its Tasks must send their Lambda calls.
 func (s *StepFunctions) warn(log *slog.Logger) {
 	if s.Err != nil {
-		log.Warn("switchboard dev: local Step Functions not started; no feature needs it yet. "+
+		log.Warn("switchboard dev: local Step Functions not started; no configured feature needs it (ask_agent, Documents.deliver). "+
 			"Install Node 20+ and run `npm ci` in the repository, or set AWS_ENDPOINT_URL_SFN", "error", s.Err.Error())
+	}
+	if s.UserKey != "" {
+		log.Info("switchboard dev: Step Functions is the server at "+s.Endpoint+" ("+s.UserKey+"); the state machines' Tasks invoke "+
+			"Lambda functions by name: point that server's Lambda endpoint at "+s.devURL+" (it serves the Lambda Invoke API on "+LambdaPath+")",
+			"endpoint", s.Endpoint)
 	}
 }
 

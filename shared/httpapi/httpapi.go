@@ -179,7 +179,7 @@ func Bearer(tokens []string, next http.Handler) http.Handler {
 		scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !ok || !strings.EqualFold(scheme, "Bearer") || !TokenMatches(digests, got) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
-			WriteJSON(w, http.StatusUnauthorized, sb.Fail("missing or wrong bearer token; send Authorization: Bearer <instance.toolApiToken>"))
+			WriteJSON(w, http.StatusUnauthorized, sb.Fail("missing or wrong token; send the tool API token (instance.toolApiToken) in the Authorization header as a bearer token"))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -312,7 +312,7 @@ func TestBearer(t *testing.T) {
 				t.Errorf("WWW-Authenticate = %q, want %q", got, want)
 			}
 			env := decodeEnvelope(t, w.Body.Bytes())
-			if env["status"] != "error" || !strings.Contains(fmt.Sprint(env["error"]), "Authorization: Bearer") {
+			if env["status"] != "error" || !strings.Contains(fmt.Sprint(env["error"]), "in the Authorization header as a bearer token") {
 				t.Errorf("body = %v, want an error envelope that says how to authenticate", env)
 			}
 			for _, tok := range tt.tokens {

@@ -333,6 +333,8 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch sb.ErrorCode(err) {
 	case sb.EINVALID:
 		status, msg = http.StatusBadRequest, sb.ErrorMessage(err)
+	case sb.ENOTFOUND:
+		status, msg = http.StatusNotFound, sb.ErrorMessage(err)
 	case sb.EUNAVAILABLE:
 		status, msg = http.StatusServiceUnavailable, "The database is not answering right now. Try again in a minute."
 	}

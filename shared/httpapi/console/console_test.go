@@ -33,8 +33,12 @@ func TestEveryAnswerIsUncachedUnderAStrictPolicy(t *testing.T) {
 	e.login(c)
 	for _, p := range []string{"/console/", "/console/login", "/console/app.js", "/console/app.css", "/console/health", "/console/approvals", "/console/chain?root=r"} {
 		res, _ := e.get(c, p)
-		if res.StatusCode != http.StatusOK {
-			t.Errorf("GET %s: %d", p, res.StatusCode)
+		want := http.StatusOK
+		if strings.HasPrefix(p, "/console/chain") {
+			want = http.StatusNotFound // no chain r: the error page, under the same policy
+		}
+		if res.StatusCode != want {
+			t.Errorf("GET %s: %d, want %d", p, res.StatusCode, want)
 		}
 		if got := res.Header.Get("Cache-Control"); got != "no-store" {
 			t.Errorf("GET %s: Cache-Control %q, want no-store", p, got)
@@ -364,6 +368,17 @@ func TestChainPageShowsRunsCallsAndCost(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("chain page lacks %q", want)
 		}
+	}
+}
+
+// A root run id no run has is a 404 naming it, not an empty chain.
+func TestUnknownChainIsNotFound(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.client()
+	e.login(c)
+	res, body := e.get(c, "/console/chain?root=no-such-root")
+	if res.StatusCode != http.StatusNotFound || !strings.Contains(body, "no-such-root") {
+		t.Errorf("GET an unknown chain = %d, want 404 naming the root:\n%s", res.StatusCode, body)
 	}
 }
 

@@ -205,6 +205,11 @@ func (c *Console) chain(w http.ResponseWriter, r *http.Request, s *session) {
 		c.fail(w, r, err)
 		return
 	}
+	if cost.Runs == 0 && len(audit) == 0 && len(msgs.Messages) == 0 {
+		c.fail(w, r, sb.E("console.chain", sb.ENOTFOUND, "No run chain has the root run id "+root+
+			"; open a chain from Conversations, or use the rootRunId a run answered."))
+		return
+	}
 	v := chainView{Root: root, Cost: cost}
 	index := map[string]int{}
 	for _, rc := range cost.Receipts {

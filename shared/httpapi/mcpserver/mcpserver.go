@@ -146,7 +146,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("WWW-Authenticate", challenge)
 		h.o.Log.WarnContext(r.Context(), "mcp: request refused", "reason", cmpOr(reason, "no bearer token"))
-		httpapi.WriteJSON(w, http.StatusUnauthorized, sb.Fail("missing or wrong bearer token; send Authorization: Bearer <the token of your entry in instance.mcp.clients>"))
+		httpapi.WriteJSON(w, http.StatusUnauthorized, sb.Fail("missing or wrong token; send the token of your entry in instance.mcp.clients in the Authorization header as a bearer token"))
 		return
 	}
 	httpapi.Verbatim(h.mcp).ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientKey{}, c)))

@@ -60,8 +60,10 @@ func (c *Core) StepFunctionsConfig(ctx context.Context) aws.Config {
 // RocketChatHealthKey is the KV key of the rocketchat-health job's state.
 const RocketChatHealthKey = "health#rocketchat"
 
-// DefaultConfigFile is used when SWITCHBOARD_CONFIG is unset.
-const DefaultConfigFile = "switchboard.yaml"
+// DefaultConfigFile is used when SWITCHBOARD_CONFIG is unset: the config
+// packaged in a function's zip. (The stack sets the variable to it anyway;
+// the dev runtime and the CLI always set it, by devrt.ConfigFile's rule.)
+const DefaultConfigFile = deploy.ConfigFileName
 
 // httpTimeout bounds every call to a third-party server.
 const httpTimeout = 30 * time.Second
