@@ -20,6 +20,9 @@ type Counters interface {
 	Decr(ctx context.Context, key string) error
 	// Reset sets key back to zero (deleting it); resetting a missing key is fine.
 	Reset(ctx context.Context, key string) error
+	// Peek reads key's count without counting: 0 when it is missing or
+	// expired. One read, so a caller can turn work away before it writes.
+	Peek(ctx context.Context, key string) (int, error)
 }
 
 // KV holds small state values: poll markers, health state.

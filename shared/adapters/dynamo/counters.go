@@ -173,6 +173,20 @@ func decodeCounter(op string, av map[string]types.AttributeValue) (*counterItem,
 	return &it, nil
 }
 
+// Peek reads key's count: one consistent GetItem (1 RCU in AWS); 0 when
+// the counter is missing or expired. EINVALID for an empty or over-long key.
+func (s *Store) Peek(ctx context.Context, key string) (int, error) {
+	const op = "counters.peek"
+	if err := switchboard.CheckStateKey(op, "counter", key); err != nil {
+		return 0, err
+	}
+	it, err := s.readCounter(ctx, op, key)
+	if err != nil || it == nil || !it.live(s.now().Unix()) {
+		return 0, err
+	}
+	return int(it.N), nil
+}
+
 // Reset deletes key's counter (an unconditional DeleteItem; 1 WCU in AWS
 // whether or not it existed). EINVALID for an empty or over-long key.
 func (s *Store) Reset(ctx context.Context, key string) error {

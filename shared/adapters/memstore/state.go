@@ -33,6 +33,20 @@ func (s *Store) Incr(_ context.Context, key string, limit int, expires time.Time
 	return int(c.n), true, nil
 }
 
+// Peek reads key's count: 0 when missing or expired. EINVALID as for Incr.
+func (s *Store) Peek(_ context.Context, key string) (int, error) {
+	if err := switchboard.CheckStateKey("counters.peek", "counter", key); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.counters[key]
+	if !ok || expired(c.exp, s.now().Unix()) {
+		return 0, nil
+	}
+	return int(c.n), nil
+}
+
 // Reset deletes key's counter. EINVALID as for Incr.
 func (s *Store) Reset(_ context.Context, key string) error {
 	if err := switchboard.CheckStateKey("counters.reset", "counter", key); err != nil {

@@ -190,6 +190,34 @@ func RunCounters(t *testing.T, newStore func(t *testing.T, now func() time.Time)
 		incr(t, s, "k", 0, time.Time{}, 1, true)
 	})
 
+	t.Run("PeekReadsWithoutCounting", func(t *testing.T) {
+		s, clk := setup(t)
+		peek := func(key string, want int) {
+			t.Helper()
+			n, err := s.Peek(t.Context(), key)
+			noErr(t, fmt.Sprintf("Peek(%q)", key), err)
+			if n != want {
+				t.Fatalf("Peek(%q) = %d, want %d", key, n, want)
+			}
+		}
+		peek("k", 0) // missing
+		expires := base.Add(time.Minute)
+		incr(t, s, "k", 2, expires, 1, true)
+		peek("k", 1)
+		peek("k", 1) // a peek counts nothing
+		incr(t, s, "k", 2, expires, 2, true)
+		incr(t, s, "k", 2, expires, 2, false)
+		peek("k", 2)
+		clk.Set(expires) // the expiry second still counts
+		peek("k", 2)
+		clk.Set(expires.Add(time.Second))
+		peek("k", 0) // expired
+		incr(t, s, "k", 2, expires.Add(time.Hour), 1, true)
+		if _, err := s.Peek(t.Context(), ""); switchboard.ErrorCode(err) != switchboard.EINVALID {
+			t.Errorf("Peek of an empty key: %v, want EINVALID", err)
+		}
+	})
+
 	t.Run("Reset", func(t *testing.T) {
 		s, _ := setup(t)
 		ctx := t.Context()

@@ -32,10 +32,12 @@ func Receiver(c *core.Core) *wake.Receiver {
 	for _, ag := range c.Config.Agents {
 		if t := ag.Tools.RocketChat; t != nil {
 			hookAgents = append(hookAgents, wake.WebhookAgent{ID: ag.ID, UserID: t.UserID, Username: t.Username,
-				AgentUsernames: t.AgentUsernames, RespondToAllRooms: t.RespondToAllRooms, MentionOnly: t.MentionOnly})
+				AgentUsernames: t.AgentUsernames, RespondToAllRooms: t.RespondToAllRooms, MentionOnly: t.MentionOnly,
+				MaxWakesPerHour: t.MaxWakesPerRoomPerHour})
 		}
 	}
 	r := wake.NewReceiver(c.Config.Instance.RocketChat.WebhookTokens, hookAgents, c.Wakes, c.Dispatcher, c.Log)
 	r.ClaimFor = c.ClaimFor
+	r.Counters, r.Markers = c.Store, c.Store
 	return r
 }

@@ -122,3 +122,8 @@ func withoutType(got, want wake.ReplyTo) wake.ReplyTo {
 	}
 	return got
 }
+
+func (c countCounters) Peek(ctx context.Context, key string) (int, error) {
+	c.n.Add(1)
+	return c.Counters.Peek(ctx, key)
+}

@@ -191,6 +191,29 @@ func (p *Poller) wake(ctx context.Context, a PollAgent, room Room, msgs []sb.Cha
 	if claimFor <= 0 {
 		claimFor = DefaultClaimFor
 	}
+	if len(msgs) > 0 && a.MaxWakesPerHour > 0 {
+		// A room that has used up its hour is turned away before any
+		// claim: its messages are only looked at, so that one a live (or
+		// dead) run still has keeps the marker for the next tick.
+		n, err := p.Counters.Peek(ctx, ThrottleKey(a.ID, room.ID, p.Now()))
+		if err != nil {
+			return time.Time{}, err
+		}
+		if n >= a.MaxWakesPerHour {
+			st.Throttled++
+			logThrottleOnce(ctx, p.Claims, p.Log, a.ID, room.ID, a.MaxWakesPerHour, p.Now())
+			for _, m := range msgs {
+				c, found, err := p.Wakes.Get(ctx, ClaimKey(a.ID, m.ID))
+				if err != nil {
+					return time.Time{}, err
+				}
+				if found && c.State != sb.ClaimDone {
+					hold(m.At)
+				}
+			}
+			return pending, nil
+		}
+	}
 	owner := sb.NewID(p.Now())
 	for _, m := range msgs {
 		key := ClaimKey(a.ID, m.ID)
@@ -346,9 +369,17 @@ func Throttle(ctx context.Context, c sb.Counters, claims Claims, log *slog.Logge
 	if err != nil || allowed {
 		return allowed, err
 	}
+	logThrottleOnce(ctx, claims, log, agent, room, limit, now)
+	return false, nil
+}
+
+// logThrottleOnce logs, once per room and hour, that agent stays silent in
+// room until the next hour.
+func logThrottleOnce(ctx context.Context, claims Claims, log *slog.Logger, agent, room string, limit int, now time.Time) {
+	hour := now.UTC().Truncate(time.Hour)
+	key := ThrottleKey(agent, room, now)
 	if first, err := claims.Claim(ctx, "throttle-logged#"+key, hour.Add(2*time.Hour)); err == nil && first {
 		log.WarnContext(ctx, "wake throttle reached; silent in this room until the next hour",
 			"agent", agent, "room", room, "limit", limit, "until", hour.Add(time.Hour).Format(time.RFC3339))
 	}
-	return false, nil
 }

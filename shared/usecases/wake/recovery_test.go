@@ -66,23 +66,53 @@ func TestPollRecoversAWakeWhoseRunDied(t *testing.T) {
 	}
 }
 
-// A throttled wake is deliberately not answered: its claim is done and the
-// room does not stay held.
-func TestPollThrottledClaimIsDone(t *testing.T) {
+// A throttled wake is deliberately not answered: a room that has used up
+// its hour is turned away before any claim, the room is read, its marker
+// moves past the message, and the next hour does not bring it back.
+func TestPollThrottledRoomIsTurnedAwayUnclaimed(t *testing.T) {
 	e := newPollEnv(t)
 	e.hermes.MaxWakesPerHour = 1
 	e.post(t, "richard", e.general, "@agent-hermes eins", rcfake.PostOptions{})
 	e.tick(t)
 	b := e.post(t, "richard", e.general, "@agent-hermes zwei", rcfake.PostOptions{})
-	if st := e.tick(t); st.Throttled != 1 {
-		t.Fatalf("stats %+v, want one throttled", st)
+	if st := e.tick(t); st.Throttled != 1 || st.Wakes != 0 {
+		t.Fatalf("stats %+v, want one throttled room and no wake", st)
 	}
-	c, _, err := e.wakes().Get(t.Context(), wake.ClaimKey("hermes", b.ID))
-	if err != nil || c.State != sb.ClaimDone || c.Outcome != wake.OutcomeThrottled {
-		t.Fatalf("throttled claim %+v (%v), want done/throttled", c, err)
+	if c, found, err := e.wakes().Get(t.Context(), wake.ClaimKey("hermes", b.ID)); err != nil || found {
+		t.Fatalf("throttled message's claim %+v found=%v (%v), want none", c, found, err)
 	}
 	if s := e.sub(t, e.general); s.Alert {
 		t.Error("a throttled room stays unread")
+	}
+	e.clk.Add(time.Hour)
+	e.tick(t)
+	if n := e.disp.Len(); n != 1 {
+		t.Errorf("%d jobs after the next hour's tick, want only the first wake's 1", n)
+	}
+}
+
+// In a room over its hour, a message a run still has keeps the poll's
+// marker: if that run dies, a later tick takes it over.
+func TestPollThrottledRoomStillHoldsALiveClaim(t *testing.T) {
+	e := newPollEnv(t)
+	e.hermes.MaxWakesPerHour = 1
+	e.poller.ClaimFor = 5 * time.Minute
+	e.disp.Complete = beginClaims(e.wakes(), e.clk.Now().Add(5*time.Minute)) // the worker began, then was killed
+	a := e.post(t, "richard", e.general, "@agent-hermes eins", rcfake.PostOptions{})
+	e.tick(t)
+	// Used up by another wake (the webhook's) before the run of a ends.
+	if _, _, err := e.store.Incr(t.Context(), wake.ThrottleKey("hermes", e.general, e.clk.Now()), 0, e.clk.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	e.tick(t)
+	if s := e.sub(t, e.general); !s.Alert {
+		t.Error("the room was read while a run still had its message")
+	}
+	e.clk.Add(time.Hour)
+	e.tick(t)
+	jobs := e.disp.All()
+	if len(jobs) != 2 || !slices.Contains(jobs[1].MessageIDs, a.ID) {
+		t.Fatalf("jobs %+v, want the dead run's message taken over in the next hour", jobs)
 	}
 }
 

@@ -53,6 +53,9 @@ type WebhookAgent struct {
 	AgentUsernames    []string
 	RespondToAllRooms []string
 	MentionOnly       bool // false: every message may concern it; the worker decides
+	// MaxWakesPerHour is the room's hourly wake limit (0: none): a
+	// message in a room that has used it up is turned away here.
+	MaxWakesPerHour int
 }
 
 // Receiver takes Rocket.Chat outgoing-webhook deliveries (POST
@@ -69,6 +72,12 @@ type Receiver struct {
 	// ClaimFor is how long a queued wake stays in progress before a retry
 	// or the poll counts its run as gone and takes it over.
 	ClaimFor time.Duration
+	// Counters and Markers, when set, turn away a message in a room whose
+	// hourly wake limit is used up before any claim or job: one read of
+	// the room's count and one once-only marker for the log line, and no
+	// Rocket.Chat call. Without them the worker's throttle decides.
+	Counters sb.Counters
+	Markers  Claims
 	log      *slog.Logger
 	now      func() time.Time
 }
@@ -136,6 +145,12 @@ func (r *Receiver) deliver(ctx context.Context, p WebhookPayload) ([]string, err
 			queued = append(queued, a.ID)
 			continue
 		}
+		if over, err := r.overLimit(ctx, a, p.ChannelID); err != nil || over {
+			if err != nil {
+				return queued, err
+			}
+			continue
+		}
 		// A claim whose run is gone (its in-progress window passed) is
 		// taken over here: Rocket.Chat's retry recovers the wake.
 		_, ok, err := r.claims.Take(ctx, key, owner, r.now().Add(r.ClaimFor))
@@ -157,6 +172,25 @@ func (r *Receiver) deliver(ctx context.Context, p WebhookPayload) ([]string, err
 		queued = append(queued, a.ID)
 	}
 	return queued, nil
+}
+
+// overLimit reports whether the room has used up a's hourly wakes. The
+// count is only read: the worker counts the wakes that happen, so a
+// message let through near the limit is still refused there. A message
+// turned away is not claimed: the room stays silent for the agent until
+// the next hour, and the poll, finding it, meets the same limit.
+func (r *Receiver) overLimit(ctx context.Context, a WebhookAgent, room string) (bool, error) {
+	if r.Counters == nil || r.Markers == nil || a.MaxWakesPerHour <= 0 {
+		return false, nil
+	}
+	now := r.now()
+	n, err := r.Counters.Peek(ctx, ThrottleKey(a.ID, room, now))
+	if err != nil || n < a.MaxWakesPerHour {
+		return false, err
+	}
+	logThrottleOnce(ctx, r.Markers, r.log, a.ID, room, a.MaxWakesPerHour, now)
+	r.log.InfoContext(ctx, "rocketchat webhook: room over its hourly wake limit", "agent", a.ID, "room", room, "limit", a.MaxWakesPerHour)
+	return true, nil
 }
 
 // concerns is the cheap pre-filter on the webhook payload. The payload has
