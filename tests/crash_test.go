@@ -457,3 +457,33 @@ func TestKilledRunsEffectsAreNotRepeatedByTheRecovery(t *testing.T) {
 	}
 	t.Logf("wake run %d times; posts %d; task answers %+v", model.wakes, len(w.replies()), model.tasks)
 }
+
+// The attack run's silent minutes, at the default timings (the model's six
+// attempts with 15.5–31 s of backoff, the pool's whole-run retries after 1
+// and 2 minutes): with the model answering 503, the person hears within 45
+// s of writing that the agent cannot reach its model and will try again,
+// once, before any whole-run retry.
+func TestModelDownIsToldWithinTheFirstAttemptE2E(t *testing.T) {
+	w := newCrashWorld(t, 0)
+	w.model.mu.Lock()
+	w.model.down = true
+	w.model.mu.Unlock()
+	d := startDevConfig(t, w.config, w.env[0]) // the table prefix only: default run timing
+	parent, _ := w.rc.Post("richard", w.room, "Quartalszahlen", rcfake.PostOptions{})
+	sent := time.Now()
+	if _, err := w.rc.Post("richard", w.room, "@agent-hermes stimmen die?", rcfake.PostOptions{Tmid: parent.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if !tickUntil(t, d, 45*time.Second, func() bool { return len(w.replies()) > 0 }) {
+		t.Fatalf("nobody was told within 45 s that the model is down; model calls %d", w.model.count())
+	}
+	told := time.Since(sent)
+	got := w.replies()
+	if len(got) != 1 || !strings.Contains(got[0].Text, "try again") || got[0].ThreadID != parent.ID {
+		t.Errorf("posts %+v, want one notice in the thread that the agent will try again", got)
+	}
+	if n := w.model.count(); n != 6 {
+		t.Errorf("model called %d times before the notice, want the first attempt's 6", n)
+	}
+	t.Logf("told %.1f s after the message (model calls %d): %q", told.Seconds(), w.model.count(), got[0].Text)
+}

@@ -160,6 +160,21 @@ func TestRealNextcloudDeliverConvertsSharesAndPosts(t *testing.T) {
 	if link != "" && !strings.HasSuffix(link, fmt.Sprintf("/f/%d", e.FileID)) {
 		t.Errorf("link %s does not name file %d", link, e.FileID)
 	}
+	// The link opens: for richard, logged in, it leads into the Files app
+	// (his copy of the share has its own file id).
+	if link != "" {
+		req, _ := http.NewRequest(http.MethodGet, link, nil)
+		req.SetBasicAuth(w.person.User, w.person.LoginPass)
+		noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "/apps/files/") {
+			t.Errorf("richard opening %s: %d → %q, want 303 into the Files app", link, resp.StatusCode, redactUserinfo(loc))
+		}
+	}
 	// richard reads it as his own share: a workbook with the CSV's cells.
 	body, status := w.srv.Read(t, w.person, "/q3.xlsx")
 	if status != 200 {
@@ -363,4 +378,14 @@ func TestRealNextcloudShareLimitWaitsThenCompletes(t *testing.T) {
 	if notices != 1 {
 		t.Errorf("the human was told %d times that the share waits, want once", notices)
 	}
+}
+
+// redactUserinfo drops user:password@ from a URL the server echoed back.
+func redactUserinfo(u string) string {
+	if at := strings.Index(u, "@"); at >= 0 {
+		if scheme := strings.Index(u, "://"); scheme >= 0 && scheme < at {
+			return u[:scheme+3] + "…@" + u[at+1:]
+		}
+	}
+	return u
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/textsplit"
 )
 
-// The attack of issue 19: an answer longer than one Rocket.Chat message
+// The attack run's split secret: an answer longer than one Rocket.Chat message
 // carries a configured secret (here the tool API token) inside one unbroken
 // word, right where the answer is cut. Through the real wiring of
 // `switchboard dev` the room gets the secret masked whole — no message and

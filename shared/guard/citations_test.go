@@ -31,6 +31,10 @@ var (
 	// numbers and hex stay clear of it. In Go files only comments and
 	// string literals are searched; elsewhere the whole text.
 	requirementID = regexp.MustCompile(`\b(?:C[1-8]|RC(?:1[0-3]|[1-9])|NC[1-7]|ST[1-4]|CR[1-3]|AG[1-4]|AC[1-6]|DP1|INF[1-4])\b`)
+	// issueRef matches a reference to the project's issue tracker ("issue
+	// 19", "issues #3"): issue numbers belong in commit messages, whose
+	// readers can look them up; the code and docs say the behaviour.
+	issueRef = regexp.MustCompile(`(?i)\b` + "iss" + `ues? #?[0-9]+\b`)
 )
 
 // citationTODO are the paths whose owners are still cleaning them; the lead
@@ -67,7 +71,8 @@ func citationFile(name string) bool {
 }
 
 // TestNoOutsideCitations walks the whole repository (infra/ included) and
-// names every line that cites a document outside it or a requirement id.
+// names every line that cites a document outside it, a requirement id or an
+// issue number.
 func TestNoOutsideCitations(t *testing.T) {
 	r := loadRepo(t)
 	checked := 0
@@ -118,6 +123,9 @@ func citations(rel string, src []byte) []citation {
 		if m := outsideDoc.FindString(line); m != "" {
 			out = append(out, citation{i + 1, m, "a document outside the repository"})
 		}
+		if m := issueRef.FindString(line); m != "" {
+			out = append(out, citation{i + 1, m, "an issue number"})
+		}
 	}
 	if !strings.HasSuffix(rel, ".go") {
 		for i, line := range strings.Split(string(src), "\n") {
@@ -165,6 +173,9 @@ func TestCitationPatterns(t *testing.T) {
 		{"identifiers are not searched", "a.go", "package a\n\nvar C5 = 1\n", 0},
 		{"RFC sections are fine", "a.go", "package a\n\n// (RFC 9110 §10.2.3)\n", 0},
 		{"plain words", "a.md", "Rocket.Chat 8.x: unread counts only mentions.\n", 0},
+		{"issue number in a comment", "a.go", "package a\n\n// the attack in " + "iss" + "ue 19 made 500 runs\n", 1},
+		{"issue number in Markdown", "a.md", "Fixed in " + "Iss" + "ue #7.\n", 1},
+		{"the word alone is fine", "a.md", "A known issue: the server answers 404.\n", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 // The bounds of task_create, when Limits leaves them zero. Each wake is a
 // run of another agent, so a run that creates tasks in a loop, two agents
 // that hand a task back and forth, or an agent that spends others' money
-// would otherwise run the board without end (the attack in issue 19 made
+// would otherwise run the board without end (an attack run once made
 // 500 runs in 15 s and a chain 25 hand-overs deep).
 const (
 	// DefaultPerRun is how many tasks one run may create: enough to split

@@ -17,6 +17,7 @@ package ncreal
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -24,8 +25,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -50,6 +54,7 @@ type Server struct {
 // SWITCHBOARD_NEXTCLOUD_URL it skips the test, or fails it when
 // SWITCHBOARD_REQUIRE_NEXTCLOUD=1 (CI sets it, so the real tier cannot
 // silently vanish there). A server that does not answer fails the test.
+// Tests of different test binaries on one server take turns (takeTurns).
 func FromEnv(tb testing.TB) *Server {
 	tb.Helper()
 	raw := strings.TrimRight(os.Getenv(EnvURL), "/")
@@ -71,6 +76,7 @@ func FromEnv(tb testing.TB) *Server {
 	if s.adminPass == "" {
 		tb.Fatalf("%s is set but %s is not: the tests create their accounts as an admin", EnvURL, EnvAdminPassword)
 	}
+	takeTurns(tb, s.URL)
 	resp, err := s.hc.Get(s.URL + "/status.php")
 	if err != nil {
 		tb.Fatalf("the Nextcloud at %s does not answer: %v", s.URL, err)
@@ -81,6 +87,52 @@ func FromEnv(tb testing.TB) *Server {
 		tb.Fatalf("the Nextcloud at %s is not ready: status.php answered %d %s", s.URL, resp.StatusCode, body)
 	}
 	return s
+}
+
+// turn is this process's hold on the machine-wide lock of one server.
+var turn struct {
+	sync.Mutex
+	held int // tests of this process that hold it
+	f    *os.File
+}
+
+// takeTurns makes the tests of different test binaries that use the server
+// at u take turns, until tb ends: go test runs packages in parallel, and a
+// Nextcloud on SQLite (the throwaway one) answers writes that meet another
+// request's with "database is locked" — a new account then fails with HTTP
+// 400, OCS 101 "Bad request". The lock is a file in the temporary folder,
+// one per server URL; the tests of one process share it.
+func takeTurns(tb testing.TB, u string) {
+	tb.Helper()
+	turn.Lock()
+	defer turn.Unlock()
+	if turn.held == 0 {
+		sum := sha256.Sum256([]byte(u))
+		p := filepath.Join(os.TempDir(), "switchboard-ncreal-"+hex.EncodeToString(sum[:6])+".lock")
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			tb.Fatalf("the lock that makes test binaries take turns on %s: %v", u, err)
+		}
+		start := time.Now()
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			tb.Fatalf("the lock %s that makes test binaries take turns on %s: %v", p, u, err)
+		}
+		if waited := time.Since(start); waited > time.Second {
+			tb.Logf("waited %v for another test binary's tests on %s", waited.Round(100*time.Millisecond), u)
+		}
+		turn.f = f
+	}
+	turn.held++
+	tb.Cleanup(func() {
+		turn.Lock()
+		defer turn.Unlock()
+		if turn.held--; turn.held == 0 {
+			_ = syscall.Flock(int(turn.f.Fd()), syscall.LOCK_UN)
+			turn.f.Close()
+			turn.f = nil
+		}
+	})
 }
 
 // Account is one fresh user of the server.
