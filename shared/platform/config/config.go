@@ -182,9 +182,9 @@ type Agent struct {
 	// ChainBudgetUSD overrides instance.chainBudgetUsd for the runs of
 	// this agent; absent = the instance's, 0 = no chain budget.
 	ChainBudgetUSD *float64 `yaml:"chainBudgetUsd"`
-	Model          *Model  `yaml:"model"`          // optional override of instance.model
-	MaxSteps       int     `yaml:"maxSteps"`       // model turns per run; default 8
-	Tools          Tools   `yaml:"tools"`
+	Model          *Model   `yaml:"model"`    // optional override of instance.model
+	MaxSteps       int      `yaml:"maxSteps"` // model turns per run; default 8
+	Tools          Tools    `yaml:"tools"`
 }
 
 // Tools holds the agent's tool blocks under their config names

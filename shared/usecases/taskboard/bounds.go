@@ -31,12 +31,12 @@ const (
 // Reasons a task_create or a task's wake is refused; a denied row's reason
 // starts with one ("run_limit: …").
 const (
-	ReasonRunLimit  = "run_limit"     // the run created DefaultPerRun tasks already
-	ReasonHourLimit = "hour_limit"    // the agent created DefaultPerHour tasks this hour
-	ReasonHopLimit  = "hop_limit"     // the chain is DefaultHops hand-overs deep
-	ReasonAnswering = "answering_run" // the run answers an ask_agent question
-	ReasonBudget    = "payer_budget"  // the agent that pays for the task's runs has no budget left
-	ReasonChainBudget = "chain_budget" // the chain has used up its chainBudgetUsd
+	ReasonRunLimit    = "run_limit"     // the run created DefaultPerRun tasks already
+	ReasonHourLimit   = "hour_limit"    // the agent created DefaultPerHour tasks this hour
+	ReasonHopLimit    = "hop_limit"     // the chain is DefaultHops hand-overs deep
+	ReasonAnswering   = "answering_run" // the run answers an ask_agent question
+	ReasonBudget      = "payer_budget"  // the agent that pays for the task's runs has no budget left
+	ReasonChainBudget = "chain_budget"  // the chain has used up its chainBudgetUsd
 	ReasonStopped     = "chain_stopped" // the operator stopped the chain
 	// ReasonNoTaskboard: the assignee takes no tasks (it has no Taskboard).
 	ReasonNoTaskboard = "no_taskboard"

@@ -94,8 +94,8 @@ type Worker struct {
 	// resumed (control.Control); nil: no agent is ever paused.
 	Pauses Pauses
 	Log    *slog.Logger
-	Now       func() time.Time
-	Sleep     func(ctx context.Context, d time.Duration) error
+	Now    func() time.Time
+	Sleep  func(ctx context.Context, d time.Duration) error
 }
 
 // Pauses says whether an agent is paused and keeps a wake for it until it
