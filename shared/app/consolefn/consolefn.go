@@ -49,6 +49,7 @@ func Handler(c *core.Core) (http.Handler, error) {
 		Sessions:     own.KV(),
 		Attempts:     own,
 		Scrubber:     c.Scrubber,
+		Control:      c.Control(),
 		Log:          c.Log,
 	}
 	if key, base := in.Approvals.SigningKey, c.PublicBaseURL(); key != "" && base != "" {

@@ -45,6 +45,8 @@ func Inbound(d *decide.Decide) *tginbound.Inbound {
 		Agents:       ids,
 		Dispatch:     c.Dispatcher,
 		Claims:       c.Store,
+		Control:      c.Control(),
+		Approvers:    c.Config.Instance.Approvals.ApproverTelegramIDs,
 		Log:          c.Log,
 	}
 	// Never a nil pointer in the interfaces.
@@ -52,7 +54,7 @@ func Inbound(d *decide.Decide) *tginbound.Inbound {
 		in.Decider = callbackDecisions{approvals: d.Approvals, approvers: c.Config.Instance.Approvals.ApproverTelegramIDs}
 	}
 	if d.Telegram != nil {
-		in.Answers = d.Telegram
+		in.Answers, in.Replies = d.Telegram, d.Telegram
 	}
 	return in
 }

@@ -55,7 +55,7 @@ func Handler(a *actions.Actions) http.Handler {
 func Tasks(a *actions.Actions) handlers.Tasks {
 	c, d := a.Core, a.Decide
 	rec := &askagent.Recorder{Log: a.MessageLog()}
-	guard := &askagent.Guard{Recorder: rec, Askers: askagent.ConfigAskers{Config: c.Config}}
+	guard := &askagent.Guard{Recorder: rec, Askers: askagent.ConfigAskers{Config: c.Config}, Control: c.Control()}
 	// The Share step reads the approval a public link waits for from the
 	// approval store itself: the task output only names it.
 	steps := &pipeline.Steps{Files: a.NextcloudTool.Service(a.Tools), Chat: a.RocketChatTool.Service(a.Tools), KV: c.Store.KV(), Notify: d.Router, Waker: c.Dispatcher, Audit: c.Store,

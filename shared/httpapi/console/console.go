@@ -5,7 +5,8 @@
 // everything others wrote) with one small script and one stylesheet served from the same
 // route, behind a password login with a signed session cookie, CSRF tokens
 // on every POST, a strict Content-Security-Policy and no caching. It only
-// reads, except for its own sessions and login-attempt counters. Without a
+// reads, except for its own sessions and login-attempt counters and the
+// operator's pause, resume and stop (each confirmed first). Without a
 // password every console route answers 404.
 package console
 
@@ -75,6 +76,10 @@ type Options struct {
 		Get(ctx context.Context, key string) (string, bool, error)
 	}
 	HealthKey string
+
+	// Control pauses and resumes agents and stops chains (a confirmation
+	// page, then a POST with the CSRF token); nil: the console offers none.
+	Control Controller
 
 	Sessions SessionStore
 	Attempts sb.Counters
@@ -156,6 +161,8 @@ func New(o Options) (*Console, error) {
 	mux.HandleFunc("GET /console/chain", c.authed(c.chain))
 	mux.HandleFunc("GET /console/approvals", c.authed(c.approvals))
 	mux.HandleFunc("GET /console/health", c.authed(c.health))
+	mux.HandleFunc("GET /console/control", c.authed(c.controlConfirm))
+	mux.HandleFunc("POST /console/control", c.authed(c.controlDo))
 	mux.HandleFunc("GET /console/login", c.loginForm)
 	mux.HandleFunc("POST /console/login", c.login)
 	mux.HandleFunc("POST /console/logout", c.authed(c.logout))

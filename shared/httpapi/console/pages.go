@@ -39,6 +39,8 @@ type msgView struct {
 type agentCost struct {
 	Agent
 	SpentUSD float64
+	Paused   bool // the operator paused it
+	Control  bool // the console can pause and resume it
 }
 
 type convView struct {
@@ -159,7 +161,14 @@ func (c *Console) agentCosts(w http.ResponseWriter, r *http.Request, s *session,
 			c.fail(w, r, err)
 			return
 		}
-		v.Costs = append(v.Costs, agentCost{Agent: a, SpentUSD: spent})
+		row := agentCost{Agent: a, SpentUSD: spent, Control: c.o.Control != nil}
+		if row.Control {
+			if row.Paused, err = c.o.Control.Paused(r.Context(), a.ID); err != nil {
+				c.fail(w, r, err)
+				return
+			}
+		}
+		v.Costs = append(v.Costs, row)
 	}
 	c.render(w, r, http.StatusOK, page{Title: "Conversations", Nav: "conversations", CSRF: s.csrf, Body: v})
 }
@@ -179,6 +188,7 @@ type chainView struct {
 	Runs      []runView
 	Unbilled  runView // calls and messages of runs without a receipt (still running, or crashed)
 	HasOthers bool
+	Control   bool // the console can stop the chain
 }
 
 // chain shows one run chain end to end: every run with its cost, its tool
@@ -210,7 +220,7 @@ func (c *Console) chain(w http.ResponseWriter, r *http.Request, s *session) {
 			"; open a chain from Conversations, or use the rootRunId a run answered."))
 		return
 	}
-	v := chainView{Root: root, Cost: cost}
+	v := chainView{Root: root, Cost: cost, Control: c.o.Control != nil}
 	index := map[string]int{}
 	for _, rc := range cost.Receipts {
 		index[rc.Run.RunID] = len(v.Runs)

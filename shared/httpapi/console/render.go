@@ -261,7 +261,7 @@ func (v *convView) writeMessages(w *safehtml.Writer) {
 
 func (v *convView) writeCosts(w *safehtml.Writer) {
 	w.M("<h1>Cost today</h1>\n<p class=\"hint\">Spent since midnight UTC against each agent's daily budget. Pick agent A above to read its conversations.</p>\n" +
-		"<table class=\"costs\"><thead><tr><th>Agent</th><th>Spent today</th><th>Daily budget</th><th></th></tr></thead><tbody>\n")
+		"<table class=\"costs\"><thead><tr><th>Agent</th><th>Spent today</th><th>Daily budget</th><th></th><th>State</th></tr></thead><tbody>\n")
 	for _, a := range v.Costs {
 		w.M("<tr><td><a")
 		w.Href("href", safehtml.Path("/console/", url.Values{"a": {a.ID}}))
@@ -286,6 +286,21 @@ func (v *convView) writeCosts(w *safehtml.Writer) {
 			w.Texts(p, " %")
 			w.M("</meter>")
 		}
+		w.M("</td>\n<td>")
+		if a.Paused {
+			w.M("paused ")
+		}
+		if a.Control {
+			action := "pause"
+			if a.Paused {
+				action = "resume"
+			}
+			w.M("<a class=\"control\"")
+			w.Href("href", controlLink(action, "agent", a.ID))
+			w.M(">")
+			w.Text(action)
+			w.M("</a>")
+		}
 		w.M("</td></tr>")
 	}
 	w.M("\n</tbody></table>")
@@ -300,6 +315,11 @@ func (v *chainView) write(w *safehtml.Writer) {
 	w.Texts(itoa(v.Cost.Runs), " runs · ", itoa(v.Cost.TokensIn), " tokens in · ", itoa(v.Cost.TokensOut), " tokens out · total ")
 	w.El("strong", usd(v.Cost.CostUSD))
 	w.M("</p>\n")
+	if v.Control {
+		w.M("<p><a class=\"control\"")
+		w.Href("href", controlLink("stop", "root", v.Root))
+		w.M(">Stop this chain</a></p>\n")
+	}
 	for i := range v.Runs {
 		rv := &v.Runs[i]
 		w.M("<section class=\"run\">\n<h2>")

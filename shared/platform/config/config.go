@@ -44,6 +44,10 @@ type Instance struct {
 	Taskboard TaskboardSettings `yaml:"taskboard"`
 	// Documents configures the document pipeline (Documents.deliver).
 	Documents DocumentsSettings `yaml:"documents"`
+	// ChainBudgetUSD bounds what one run chain (a run and every run that
+	// follows from it: questions, tasks, follow-ups) may cost, checked
+	// before every model call and every hop; 0 = no chain budget.
+	ChainBudgetUSD float64 `yaml:"chainBudgetUsd"`
 	// AuditRetentionDays keeps audit entries and receipts this long; default 365, 0 = forever.
 	AuditRetentionDays int `yaml:"auditRetentionDays"`
 
@@ -175,9 +179,12 @@ type Agent struct {
 	Name           string  `yaml:"name"` // display name; default = ID
 	SystemPrompt   string  `yaml:"systemPrompt"`
 	DailyBudgetUSD float64 `yaml:"dailyBudgetUsd"` // 0 = no daily limit
-	Model          *Model  `yaml:"model"`          // optional override of instance.model
-	MaxSteps       int     `yaml:"maxSteps"`       // model turns per run; default 8
-	Tools          Tools   `yaml:"tools"`
+	// ChainBudgetUSD overrides instance.chainBudgetUsd for the runs of
+	// this agent; absent = the instance's, 0 = no chain budget.
+	ChainBudgetUSD *float64 `yaml:"chainBudgetUsd"`
+	Model          *Model   `yaml:"model"`    // optional override of instance.model
+	MaxSteps       int      `yaml:"maxSteps"` // model turns per run; default 8
+	Tools          Tools    `yaml:"tools"`
 }
 
 // Tools holds the agent's tool blocks under their config names

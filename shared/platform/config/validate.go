@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"math"
 	"net/url"
 	"path"
 	"regexp"
@@ -136,6 +137,7 @@ func validate(c *Config, ps *problems) {
 		}
 	}
 
+	checkUSD(ps, "instance.chainBudgetUsd", in.ChainBudgetUSD, "use a USD amount from 0 to 100000 (0 = no chain budget)")
 	checkRange(ps, "instance.console.sessionHours", in.Console.SessionHours, 1, 168, "a console login lasts this many hours")
 	checkRange(ps, "instance.approvals.ttlHours", in.Approvals.TTLHours, 1, 720, "approval links expire after this many hours")
 	for i, id := range in.Approvals.ApproverTelegramIDs {
@@ -201,6 +203,9 @@ func validateAgents(c *Config, ps *problems) {
 			} else {
 				ids[a.ID] = ap
 			}
+		}
+		if b := a.ChainBudgetUSD; b != nil {
+			checkUSD(ps, ap+".chainBudgetUsd", *b, "use a USD amount from 0 to 100000 (0 = no chain budget for this agent; leave it out for the instance's)")
 		}
 		if a.DailyBudgetUSD < 0 || a.DailyBudgetUSD > 100000 {
 			ps.at(ap+".dailyBudgetUsd", fmt.Sprintf("%g is out of range", a.DailyBudgetUSD), "use a USD amount from 0 to 100000 (0 = no daily limit)")
@@ -450,5 +455,12 @@ func checkCollaboraHeaders(ps *problems, p string, nc *NextcloudTool) {
 		if !validHeaderName(k) {
 			ps.at(mapPath(p+".collaboraHeaders", k), fmt.Sprintf("%q is not an HTTP header name", shorten(k)), "use letters, digits and -, e.g. X-Switchboard-Key")
 		}
+	}
+}
+
+// checkUSD checks a budget in USD: a number from 0 to 100000.
+func checkUSD(ps *problems, path string, v float64, fix string) {
+	if math.IsNaN(v) || v < 0 || v > 100000 {
+		ps.at(path, fmt.Sprintf("%g is out of range", v), fix)
 	}
 }

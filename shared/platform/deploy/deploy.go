@@ -239,9 +239,12 @@ var Functions = []Function{
 		URLAuth:  "NONE", // the console's own password login is the credential
 		Routes:   []Route{{"GET", "/console/{$}"}, {"GET", "/console/{page}"}, {"POST", "/console/{page}"}},
 		MemoryMB: 256, TimeoutSeconds: 15,
-		// It writes nothing but its own sessions and login counters.
-		Tables:     []string{"console"},
-		ReadTables: []string{"audit", "receipts", "state", "agentmessages"},
+		// It writes its own sessions and login counters, and the operator's
+		// pause, resume and stop (state, their audit entries); a resume
+		// queues the wakes that waited (agent-worker).
+		Tables:     []string{"console", "audit", "state"},
+		ReadTables: []string{"receipts", "agentmessages"},
+		Invokes:    []string{"agent-worker"},
 	},
 	{
 		Name: "agent-worker", Description: "runs one woken agent (async invoke with a wake job) and replies where it was woken",

@@ -35,7 +35,17 @@ type Engine struct {
 	Tokens   RunTokens
 	// Telemetry records the run's spans (nil: none).
 	Telemetry sb.Telemetry
-	Now       func() time.Time
+	// Chain is asked before every model call whether the run's chain may
+	// go on (stopped by the operator, over its chain budget); nil: always.
+	Chain ChainGate
+	Now   func() time.Time
+}
+
+// ChainGate says whether the chain of run may take another step: a reason
+// (control.ReasonStopped, control.ReasonChainBudget) when not, "" when it
+// may. running is the run's own cost so far (it has no receipt yet).
+type ChainGate interface {
+	Check(ctx context.Context, run sb.RunContext, running float64) (string, error)
 }
 
 // tokenTTL is a run token's life when the run has no deadline; the issuer
@@ -46,7 +56,7 @@ const tokenTTL = 15 * time.Minute
 type Result struct {
 	Run     sb.RunContext `json:"run"`
 	Answer  string        `json:"answer"`
-	Outcome string        `json:"outcome"` // answered | step_budget | loop_guard | error
+	Outcome string        `json:"outcome"` // answered | step_budget | loop_guard | error | chain_stopped | chain_budget
 	Steps   int           `json:"steps"`
 	Receipt sb.Receipt    `json:"receipt"`
 	// Calls lists the tool calls the run made, in order, with their answers
@@ -129,6 +139,11 @@ loop:
 			res.Answer = fmt.Sprintf("I stopped after %d steps without finishing; please narrow the request.", maxSteps)
 			break
 		}
+		if reason := e.chainStop(ctx, res.Run, agent.Pricing.Cost(rec.TokensIn, rec.TokensOut)); reason != "" {
+			res.Outcome, rec.Reason = reason, reason
+			res.Answer = stopAnswer(reason)
+			break
+		}
 		res.Steps++
 		before, began := attempts.Calls(), spans.clock()
 		resp, err := agent.Model.Complete(ctx, req)
@@ -185,6 +200,37 @@ loop:
 		runErr = errors.Join(runErr, fmt.Errorf("agentrun %s: receipt: run %s: %w", agent.ID, rec.Run.RunID, err))
 	}
 	return res, runErr
+}
+
+// chainStop asks the chain gate before a model call. A gate that cannot
+// answer (the store is unreachable) lets the run go on: a stop or a budget
+// is an operator's brake, and an outage must not stop every run.
+func (e *Engine) chainStop(ctx context.Context, run sb.RunContext, running float64) string {
+	if e.Chain == nil {
+		return ""
+	}
+	reason, err := e.Chain.Check(ctx, run, running)
+	if err != nil {
+		slog.WarnContext(ctx, "the chain gate could not be asked; the run goes on", "agent", run.AgentID, "run", run.RunID, "err", err)
+		return ""
+	}
+	return reason
+}
+
+// Outcomes of a run that its chain's gate ended (the receipt's reason too).
+const (
+	OutcomeChainStopped = "chain_stopped"
+	OutcomeChainBudget  = "chain_budget"
+)
+
+// stopAnswer is what a run the chain gate ended says where it was woken.
+func stopAnswer(reason string) string {
+	switch reason {
+	case OutcomeChainBudget:
+		return "I stopped: this chain of work has used up its budget (chainBudgetUsd)."
+	default:
+		return "I stopped: the operator stopped this chain of work."
+	}
 }
 
 // issueToken signs run until its deadline (ctx's, else tokenTTL from now)

@@ -85,6 +85,17 @@ type Runner struct {
 	Agents *Agents
 	Budget BudgetGate
 	Tasks  WakeAdmitter
+	// Chain is asked before a hop (a job that continues a chain: a task's
+	// wake, an approval's or a delivery's follow-up); nil: never.
+	Chain ChainGate
+	// Pauses says whether an agent is paused (Ask refuses it; the worker
+	// holds its wakes before they get here); nil: none is.
+	Pauses Pauses
+}
+
+// Pauses says whether the operator paused an agent (control.Control).
+type Pauses interface {
+	Paused(ctx context.Context, agentID string) (bool, error)
 }
 
 // RunJob runs the woken agent. A task's wake runs only as the taskboard
@@ -106,6 +117,16 @@ func (r *Runner) RunJob(ctx context.Context, job sb.WakeJob) (Result, error) {
 	if over, err := r.Budget.Over(ctx, job.AgentID); err != nil || over {
 		return Result{Outcome: OutcomeBudget}, err
 	}
+	if job.Parent != nil && r.Chain != nil {
+		// A hop of a stopped chain, or of one over its budget, is dropped.
+		reason, err := r.Chain.Check(ctx, sb.RunContext{AgentID: job.AgentID, RunID: job.Parent.RunID, RootRunID: job.Parent.RootRunID}, 0)
+		if err != nil {
+			return Result{}, fmt.Errorf("agentrun %s: chain gate: %w", job.AgentID, err)
+		}
+		if reason != "" {
+			return Result{Outcome: reason, Run: *job.Parent}, nil
+		}
+	}
 	// The worker gave ctx the run's deadline.
 	return r.Engine.Start(ctx, ag, Start{Wake: job.Text, Parent: job.Parent, ReplyTo: job.ReplyTo, Replay: job.ReplayKey()})
 }
@@ -117,6 +138,14 @@ func (r *Runner) Ask(ctx context.Context, agentID, source, message string, paren
 	ag, err := r.Agents.Agent(agentID)
 	if err != nil {
 		return Result{}, err
+	}
+	if r.Pauses != nil {
+		if paused, err := r.Pauses.Paused(ctx, agentID); err != nil {
+			return Result{}, err
+		} else if paused {
+			return Result{}, sb.E("app.ask", sb.EFORBIDDEN, fmt.Sprintf(
+				"agent %s is paused by the operator and takes no requests until it is resumed (switchboard console or /resume %s in Telegram)", agentID, agentID))
+		}
 	}
 	if over, err := r.Budget.Over(ctx, agentID); err != nil {
 		return Result{}, err

@@ -28,6 +28,15 @@ type Asker struct {
 type Guard struct {
 	Askers   Askers
 	Recorder *Recorder
+	// Control says whether the asked agent is paused and whether the
+	// asking chain may take another hop (control.Control); nil: always.
+	Control Control
+}
+
+// Control is the operator's switches as the guard asks them.
+type Control interface {
+	Paused(ctx context.Context, agentID string) (bool, error)
+	Check(ctx context.Context, run sb.RunContext, running float64) (string, error)
 }
 
 // Askers say what an agent may ask.
@@ -80,7 +89,7 @@ func (g *Guard) Admit(ctx context.Context, q Question) error {
 // (also when q carries no call path that ends with the asker: the cycle
 // check never takes a missing path for an empty one), and a
 // *taskerr.PermanentError for a payload that names no asker, target or run.
-func (g *Guard) Check(_ context.Context, q Question) error {
+func (g *Guard) Check(ctx context.Context, q Question) error {
 	deny := func(format string, a ...any) error { return &taskerr.DeniedError{Reason: fmt.Sprintf(format, a...)} }
 	switch {
 	case q.From == "" || q.To == "" || q.RunID == "":
@@ -105,5 +114,32 @@ func (g *Guard) Check(_ context.Context, q Question) error {
 	case len(from.Allowed) > 0 && !slices.Contains(from.Allowed, q.To):
 		return deny("you may not ask %s; you may ask %s", q.To, strings.Join(from.Allowed, ", "))
 	}
-	return nil
+	return g.operator(ctx, q, deny)
+}
+
+// operator refuses a question to a paused agent, or in a chain the
+// operator stopped or that has used up its budget.
+func (g *Guard) operator(ctx context.Context, q Question, deny func(string, ...any) error) error {
+	if g.Control == nil {
+		return nil
+	}
+	paused, err := g.Control.Paused(ctx, q.To)
+	if err != nil {
+		return &taskerr.TransientError{Message: "ask.guard: " + sb.ErrorMessage(err)}
+	}
+	if paused {
+		return deny("agent_paused: %s is paused by the operator and answers no questions until it is resumed; carry on without it", q.To)
+	}
+	reason, err := g.Control.Check(ctx, sb.RunContext{AgentID: q.To, RunID: q.RunID, RootRunID: q.RootRunID}, 0)
+	if err != nil {
+		return &taskerr.TransientError{Message: "ask.guard: " + sb.ErrorMessage(err)}
+	}
+	switch reason {
+	case "":
+		return nil
+	case "chain_budget":
+		return deny("chain_budget: this chain of work has used up its budget (chainBudgetUsd); stop and tell the human what is done")
+	default:
+		return deny("chain_stopped: the operator stopped this chain of work; stop now")
+	}
 }

@@ -23,6 +23,7 @@ const (
 	KindAgent       = "agent"
 	KindApproval    = "approval_pending"
 	KindBudget      = "budget_exceeded"
+	KindChainBudget = "chain_budget" // a run chain used up its chainBudgetUsd
 	KindWatchdog    = "watchdog"
 	KindTaskBlocked = "task_blocked"
 	KindTaskDone    = "task_done" // a task the human gave is done

@@ -31,11 +31,13 @@ const (
 // Reasons a task_create or a task's wake is refused; a denied row's reason
 // starts with one ("run_limit: …").
 const (
-	ReasonRunLimit  = "run_limit"     // the run created DefaultPerRun tasks already
-	ReasonHourLimit = "hour_limit"    // the agent created DefaultPerHour tasks this hour
-	ReasonHopLimit  = "hop_limit"     // the chain is DefaultHops hand-overs deep
-	ReasonAnswering = "answering_run" // the run answers an ask_agent question
-	ReasonBudget    = "payer_budget"  // the agent that pays for the task's runs has no budget left
+	ReasonRunLimit    = "run_limit"     // the run created DefaultPerRun tasks already
+	ReasonHourLimit   = "hour_limit"    // the agent created DefaultPerHour tasks this hour
+	ReasonHopLimit    = "hop_limit"     // the chain is DefaultHops hand-overs deep
+	ReasonAnswering   = "answering_run" // the run answers an ask_agent question
+	ReasonBudget      = "payer_budget"  // the agent that pays for the task's runs has no budget left
+	ReasonChainBudget = "chain_budget"  // the chain has used up its chainBudgetUsd
+	ReasonStopped     = "chain_stopped" // the operator stopped the chain
 	// ReasonNoTaskboard: the assignee takes no tasks (it has no Taskboard).
 	ReasonNoTaskboard = "no_taskboard"
 )
@@ -65,6 +67,12 @@ func (s *Service) limits() Limits {
 // (*agentrun.Budget; it tells the human once a day).
 type Budget interface {
 	Over(ctx context.Context, agentID string) (bool, error)
+}
+
+// ChainGate says whether a chain may take another hop (control.Control's
+// Check): a reason ("chain_stopped", "chain_budget") when not.
+type ChainGate interface {
+	Check(ctx context.Context, run sb.RunContext, running float64) (string, error)
 }
 
 // Refused is a task_create, or a task's wake, that a bound refused: the
@@ -250,6 +258,19 @@ func (s *Service) AdmitWake(ctx context.Context, job sb.WakeJob) error {
 		if over {
 			r = refuse(ReasonBudget, sb.EFORBIDDEN, 0, fmt.Sprintf(
 				"the wake of %s is paid for by %s, whose daily budget is used up; it does not run", job.AgentID, p.PaidBy))
+		}
+	}
+	if r == nil && s.Chain != nil {
+		reason, err := s.Chain.Check(ctx, sb.RunContext{AgentID: job.AgentID, RunID: p.RunID, RootRunID: p.RootRunID}, 0)
+		if err != nil {
+			return fmt.Errorf("taskboard: chain gate: %w", err)
+		}
+		switch reason {
+		case "":
+		case ReasonChainBudget:
+			r = refuse(reason, sb.EFORBIDDEN, 0, fmt.Sprintf("the wake of %s belongs to a chain that has used up its budget (chainBudgetUsd); it does not run", job.AgentID))
+		default:
+			r = refuse(reason, sb.EFORBIDDEN, 0, fmt.Sprintf("the wake of %s belongs to a chain the operator stopped; it does not run", job.AgentID))
 		}
 	}
 	if r == nil {

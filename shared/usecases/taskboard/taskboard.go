@@ -85,6 +85,10 @@ type Service struct {
 	// task that wakes another agent, and its tasks' wakes do not run
 	// (AdmitWake).
 	Budget Budget
+	// Chain says whether a task's chain may take another hop (stopped by
+	// the operator, over its chain budget): a wake it refuses is a denied
+	// row (AdmitWake). Nil: always.
+	Chain ChainGate
 	// Limits bound task_create; zero fields take the defaults.
 	Limits Limits
 	Now    func() time.Time

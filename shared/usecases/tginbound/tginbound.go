@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/tgtoken"
 	"github.com/switchboard-dev/switchboard/shared/platform/untrusted"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/control"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
@@ -48,8 +49,23 @@ type Inbound struct {
 	Answers  CallbackAnswerer
 	Dispatch sb.WakeDispatcher
 	Claims   wake.Claims
-	Log      *slog.Logger
-	Now      func() time.Time
+	// Control pauses and resumes agents and stops chains for the
+	// /pause, /resume and /stop commands of an approver (Approvers: the
+	// Telegram user ids of instance.approvals.approverTelegramIds); nil:
+	// the commands are answered so. Replies answers the commands in their
+	// chat (nil: they go unanswered).
+	Control   Controller
+	Approvers []string
+	Replies   sb.TelegramSender
+	Log       *slog.Logger
+	Now       func() time.Time
+}
+
+// Controller is the operator's switches (control.Control).
+type Controller interface {
+	Pause(ctx context.Context, agentID, by string) error
+	Resume(ctx context.Context, agentID, by string) (int, error)
+	Stop(ctx context.Context, rootRunID, by string) (control.StopReport, error)
 }
 
 // Authorized reports whether secret, the X-Telegram-Bot-Api-Secret-Token
@@ -117,6 +133,9 @@ func (in *Inbound) message(ctx context.Context, m *sb.TelegramMessage) error {
 	if i := strings.IndexFunc(text, unicode.IsSpace); i >= 0 {
 		head, rest = text[:i], text[i:]
 	}
+	if cmd, _, _ := strings.Cut(strings.ToLower(head), "@"); cmd == "/pause" || cmd == "/resume" || cmd == "/stop" {
+		return in.command(ctx, m, chat, cmd, strings.TrimSpace(rest))
+	}
 	if len(head) > 1 && (head[0] == '/' || head[0] == '@') {
 		name := strings.ToLower(strings.TrimSuffix(head[1:], "@"))
 		name, _, _ = strings.Cut(name, "@") // /hermes@MyBot
@@ -133,6 +152,69 @@ func (in *Inbound) message(ctx context.Context, m *sb.TelegramMessage) error {
 		Text:    "New Telegram message for you (chat " + chat + "). Your final answer is sent back there automatically.\n" + framed,
 		ReplyTo: &wake.ReplyTo{TelegramChatID: chat}}
 	return in.Dispatch.Dispatch(ctx, job)
+}
+
+// command runs an operator's /pause <agent>, /resume <agent> or
+// /stop <root run id> from an approver, and answers in the chat what it
+// did; anyone else is refused.
+func (in *Inbound) command(ctx context.Context, m *sb.TelegramMessage, chat, cmd, arg string) error {
+	user := strconv.FormatInt(m.From.ID, 10)
+	arg, _, _ = strings.Cut(arg, " ")
+	var answer string
+	switch {
+	case !contains(in.Approvers, user):
+		in.Log.WarnContext(ctx, "telegram command refused: not an approver", "command", cmd, "user", user, "chat", chat)
+		answer = cmd + " is for approvers only (instance.approvals.approverTelegramIds); nothing was changed."
+	case in.Control == nil:
+		answer = "Pausing and stopping are not set up here; nothing was changed."
+	case arg == "" && cmd == "/stop":
+		answer = "Say which chain: /stop <root run id> (the console's chain page and the chain's notices show it)."
+	case arg == "":
+		answer = fmt.Sprintf("Say which agent: %s <agent id>, one of %s.", cmd, strings.Join(in.Agents, ", "))
+	case cmd != "/stop" && !contains(in.Agents, strings.ToLower(arg)):
+		answer = fmt.Sprintf("There is no agent %q; use one of %s.", shorten(arg, 64), strings.Join(in.Agents, ", "))
+	default:
+		var err error
+		if answer, err = in.control(ctx, cmd, arg, "telegram:"+user); err != nil {
+			if sb.ErrorCode(err) == sb.EUNAVAILABLE {
+				return err // the redelivery tries again
+			}
+			answer = sb.ErrorMessage(err)
+		}
+	}
+	if in.Replies == nil {
+		return nil
+	}
+	if _, err := in.Replies.SendLongWait(ctx, sb.TelegramText{ChatID: chat, Text: answer, ReplyToMessageID: m.ID}, sb.TelegramWait{}); err != nil {
+		in.Log.WarnContext(ctx, "telegram command answer not sent", "command", cmd, "err", err)
+	}
+	return nil
+}
+
+// control does what an approver's command says and says what was done.
+func (in *Inbound) control(ctx context.Context, cmd, arg, by string) (string, error) {
+	switch cmd {
+	case "/pause":
+		agent := strings.ToLower(arg)
+		if err := in.Control.Pause(ctx, agent, by); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s is paused: it starts no new runs, and its wakes wait until /resume %s.", agent, agent), nil
+	case "/resume":
+		agent := strings.ToLower(arg)
+		n, err := in.Control.Resume(ctx, agent, by)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s is resumed; %d waiting wakes were queued.", agent, n), nil
+	default:
+		rep, err := in.Control.Stop(ctx, arg, by)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Chain %s is stopped: its runs end before their next model step, its queued wakes are dropped, "+
+			"%d pipeline executions were stopped.", rep.RootRunID, rep.Executions), nil
+	}
 }
 
 // Poller is the telegram-poll job: a slow getUpdates poll for when no

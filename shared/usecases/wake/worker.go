@@ -90,9 +90,19 @@ type Worker struct {
 	Attempts int // default Attempts
 	// Telemetry records a span per woken run (nil: none).
 	Telemetry sb.Telemetry
-	Log       *slog.Logger
-	Now       func() time.Time
-	Sleep     func(ctx context.Context, d time.Duration) error
+	// Pauses holds the wakes of an agent the operator paused until it is
+	// resumed (control.Control); nil: no agent is ever paused.
+	Pauses Pauses
+	Log    *slog.Logger
+	Now    func() time.Time
+	Sleep  func(ctx context.Context, d time.Duration) error
+}
+
+// Pauses says whether an agent is paused and keeps a wake for it until it
+// is resumed (then the wake is queued again).
+type Pauses interface {
+	Paused(ctx context.Context, agentID string) (bool, error)
+	Hold(ctx context.Context, job sb.WakeJob) error
 }
 
 // JobPreparer fetches and judges the message a webhook job names
@@ -172,7 +182,26 @@ func (w *Worker) Handle(ctx context.Context, job sb.WakeJob) error {
 	if h.log == nil {
 		h.log = slog.Default()
 	}
+	if held, err := h.hold(ctx); err != nil || held {
+		return err
+	}
 	return h.handle(ctx)
+}
+
+// hold keeps the job of a paused agent for its resume, before it begins
+// its claims: the resumed job begins them as if it came now.
+func (h *handling) hold(ctx context.Context) (bool, error) {
+	if h.w.Pauses == nil {
+		return false, nil
+	}
+	paused, err := h.w.Pauses.Paused(ctx, h.job.AgentID)
+	if err != nil || !paused {
+		return false, err
+	}
+	if err := h.w.Pauses.Hold(ctx, h.job); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // handling is the state of one Handle call.
@@ -284,6 +313,11 @@ func (h *handling) handle(ctx context.Context) error {
 	if res.Outcome == OutcomeBudget {
 		h.budgetNotice(ctx, res.Run)
 		return h.finish(ctx, OutcomeBudget)
+	}
+	if res.Answer == "" && (res.Outcome == agentrun.OutcomeChainStopped || res.Outcome == agentrun.OutcomeChainBudget) {
+		h.log.InfoContext(ctx, "wake dropped: its chain was stopped or is over its budget", "agent", job.AgentID,
+			"root", res.Run.RootRunID, "reason", res.Outcome)
+		return h.finish(ctx, res.Outcome)
 	}
 	if job.ReplyTo == nil || res.Answer == "" || AlreadyAnswered(res, job.ReplyTo) {
 		outcome := OutcomeAnswered

@@ -17,6 +17,7 @@ import (
 func (a *Actions) setupTaskboard() {
 	c := a.Core
 	a.Budget = &agentrun.Budget{Store: c.Store, Limits: c, Notifier: budgetNotices{a.Decide.Router}, Log: c.Log}
+	c.Control().Notifier = budgetNotices{a.Decide.Router}
 	a.Taskboard = &taskboard.Service{
 		Tasks:         c.Store.Tasks(),
 		Messages:      a.MessageLog(),
@@ -25,6 +26,7 @@ func (a *Actions) setupTaskboard() {
 		Agents:        taskboard.ConfigParties{Config: c.Config},
 		Counters:      c.Store,
 		Budget:        a.Budget,
+		Chain:         c.Control(),
 		WatchdogAfter: time.Duration(c.Config.Instance.Taskboard.WatchdogHours) * time.Hour,
 		Log:           c.Log,
 	}
@@ -35,5 +37,11 @@ type budgetNotices struct{ router *router.Router }
 
 func (n budgetNotices) NotifyBudget(ctx context.Context, text string) error {
 	_, err := n.router.Deliver(ctx, router.Notice{Kind: router.KindBudget, Text: text})
+	return err
+}
+
+// NotifyChain tells the human that a chain used up its budget.
+func (n budgetNotices) NotifyChain(ctx context.Context, text string) error {
+	_, err := n.router.Deliver(ctx, router.Notice{Kind: router.KindChainBudget, Text: text})
 	return err
 }

@@ -39,11 +39,11 @@ type Agents struct {
 // that a config mistake fails the cold start, not the first run.
 func New(a *actions.Actions) (*Agents, error) {
 	c := a.Core
-	g := &Agents{Core: c, Actions: a, Engine: &agentrun.Engine{Tools: a.Tools, Receipts: c.Store}}
+	g := &Agents{Core: c, Actions: a, Engine: &agentrun.Engine{Tools: a.Tools, Receipts: c.Store, Chain: c.Control()}}
 	if a.RunTokens != nil { // never a nil *Keys in the interface
 		g.Engine.Tokens = a.RunTokens
 	}
-	g.Runner = &agentrun.Runner{Engine: g.Engine, Budget: a.Budget, Tasks: a.Taskboard,
+	g.Runner = &agentrun.Runner{Engine: g.Engine, Budget: a.Budget, Tasks: a.Taskboard, Chain: c.Control(), Pauses: c.Control(),
 		Agents: &agentrun.Agents{Config: c.Config, Providers: providers{aws: c.AWS}}}
 	if err := g.Runner.Agents.Check(); err != nil {
 		return nil, err
@@ -66,6 +66,7 @@ func New(a *actions.Actions) (*Agents, error) {
 		MaxMessage: c.Config.Instance.RocketChat.MaxMessageLength,
 		MaxParts:   c.Config.Instance.RocketChat.MaxReplyParts,
 		Scrubber:   c.Scrubber, // the whole answer, before it is cut
+		Pauses:     c.Control(),
 	}
 	if ap := a.Decide.Approvals; ap != nil { // never a nil *Service in the interface
 		g.Worker.Approvals = ap

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -28,6 +29,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
+	"github.com/switchboard-dev/switchboard/shared/usecases/control"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
 
@@ -108,6 +110,8 @@ type Core struct {
 	// Dispatcher queues wakes: the agent-worker Lambda in AWS; the caller
 	// sets it (the dev runtime's in-process pool) when that is not named.
 	Dispatcher sb.WakeDispatcher
+
+	control *control.Control
 }
 
 // LoadAWS builds the AWS SDK config: awsconfig.FromEnvironment in a
@@ -263,6 +267,29 @@ func (c *Core) DailyBudget(id string) (float64, string) {
 		return 0, id
 	}
 	return a.DailyBudgetUSD, c.AgentName(id)
+}
+
+// ChainBudget implements control.Limits: the agent's chainBudgetUsd,
+// else the instance's (0 = no chain budget).
+func (c *Core) ChainBudget(id string) float64 {
+	if a, ok := c.Config.Agent(id); ok && a.ChainBudgetUSD != nil {
+		return *a.ChainBudgetUSD
+	}
+	return c.Config.Instance.ChainBudgetUSD
+}
+
+// Control is the operator's pause, resume and stop and the chain budget,
+// over the state table and the audit; built once. The parts that can
+// tell the human (the router) set its Notifier.
+func (c *Core) Control() *control.Control {
+	if c.control == nil {
+		c.control = &control.Control{KV: c.Store.KV(), Markers: c.Store, Receipts: c.Store, Audit: c.Store,
+			Limits: c, Dispatch: c.Dispatcher, Log: c.Log}
+		if base := c.PublicBaseURL(); base != "" {
+			c.control.ChainLink = func(root string) string { return base + "/console/chain?root=" + url.QueryEscape(root) }
+		}
+	}
+	return c.control
 }
 
 // AgentExists says whether the config has the agent.
