@@ -33,6 +33,10 @@ type ToolCall struct {
 	Approved   bool   `json:"-"`
 	ApprovalID string `json:"-"`
 	ApprovedBy string `json:"-"`
+	// Target is the fingerprint of the call's target when it was staged
+	// (Approval.Target): set with Approved, so that the executor refuses an
+	// approved call whose target changed meanwhile.
+	Target string `json:"-"`
 	// Replay names the wake the call's run works on, the same for every
 	// attempt of it (its claim key); CallIndex is the call's place among
 	// the run's tool calls, counted from 0. Together with the arguments
