@@ -85,6 +85,11 @@ func (e *PendingApproval) Error() string {
 	return "needs a human's approval (approval " + e.ApprovalID + "): " + e.Message
 }
 
+// CodeTargetChanged is the envelope code (Data["code"]) of an approved call
+// the executor refused because its target changed after it was staged
+// (the file was replaced, the room is gone): it did not run.
+const CodeTargetChanged = "target_changed"
+
 // OK builds a success envelope.
 func OK(data map[string]any) Envelope { return Envelope{Status: "ok", Data: data} }
 
