@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 
 	"github.com/switchboard-dev/switchboard/shared/platform/safehtml"
@@ -19,6 +20,8 @@ const maxForm = 8 << 10
 //
 //	GET  /approvals/{id}?decision=approve|deny&token=…  confirmation page; changes nothing
 //	POST /approvals/{id}  form: token, decision          decides
+//	                      (deny: optional reason; approve: optional
+//	                      allow_hours, one of the page's choices)
 //
 // A GET (or HEAD) never decides, because link-preview bots and mail
 // scanners open links too. POST answers 200 when it decided, 409 when the
@@ -44,13 +47,21 @@ func (h *approvalPages) show(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := h.view(p.Outcome)
+	what := p.Approval.Tool + "." + p.Approval.Action
 	for _, c := range p.Choices {
 		f := formView{Decision: string(c.Decision), Token: c.Token, Primary: c.Decision == approvals.Approve}
 		if c.Decision == approvals.Approve {
-			f.Label = "Approve: run " + p.Approval.Tool + "." + p.Approval.Action + " once"
-		} else {
-			f.Label = "Deny"
+			f.Label = "Approve: run " + what + " once"
+			v.Forms = append(v.Forms, f)
+			scope := approvals.DescribeScope(approvals.ScopeOf(p.Approval.Tool, p.Approval.Args))
+			for _, hrs := range h.svc.AllowChoices(p.Approval) {
+				v.Forms = append(v.Forms, formView{Decision: f.Decision, Token: c.Token,
+					AllowHours: strconv.FormatFloat(hrs, 'f', -1, 64),
+					Label:      "Approve, and allow " + what + " in " + scope + " for " + approvals.DescribeHours(hrs)})
+			}
+			continue
 		}
+		f.Label, f.Reason = "Deny", true
 		v.Forms = append(v.Forms, f)
 	}
 	if len(p.Choices) == 1 && p.Choices[0].Decision == approvals.Deny {
@@ -67,7 +78,17 @@ func (h *approvalPages) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// PostForm only: a token in the query string must not decide.
-	o, err := h.svc.DecideByLink(r.Context(), r.PathValue("id"), r.PostForm.Get("decision"), r.PostForm.Get("token"))
+	x := approvals.Extra{DenyReason: r.PostForm.Get("reason")}
+	if s := r.PostForm.Get("allow_hours"); s != "" {
+		hrs, err := strconv.ParseFloat(s, 64)
+		if err != nil || hrs <= 0 {
+			writePage(w, http.StatusBadRequest, pageView{Title: "Not decided",
+				Message: "The allowance could not be read; use the buttons on the approval page. Nothing was changed."})
+			return
+		}
+		x.AllowHours = hrs
+	}
+	o, err := h.svc.DecideByLinkWith(r.Context(), r.PathValue("id"), r.PostForm.Get("decision"), r.PostForm.Get("token"), x)
 	if err != nil {
 		h.failed(w, r, err)
 		return
@@ -96,6 +117,10 @@ type pageView struct {
 type formView struct {
 	Decision, Label, Token string
 	Primary                bool
+	// AllowHours is set on an "approve, and allow for N hours" form;
+	// Reason asks for an optional reason (the deny form).
+	AllowHours string
+	Reason     bool
 }
 
 // pageTitles are the headings of the page per outcome, built on first use
@@ -125,7 +150,8 @@ func (h *approvalPages) view(o approvals.Outcome) pageView {
 const pageStyle = `body{font:16px/1.45 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#222}` +
 	`dt{font-weight:600;margin-top:.6rem}dd{margin:0}pre{background:#f4f4f4;padding:.6rem;overflow:auto;white-space:pre-wrap;word-break:break-all}` +
 	`form{display:inline-block;margin:1rem 1rem 0 0}button{font-size:1rem;padding:.5rem 1.1rem;cursor:pointer}` +
-	`.primary{background:#1a7f37;color:#fff;border:0}.note{color:#555}`
+	`.primary{background:#1a7f37;color:#fff;border:0}.note{color:#555}` +
+	`label{display:block;margin-bottom:.3rem}textarea{display:block;width:100%;min-width:18rem;margin-bottom:.5rem;font:inherit}`
 
 // pageCSP allows no script, no image, no connection; only the page's own
 // style (by hash) and forms that post to this origin; no framing. Built on
@@ -191,6 +217,14 @@ func renderPage(w *safehtml.Writer, v pageView) {
 		w.Attr("value", f.Token)
 		w.M(">\n<input type=\"hidden\" name=\"decision\"")
 		w.Attr("value", f.Decision)
+		if f.AllowHours != "" {
+			w.M(">\n<input type=\"hidden\" name=\"allow_hours\"")
+			w.Attr("value", f.AllowHours)
+		}
+		if f.Reason {
+			w.M(">\n<label for=\"reason\">Reason (optional; the agent is told)</label>" +
+				"<textarea id=\"reason\" name=\"reason\" rows=\"2\" maxlength=\"500\"></textarea")
+		}
 		w.M(">\n<button type=\"submit\"")
 		if f.Primary {
 			w.M(` class="primary"`)

@@ -72,6 +72,17 @@ type Approval struct {
 	// and is audited under its name.
 	Client string `json:"client,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// DenyReason is what the human who denied said why (scrubbed and
+	// capped; others' words: the follow-up run sees it framed as
+	// untrusted).
+	DenyReason string `json:"denyReason,omitempty"`
+	// AllowanceID names the allowance granted with the approval ("approve,
+	// and allow for N hours"); "" when the approver allowed nothing more.
+	AllowanceID string `json:"allowanceId,omitempty"`
+	// Target is the fingerprint of what the call acts on, taken when it was
+	// staged (a file's etag, a room's id); the approved call runs only if
+	// its target still has it. "" when the tool records none.
+	Target string `json:"target,omitempty"`
 	// ReplyTo is where the asking run was woken from; the follow-up run
 	// answers there (nil: the follow-up answers nowhere but the audit).
 	ReplyTo   *ReplyTo       `json:"replyTo,omitempty"`

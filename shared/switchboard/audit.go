@@ -19,6 +19,11 @@ const (
 	// that ran because a human approved it (the entry then names the
 	// approval and who decided).
 	DecisionApproved Decision = "approved"
+	// DecisionAllowed marks the audit entry of a call that ran at once
+	// because an allowance covered it (the entry then names the approval
+	// the allowance was granted with, and DecidedBy the allowance and who
+	// granted it).
+	DecisionAllowed Decision = "allowed"
 )
 
 // Valid reports whether d is one of the three rule decisions.
@@ -33,6 +38,9 @@ const (
 	OutcomeDenied   = "denied"
 	OutcomePending  = "pending_approval"
 	OutcomeRejected = "rejected" // invalid call: unknown tool/action, bad arguments
+	// The approvals flow's own entries in a chain's audit trail.
+	OutcomeAllowanceGranted = "allowance_granted"
+	OutcomeAllowanceRevoked = "allowance_revoked"
 )
 
 // AuditEntry is one tool call. Args are scrubbed and capped before they

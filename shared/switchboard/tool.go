@@ -33,6 +33,10 @@ type ToolCall struct {
 	Approved   bool   `json:"-"`
 	ApprovalID string `json:"-"`
 	ApprovedBy string `json:"-"`
+	// Target is the fingerprint of the call's target when it was staged
+	// (Approval.Target): set with Approved, so that the executor refuses an
+	// approved call whose target changed meanwhile.
+	Target string `json:"-"`
 	// Replay names the wake the call's run works on, the same for every
 	// attempt of it (its claim key); CallIndex is the call's place among
 	// the run's tool calls, counted from 0. Together with the arguments
@@ -80,6 +84,11 @@ type PendingApproval struct {
 func (e *PendingApproval) Error() string {
 	return "needs a human's approval (approval " + e.ApprovalID + "): " + e.Message
 }
+
+// CodeTargetChanged is the envelope code (Data["code"]) of an approved call
+// the executor refused because its target changed after it was staged
+// (the file was replaced, the room is gone): it did not run.
+const CodeTargetChanged = "target_changed"
 
 // OK builds a success envelope.
 func OK(data map[string]any) Envelope { return Envelope{Status: "ok", Data: data} }

@@ -64,6 +64,24 @@ type Stager interface {
 	Stage(ctx context.Context, call sb.ToolCall, reason string) (sb.Envelope, error)
 }
 
+// Allower is implemented by a Stager that keeps allowances
+// (approvals.Service): Allowed reports the active allowance that lets a
+// call run without a new approval.
+type Allower interface {
+	Allowed(ctx context.Context, call sb.ToolCall) (sb.Allowance, bool)
+}
+
+// Fingerprinter is implemented by tools whose staged calls act on a target
+// that may change while a human decides: Fingerprint describes the target
+// now (a file's etag, a room's id) in words a person and a model can read,
+// "" when the action has none worth checking. It is taken once when a call
+// is staged and once more, just before the approved call runs; a different
+// answer, or ENOTFOUND (the target is gone), refuses the call. Any other
+// error means it cannot tell, and the call runs (the tool checks anyway).
+type Fingerprinter interface {
+	Fingerprint(ctx context.Context, call sb.ToolCall) (string, error)
+}
+
 // SetStager connects the approvals flow. Without one, approve answers a
 // pending_approval envelope and nothing is kept. (A setter, because the
 // approvals flow needs the Executor to run what was approved.)
@@ -323,6 +341,17 @@ func (x *Executor) decideAndRun(ctx context.Context, tool sb.Tool, call sb.ToolC
 	if call.Approved && entry.Decision != sb.DecisionDeny {
 		// A human's yes let it run, not a rule: say so, and whose yes.
 		entry.Decision, entry.ApprovalID, entry.DecidedBy = sb.DecisionApproved, call.ApprovalID, call.ApprovedBy
+		if refused, ok := x.targetChanged(ctx, tool, call); ok {
+			entry.Outcome = sb.OutcomeRejected
+			return refused
+		}
+	}
+	if entry.Decision == sb.DecisionApprove {
+		if al, ok := x.allowed(ctx, call); ok {
+			// A human's earlier yes for this place covers it: run it now.
+			entry.Decision, entry.ApprovalID = sb.DecisionAllowed, al.ApprovalID
+			entry.DecidedBy = "allowance " + al.ID + " granted by " + al.GrantedBy
+		}
 	}
 	switch entry.Decision {
 	case sb.DecisionDeny:
@@ -331,6 +360,7 @@ func (x *Executor) decideAndRun(ctx context.Context, tool sb.Tool, call sb.ToolC
 	case sb.DecisionApprove:
 		entry.Outcome = sb.OutcomePending
 		if x.stage != nil {
+			call.Target = x.fingerprint(ctx, tool, call)
 			env, err := x.stage.Stage(ctx, call, fmt.Sprintf("%s asked for %s.%s during run %s", call.AgentID, call.Tool, call.Action, call.Run.RunID))
 			if err != nil {
 				entry.Outcome = sb.OutcomeError
@@ -351,6 +381,58 @@ func (x *Executor) decideAndRun(ctx context.Context, tool sb.Tool, call sb.ToolC
 		entry.Outcome = sb.OutcomeError
 	}
 	return env
+}
+
+// allowed asks the stager for an allowance that covers call.
+func (x *Executor) allowed(ctx context.Context, call sb.ToolCall) (sb.Allowance, bool) {
+	a, ok := x.stage.(Allower)
+	if !ok {
+		return sb.Allowance{}, false
+	}
+	return a.Allowed(ctx, call)
+}
+
+// fingerprint is the target of a call about to be staged; "" when the
+// tool records none or cannot tell now.
+func (x *Executor) fingerprint(ctx context.Context, tool sb.Tool, call sb.ToolCall) string {
+	f, ok := tool.(Fingerprinter)
+	if !ok {
+		return ""
+	}
+	fp, err := f.Fingerprint(ctx, call)
+	if err != nil {
+		x.log.WarnContext(ctx, "target of a staged call not recorded; it will not be re-checked", "tool", call.Tool,
+			"action", call.Action, "runId", call.Run.RunID, "err", err)
+		return ""
+	}
+	return fp
+}
+
+// targetChanged refuses an approved call whose target is not what it was
+// when the call was staged (one look at the target).
+func (x *Executor) targetChanged(ctx context.Context, tool sb.Tool, call sb.ToolCall) (sb.Envelope, bool) {
+	f, ok := tool.(Fingerprinter)
+	if !ok || call.Target == "" {
+		return sb.Envelope{}, false
+	}
+	now, err := f.Fingerprint(ctx, call)
+	var why string
+	switch {
+	case sb.ErrorCode(err) == sb.ENOTFOUND:
+		why = "it no longer exists (when it was asked it was " + call.Target + ")"
+	case err != nil:
+		x.log.WarnContext(ctx, "target of an approved call could not be re-checked; it runs", "tool", call.Tool,
+			"action", call.Action, "approvalId", call.ApprovalID, "err", err)
+		return sb.Envelope{}, false
+	case now == call.Target:
+		return sb.Envelope{}, false
+	default:
+		why = "when it was asked it was " + call.Target + "; now it is " + now
+	}
+	env := sb.Fail(fmt.Sprintf("%s.%s was approved, but its target changed since it was asked: %s. It did not run; "+
+		"look at the target again and ask anew if the action is still right.", call.Tool, call.Action, why))
+	env.Data = map[string]any{"code": sb.CodeTargetChanged}
+	return env, true
 }
 
 // safeInvoke turns a panicking tool into an error envelope: a bug in one tool

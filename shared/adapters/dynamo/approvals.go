@@ -70,6 +70,10 @@ type approvalItem struct {
 	Client   string       `dynamodbav:"client,omitempty"`
 	Reason   string       `dynamodbav:"reason,omitempty"`
 	ReplyTo  *replyToItem `dynamodbav:"replyTo,omitempty"`
+	// DenyReason, AllowanceID and Target: see switchboard.Approval.
+	DenyReason  string `dynamodbav:"denyReason,omitempty"`
+	AllowanceID string `dynamodbav:"allowanceId,omitempty"`
+	Target      string `dynamodbav:"target,omitempty"`
 	// Context is how approvals stored before ReplyTo was typed kept it:
 	// JSON {"replyTo":{…}}. Only read (an approval lives at most its TTL
 	// plus the retention).
@@ -155,6 +159,7 @@ func toApprovalItem(a switchboard.Approval) (map[string]types.AttributeValue, er
 		PK: pk, SK: sk, ID: a.ID, AgentID: a.AgentID, Tool: a.Tool, Action: a.Action,
 		Args: string(a.Args), ArgsHash: a.ArgsHash, Run: toRunItem(a.Run), Origin: a.Origin, Client: a.Client,
 		Reason: a.Reason, ReplyTo: toReplyToItem(a.ReplyTo),
+		DenyReason: a.DenyReason, AllowanceID: a.AllowanceID, Target: a.Target,
 		CreatedAt: timeKey(a.CreatedAt), Expires: timeKey(a.ExpiresAt), Status: string(a.Status),
 		DecidedBy: a.DecidedBy, Notice: string(a.Notice), TaskToken: a.TaskToken,
 		ExpiresAt: a.ExpiresAt.Add(approvalRetention).Unix(),
@@ -188,7 +193,7 @@ func fromApprovalItem(av map[string]types.AttributeValue) (switchboard.Approval,
 		ID: it.ID, AgentID: it.AgentID, Tool: it.Tool, Action: it.Action,
 		Args: json.RawMessage(it.Args), ArgsHash: it.ArgsHash, Run: it.Run.run(), Origin: it.Origin, Client: it.Client,
 		Reason: it.Reason, Status: switchboard.ApprovalStatus(it.Status), DecidedBy: it.DecidedBy,
-		TaskToken: it.TaskToken,
+		TaskToken: it.TaskToken, DenyReason: it.DenyReason, AllowanceID: it.AllowanceID, Target: it.Target,
 	}
 	a.ReplyTo = it.ReplyTo.replyTo()
 	if a.ReplyTo == nil && it.Context != "" {

@@ -194,3 +194,7 @@ func TestApprovalReplyToIsTypedAndOldContextIsRead(t *testing.T) {
 		t.Fatalf("old row after a decision: ReplyTo %+v (err %v), want %+v", got.ReplyTo, err, want)
 	}
 }
+
+func TestAllowanceStoreContract(t *testing.T) {
+	storetest.RunAllowanceStore(t, func(t *testing.T) switchboard.AllowanceStore { return newStore(t).Allowances() })
+}

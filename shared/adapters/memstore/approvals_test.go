@@ -18,3 +18,7 @@ func TestApprovalsZeroValueIsReady(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestAllowanceStoreContract(t *testing.T) {
+	storetest.RunAllowanceStore(t, func(*testing.T) switchboard.AllowanceStore { return memstore.NewAllowances() })
+}

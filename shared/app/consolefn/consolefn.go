@@ -44,6 +44,8 @@ func Handler(c *core.Core) (http.Handler, error) {
 		SessionHours: in.Console.SessionHours,
 		Reader:       consoleReader{Store: c.Store, AgentMessages: c.Store.AgentMessages(notShown{})},
 		Approvals:    c.Store.Approvals(),
+		Allowances:   c.Store.Allowances(),
+		Audit:        c.Store,
 		Health:       c.Store.KV(),
 		HealthKey:    core.RocketChatHealthKey,
 		Sessions:     own.KV(),

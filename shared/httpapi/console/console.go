@@ -71,6 +71,12 @@ type Options struct {
 	// decision ("approve" or "deny"); the console links to it and adds no
 	// way of its own to decide. Nil: no links.
 	ApprovalLink func(a sb.Approval, decision string) string
+	// Allowances are the "approve, and allow for N hours" grants: the
+	// approvals page lists the active ones with a revoke button (a POST
+	// with the CSRF token). Nil: the page lists none. Audit receives the
+	// revoke's entry (in the chain the allowance was granted in).
+	Allowances sb.AllowanceStore
+	Audit      sb.AuditStore
 	// Health reads the Rocket.Chat health state (HealthKey).
 	Health interface {
 		Get(ctx context.Context, key string) (string, bool, error)
@@ -160,6 +166,7 @@ func New(o Options) (*Console, error) {
 	mux.HandleFunc("GET /console/{$}", c.authed(c.conversations))
 	mux.HandleFunc("GET /console/chain", c.authed(c.chain))
 	mux.HandleFunc("GET /console/approvals", c.authed(c.approvals))
+	mux.HandleFunc("POST /console/approvals", c.authed(c.revokeAllowance))
 	mux.HandleFunc("GET /console/health", c.authed(c.health))
 	mux.HandleFunc("GET /console/control", c.authed(c.controlConfirm))
 	mux.HandleFunc("POST /console/control", c.authed(c.controlDo))

@@ -259,15 +259,37 @@ type approvalView struct {
 }
 
 type approvalsView struct {
-	SetUp     bool
-	Approvals []approvalView
+	SetUp      bool
+	Approvals  []approvalView
+	Allowances []allowanceView
+	CSRF       string
+	Revoked    string // the allowance just revoked, to confirm it
+}
+
+type allowanceView struct {
+	sb.Allowance
+	AgentName, Where, Left string
 }
 
 // approvals lists what waits for a human, earliest expiry first, with the
 // signed links to the confirmation page (the same page Telegram links to:
 // the decision is a POST there, with the link's token).
 func (c *Console) approvals(w http.ResponseWriter, r *http.Request, s *session) {
-	v := approvalsView{SetUp: c.o.Approvals != nil}
+	v := approvalsView{SetUp: c.o.Approvals != nil, CSRF: s.csrf}
+	if id := r.URL.Query().Get("revoked"); sb.ValidApprovalID(id) {
+		v.Revoked = id
+	}
+	if c.o.Allowances != nil {
+		list, err := c.o.Allowances.List(r.Context(), c.o.Now())
+		if err != nil {
+			c.fail(w, r, err)
+			return
+		}
+		for _, a := range list {
+			v.Allowances = append(v.Allowances, allowanceView{Allowance: a, AgentName: c.agentName(a.AgentID),
+				Where: approvals.DescribeScope(a.Scope), Left: a.ExpiresAt.Sub(c.o.Now()).Round(time.Minute).String()})
+		}
+	}
 	if c.o.Approvals != nil {
 		open, err := c.o.Approvals.ListOpen(r.Context())
 		if err != nil {
@@ -289,6 +311,27 @@ func (c *Console) approvals(w http.ResponseWriter, r *http.Request, s *session) 
 		}
 	}
 	c.render(w, r, http.StatusOK, page{Title: "Approvals", Nav: "approvals", CSRF: s.csrf, Body: &v})
+}
+
+// revokeAllowance ends one allowance (form field "revoke": its id) and
+// audits it as revoked by the console; then the approvals page again.
+func (c *Console) revokeAllowance(w http.ResponseWriter, r *http.Request, _ *session) {
+	if c.o.Allowances == nil {
+		c.fail(w, r, sb.E("console.revoke", sb.ENOTFOUND, "allowances are not set up on this instance"))
+		return
+	}
+	id := r.PostFormValue("revoke")
+	al, err := approvals.RevokeAllowance(r.Context(), c.o.Allowances, c.o.Audit, id, "console", c.o.Now())
+	if err != nil && al.ID == "" {
+		c.fail(w, r, err)
+		return
+	}
+	if err != nil {
+		c.o.Log.ErrorContext(r.Context(), "allowance revoked, audit entry missing", "allowanceId", al.ID, "err", err)
+	}
+	c.o.Log.InfoContext(r.Context(), "allowance revoked from the console", "allowanceId", al.ID, "agent", al.AgentID,
+		"tool", al.Tool, "action", al.Action, "scope", al.Scope)
+	http.Redirect(w, r, "/console/approvals?revoked="+url.QueryEscape(al.ID), http.StatusSeeOther)
 }
 
 // linkToken is the token parameter of a link.

@@ -430,6 +430,44 @@ func (v *approvalsView) write(w *safehtml.Writer) {
 		}
 		w.M("</section>\n")
 	}
+	v.writeAllowances(w)
+}
+
+// writeAllowances lists the active allowances, each with a revoke form.
+func (v *approvalsView) writeAllowances(w *safehtml.Writer) {
+	w.M("<h1 id=\"allowances\">Allowances</h1>\n")
+	if v.Revoked != "" {
+		w.M("<p class=\"notice\">Allowance ")
+		w.Text(v.Revoked)
+		w.M(" is revoked: the next such call asks again.</p>\n")
+	}
+	if len(v.Allowances) == 0 {
+		w.M("<p class=\"empty\">No allowance is active. An approver grants one with \u201cApprove, and allow\u201d on an approval page.</p>\n")
+		return
+	}
+	w.M("<table class=\"allowances\">\n<tr><th>Agent</th><th>Action</th><th>Where</th><th>Granted by</th><th>Expires</th><th></th></tr>\n")
+	for _, a := range v.Allowances {
+		w.M("<tr")
+		w.Attr("id", "allowance-"+a.ID)
+		w.M("><td>")
+		w.Text(a.AgentName)
+		w.M("</td><td><code>")
+		w.Texts(a.Tool, ".", a.Action)
+		w.M("</code></td><td>")
+		w.Text(a.Where)
+		w.M("</td><td>")
+		w.Texts(a.GrantedBy, " (approval ", a.ApprovalID, ") · ")
+		w.M("<a")
+		w.Href("href", safehtml.Path("/console/chain", url.Values{"root": {a.Run.RootRunID}}))
+		w.M(">chain</a></td><td>")
+		w.Texts(stamp(a.ExpiresAt), " (in ", a.Left, ")")
+		w.M("</td><td><form method=\"post\" action=\"/console/approvals\"><input type=\"hidden\" name=\"csrf\"")
+		w.Attr("value", v.CSRF)
+		w.M("><input type=\"hidden\" name=\"revoke\"")
+		w.Attr("value", a.ID)
+		w.M("><button type=\"submit\">Revoke</button></form></td></tr>\n")
+	}
+	w.M("</table>\n")
 }
 
 // --- health ---------------------------------------------------------------

@@ -162,6 +162,10 @@ type Approvals struct {
 	SigningKey          string   `yaml:"signingKey"` // secret; HMAC-SHA256 key
 	TTLHours            int      `yaml:"ttlHours"`   // default 24
 	ApproverTelegramIDs []string `yaml:"approverTelegramIds"`
+	// AllowForHours are the choices of "approve, and allow the same action
+	// in this room / folder for N hours" on the approval page; default
+	// [1, 4, 24]; each above 0 and at most 168 (fractions are fine).
+	AllowForHours []float64 `yaml:"allowForHours"`
 }
 
 // Dev configures `switchboard dev` only; deployments ignore it.

@@ -140,6 +140,17 @@ func validate(c *Config, ps *problems) {
 	checkUSD(ps, "instance.chainBudgetUsd", in.ChainBudgetUSD, "use a USD amount from 0 to 100000 (0 = no chain budget)")
 	checkRange(ps, "instance.console.sessionHours", in.Console.SessionHours, 1, 168, "a console login lasts this many hours")
 	checkRange(ps, "instance.approvals.ttlHours", in.Approvals.TTLHours, 1, 720, "approval links expire after this many hours")
+	seenHours := map[float64]bool{}
+	for i, h := range in.Approvals.AllowForHours {
+		switch {
+		case h <= 0 || h > 168:
+			ps.at(indexPath("instance.approvals.allowForHours", i), fmt.Sprintf("%v is out of range", h),
+				"use hours above 0 and at most 168 (fractions are fine: 0.5 is 30 minutes)")
+		case seenHours[h]:
+			ps.at(indexPath("instance.approvals.allowForHours", i), fmt.Sprintf("%v is listed twice", h), "list each choice once")
+		}
+		seenHours[h] = true
+	}
 	for i, id := range in.Approvals.ApproverTelegramIDs {
 		if !telegramIDRe.MatchString(id) {
 			ps.at(indexPath("instance.approvals.approverTelegramIds", i), fmt.Sprintf("%q is not a Telegram user id", shorten(id)),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -229,4 +230,27 @@ func (t *Tool) Condition(call sb.ToolCall) string {
 		return "public"
 	}
 	return "public_not_allowed"
+}
+
+// Fingerprint describes the file or folder a delete or share acts on (its
+// etag, from one PROPFIND), so that an approved call on an entry replaced
+// meanwhile is refused; ENOTFOUND when it is gone; "" for the other
+// actions.
+func (t *Tool) Fingerprint(ctx context.Context, call sb.ToolCall) (string, error) {
+	if call.Action != "delete" && call.Action != "share" {
+		return "", nil
+	}
+	c, err := t.invocation(ctx, call, true)
+	if err != nil {
+		return "", nil
+	}
+	p, err := c.pathArg()
+	if err != nil {
+		return "", nil
+	}
+	info, err := c.nc.Stat(ctx, p)
+	if err != nil {
+		return "", fmt.Errorf("nextcloud fingerprint %s: %w", c.scope.show(p), err)
+	}
+	return fmt.Sprintf("%s with etag %s", c.scope.show(p), info.ETag), nil
 }

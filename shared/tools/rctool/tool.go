@@ -2,6 +2,7 @@ package rctool
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -208,4 +209,37 @@ func (t *Tool) Condition(call sb.ToolCall) string {
 	}
 	// Allowed, or unknown/unreachable: Invoke answers with the precise error.
 	return ""
+}
+
+// Fingerprint names the room a send_file acts on (its id, from one lookup),
+// so that an approved upload into a room that is gone is refused
+// (ENOTFOUND) and one whose name now means another room too; "" for the
+// other actions.
+func (t *Tool) Fingerprint(ctx context.Context, call sb.ToolCall) (string, error) {
+	if call.Action != "send_file" {
+		return "", nil
+	}
+	agent, ok := t.clients(call.AgentID)
+	if !ok || agent.Client == nil {
+		return "", nil
+	}
+	var a struct {
+		Room *string `json:"room"`
+	}
+	if err := decodeLoose(call.Args, &a); err != nil {
+		return "", nil
+	}
+	arg := agent.DefaultRoom
+	if a.Room != nil {
+		arg = *a.Room
+	}
+	if strings.TrimSpace(arg) == "" {
+		return "", nil
+	}
+	c := &invocation{t: t, ctx: ctx, call: call, agent: agent, op: "rctool.fingerprint"}
+	r, err := c.resolve(arg, false)
+	if err != nil {
+		return "", fmt.Errorf("rocketchat fingerprint %s: %w", arg, err)
+	}
+	return fmt.Sprintf("room %s (id %s)", r.display(), r.ID), nil
 }

@@ -436,3 +436,30 @@ func humanBytes(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// Fingerprint describes the file a delete acts on (size and modification
+// time, from one listing of the store), so that an approved delete of a
+// file replaced meanwhile is refused; ENOTFOUND when it is gone; "" for
+// the other actions.
+func (t *Tool) Fingerprint(ctx context.Context, call sb.ToolCall) (string, error) {
+	if call.Action != "delete" {
+		return "", nil
+	}
+	var a deleteArgs
+	if err := decodeArgs(call, &a); err != nil || a.Path == nil {
+		return "", nil
+	}
+	c := &invocation{t: t, ctx: ctx, call: call}
+	key, ref, err := c.resolve(*a.Path)
+	if err != nil {
+		return "", nil
+	}
+	blobs, err := t.store.List(ctx, key, 1)
+	if err != nil {
+		return "", fmt.Errorf("workspace fingerprint %s: %w", ref, err)
+	}
+	if len(blobs) != 1 || blobs[0].Key != key {
+		return "", sb.E("workspace.fingerprint", sb.ENOTFOUND, ref+" does not exist")
+	}
+	return fmt.Sprintf("file %s of %d bytes, modified %s", ref, blobs[0].Size, blobs[0].Modified.UTC().Format(time.RFC3339Nano)), nil
+}

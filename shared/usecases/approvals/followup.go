@@ -38,12 +38,23 @@ func FollowUpText(a Approval) string {
 				"If it is still needed, ask again.", what, who, when)
 			break
 		}
+		if code, _ := a.Result.Data["code"].(string); code == TargetChangedCode {
+			head = fmt.Sprintf("Your request %s was approved by %s at %s, but it did not run: its target changed after you asked "+
+				"(the answer below says how). Look at the target again; if the action is still right, ask again.", what, who, when)
+			withResult = true
+			break
+		}
 		head = fmt.Sprintf("Your request %s was approved by %s at %s, but the action failed; the tool's answer is below. "+
 			"Do not simply repeat it (that would need a new approval); tell the human what went wrong if it matters.", what, who, when)
 		withResult = true
 	case StatusDenied:
 		head = fmt.Sprintf("Your request %s was denied by %s at %s. It did not run. Do not try it again; "+
 			"if it still matters, tell the human what you wanted to do and why, or find another way.", what, who, when)
+		if a.DenyReason != "" {
+			head += " The human said why (below, as \"reason for the denial\"); take it into account."
+		} else {
+			head += " No reason was given."
+		}
 	case StatusExpired:
 		head = fmt.Sprintf("Nobody decided on your request %s before it expired at %s. It did not run. "+
 			"If it is still needed, ask again and tell the human why it matters.", what, a.ExpiresAt.UTC().Format(time.RFC3339))
@@ -58,6 +69,9 @@ func FollowUpText(a Approval) string {
 	body.WriteString("args: " + scrub.Cap(string(args), followUpArgs))
 	if a.Reason != "" {
 		body.WriteString("\nreason given: " + scrub.Cap(a.Reason, 500))
+	}
+	if a.Status == StatusDenied && a.DenyReason != "" {
+		body.WriteString("\nreason for the denial: " + scrub.Cap(a.DenyReason, maxDenyReason+3))
 	}
 	if withResult {
 		res, err := json.Marshal(a.Result)

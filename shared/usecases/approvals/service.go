@@ -79,6 +79,14 @@ type Options struct {
 	TTL           time.Duration // default DefaultTTL
 	StuckAfter    time.Duration // default DefaultStuckAfter
 	StartWithin   time.Duration // default DefaultStartWithin
+	// Allowances keep "approve, and allow for N hours" grants; nil offers
+	// no such choice. AllowForHours are the choices (default
+	// DefaultAllowForHours; each above 0 and at most MaxAllowForHours).
+	Allowances    sb.AllowanceStore
+	AllowForHours []float64
+	// Audit receives the flow's own entries in the asking run's chain: a
+	// denial with its reason, an allowance granted. Nil: only the log.
+	Audit sb.AuditStore
 	// Scrub masks what the confirmation page shows; nil masks the
 	// well-known secret patterns only.
 	Scrub Scrubber
@@ -115,6 +123,10 @@ type Service struct {
 	scrub      Scrubber
 	now        func() time.Time
 	log        *slog.Logger
+
+	allowances sb.AllowanceStore
+	allowHours []float64
+	auditStore sb.AuditStore
 }
 
 // New checks o and builds the Service (once per cold start).
@@ -126,6 +138,9 @@ func New(o Options) (*Service, error) {
 	case o.TTL < 0 || o.StuckAfter < 0 || o.StartWithin < 0:
 		return nil, sb.E(op, sb.EINVALID, "approval TTL, stuck-after and start-within must not be negative")
 	}
+	if err := CheckAllowForHours(o.AllowForHours); err != nil {
+		return nil, err
+	}
 	u, err := url.Parse(o.PublicBaseURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return nil, sb.E(op, sb.EINVALID,
@@ -133,7 +148,11 @@ func New(o Options) (*Service, error) {
 	}
 	s := &Service{store: o.Store, signer: o.Signer, exec: o.Executor, notifier: o.Notifier, waker: o.Waker,
 		base: strings.TrimRight(o.PublicBaseURL, "/"), ttl: o.TTL, stuckAfter: o.StuckAfter, startIn: o.StartWithin,
-		scrub: o.Scrub, now: o.Now, log: o.Log, tokens: o.Tokens}
+		scrub: o.Scrub, now: o.Now, log: o.Log, tokens: o.Tokens,
+		allowances: o.Allowances, allowHours: o.AllowForHours, auditStore: o.Audit}
+	if len(s.allowHours) == 0 {
+		s.allowHours = DefaultAllowForHours
+	}
 	if s.ttl == 0 {
 		s.ttl = DefaultTTL
 	}
@@ -208,7 +227,7 @@ func (s *Service) Stage(ctx context.Context, call sb.ToolCall, reason string) (s
 		Run: call.Run, Origin: call.Origin, Client: call.Client, Reason: scrub.Cap(reason, maxReason),
 		ReplyTo:   call.ReplyTo.Clone(),
 		CreatedAt: now, ExpiresAt: now.Add(s.ttl).Truncate(time.Second),
-		Status: StatusPending, TaskToken: sb.TaskTokenFrom(ctx),
+		Status: StatusPending, TaskToken: sb.TaskTokenFrom(ctx), Target: call.Target,
 	}
 	if err := s.store.Create(ctx, a); err != nil {
 		s.log.ErrorContext(ctx, "approval could not be stored", s.attrs(a, "err", err)...)
@@ -408,6 +427,22 @@ func (s *Service) Preview(ctx context.Context, id, decision, token string) (Prev
 // are told. The error is non-nil only when the store failed before
 // anything was decided.
 func (s *Service) DecideByLink(ctx context.Context, id, decision, token string) (Outcome, error) {
+	return s.DecideByLinkWith(ctx, id, decision, token, Extra{})
+}
+
+// Extra is what a human may add to a decision on the confirmation page:
+// a reason with a deny, or hours to allow the same action in the same
+// room or folder for with an approve (one of AllowChoices).
+type Extra struct {
+	DenyReason string
+	AllowHours float64
+}
+
+// DecideByLinkWith is DecideByLink with the page's extras. A reason is
+// kept with a deny only (scrubbed, capped); hours are taken with an
+// approve only and must be one of the approval's AllowChoices, else
+// nothing is decided (KindMalformed).
+func (s *Service) DecideByLinkWith(ctx context.Context, id, decision, token string, x Extra) (Outcome, error) {
 	a, d, refused, err := s.checkLink(ctx, id, decision, token)
 	if err != nil || refused != nil {
 		if refused != nil {
@@ -416,7 +451,25 @@ func (s *Service) DecideByLink(ctx context.Context, id, decision, token string) 
 		}
 		return Outcome{}, err
 	}
-	return s.decide(ctx, a, d, DecidedByLink)
+	if d == Approve && x.AllowHours != 0 && !offered(s.AllowChoices(a), x.AllowHours) {
+		return refusal(KindMalformed, Approval{}, "That allowance is not one this approval offers; use the buttons on the approval page."+nothingChanged), nil
+	}
+	if d != Approve {
+		x.AllowHours = 0
+	}
+	if d != Deny {
+		x.DenyReason = ""
+	}
+	return s.decide(ctx, a, d, DecidedByLink, x)
+}
+
+func offered(choices []float64, h float64) bool {
+	for _, c := range choices {
+		if c == h {
+			return true
+		}
+	}
+	return false
 }
 
 // DecideByCallback decides from a Telegram inline button: data is the
@@ -446,7 +499,7 @@ func (s *Service) DecideByCallback(ctx context.Context, data, userID string, app
 	if !s.now().Before(a.ExpiresAt) {
 		return expired(a), nil
 	}
-	return s.decide(ctx, a, d, "telegram:"+userID)
+	return s.decide(ctx, a, d, "telegram:"+userID, Extra{})
 }
 
 // isApprover compares userID with every approver over SHA-256 digests in
@@ -476,17 +529,24 @@ func isApprover(userID string, approvers []string) bool {
 // If the job cannot be queued the approval is closed at once as failed
 // (it did not run) and the agent is told; if it is queued but never
 // starts, ExpireDue closes it the same way after StartWithin.
-func (s *Service) decide(ctx context.Context, a Approval, d Decision, by string) (Outcome, error) {
+func (s *Service) decide(ctx context.Context, a Approval, d Decision, by string, extra Extra) (Outcome, error) {
 	now := s.now().UTC()
 	to := StatusDenied
 	if d == Approve {
 		to = StatusApproved
 	}
 	exec := sb.NewRun(a.AgentID, &a.Run, now)
+	allowID := ""
+	if to == StatusApproved && extra.AllowHours > 0 {
+		allowID = NewID()
+	}
 	won, err := s.store.Transition(ctx, a.ID, StatusPending, to, func(x *Approval) {
 		x.DecidedBy, x.DecidedAt = by, now
 		if to == StatusApproved {
-			x.ExecRun = exec
+			x.ExecRun, x.AllowanceID = exec, allowID
+		}
+		if to == StatusDenied {
+			x.DenyReason = s.cleanDenyReason(extra.DenyReason)
 		}
 	})
 	switch sb.ErrorCode(err) {
@@ -505,11 +565,23 @@ func (s *Service) decide(ctx context.Context, a Approval, d Decision, by string)
 	// From here on the decision is recorded: finish even if the caller
 	// goes away.
 	ctx = context.WithoutCancel(ctx)
-	s.log.InfoContext(ctx, "approval decided", s.attrs(won, "decision", string(d), "decidedBy", by)...)
+	s.log.InfoContext(ctx, "approval decided", s.attrs(won, "decision", string(d), "decidedBy", by, "denyReason", won.DenyReason)...)
+	allowed := ""
+	if allowID != "" {
+		if s.grant(ctx, won, allowID, extra.AllowHours) {
+			allowed = fmt.Sprintf(" %s may run %s.%s in %s without asking for %s (allowance %s; revoke it on the console's approvals page).",
+				won.AgentID, won.Tool, won.Action, DescribeScope(ScopeOf(won.Tool, won.Args)), DescribeHours(extra.AllowHours), allowID)
+		} else {
+			allowed = " The allowance for later calls could not be stored; only this call was approved."
+		}
+	}
 	if won.TaskToken != "" && to == StatusApproved {
 		return s.resume(ctx, won), nil
 	}
 	if to == StatusDenied {
+		s.audit(ctx, sb.AuditEntry{Run: won.Run, AgentID: won.AgentID, Tool: won.Tool, Action: won.Action, Args: "{}",
+			Decision: sb.DecisionDeny, Outcome: sb.OutcomeDenied, ApprovalID: won.ID, DecidedBy: won.DecidedBy,
+			Error: denialText(won)})
 		informed := s.finish(ctx, won)
 		return Outcome{Kind: KindDenied, Approval: won, AgentInformed: informed,
 			Message: fmt.Sprintf("Denied. %s.%s did not run.%s", won.Tool, won.Action, informedText(won, informed))}, nil
@@ -536,10 +608,10 @@ func (s *Service) decide(ctx context.Context, a Approval, d Decision, by string)
 	}
 	if sb.NobodyWakes(won.Origin) { // no agent waits for it
 		return Outcome{Kind: KindApproved, Approval: won, Message: fmt.Sprintf(
-			"Approved. %s.%s is running now; its result will be recorded with the approval.", won.Tool, won.Action)}, nil
+			"Approved. %s.%s is running now; its result will be recorded with the approval.%s", won.Tool, won.Action, allowed)}, nil
 	}
 	return Outcome{Kind: KindApproved, Approval: won, AgentInformed: true, Message: fmt.Sprintf(
-		"Approved. %s.%s is running now; %s will report back with the result.", won.Tool, won.Action, won.AgentID)}, nil
+		"Approved. %s.%s is running now; %s will report back with the result.%s", won.Tool, won.Action, won.AgentID, allowed)}, nil
 }
 
 // Execute runs the approved call of approval id, once (the agent-worker's
@@ -623,7 +695,8 @@ func (s *Service) invoke(ctx context.Context, a Approval) (env sb.Envelope) {
 		origin = sb.OriginAgent
 	}
 	return s.exec.Invoke(ctx, sb.ToolCall{AgentID: a.AgentID, Tool: a.Tool, Action: a.Action,
-		Args: a.Args, Run: a.ExecRun, Origin: origin, Client: a.Client, Approved: true, ApprovalID: a.ID, ApprovedBy: a.DecidedBy})
+		Args: a.Args, Run: a.ExecRun, Origin: origin, Client: a.Client, Approved: true, ApprovalID: a.ID, ApprovedBy: a.DecidedBy,
+		Target: a.Target})
 }
 
 // recordResult writes executing → final, retrying a store that is briefly

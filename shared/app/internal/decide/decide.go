@@ -101,6 +101,9 @@ func (d *Decide) setupApprovals() error {
 		Tokens:        TaskTokens{Core: c},
 		PublicBaseURL: base,
 		TTL:           time.Duration(cfg.Approvals.TTLHours) * time.Hour,
+		Allowances:    c.Store.Allowances(),
+		AllowForHours: cfg.Approvals.AllowForHours,
+		Audit:         c.Store,
 		Scrub:         c.Scrubber,
 		Log:           c.Log,
 	})
