@@ -79,15 +79,6 @@ type poolJob struct {
 	runs int
 }
 
-// lane is the queue a job waits in: its agent's, so that one agent's runs
-// never overlap; an approved call's job has a lane of its own.
-func lane(job sb.WakeJob) string {
-	if job.ApprovalID != "" {
-		return "approval#" + job.ApprovalID
-	}
-	return "agent#" + job.AgentID
-}
-
 // NewPool starts workers goroutines. queue bounds the jobs waiting; Dispatch
 // refuses (EUNAVAILABLE) when it is full rather than blocking a webhook.
 func NewPool(workers, queue int, handle func(context.Context, sb.WakeJob) error, log *slog.Logger) *Pool {
@@ -158,7 +149,7 @@ func (p *Pool) next() (poolJob, bool) {
 func (p *Pool) done(job sb.WakeJob) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	l := lane(job)
+	l := job.Lane()
 	delete(p.running, l)
 	if len(p.lanes[l]) > 0 {
 		p.ready = append(p.ready, l)
@@ -174,7 +165,7 @@ func (p *Pool) enqueueLocked(pj poolJob) bool {
 	if p.queued >= p.limit {
 		return false
 	}
-	l := lane(pj.job)
+	l := pj.job.Lane()
 	p.lanes[l] = append(p.lanes[l], pj)
 	p.queued++
 	if len(p.lanes[l]) == 1 && !p.running[l] {
