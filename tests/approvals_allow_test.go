@@ -252,7 +252,7 @@ func TestApproveAndAllowCoversTheSameFolderUntilRevoked(t *testing.T) {
 	}
 
 	// Revoke from the console: the folder asks again.
-	c := consoleLogin(t, d)
+	c := consoleSession(t, d)
 	status, body := consoleGet(t, c, d.base+"/console/approvals")
 	row := regexp.MustCompile(`name="revoke" value="([^"]+)"`).FindStringSubmatch(body)
 	if status != 200 || row == nil || !strings.Contains(body, "folder personal:/drafts/") {
@@ -327,22 +327,13 @@ func TestApprovedDeleteOfAReplacedFileIsRefused(t *testing.T) {
 	}
 }
 
-func consoleLogin(t *testing.T, d *devServer) *http.Client {
+// consoleSession is a client logged into the console (consoleLogin).
+func consoleSession(t *testing.T, d *devServer) *http.Client {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
-	_, form := consoleGet(t, c, d.base+"/console/login")
-	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(form)
-	if m == nil {
-		t.Fatalf("no login form:\n%s", form)
-	}
-	res, err := c.PostForm(d.base+"/console/login", url.Values{"csrf": {m[1]}, "password": {allowConsolePassword}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != 200 {
-		t.Fatalf("login = %d", res.StatusCode)
+	if status, _ := consoleLogin(t, d, c, allowConsolePassword); status != 200 {
+		t.Fatalf("login = %d", status)
 	}
 	return c
 }

@@ -30,6 +30,10 @@ type hangingModel struct {
 	limited int           // answer this many requests 429 with Retry-After: 2
 	started chan struct{} // closed when the first hanging request came in
 	once    sync.Once
+	// think is how long an answer takes; inFlight and maxInFlight count
+	// the requests being answered at once.
+	think                 time.Duration
+	inFlight, maxInFlight int
 }
 
 func newHangingModel(t *testing.T, hang int) *hangingModel {
@@ -73,6 +77,15 @@ func newHangingModel(t *testing.T, hang int) *hangingModel {
 			}
 			return
 		}
+		m.mu.Lock()
+		think := m.think
+		m.inFlight++
+		m.maxInFlight = max(m.maxInFlight, m.inFlight)
+		m.mu.Unlock()
+		time.Sleep(think) // the model thinking
+		m.mu.Lock()
+		m.inFlight--
+		m.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
 			"id": fmt.Sprint("c", n), "object": "chat.completion",

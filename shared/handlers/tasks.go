@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -69,11 +72,65 @@ func URLWithTasks(url any, tasks Tasks) any {
 	})
 }
 
-// AgentWorkerWithTasks is AgentWorker that also serves tasks.
-func AgentWorkerWithTasks(w *wake.Worker, tasks Tasks) any {
-	return withTasks(tasks, func(ctx context.Context, job *sb.WakeJob) (any, error) {
-		return nil, w.Handle(ctx, *job)
+// AgentWorkerWithTasks is AgentWorker that also serves tasks, and the
+// wake queue's SQS events (see WakeQueueEvents); retry may be nil where no
+// queue feeds the function.
+func AgentWorkerWithTasks(w *wake.Worker, tasks Tasks, retry WakeRetry) any {
+	return withTasks(tasks, func(ctx context.Context, job *wakeEvent) (any, error) {
+		if len(job.Records) > 0 {
+			return WakeQueueEvents(ctx, w, retry, job.Records)
+		}
+		return nil, w.Handle(ctx, job.WakeJob)
 	})
+}
+
+// wakeEvent is what the agent-worker is invoked with: a wake job (an async
+// invoke), or the wake queue's batch of them (an SQS event).
+type wakeEvent struct {
+	sb.WakeJob
+	Records []events.SQSMessage `json:"Records"`
+}
+
+// WakeRetry makes a failed wake's queue message come again after delay.
+type WakeRetry interface {
+	RetryIn(ctx context.Context, receipt string, delay time.Duration) error
+}
+
+// WakeQueueEvents runs the wake jobs of one SQS batch from the wake queue
+// (a FIFO queue grouped by agent) in order. A job that failed and may be
+// tried again is reported as a batch item failure, together with the rest
+// of the batch (SQS then keeps the order of its group), and comes again
+// after the retry delay of its receive count — as Lambda's async retries
+// did; the worker counts its attempts in the job's claim and tells the
+// person on the last one.
+func WakeQueueEvents(ctx context.Context, w *wake.Worker, retry WakeRetry, records []events.SQSMessage) (events.SQSEventResponse, error) {
+	var out events.SQSEventResponse
+	for i, r := range records {
+		var job sb.WakeJob
+		if err := json.Unmarshal([]byte(r.Body), &job); err != nil {
+			// A body that is no job never becomes one: drop it, loudly.
+			slog.ErrorContext(ctx, "wake queue: a message is not a wake job; dropped", "messageId", r.MessageId, "err", err)
+			continue
+		}
+		err := w.Handle(ctx, job)
+		if err == nil {
+			continue
+		}
+		slog.WarnContext(ctx, "wake queue: the wake failed; it comes again", "agent", job.AgentID, "messageId", r.MessageId, "err", err)
+		if retry != nil {
+			n, _ := strconv.Atoi(r.Attributes["ApproximateReceiveCount"])
+			if n >= 1 && n <= len(wake.LambdaRetryDelays) {
+				if rerr := retry.RetryIn(context.WithoutCancel(ctx), r.ReceiptHandle, wake.LambdaRetryDelays[n-1]); rerr != nil {
+					slog.WarnContext(ctx, "wake queue: could not set the retry delay; the message comes again after the queue's visibility timeout", "err", rerr)
+				}
+			}
+		}
+		for _, rest := range records[i:] {
+			out.BatchItemFailures = append(out.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rest.MessageId})
+		}
+		break
+	}
+	return out, nil
 }
 
 // withTasks is a handler that runs a payload with an op as its Task and

@@ -24,6 +24,16 @@ type WakeJob struct {
 	ApprovalID string `json:"approvalId,omitempty"`
 }
 
+// Lane is the queue a job waits in: its agent's, so that one agent's runs
+// happen one after another in the order they came (the local pool's lanes,
+// the wake queue's message groups); an approved call has a lane of its own.
+func (j WakeJob) Lane() string {
+	if j.ApprovalID != "" {
+		return "approval-" + j.ApprovalID
+	}
+	return "agent-" + j.AgentID
+}
+
 // WakeJobClaim is the wake claims of a job and their owner. A retry of the
 // same job (same owner) begins them again; another owner's take-over ends
 // it.

@@ -32,5 +32,9 @@ func Build(ctx context.Context, getenv func(string) string) (any, error) {
 // Tasks that the agent-worker serves: running the asked agent and
 // recording its answer.
 func Handler(g *agents.Agents) any {
-	return handlers.AgentWorkerWithTasks(g.Worker, handlers.Tasks{askagent.OpRun: handlers.TaskOf(g.Answerer().Answer)})
+	var retry handlers.WakeRetry
+	if g.Core.WakeQueue != nil {
+		retry = g.Core.WakeQueue
+	}
+	return handlers.AgentWorkerWithTasks(g.Worker, handlers.Tasks{askagent.OpRun: handlers.TaskOf(g.Answerer().Answer)}, retry)
 }

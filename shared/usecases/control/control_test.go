@@ -24,11 +24,17 @@ func (n *notices) NotifyChain(_ context.Context, text string) error {
 
 type queue struct{ jobs []sb.WakeJob }
 
-func (q *queue) Dispatch(_ context.Context, j sb.WakeJob) error { q.jobs = append(q.jobs, j); return nil }
+func (q *queue) Dispatch(_ context.Context, j sb.WakeJob) error {
+	q.jobs = append(q.jobs, j)
+	return nil
+}
 
 type stops struct{ arns []string }
 
-func (s *stops) Stop(_ context.Context, arn, _ string) error { s.arns = append(s.arns, arn); return nil }
+func (s *stops) Stop(_ context.Context, arn, _ string) error {
+	s.arns = append(s.arns, arn)
+	return nil
+}
 
 // The in-memory store keeps expiries against the wall clock.
 var now = time.Now().UTC().Truncate(time.Second)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -152,8 +153,8 @@ func TestPoolCloseExpiredContextCancelsRuns(t *testing.T) {
 		cancelled <- ctx.Err()
 		return ctx.Err()
 	}, log)
-	for range 2 {
-		if err := p.Dispatch(context.Background(), sb.WakeJob{AgentID: "x"}); err != nil {
+	for _, agent := range []string{"x", "y"} { // two agents: their runs go side by side
+		if err := p.Dispatch(context.Background(), sb.WakeJob{AgentID: agent}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -238,5 +239,69 @@ func TestPoolIdleWaitsForJobsAndRetries(t *testing.T) {
 		if n == nil || *n.(*int) != want {
 			t.Errorf("%s ran %v times by Idle, want %d", id, n, want)
 		}
+	}
+}
+
+// Jobs of one agent run one after another, in the order they came, and
+// while one runs the other workers take other agents' jobs instead of
+// waiting on it.
+func TestPoolRunsOneAgentsJobsInOrderAndOthersAlongside(t *testing.T) {
+	log, _ := newLog()
+	var mu sync.Mutex
+	running := map[string]int{}
+	var order []string
+	overlap := false
+	release := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{})}
+	started := make(chan string, 16)
+	p := wake.NewPool(3, 16, func(ctx context.Context, j sb.WakeJob) error {
+		mu.Lock()
+		running[j.AgentID]++
+		if running[j.AgentID] > 1 {
+			overlap = true
+		}
+		order = append(order, j.Source)
+		mu.Unlock()
+		started <- j.Source
+		if j.AgentID == "a" {
+			<-release["a"]
+		}
+		mu.Lock()
+		running[j.AgentID]--
+		mu.Unlock()
+		return nil
+	}, log)
+	defer p.Close(context.Background())
+	for _, j := range []sb.WakeJob{{AgentID: "a", Source: "a1"}, {AgentID: "a", Source: "a2"}, {AgentID: "a", Source: "a3"}, {AgentID: "b", Source: "b1"}, {AgentID: "b", Source: "b2"}} {
+		if err := p.Dispatch(context.Background(), j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a1 holds agent a; b's two jobs run meanwhile on the other workers.
+	got := map[string]bool{}
+	for range 3 {
+		got[within(t, 5*time.Second, started, "a run")] = true
+	}
+	if !got["a1"] || !got["b1"] || !got["b2"] {
+		t.Fatalf("first three runs %v, want a1, b1 and b2 (a2 waits for a1)", got)
+	}
+	select {
+	case s := <-started:
+		t.Fatalf("%s started while a1 was running", s)
+	default:
+	}
+	close(release["a"])
+	if err := p.Idle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var as []string
+	for _, s := range order {
+		if s[0] == 'a' {
+			as = append(as, s)
+		}
+	}
+	if overlap || !slices.Equal(as, []string{"a1", "a2", "a3"}) {
+		t.Errorf("agent a ran %v (overlap %v), want a1, a2, a3 one after another", as, overlap)
 	}
 }

@@ -275,12 +275,16 @@ func (h *handling) handle(ctx context.Context) error {
 	}
 
 	key, holder := sb.AgentLease(job.AgentID), sb.NewID(start)
+	var waited time.Duration // idle: the agent was busy with another run
 	err := sb.WaitForLease(ctx, w.Leases, key, holder, sb.LeaseWait{
 		Until:  func() time.Time { return h.runDeadline(ctx).Add(w.slack()) },
 		GiveUp: start.Add(w.WaitFor),
 		First:  200 * time.Millisecond, Max: 2 * time.Second,
-		Now: h.now, Sleep: h.sleep,
+		Now: h.now, Sleep: func(ctx context.Context, d time.Duration) error { waited += d; return h.sleep(ctx, d) },
 	})
+	if waited > 0 {
+		h.log.InfoContext(ctx, "wake waited for the agent's lease", "agent", job.AgentID, "waitedMs", waited.Milliseconds())
+	}
 	switch {
 	case errors.Is(err, sb.ErrLeaseBusy):
 		err := sb.E(busyOp, sb.EUNAVAILABLE, fmt.Sprintf("agent %s is busy with another run; the wake will be retried", job.AgentID))

@@ -25,6 +25,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/lambdainvoke"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/secrets"
+	"github.com/switchboard-dev/switchboard/shared/adapters/wakequeue"
 	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
@@ -110,6 +111,10 @@ type Core struct {
 	// Dispatcher queues wakes: the agent-worker Lambda in AWS; the caller
 	// sets it (the dev runtime's in-process pool) when that is not named.
 	Dispatcher sb.WakeDispatcher
+	// WakeQueue is the dispatcher when the wake queue feeds the
+	// agent-worker (nil otherwise); the agent-worker sets a failed wake's
+	// retry delay through it.
+	WakeQueue *wakequeue.Queue
 
 	control *control.Control
 }
@@ -151,11 +156,20 @@ func New(ctx context.Context, getenv func(string) string, loadAWS LoadAWS) (*Cor
 	if err := c.setupRocketChat(); err != nil {
 		return nil, err
 	}
-	if fn := getenv(deploy.FunctionEnvVar("agent-worker")); fn != "" {
+	switch q, fn := getenv(WakeQueueEnvVar), getenv(deploy.FunctionEnvVar("agent-worker")); {
+	case q != "":
+		c.WakeQueue = wakequeue.New(awsCfg, q, getenv)
+		c.Dispatcher = c.WakeQueue
+	case fn != "":
 		c.Dispatcher = lambdainvoke.New(awsCfg, fn, getenv)
 	}
 	return c, nil
 }
+
+// WakeQueueEnvVar names the wake queue's URL (an SQS FIFO queue that feeds
+// the agent-worker, one message group per agent); when set, wakes go there
+// instead of to an async invoke of the agent-worker.
+const WakeQueueEnvVar = "SWITCHBOARD_WAKE_QUEUE_URL"
 
 // ForFunction builds the core of Lambda function fn. Where the deploy
 // catalogue does not let fn invoke the agent-worker, its dispatcher says so
