@@ -21,8 +21,8 @@ if [ -n "${AWS_ENDPOINT_URL_DYNAMODB:-}${AWS_ENDPOINT_URL:-}" ]; then
 fi
 port=${DYNALITE_PORT:-8701}
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin="$root/node_modules/.bin/dynalite"
-[ -x "$bin" ] || { echo "dynalite is not installed; run: npm ci" >&2; exit 1; }
+[ -f "$root/node_modules/dynalite/cli.js" ] || { echo "dynalite is not installed; run: npm ci" >&2; exit 1; }
+bin="$root/scripts/dynalite.cjs" # dynalite's own CLI, kept up when a client aborts a request
 
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; }
 
