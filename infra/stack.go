@@ -271,20 +271,25 @@ func newSecret(stack awscdk.Stack, s deploy.Secret, name string) awssecretsmanag
 		Description:   jsii.String(s.Description(name)),
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	}
-	switch {
-	case s.GenerateLength > 0 && s.Placeholder == "":
+	// Value panics on an inconsistent catalogue entry.
+	switch v := s.Value(); {
+	case v.Length > 0:
 		props.GenerateSecretString = &awssecretsmanager.SecretStringGenerator{
-			PasswordLength:     jsii.Number(float64(s.GenerateLength)),
+			PasswordLength:     jsii.Number(float64(v.Length)),
 			ExcludePunctuation: jsii.Bool(true),
 		}
-	case s.GenerateLength == 0 && s.Placeholder != "":
+		if v.GenerateKey != "" {
+			// A JSON secret: the generated value goes under GenerateKey,
+			// next to the placeholder keys of the template.
+			props.GenerateSecretString.GenerateStringKey = jsii.String(v.GenerateKey)
+			props.GenerateSecretString.SecretStringTemplate = jsii.String(v.Template)
+		}
+	default:
 		// UnsafePlainText puts the value into the template in clear text,
 		// which is what it is for: the placeholder is no secret and only
 		// says what to store. The real token never passes through CDK or
 		// CloudFormation; the operator writes it with put-secret-value.
-		props.SecretStringValue = awscdk.SecretValue_UnsafePlainText(jsii.String(s.Placeholder))
-	default:
-		panic(fmt.Sprintf("secret %s in shared/platform/deploy: want either GenerateLength or Placeholder", s.Name))
+		props.SecretStringValue = awscdk.SecretValue_UnsafePlainText(jsii.String(v.String))
 	}
 	secret := awssecretsmanager.NewSecret(stack, jsii.String(s.LogicalID()), props)
 	awscdk.NewCfnOutput(stack, jsii.String(s.ARNOutputID()), &awscdk.CfnOutputProps{

@@ -804,21 +804,22 @@ func TestUnknownInvokeTargetPanics(t *testing.T) {
 // TestSecrets pins, in plain values, the secrets the config and the docs
 // refer to: their names (under the prefix the functions may read), how
 // their values come about, that deleting the stack keeps them, and the
-// outputs that name them.
+// outputs that name them. Each secret costs $0.40 a month, so there are two:
+// the instance's JSON secret and the console password.
 func TestSecrets(t *testing.T) {
 	tpl, js := synth(t)
-	countIs(t, tpl, "AWS::SecretsManager::Secret", 3)
+	countIs(t, tpl, "AWS::SecretsManager::Secret", 2)
 	want := map[string]map[string]any{
-		"switchboard/approval-signing-key": {
-			"GenerateSecretString": map[string]any{"PasswordLength": 64, "ExcludePunctuation": true},
-		},
-		"switchboard/telegram-bot-token": {
-			"SecretString": "REPLACE_ME with the token from @BotFather",
+		"switchboard/instance": {
+			"GenerateSecretString": map[string]any{"PasswordLength": 64, "ExcludePunctuation": true,
+				"GenerateStringKey":    "approvalSigningKey",
+				"SecretStringTemplate": `{"telegramBotToken":"REPLACE_ME with the token from @BotFather"}`},
 		},
 		"switchboard/console-password": {
 			"GenerateSecretString": map[string]any{"PasswordLength": 32, "ExcludePunctuation": true},
 		},
 	}
+	names := map[string]any{"switchboard/instance": 0, "switchboard/console-password": 0}
 	seen := map[string]bool{}
 	for _, sec := range deploy.Secrets {
 		id, res := byConstruct(t, js, "AWS::SecretsManager::Secret", sec.LogicalID())
@@ -829,7 +830,7 @@ func TestSecrets(t *testing.T) {
 		name, _ := p["Name"].(string)
 		w, ok := want[name]
 		if !ok {
-			t.Errorf("%s: name %v, want one of %v", id, p["Name"], keys(map[string]any{"switchboard/approval-signing-key": 0, "switchboard/telegram-bot-token": 0, "switchboard/console-password": 0}))
+			t.Errorf("%s: name %v, want one of %v", id, p["Name"], keys(names))
 			continue
 		}
 		seen[name] = true
@@ -859,11 +860,15 @@ func TestSecrets(t *testing.T) {
 		})
 	}
 	if len(seen) != len(want) {
-		t.Errorf("secrets %v, want %v", seen, keys(map[string]any{"switchboard/approval-signing-key": 0, "switchboard/telegram-bot-token": 0, "switchboard/console-password": 0}))
+		t.Errorf("secrets %v, want %v", seen, keys(names))
 	}
-	_, key := byConstruct(t, js, "AWS::SecretsManager::Secret", deploy.LogicalID("approval-signing-key", "Secret"))
-	if desc := props(key)["Description"].(string); !strings.Contains(desc, "signs approval links") || !strings.Contains(desc, "instance.approvals.signingKey") {
-		t.Errorf("signing key description %q does not say what it signs and where the config refers to it", desc)
+	_, inst := byConstruct(t, js, "AWS::SecretsManager::Secret", deploy.LogicalID(deploy.InstanceSecret, "Secret"))
+	desc := props(inst)["Description"].(string)
+	for _, ref := range []string{"instance.approvals.signingKey: secretsmanager:switchboard/instance#approvalSigningKey",
+		"instance.telegram.botToken: secretsmanager:switchboard/instance#telegramBotToken", "provision-agent"} {
+		if !strings.Contains(desc, ref) {
+			t.Errorf("instance secret description %q does not say %q", desc, ref)
+		}
 	}
 }
 
