@@ -1327,3 +1327,65 @@ func TestConsoleWritesOnlyItsOwnTable(t *testing.T) {
 		}
 	}
 }
+
+// TestLogRetention: every function logs into a group of its own that keeps
+// its events 30 days unless the config says otherwise (CloudWatch keeps a
+// group without a retention forever, billed every month).
+func TestLogRetention(t *testing.T) {
+	tpl, js := synth(t)
+	countIs(t, tpl, "AWS::Logs::LogGroup", len(deploy.Functions)+len(deploy.StateMachines))
+	for _, f := range deploy.Functions {
+		lid, group := byConstruct(t, js, "AWS::Logs::LogGroup", deploy.LogGroupLogicalID(f.Name))
+		if got := props(group)["RetentionInDays"]; normalize(got) != normalize(30) {
+			t.Errorf("%s: RetentionInDays %v, want 30", lid, got)
+		}
+		if _, named := props(group)["LogGroupName"]; named {
+			t.Errorf("%s has a fixed name; it would collide with the group Lambda created before", lid)
+		}
+		id, fn := byConstruct(t, js, "AWS::Lambda::Function", deploy.LogicalID(f.Name, "Function"))
+		lc, _ := props(fn)["LoggingConfig"].(map[string]any)
+		if want := map[string]any{"Ref": lid}; !reflect.DeepEqual(lc["LogGroup"], want) {
+			t.Errorf("%s: LoggingConfig %v, want LogGroup %v", id, lc, want)
+		}
+	}
+
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name    string
+		file    string
+		want    int
+		wantErr string
+	}{
+		{name: "no config file", file: "", want: 30},
+		{name: "config without the key", file: write("none.yaml", "instance:\n  name: acme\n"), want: 30},
+		{name: "config with the key", file: write("week.yaml", "instance:\n  name: acme\n  logRetentionDays: 7\n"), want: 7},
+		{name: "a retention CloudWatch does not offer", file: write("bad.yaml", "instance:\n  logRetentionDays: 31\n"),
+			wantErr: "instance.logRetentionDays: 31 days is not a retention CloudWatch Logs offers; use one of 1, 3,"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := LogRetentionFromConfig(tt.file)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("= %d, %v; want %d", got, err, tt.want)
+			}
+		})
+	}
+
+	mini := miniApp(t, SwitchboardStackProps{LogRetentionDays: 7})
+	if _, g := byConstruct(t, mini, "AWS::Logs::LogGroup", deploy.LogGroupLogicalID("a")); normalize(props(g)["RetentionInDays"]) != normalize(7) {
+		t.Errorf("RetentionInDays %v, want 7", props(g)["RetentionInDays"])
+	}
+}

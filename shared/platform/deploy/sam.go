@@ -470,6 +470,15 @@ func (w *samWriter) parameters() {
 	w.line(2, "AllowedPattern: %s", singleQuote(SecretPrefixPattern))
 	w.line(2, "MaxLength: %d", SecretPrefixMaxLength)
 	w.line(2, "Description: %s", quote("start of the names of the secrets this stack creates; give a second stack in the same account and region its own, e.g. "+SecretNamePrefix+"staging/"))
+	w.line(1, "%s:", LogRetentionParameter)
+	w.line(2, "Type: Number")
+	w.line(2, "Default: %d", DefaultLogRetentionDays)
+	days := make([]string, len(LogRetentionDays))
+	for i, d := range LogRetentionDays {
+		days[i] = strconv.Itoa(d)
+	}
+	w.line(2, "AllowedValues: [%s]", strings.Join(days, ", "))
+	w.line(2, "Description: %s", quote("days the functions' log groups keep their events (the CDK app reads instance.logRetentionDays)"))
 }
 
 // secret writes a secret named ${SecretPrefix}<name>.
@@ -502,6 +511,14 @@ func (w *samWriter) secret(s Secret) {
 
 func (w *samWriter) function(f Function, asyncConfig bool) {
 	id := LogicalID(f.Name, "Function")
+	w.line(1, "%s:", LogGroupLogicalID(f.Name))
+	w.line(2, "Type: AWS::Logs::LogGroup")
+	// Kept on stack deletion, as CDK keeps it; the retention still expires
+	// its events.
+	w.line(2, "DeletionPolicy: Retain")
+	w.line(2, "UpdateReplacePolicy: Retain")
+	w.line(2, "Properties:")
+	w.line(3, "RetentionInDays: !Ref %s", LogRetentionParameter)
 	w.line(1, "%s:", id)
 	w.line(2, "Type: AWS::Serverless::Function")
 	w.line(2, "Properties:")
@@ -513,6 +530,8 @@ func (w *samWriter) function(f Function, asyncConfig bool) {
 	w.line(4, "- arm64")
 	w.line(3, "MemorySize: %d", f.MemoryMB)
 	w.line(3, "Timeout: %d", f.TimeoutSeconds)
+	w.line(3, "LoggingConfig:")
+	w.line(4, "LogGroup: !Ref %s", LogGroupLogicalID(f.Name))
 	w.line(3, "Environment:")
 	w.line(4, "Variables:")
 	for _, t := range Tables {
