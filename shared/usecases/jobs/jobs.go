@@ -20,13 +20,15 @@ import (
 type Func func(ctx context.Context) (detail string, err error)
 
 // RecordEvery is how old a job's recorded run may get before a run that
-// changed nothing is recorded again. A run whose outcome, detail or trigger
-// differs from the one recorded is recorded at once; a quiet per-minute job
-// writes its row once an hour instead of every minute.
+// changed nothing is recorded again. A run whose outcome or trigger differs
+// from the one recorded, or that fails with another message, is recorded at
+// once; a successful run's summary counts (rooms, messages, wakes) change
+// nearly every tick and alone do not make a record. A per-minute job writes
+// its row once an hour instead of every minute.
 const RecordEvery = time.Hour
 
 // Runner knows the job functions and records their runs: every run that
-// differs from the last one it recorded, and an unchanged one when that
+// says something new (see RecordEvery), and an unchanged one when the
 // record is RecordEvery old. What it recorded is remembered per process (a
 // warm Lambda, the dev runtime), so a cold start records its first run.
 type Runner struct {
@@ -111,8 +113,8 @@ func (r *Runner) Run(ctx context.Context, job, trigger string) (sb.JobRun, error
 }
 
 // needsRecord reports whether run says something the store does not hold
-// yet: a first run, a changed outcome, detail or trigger, or the same again
-// after RecordEvery.
+// yet: a first run, a changed outcome or trigger, another error, or the
+// same again after RecordEvery.
 func (r *Runner) needsRecord(run sb.JobRun) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -120,7 +122,8 @@ func (r *Runner) needsRecord(run sb.JobRun) bool {
 		r.recorded = map[string]sb.JobRun{}
 	}
 	last, ok := r.recorded[run.Job]
-	return !ok || last.Outcome != run.Outcome || last.Detail != run.Detail || last.Trigger != run.Trigger ||
+	return !ok || last.Outcome != run.Outcome || last.Trigger != run.Trigger ||
+		(run.Outcome == "error" && last.Detail != run.Detail) ||
 		run.StartedAt.Sub(last.StartedAt) >= RecordEvery
 }
 
