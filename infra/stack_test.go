@@ -1389,3 +1389,25 @@ func TestLogRetention(t *testing.T) {
 		t.Errorf("RetentionInDays %v, want 7", props(g)["RetentionInDays"])
 	}
 }
+
+// TestMemorySizes pins the sizes chosen by measurement (see docs/cost.md):
+// the agent-worker and the jobs function were 512 and 256 MB for a working
+// set of at most 52 MB.
+func TestMemorySizes(t *testing.T) {
+	_, js := synth(t)
+	want := map[string]float64{
+		"agent-worker": 256, "jobs": 128,
+		"tools": 256, "mcp": 256, "rocketchat-webhook": 256, "approvals": 256, "telegram-webhook": 256, "console": 256,
+	}
+	for _, f := range deploy.Functions {
+		id, res := byConstruct(t, js, "AWS::Lambda::Function", deploy.LogicalID(f.Name, "Function"))
+		w, ok := want[f.Name]
+		if !ok {
+			t.Errorf("%s: no size chosen for it here; measure it and add it", f.Name)
+			continue
+		}
+		if got := normalize(props(res)["MemorySize"]); got != normalize(w) {
+			t.Errorf("%s: MemorySize %v, want %v", id, got, w)
+		}
+	}
+}
