@@ -278,6 +278,9 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 			})
 		}
 
+		if !deploy.HasErrorAlarm(f) {
+			continue
+		}
 		fn.MetricErrors(&awscloudwatch.MetricOptions{
 			Period:    awscdk.Duration_Minutes(jsii.Number(5)),
 			Statistic: jsii.String("Sum"),

@@ -748,8 +748,22 @@ func asList(v any) []any {
 
 func TestAlarms(t *testing.T) {
 	tpl, js := synth(t)
-	countIs(t, tpl, "AWS::CloudWatch::Alarm", len(deploy.Functions)+len(deploy.StateMachines))
+	// An alarm per function no caller sees fail (agent-worker, jobs) and per
+	// state machine: $0.10 a month each.
+	var alarmed []string
 	for _, f := range deploy.Functions {
+		if deploy.HasErrorAlarm(f) {
+			alarmed = append(alarmed, f.Name)
+		}
+	}
+	if want := []string{"jobs", "agent-worker"}; !reflect.DeepEqual(alarmed, want) {
+		t.Errorf("functions with an errors alarm %v, want %v", alarmed, want)
+	}
+	countIs(t, tpl, "AWS::CloudWatch::Alarm", len(alarmed)+len(deploy.StateMachines))
+	for _, f := range deploy.Functions {
+		if !deploy.HasErrorAlarm(f) {
+			continue
+		}
 		fnID, _ := byConstruct(t, js, "AWS::Lambda::Function", deploy.LogicalID(f.Name, "Function"))
 		check(t, f.Name+" errors alarm", func() {
 			tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
@@ -1095,10 +1109,12 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 			t.Errorf("template.yaml: %s has %d events, catalogue has %d jobs for it", id, len(events), len(jobsOf(f.Name)))
 		}
 
-		a := samRes("AWS::CloudWatch::Alarm", deploy.LogicalID(f.Name, "Errors"))
-		_, ca := byConstruct(t, js, "AWS::CloudWatch::Alarm", deploy.LogicalID(f.Name, "Errors"))
-		for _, k := range []string{"Namespace", "MetricName", "Statistic", "Period", "EvaluationPeriods", "Threshold", "ComparisonOperator", "TreatMissingData"} {
-			same(f.Name+" alarm "+k, a[k], props(ca)[k])
+		if deploy.HasErrorAlarm(f) {
+			a := samRes("AWS::CloudWatch::Alarm", deploy.LogicalID(f.Name, "Errors"))
+			_, ca := byConstruct(t, js, "AWS::CloudWatch::Alarm", deploy.LogicalID(f.Name, "Errors"))
+			for _, k := range []string{"Namespace", "MetricName", "Statistic", "Period", "EvaluationPeriods", "Threshold", "ComparisonOperator", "TreatMissingData"} {
+				same(f.Name+" alarm "+k, a[k], props(ca)[k])
+			}
 		}
 	}
 }

@@ -293,6 +293,15 @@ var Jobs = []Job{
 		Description: "queues the taskboard wakes a function could not queue itself (the agent-worker cannot invoke itself)"},
 }
 
+// HasErrorAlarm says whether a function gets an alarm on its errors: the
+// ones no caller sees fail, because they run asynchronously or on a
+// schedule (no function URL). A URL function's errors reach its caller (a
+// 5xx that Rocket.Chat and Telegram retry, the console's or the tool
+// caller's answer), and the tools function's calls from the state machines
+// are covered by the machines' own failed-executions alarms. Each alarm
+// costs $0.10 a month (docs/cost.md).
+func HasErrorAlarm(f Function) bool { return f.URLAuth == "" }
+
 // FunctionByName finds a function.
 func FunctionByName(name string) (Function, bool) {
 	for _, f := range Functions {

@@ -334,7 +334,9 @@ func SAMTemplate() []byte {
 		w.function(f, ConfiguresAsyncInvoke(f, invoked))
 	}
 	for _, f := range Functions {
-		w.alarm(f)
+		if HasErrorAlarm(f) {
+			w.alarm(f)
+		}
 	}
 	for _, m := range StateMachines {
 		w.stateMachine(m)

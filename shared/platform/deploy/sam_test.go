@@ -167,8 +167,12 @@ func TestSAMTemplateCoversCatalogue(t *testing.T) {
 			t.Errorf("%s: has a function URL but the catalogue has none", id)
 		}
 		checkSAMInvokesAndPolicies(t, f, block)
-		mustContain(t, LogicalID(f.Name, "Errors"), res[LogicalID(f.Name, "Errors")],
-			"MetricName: Errors", "Value: !Ref "+id, "Threshold: 1", "Period: 300")
+		if HasErrorAlarm(f) {
+			mustContain(t, LogicalID(f.Name, "Errors"), res[LogicalID(f.Name, "Errors")],
+				"MetricName: Errors", "Value: !Ref "+id, "Threshold: 1", "Period: 300")
+		} else if _, ok := res[LogicalID(f.Name, "Errors")]; ok {
+			t.Errorf("%s: an errors alarm, but its caller sees its errors (HasErrorAlarm)", id)
+		}
 	}
 
 	for _, j := range Jobs {
@@ -270,6 +274,7 @@ func TestLogicalIDsAreUnique(t *testing.T) {
 	for _, f := range Functions {
 		add(LogicalID(f.Name, "Function"), "function "+f.Name)
 		add(LogicalID(f.Name, "Errors"), "alarm "+f.Name)
+		add(LogGroupLogicalID(f.Name), "log group "+f.Name)
 	}
 	for _, j := range Jobs {
 		add(LogicalID(j.Name, "Job"), "job "+j.Name)
