@@ -20,7 +20,7 @@ import (
 )
 
 func main() {
-	if err := write(os.Stdout, reference, buildLines(reference)); err != nil {
+	if err := write(os.Stdout, reference); err != nil {
 		fmt.Fprintln(os.Stderr, "costmodel:", err)
 		os.Exit(1)
 	}
@@ -76,27 +76,62 @@ const (
 	secondsPerMillisecond = 1e-3
 )
 
-// Line is one item of the bill: how many units a month before and after,
-// at one price per unit.
-type Line struct {
-	Service, What string
-	Unit          string
-	Before, After float64 // units a month
-	Price         float64 // USD per unit
+// Changes are the fixed-cost changes; the zero value is the stack before
+// them.
+type Changes struct {
+	GroupedSecrets     bool // one JSON instance secret and the console password
+	MeasuredMemory     bool // agent-worker 512 → 256 MB, jobs 256 → 128 MB
+	ParallelPoll       bool // the poll asks 4 agents at once
+	JobRecordsOnChange bool // a job-run record on change or hourly, not every run
+	LogRetention       bool // 30 days instead of forever
+	FewerAlarms        bool // errors alarms only where no caller sees the failure
 }
 
-func (l Line) BeforeUSD() float64 { return l.Before * l.Price }
-func (l Line) AfterUSD() float64  { return l.After * l.Price }
+// all is every change: the stack now.
+var all = Changes{true, true, true, true, true, true}
+
+// changeNames names each change for the savings table, in Changes order.
+var changeNames = []struct {
+	name string
+	set  func(*Changes)
+}{
+	{"secrets grouped into the instance secret", func(c *Changes) { c.GroupedSecrets = true }},
+	{"memory sizes by measurement", func(c *Changes) { c.MeasuredMemory = true }},
+	{"poll asks 4 agents at once", func(c *Changes) { c.ParallelPoll = true }},
+	{"job-run records on change or hourly", func(c *Changes) { c.JobRecordsOnChange = true }},
+	{"log retention 30 days", func(c *Changes) { c.LogRetention = true }},
+	{"alarms only where no caller sees the failure", func(c *Changes) { c.FewerAlarms = true }},
+}
+
+// Line is one item of the bill: units a month at a price per unit.
+type Line struct {
+	Service, What, Unit string
+	Units               float64
+	Price               float64 // USD per unit
+	Detail              string  // what the changes change in it, e.g. the memory sizes
+}
+
+// USD is what the line costs a month.
+func (l Line) USD() float64 { return l.Units * l.Price }
+
+// Total is what the lines cost a month.
+func Total(lines []Line) float64 {
+	var sum float64
+	for _, l := range lines {
+		sum += l.USD()
+	}
+	return sum
+}
 
 // memoryBefore is the functions' memory before the sizes were measured.
 var memoryBefore = map[string]int{"agent-worker": 512, "jobs": 256}
 
-func memoryMB(fn string, after bool) int {
+func memoryMB(fn string, measured bool) int {
 	f, ok := deploy.FunctionByName(fn)
 	if !ok {
 		panic("costmodel: no function " + fn + " in the deploy catalogue")
 	}
-	if mb, ok := memoryBefore[fn]; ok && !after {
+	if mb, ok := memoryBefore[fn]; ok && !measured {
 		return mb
 	}
 	return f.MemoryMB
@@ -116,7 +151,7 @@ func runsPerDay(job string) float64 {
 }
 
 // jobSeconds is a job run's billed duration; the poll asks its agents
-// Parallel at a time (before: one after another).
+// parallel at a time.
 func jobSeconds(job string, t Team, parallel int) float64 {
 	switch job {
 	case "rocketchat-poll":
@@ -131,10 +166,10 @@ func jobSeconds(job string, t Team, parallel int) float64 {
 	}
 }
 
-// buildLines is the bill of t.
-func buildLines(t Team) []Line {
+// Bill is the monthly bill of t with changes c.
+func Bill(t Team, c Changes) []Line {
 	m := float64(daysPerMonth)
-	gb := func(fn string, after bool) float64 { return float64(memoryMB(fn, after)) / 1024 }
+	gb := func(fn string) float64 { return float64(memoryMB(fn, c.MeasuredMemory)) / 1024 }
 
 	// Lambda invocations a day.
 	webhook := t.Messages                     // every message of the agents' rooms reaches the receiver
@@ -148,94 +183,110 @@ func buildLines(t Team) []Line {
 
 	// GB-seconds a day. The asking run waits for the answer, so an ask
 	// bills two runs' time.
-	workerSeconds := (worker + t.Asks) * t.RunSeconds
-	jobGBs := func(after bool) float64 {
-		parallel := 1
-		if after {
-			parallel = 4 // wake.DefaultPollParallel
-		}
-		var s float64
-		for _, j := range deploy.Jobs {
-			s += runsPerDay(j.Name) * jobSeconds(j.Name, t, parallel)
-		}
-		return s * gb("jobs", after)
+	parallel := 1
+	if c.ParallelPoll {
+		parallel = 4 // wake.DefaultPollParallel
 	}
-	gbs := func(after bool) float64 {
-		return webhook*0.010*gb("rocketchat-webhook", after) + // ack: filters and one conditional write
-			workerSeconds*gb("agent-worker", after) +
-			(t.Asks*0.05+t.Deliveries*3.2)*gb("tools", after) + // guard; Collabora conversion and Nextcloud calls
-			jobGBs(after) +
-			coldStarts*0.1*0.25 // init phase, about 100 ms at 256 MB
+	var jobSecs float64
+	for _, j := range deploy.Jobs {
+		jobSecs += runsPerDay(j.Name) * jobSeconds(j.Name, t, parallel)
 	}
+	gbs := webhook*0.010*gb("rocketchat-webhook") + // ack: filters and one conditional write
+		(worker+t.Asks)*t.RunSeconds*gb("agent-worker") +
+		(t.Asks*0.05+t.Deliveries*3.2)*gb("tools") + // guard; Collabora conversion and Nextcloud calls
+		jobSecs*gb("jobs") +
+		coldStarts*0.1*0.25 // init phase, about 100 ms at 256 MB
 
 	// DynamoDB write request units a day (docs/performance.md).
 	wakeWRU := 1.0 + 2 + 2 + 2 + 1 + 2*t.ToolCallsPerRun // claim; lease; receipt + byRoot; claim begin/finish; hourly counter; audit + byRoot per tool call
 	askWRU := 2*34.0 + 2 + 2 + 2*2                       // two message rows (table, 3 indexes, ~30 search rows); audit; lease; two receipts
 	deliveryWRU := 10.0 + 6*2                            // step markers; audit entries + byRoot
 	pollWRU := t.Messages * t.AgentsPerRoom              // room marker moved, per agent that sees the message
-	jobRecordsBefore := jobRuns                          // one record per run
-	jobRecordsAfter := float64(len(deploy.Jobs))*24 + 2*t.Wakes*0.1
-	// After: once an hour per job, plus outcome changes (assumed: one in
-	// ten wakes meets a failing run, which is recorded and then its recovery).
+	jobRecords := jobRuns                                // one record per run
+	if c.JobRecordsOnChange {
+		// Once an hour per job, plus outcome changes (assumed: one in ten
+		// wakes meets a failing run, recorded, then its recovery).
+		jobRecords = float64(len(deploy.Jobs))*24 + 2*t.Wakes*0.1
+	}
 	taskWakesRRU := runsPerDay("task-wakes") * 0.5 // one Query of the empty byWake index
 	readRRU := t.Wakes*3 + t.Asks*6 + pollWRU*0.5 + taskWakesRRU
 
-	// Secrets: the stack's three plus one per agent token, the tool token
-	// and a webhook token; after: the instance secret and the console
-	// password. Every cold start reads every secret the config names.
-	secretsBefore := float64(3 + t.Agents + 2 + 1) // +1: the Nextcloud app password
-	secretsAfter := 2.0
+	// Secrets: the stack's three plus one per agent token, the tool token,
+	// a webhook token and the Nextcloud app password; grouped: the instance
+	// secret and the console password. Every cold start reads every secret
+	// the config names, each once.
+	secrets := float64(3 + t.Agents + 3)
+	if c.GroupedSecrets {
+		secrets = float64(len(deploy.Secrets))
+	}
 
-	// CloudWatch Logs, bytes a day.
+	// CloudWatch Logs.
 	logBytes := (webhook+tools+jobRuns)*t.LogBytesPerInvocation + worker*t.LogBytesPerRun
 	logGBMonth := logBytes * m / bytesPerGB
-	storedBefore := logGBMonth * (t.LogMonthsKeptWithoutRetention + 1) / 2 // growing since the start, averaged over the year
-	storedAfter := logGBMonth * float64(deploy.DefaultLogRetentionDays) / daysPerMonth
+	stored := logGBMonth * (t.LogMonthsKeptWithoutRetention + 1) / 2 // kept forever: growing since the start, averaged over the year
+	if c.LogRetention {
+		stored = logGBMonth * float64(deploy.DefaultLogRetentionDays) / daysPerMonth
+	}
 
 	alarms := float64(len(deploy.Functions) + len(deploy.StateMachines))
-	dataGB := 1.0 // tables (audit, receipts, agent messages for a year) — assumed
+	if c.FewerAlarms {
+		alarms = float64(len(deploy.StateMachines))
+		for _, f := range deploy.Functions {
+			if deploy.HasErrorAlarm(f) {
+				alarms++
+			}
+		}
+	}
+	const dataGB = 1.0 // tables after a year (audit, receipts, agent messages) — assumed
 
 	return []Line{
-		{"Secrets Manager", "secrets", "secret", secretsBefore, secretsAfter, secretPerMonth},
-		{"Secrets Manager", "GetSecretValue at cold starts", "call", coldStarts * secretsBefore * m, coldStarts * secretsAfter * m, secretPerCall},
-		{"Lambda", "requests", "request", (webhook + worker + tools + jobRuns) * m, (webhook + worker + tools + jobRuns) * m, lambdaPerRequest},
-		{"Lambda", "duration (agent-worker " + mb(memoryMB("agent-worker", false)) + " → " + mb(memoryMB("agent-worker", true)) + ", jobs " +
-			mb(memoryMB("jobs", false)) + " → " + mb(memoryMB("jobs", true)) + ", poll 1 → 4 agents at once)", "GB-s", gbs(false) * m, gbs(true) * m, lambdaPerGBSecond},
-		{"DynamoDB", "writes of wakes, asks, deliveries, poll markers", "WRU", (t.Wakes*wakeWRU + t.Asks*askWRU + t.Deliveries*deliveryWRU + pollWRU) * m,
-			(t.Wakes*wakeWRU + t.Asks*askWRU + t.Deliveries*deliveryWRU + pollWRU) * m, dynamoPerWRU},
-		{"DynamoDB", "job-run records (every run → on change or hourly)", "WRU", jobRecordsBefore * m, jobRecordsAfter * m, dynamoPerWRU},
-		{"DynamoDB", "reads", "RRU", readRRU * m, readRRU * m, dynamoPerRRU},
-		{"DynamoDB", "storage + point-in-time recovery", "GB-month", dataGB, dataGB, dynamoPerGBMonth + dynamoPITRPerGBMonth},
-		{"S3", "PUT and LIST (heartbeat LIST every 5 minutes, tool writes)", "request", (runsPerDay("heartbeat") + t.Wakes*0.3 + t.Deliveries) * m,
-			(runsPerDay("heartbeat") + t.Wakes*0.3 + t.Deliveries) * m, s3PerPUTorLIST},
-		{"S3", "workspace storage", "GB-month", 1, 1, s3PerGBMonth},
-		{"Step Functions", "delivery transitions (Standard, 8 each)", "transition", t.Deliveries * 8 * m, t.Deliveries * 8 * m, sfnPerTransition},
-		{"Step Functions", "ask_agent executions (Express)", "request", t.Asks * m, t.Asks * m, sfnExpressPerRequest},
-		{"CloudWatch", "log ingestion", "GB", logGBMonth, logGBMonth, logsPerGBIngested},
-		{"CloudWatch", "log storage (forever, a year old → 30 days)", "GB-month", storedBefore, storedAfter, logsPerGBMonthStored},
-		{"CloudWatch", "alarms (one per function and state machine)", "alarm", alarms, alarms, alarmPerMonth},
+		{"Secrets Manager", "secrets", "secret", secrets, secretPerMonth, map[bool]string{false: "one per value", true: "instance secret + console password"}[c.GroupedSecrets]},
+		{"Secrets Manager", "GetSecretValue at cold starts", "call", coldStarts * secrets * m, secretPerCall, ""},
+		{"Lambda", "requests", "request", (webhook + worker + tools + jobRuns) * m, lambdaPerRequest, ""},
+		{"Lambda", "duration", "GB-s", gbs * m, lambdaPerGBSecond, fmt.Sprintf("agent-worker %d MB, jobs %d MB, poll %d at a time",
+			memoryMB("agent-worker", c.MeasuredMemory), memoryMB("jobs", c.MeasuredMemory), parallel)},
+		{"DynamoDB", "writes of wakes, asks, deliveries, poll markers", "WRU", (t.Wakes*wakeWRU + t.Asks*askWRU + t.Deliveries*deliveryWRU + pollWRU) * m, dynamoPerWRU, ""},
+		{"DynamoDB", "job-run records", "WRU", jobRecords * m, dynamoPerWRU, map[bool]string{false: "every run", true: "on change or hourly"}[c.JobRecordsOnChange]},
+		{"DynamoDB", "reads", "RRU", readRRU * m, dynamoPerRRU, ""},
+		{"DynamoDB", "storage + point-in-time recovery", "GB-month", dataGB, dynamoPerGBMonth + dynamoPITRPerGBMonth, ""},
+		{"S3", "PUT and LIST (heartbeat LIST every 5 minutes, tool writes)", "request", (runsPerDay("heartbeat") + t.Wakes*0.3 + t.Deliveries) * m, s3PerPUTorLIST, ""},
+		{"S3", "workspace storage", "GB-month", 1, s3PerGBMonth, ""},
+		{"Step Functions", "delivery transitions (Standard, 8 each)", "transition", t.Deliveries * 8 * m, sfnPerTransition, ""},
+		{"Step Functions", "ask_agent executions (Express)", "request", t.Asks * m, sfnExpressPerRequest, ""},
+		{"CloudWatch", "log ingestion", "GB", logGBMonth, logsPerGBIngested, ""},
+		{"CloudWatch", "log storage", "GB-month", stored, logsPerGBMonthStored, map[bool]string{false: "kept forever, a year old", true: "30 days"}[c.LogRetention]},
+		{"CloudWatch", "alarms", "alarm", alarms, alarmPerMonth, map[bool]string{false: "every function and state machine", true: "agent-worker, jobs, state machines"}[c.FewerAlarms]},
 	}
 }
 
-func mb(n int) string { return fmt.Sprintf("%d MB", n) }
-
-// write renders the bill as the Markdown table docs/cost.md shows.
-func write(w io.Writer, t Team, lines []Line) error {
+// write renders the bills of t before and after the changes, and what each
+// change saves on its own, as the Markdown docs/cost.md shows.
+func write(w io.Writer, t Team) error {
+	before, after := Bill(t, Changes{}), Bill(t, all)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Reference team: %d agents, %d people, %.0f messages, %.0f wakes, %.0f asks and %.0f deliveries a day; %d days a month.\n\n",
-		t.Agents, t.People, t.Messages, t.Wakes, t.Asks, t.Deliveries, daysPerMonth)
-	b.WriteString("| service | what | units a month before → after | USD per unit | before $ | after $ |\n|---|---|---|---|---|---|\n")
-	var before, after float64
-	for _, l := range lines {
-		units := count(l.Before)
-		if l.After != l.Before {
-			units += " → " + count(l.After)
+	fmt.Fprintf(&b, "Reference team: %d agents, %d people, %s messages, %s wakes, %s asks and %s deliveries a day; %d days a month.\n\n",
+		t.Agents, t.People, count(t.Messages), count(t.Wakes), count(t.Asks), count(t.Deliveries), daysPerMonth)
+	b.WriteString("| service | what | units a month, before → after | USD per unit | before $ | after $ |\n|---|---|---|---|---|---|\n")
+	for i, l := range before {
+		a := after[i]
+		units := count(l.Units)
+		if a.Units != l.Units {
+			units += " → " + count(a.Units)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s %s | %s | %.2f | %.2f |\n", l.Service, l.What, units, l.Unit, price(l.Price), l.BeforeUSD(), l.AfterUSD())
-		before += l.BeforeUSD()
-		after += l.AfterUSD()
+		what := l.What
+		if l.Detail != "" {
+			what += " (" + l.Detail + " → " + a.Detail + ")"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s %s | %s | %.2f | %.2f |\n", l.Service, what, units, l.Unit, price(l.Price), l.USD(), a.USD())
 	}
-	fmt.Fprintf(&b, "| **total** | | | | **%.2f** | **%.2f** |\n", before, after)
+	fmt.Fprintf(&b, "| **total** | | | | **%.2f** | **%.2f** |\n\n", Total(before), Total(after))
+
+	b.WriteString("| change | saves alone, $ a month |\n|---|---|\n")
+	for _, ch := range changeNames {
+		var c Changes
+		ch.set(&c)
+		fmt.Fprintf(&b, "| %s | %.2f |\n", ch.name, Total(before)-Total(Bill(t, c)))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
