@@ -10,6 +10,9 @@
 //	secretPrefix / SWITCHBOARD_SECRET_PREFIX  start of the created secrets' names (default switchboard/);
 //	                                          the names are fixed, so a second stack in the same account
 //	                                          and region needs its own, e.g. switchboard/staging/
+//
+// The functions' log retention is instance.logRetentionDays of the config
+// file (default 30 days).
 package main
 
 import (
@@ -50,11 +53,18 @@ func main() {
 		}
 	}
 
+	retention, err := LogRetentionFromConfig(configFile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "switchboard infra:", err)
+		os.Exit(1)
+	}
+
 	NewSwitchboardStack(app, stackName, &SwitchboardStackProps{
-		StackProps:   awscdk.StackProps{Env: env()},
-		AssetDir:     assetDir,
-		ConfigFile:   configFile,
-		SecretPrefix: secretPrefix,
+		StackProps:       awscdk.StackProps{Env: env()},
+		AssetDir:         assetDir,
+		ConfigFile:       configFile,
+		SecretPrefix:     secretPrefix,
+		LogRetentionDays: retention,
 	})
 	app.Synth(nil)
 }

@@ -16,10 +16,12 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
@@ -47,6 +49,53 @@ type SwitchboardStackProps struct {
 	// ("switchboard/staging/"), and changing it on a deployed stack
 	// replaces the secrets (see deploy.Secret).
 	SecretPrefix string
+	// LogRetentionDays is how long every function's log group keeps its
+	// events; 0 means instance.logRetentionDays of ConfigFile, or
+	// deploy.DefaultLogRetentionDays without one. It must be a value
+	// CloudWatch Logs offers (deploy.CheckLogRetentionDays).
+	LogRetentionDays int
+}
+
+// LogRetentionFromConfig reads instance.logRetentionDays from a config
+// file; deploy.DefaultLogRetentionDays when the file does not set it. The
+// functions validate the whole file at start; this reads only the one key
+// the stack needs, and checks it.
+func LogRetentionFromConfig(configFile string) (int, error) {
+	days := deploy.DefaultLogRetentionDays
+	if configFile == "" {
+		return days, nil
+	}
+	raw, err := os.ReadFile(configFile)
+	if err != nil {
+		return 0, fmt.Errorf("config file %s: %w", configFile, err)
+	}
+	var doc struct {
+		Instance struct {
+			LogRetentionDays *int `yaml:"logRetentionDays"`
+		} `yaml:"instance"`
+	}
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return 0, fmt.Errorf("config file %s: %w; check it with switchboard check-config --for aws", configFile, err)
+	}
+	if doc.Instance.LogRetentionDays != nil {
+		days = *doc.Instance.LogRetentionDays
+	}
+	if err := deploy.CheckLogRetentionDays(days); err != nil {
+		return 0, fmt.Errorf("config file %s: instance.logRetentionDays: %w", configFile, err)
+	}
+	return days, nil
+}
+
+// logRetention maps days to CDK's names for them.
+var logRetention = map[int]awslogs.RetentionDays{
+	1: awslogs.RetentionDays_ONE_DAY, 3: awslogs.RetentionDays_THREE_DAYS, 5: awslogs.RetentionDays_FIVE_DAYS,
+	7: awslogs.RetentionDays_ONE_WEEK, 14: awslogs.RetentionDays_TWO_WEEKS, 30: awslogs.RetentionDays_ONE_MONTH,
+	60: awslogs.RetentionDays_TWO_MONTHS, 90: awslogs.RetentionDays_THREE_MONTHS, 120: awslogs.RetentionDays_FOUR_MONTHS,
+	150: awslogs.RetentionDays_FIVE_MONTHS, 180: awslogs.RetentionDays_SIX_MONTHS, 365: awslogs.RetentionDays_ONE_YEAR,
+	400: awslogs.RetentionDays_THIRTEEN_MONTHS, 545: awslogs.RetentionDays_EIGHTEEN_MONTHS, 731: awslogs.RetentionDays_TWO_YEARS,
+	1096: awslogs.RetentionDays_THREE_YEARS, 1827: awslogs.RetentionDays_FIVE_YEARS, 2192: awslogs.RetentionDays_SIX_YEARS,
+	2557: awslogs.RetentionDays_SEVEN_YEARS, 2922: awslogs.RetentionDays_EIGHT_YEARS, 3288: awslogs.RetentionDays_NINE_YEARS,
+	3653: awslogs.RetentionDays_TEN_YEARS,
 }
 
 // CheckAssets reports, in one message a user can act on, every catalogue
@@ -105,6 +154,18 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 		panic(err.Error())
 	}
 
+	retentionDays := props.LogRetentionDays
+	if retentionDays == 0 {
+		retentionDays, err = LogRetentionFromConfig(props.ConfigFile)
+		if err != nil {
+			panic(err.Error())
+		}
+	}
+	retention, ok := logRetention[retentionDays]
+	if err := deploy.CheckLogRetentionDays(retentionDays); err != nil || !ok {
+		panic(fmt.Sprintf("log retention: %v (or no CDK name for %d days in infra's logRetention)", err, retentionDays))
+	}
+
 	stack := awscdk.NewStack(scope, &id, &props.StackProps)
 
 	tables := map[string]awsdynamodb.Table{}
@@ -144,6 +205,12 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 		}
 		// One map per function: invokers get their targets' names below.
 		env := maps.Clone(baseEnv)
+		// A group of its own with a retention (Lambda's default group keeps
+		// everything forever); no fixed name, so it never collides with the
+		// /aws/lambda/<name> group an earlier deploy left.
+		logs := awslogs.NewLogGroup(stack, jsii.String(deploy.LogGroupLogicalID(f.Name)), &awslogs.LogGroupProps{
+			Retention: retention,
+		})
 		fn := awslambda.NewFunction(stack, jsii.String(deploy.LogicalID(f.Name, "Function")), &awslambda.FunctionProps{
 			Description:  jsii.String(f.Description),
 			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
@@ -153,6 +220,7 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 			MemorySize:   jsii.Number(float64(f.MemoryMB)),
 			Timeout:      awscdk.Duration_Seconds(jsii.Number(float64(f.TimeoutSeconds))),
 			Environment:  &env,
+			LogGroup:     logs,
 		})
 		functions[f.Name] = fn
 		awscdk.NewCfnOutput(stack, jsii.String(deploy.FunctionNameOutputID(f.Name)), &awscdk.CfnOutputProps{
@@ -210,6 +278,9 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 			})
 		}
 
+		if !deploy.HasErrorAlarm(f) {
+			continue
+		}
 		fn.MetricErrors(&awscloudwatch.MetricOptions{
 			Period:    awscdk.Duration_Minutes(jsii.Number(5)),
 			Statistic: jsii.String("Sum"),
@@ -271,20 +342,25 @@ func newSecret(stack awscdk.Stack, s deploy.Secret, name string) awssecretsmanag
 		Description:   jsii.String(s.Description(name)),
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	}
-	switch {
-	case s.GenerateLength > 0 && s.Placeholder == "":
+	// Value panics on an inconsistent catalogue entry.
+	switch v := s.Value(); {
+	case v.Length > 0:
 		props.GenerateSecretString = &awssecretsmanager.SecretStringGenerator{
-			PasswordLength:     jsii.Number(float64(s.GenerateLength)),
+			PasswordLength:     jsii.Number(float64(v.Length)),
 			ExcludePunctuation: jsii.Bool(true),
 		}
-	case s.GenerateLength == 0 && s.Placeholder != "":
+		if v.GenerateKey != "" {
+			// A JSON secret: the generated value goes under GenerateKey,
+			// next to the placeholder keys of the template.
+			props.GenerateSecretString.GenerateStringKey = jsii.String(v.GenerateKey)
+			props.GenerateSecretString.SecretStringTemplate = jsii.String(v.Template)
+		}
+	default:
 		// UnsafePlainText puts the value into the template in clear text,
 		// which is what it is for: the placeholder is no secret and only
 		// says what to store. The real token never passes through CDK or
 		// CloudFormation; the operator writes it with put-secret-value.
-		props.SecretStringValue = awscdk.SecretValue_UnsafePlainText(jsii.String(s.Placeholder))
-	default:
-		panic(fmt.Sprintf("secret %s in shared/platform/deploy: want either GenerateLength or Placeholder", s.Name))
+		props.SecretStringValue = awscdk.SecretValue_UnsafePlainText(jsii.String(v.String))
 	}
 	secret := awssecretsmanager.NewSecret(stack, jsii.String(s.LogicalID()), props)
 	awscdk.NewCfnOutput(stack, jsii.String(s.ARNOutputID()), &awscdk.CfnOutputProps{

@@ -748,8 +748,22 @@ func asList(v any) []any {
 
 func TestAlarms(t *testing.T) {
 	tpl, js := synth(t)
-	countIs(t, tpl, "AWS::CloudWatch::Alarm", len(deploy.Functions)+len(deploy.StateMachines))
+	// An alarm per function no caller sees fail (agent-worker, jobs) and per
+	// state machine: $0.10 a month each.
+	var alarmed []string
 	for _, f := range deploy.Functions {
+		if deploy.HasErrorAlarm(f) {
+			alarmed = append(alarmed, f.Name)
+		}
+	}
+	if want := []string{"jobs", "agent-worker"}; !reflect.DeepEqual(alarmed, want) {
+		t.Errorf("functions with an errors alarm %v, want %v", alarmed, want)
+	}
+	countIs(t, tpl, "AWS::CloudWatch::Alarm", len(alarmed)+len(deploy.StateMachines))
+	for _, f := range deploy.Functions {
+		if !deploy.HasErrorAlarm(f) {
+			continue
+		}
 		fnID, _ := byConstruct(t, js, "AWS::Lambda::Function", deploy.LogicalID(f.Name, "Function"))
 		check(t, f.Name+" errors alarm", func() {
 			tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
@@ -804,21 +818,22 @@ func TestUnknownInvokeTargetPanics(t *testing.T) {
 // TestSecrets pins, in plain values, the secrets the config and the docs
 // refer to: their names (under the prefix the functions may read), how
 // their values come about, that deleting the stack keeps them, and the
-// outputs that name them.
+// outputs that name them. Each secret costs $0.40 a month, so there are two:
+// the instance's JSON secret and the console password.
 func TestSecrets(t *testing.T) {
 	tpl, js := synth(t)
-	countIs(t, tpl, "AWS::SecretsManager::Secret", 3)
+	countIs(t, tpl, "AWS::SecretsManager::Secret", 2)
 	want := map[string]map[string]any{
-		"switchboard/approval-signing-key": {
-			"GenerateSecretString": map[string]any{"PasswordLength": 64, "ExcludePunctuation": true},
-		},
-		"switchboard/telegram-bot-token": {
-			"SecretString": "REPLACE_ME with the token from @BotFather",
+		"switchboard/instance": {
+			"GenerateSecretString": map[string]any{"PasswordLength": 64, "ExcludePunctuation": true,
+				"GenerateStringKey":    "approvalSigningKey",
+				"SecretStringTemplate": `{"telegramBotToken":"REPLACE_ME with the token from @BotFather"}`},
 		},
 		"switchboard/console-password": {
 			"GenerateSecretString": map[string]any{"PasswordLength": 32, "ExcludePunctuation": true},
 		},
 	}
+	names := map[string]any{"switchboard/instance": 0, "switchboard/console-password": 0}
 	seen := map[string]bool{}
 	for _, sec := range deploy.Secrets {
 		id, res := byConstruct(t, js, "AWS::SecretsManager::Secret", sec.LogicalID())
@@ -829,7 +844,7 @@ func TestSecrets(t *testing.T) {
 		name, _ := p["Name"].(string)
 		w, ok := want[name]
 		if !ok {
-			t.Errorf("%s: name %v, want one of %v", id, p["Name"], keys(map[string]any{"switchboard/approval-signing-key": 0, "switchboard/telegram-bot-token": 0, "switchboard/console-password": 0}))
+			t.Errorf("%s: name %v, want one of %v", id, p["Name"], keys(names))
 			continue
 		}
 		seen[name] = true
@@ -859,11 +874,15 @@ func TestSecrets(t *testing.T) {
 		})
 	}
 	if len(seen) != len(want) {
-		t.Errorf("secrets %v, want %v", seen, keys(map[string]any{"switchboard/approval-signing-key": 0, "switchboard/telegram-bot-token": 0, "switchboard/console-password": 0}))
+		t.Errorf("secrets %v, want %v", seen, keys(names))
 	}
-	_, key := byConstruct(t, js, "AWS::SecretsManager::Secret", deploy.LogicalID("approval-signing-key", "Secret"))
-	if desc := props(key)["Description"].(string); !strings.Contains(desc, "signs approval links") || !strings.Contains(desc, "instance.approvals.signingKey") {
-		t.Errorf("signing key description %q does not say what it signs and where the config refers to it", desc)
+	_, inst := byConstruct(t, js, "AWS::SecretsManager::Secret", deploy.LogicalID(deploy.InstanceSecret, "Secret"))
+	desc := props(inst)["Description"].(string)
+	for _, ref := range []string{"instance.approvals.signingKey: secretsmanager:switchboard/instance#approvalSigningKey",
+		"instance.telegram.botToken: secretsmanager:switchboard/instance#telegramBotToken", "provision-agent"} {
+		if !strings.Contains(desc, ref) {
+			t.Errorf("instance secret description %q does not say %q", desc, ref)
+		}
 	}
 }
 
@@ -1090,10 +1109,12 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 			t.Errorf("template.yaml: %s has %d events, catalogue has %d jobs for it", id, len(events), len(jobsOf(f.Name)))
 		}
 
-		a := samRes("AWS::CloudWatch::Alarm", deploy.LogicalID(f.Name, "Errors"))
-		_, ca := byConstruct(t, js, "AWS::CloudWatch::Alarm", deploy.LogicalID(f.Name, "Errors"))
-		for _, k := range []string{"Namespace", "MetricName", "Statistic", "Period", "EvaluationPeriods", "Threshold", "ComparisonOperator", "TreatMissingData"} {
-			same(f.Name+" alarm "+k, a[k], props(ca)[k])
+		if deploy.HasErrorAlarm(f) {
+			a := samRes("AWS::CloudWatch::Alarm", deploy.LogicalID(f.Name, "Errors"))
+			_, ca := byConstruct(t, js, "AWS::CloudWatch::Alarm", deploy.LogicalID(f.Name, "Errors"))
+			for _, k := range []string{"Namespace", "MetricName", "Statistic", "Period", "EvaluationPeriods", "Threshold", "ComparisonOperator", "TreatMissingData"} {
+				same(f.Name+" alarm "+k, a[k], props(ca)[k])
+			}
 		}
 	}
 }
@@ -1319,6 +1340,90 @@ func TestConsoleWritesOnlyItsOwnTable(t *testing.T) {
 			if strings.HasPrefix(a.(string), "s3:") || strings.HasPrefix(a.(string), "lambda:") || strings.HasPrefix(a.(string), "bedrock:") {
 				t.Errorf("console role has %s", a)
 			}
+		}
+	}
+}
+
+// TestLogRetention: every function logs into a group of its own that keeps
+// its events 30 days unless the config says otherwise (CloudWatch keeps a
+// group without a retention forever, billed every month).
+func TestLogRetention(t *testing.T) {
+	tpl, js := synth(t)
+	countIs(t, tpl, "AWS::Logs::LogGroup", len(deploy.Functions)+len(deploy.StateMachines))
+	for _, f := range deploy.Functions {
+		lid, group := byConstruct(t, js, "AWS::Logs::LogGroup", deploy.LogGroupLogicalID(f.Name))
+		if got := props(group)["RetentionInDays"]; normalize(got) != normalize(30) {
+			t.Errorf("%s: RetentionInDays %v, want 30", lid, got)
+		}
+		if _, named := props(group)["LogGroupName"]; named {
+			t.Errorf("%s has a fixed name; it would collide with the group Lambda created before", lid)
+		}
+		id, fn := byConstruct(t, js, "AWS::Lambda::Function", deploy.LogicalID(f.Name, "Function"))
+		lc, _ := props(fn)["LoggingConfig"].(map[string]any)
+		if want := map[string]any{"Ref": lid}; !reflect.DeepEqual(lc["LogGroup"], want) {
+			t.Errorf("%s: LoggingConfig %v, want LogGroup %v", id, lc, want)
+		}
+	}
+
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name    string
+		file    string
+		want    int
+		wantErr string
+	}{
+		{name: "no config file", file: "", want: 30},
+		{name: "config without the key", file: write("none.yaml", "instance:\n  name: acme\n"), want: 30},
+		{name: "config with the key", file: write("week.yaml", "instance:\n  name: acme\n  logRetentionDays: 7\n"), want: 7},
+		{name: "a retention CloudWatch does not offer", file: write("bad.yaml", "instance:\n  logRetentionDays: 31\n"),
+			wantErr: "instance.logRetentionDays: 31 days is not a retention CloudWatch Logs offers; use one of 1, 3,"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := LogRetentionFromConfig(tt.file)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("= %d, %v; want %d", got, err, tt.want)
+			}
+		})
+	}
+
+	mini := miniApp(t, SwitchboardStackProps{LogRetentionDays: 7})
+	if _, g := byConstruct(t, mini, "AWS::Logs::LogGroup", deploy.LogGroupLogicalID("a")); normalize(props(g)["RetentionInDays"]) != normalize(7) {
+		t.Errorf("RetentionInDays %v, want 7", props(g)["RetentionInDays"])
+	}
+}
+
+// TestMemorySizes pins the sizes chosen by measurement (see docs/cost.md):
+// the agent-worker and the jobs function were 512 and 256 MB for a working
+// set of at most 52 MB.
+func TestMemorySizes(t *testing.T) {
+	_, js := synth(t)
+	want := map[string]float64{
+		"agent-worker": 256, "jobs": 128,
+		"tools": 256, "mcp": 256, "rocketchat-webhook": 256, "approvals": 256, "telegram-webhook": 256, "console": 256,
+	}
+	for _, f := range deploy.Functions {
+		id, res := byConstruct(t, js, "AWS::Lambda::Function", deploy.LogicalID(f.Name, "Function"))
+		w, ok := want[f.Name]
+		if !ok {
+			t.Errorf("%s: no size chosen for it here; measure it and add it", f.Name)
+			continue
+		}
+		if got := normalize(props(res)["MemorySize"]); got != normalize(w) {
+			t.Errorf("%s: MemorySize %v, want %v", id, got, w)
 		}
 	}
 }

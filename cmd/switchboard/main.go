@@ -43,7 +43,7 @@ commands:
                          run a function's Lambda handler on a sample event
   capabilities [--agent ID] [--check a,b] [--config F] [--data DIR]
                          what the agent's Nextcloud offers; --check exits 1 naming what is missing
-  provision-agent --username U --email E [--name N] [--store print|secretsmanager] [--config F] [--data DIR]
+  provision-agent --username U --email E [--name N] [--store print|secretsmanager|secretsmanager:<json-secret>] [--config F] [--data DIR]
                          create an agent's Rocket.Chat user (roles bot+user) and token
   check-config [--for aws|dev] [--config F]
                          validate a config without reading a secret; aws (the default)

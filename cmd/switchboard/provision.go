@@ -6,6 +6,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig/awsprofile"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
@@ -15,7 +16,9 @@ import (
 
 // provisionAgent creates an agent's Rocket.Chat user with the instance's
 // admin token: roles bot + user, a personal access token stored in
-// Secrets Manager (--store secretsmanager) or printed once. It stops before
+// Secrets Manager (--store secretsmanager: one secret per agent;
+// --store secretsmanager:<json-secret>: a key of that JSON secret) or
+// printed once. It stops before
 // creating anything when e-mail 2FA auto opt-in would lock the user out.
 func provisionAgent(ctx context.Context, configPath, data, username, name, email, store string, out io.Writer) error {
 	if username == "" || email == "" {
@@ -45,7 +48,17 @@ func provisionAgent(ctx context.Context, configPath, data, username, name, email
 		}
 		opts.Store = &secrets.Store{Client: secrets.NewClient(awsCfg), Instance: cfg.Instance.Name}
 	default:
-		return usageError(fmt.Sprintf("--store %q: use print or secretsmanager", store))
+		// secretsmanager:<name>: a key of that JSON secret (the stack's
+		// instance secret), one secret for every agent.
+		jsonSecret, ok := strings.CutPrefix(store, "secretsmanager:")
+		if !ok || jsonSecret == "" || strings.Contains(jsonSecret, "#") {
+			return usageError(fmt.Sprintf("--store %q: use print, secretsmanager (one secret per agent) or secretsmanager:<json-secret> (a key of that secret, e.g. secretsmanager:switchboard/instance)", store))
+		}
+		awsCfg, err := awsprofile.Load(ctx)
+		if err != nil {
+			return fmt.Errorf("AWS config for Secrets Manager: %w", err)
+		}
+		opts.Store = &secrets.Store{Client: secrets.NewClient(awsCfg), Instance: cfg.Instance.Name, JSONSecret: jsonSecret}
 	}
 	res, err := provision.Agent(ctx, opts)
 	for _, w := range res.Warnings {

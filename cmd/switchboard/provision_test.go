@@ -164,7 +164,11 @@ agents:
 		{"neither", []string{"--config", w.cfg}, "provision-agent needs --username and --email"},
 		{"empty username", []string{"--config", w.cfg, "--username", "", "--email", "x@example.org"}, "provision-agent needs --username and --email"},
 		{"unknown store", []string{"--config", w.cfg, "--username", "agent-hermes", "--email", "x@example.org", "--store", "vault"},
-			`--store "vault": use print or secretsmanager`},
+			`--store "vault": use print, secretsmanager (one secret per agent) or secretsmanager:<json-secret>`},
+		{"JSON secret without a name", []string{"--config", w.cfg, "--username", "agent-hermes", "--email", "x@example.org", "--store", "secretsmanager:"},
+			`--store "secretsmanager:": use print, secretsmanager`},
+		{"JSON secret with a key", []string{"--config", w.cfg, "--username", "agent-hermes", "--email", "x@example.org", "--store", "secretsmanager:switchboard/instance#x"},
+			`e.g. secretsmanager:switchboard/instance`},
 		{"no admin in the config", []string{"--config", noAdmin, "--username", "agent-hermes", "--email", "x@example.org"},
 			"instance.rocketchat needs baseUrl, adminUserId and adminAuthToken"},
 	}

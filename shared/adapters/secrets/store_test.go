@@ -61,7 +61,7 @@ func TestStoreErrors(t *testing.T) {
 		{"access denied", func(sm *smfake.Fake) *secrets.Store {
 			sm.FailCreate = denied
 			return &secrets.Store{Client: sm, Instance: "acme"}
-		}, "agent-hermes", "pat", sb.EFORBIDDEN, "grant secretsmanager:CreateSecret and secretsmanager:PutSecretValue"},
+		}, "agent-hermes", "pat", sb.EFORBIDDEN, "grant secretsmanager:CreateSecret, GetSecretValue and PutSecretValue"},
 		{"scheduled for deletion", func(sm *smfake.Fake) *secrets.Store {
 			sm.Set("switchboard/acme/agent-hermes", "old")
 			sm.FailPut = &types.InvalidRequestException{Message: aws.String("You can't perform this operation on the secret because it was marked for deletion.")}
@@ -98,6 +98,79 @@ func TestStoreErrors(t *testing.T) {
 			}
 			if msg := sb.ErrorMessage(err); !strings.Contains(msg, tt.wantMsg) {
 				t.Errorf("message %q does not contain %q", msg, tt.wantMsg)
+			}
+		})
+	}
+}
+
+// With JSONSecret the token becomes a key of the instance's JSON secret,
+// next to the keys already there, and the reference names that key.
+func TestStorePutKeyOfTheInstanceSecret(t *testing.T) {
+	const id = "switchboard/instance"
+	sm := smfake.New(map[string]string{id: `{"approvalSigningKey":"k","telegramBotToken":"REPLACE_ME"}`})
+	store := &secrets.Store{Client: sm, Instance: "acme", JSONSecret: id}
+	ref, err := store.Put(context.Background(), "agent-hermes", "pat-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "secretsmanager:switchboard/instance#agent-hermes"; ref != want {
+		t.Errorf("ref = %q, want %q", ref, want)
+	}
+	if _, err := store.Put(context.Background(), "agent-atlas", "pat-2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Put(context.Background(), "agent-hermes", "pat-3"); err != nil { // provisioned again
+		t.Fatal(err)
+	}
+	got, _ := sm.Secret(id)
+	if want := `{"agent-atlas":"pat-2","agent-hermes":"pat-3","approvalSigningKey":"k","telegramBotToken":"REPLACE_ME"}`; got != want {
+		t.Errorf("secret = %s\nwant     %s", got, want)
+	}
+	if n := sm.Count("CreateSecret", id); n != 0 {
+		t.Errorf("%d CreateSecret calls, want none: the secret is the stack's", n)
+	}
+	// The resolver reads what the store wrote.
+	v, err := secrets.NewResolver(sm).Resolve(context.Background(), ref)
+	if err != nil || v != "pat-3" {
+		t.Errorf("Resolve(%s) = %q, %v; want pat-3", ref, v, err)
+	}
+}
+
+func TestStorePutKeyErrors(t *testing.T) {
+	denied := &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "not authorized"}
+	tests := []struct {
+		name     string
+		secrets  map[string]string
+		failGet  error
+		failPut  error
+		wantCode string
+		wantMsg  string
+	}{
+		{name: "no such secret", secrets: nil, wantCode: sb.EINVALID, wantMsg: "secret switchboard/instance does not exist; deploy the stack first"},
+		{name: "not JSON", secrets: map[string]string{"switchboard/instance": "plain"}, wantCode: sb.EINVALID, wantMsg: "is not a JSON object"},
+		{name: "read denied", secrets: map[string]string{"switchboard/instance": "{}"}, failGet: denied, wantCode: sb.EFORBIDDEN, wantMsg: "GetSecretValue"},
+		{name: "write denied", secrets: map[string]string{"switchboard/instance": "{}"}, failPut: denied, wantCode: sb.EFORBIDDEN, wantMsg: "PutSecretValue"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sm := smfake.New(tt.secrets)
+			if tt.failGet != nil {
+				sm.FailGet = map[string]error{"switchboard/instance": tt.failGet}
+			}
+			sm.FailPut = tt.failPut
+			store := &secrets.Store{Client: sm, Instance: "acme", JSONSecret: "switchboard/instance"}
+			ref, err := store.Put(context.Background(), "agent-hermes", "pat")
+			if ref != "" {
+				t.Errorf("ref = %q on failure", ref)
+			}
+			if got := sb.ErrorCode(err); got != tt.wantCode {
+				t.Errorf("code = %q, want %q (%v)", got, tt.wantCode, err)
+			}
+			if msg := sb.ErrorMessage(err); !strings.Contains(msg, tt.wantMsg) {
+				t.Errorf("message %q does not contain %q", msg, tt.wantMsg)
+			}
+			if v, _ := sm.Secret("switchboard/instance"); tt.secrets != nil && v != tt.secrets["switchboard/instance"] {
+				t.Errorf("secret changed to %q on failure", v)
 			}
 		})
 	}

@@ -49,7 +49,7 @@ func checkUnresolved(c *Config, ps *problems, target Target) (*Config, error) {
 			*s = ""
 		case target == ForAWS:
 			ps.at(path, "is an inline secret value, which make build would copy into every function's zip",
-				"store it in Secrets Manager and write secretsmanager:switchboard/<name> (the functions may read switchboard/*), or write env:NAME; inline values are for switchboard dev only")
+				"store it in Secrets Manager, best as a key of the stack's instance secret (secretsmanager:switchboard/instance#<key>; any secretsmanager:switchboard/<name> works, the functions may read switchboard/*), or write env:NAME; inline values are for switchboard dev only")
 			*s = ""
 		}
 	})

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"reflect"
 	"slices"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 )
 
 // Config is one loaded configuration file. The YAML keys (the yaml tags
@@ -50,6 +52,10 @@ type Instance struct {
 	ChainBudgetUSD float64 `yaml:"chainBudgetUsd"`
 	// AuditRetentionDays keeps audit entries and receipts this long; default 365, 0 = forever.
 	AuditRetentionDays int `yaml:"auditRetentionDays"`
+	// LogRetentionDays is how long the functions' CloudWatch log groups
+	// keep their events (read by the CDK app at deploy time); default 30,
+	// one of the values CloudWatch Logs offers.
+	LogRetentionDays int `yaml:"logRetentionDays"`
 
 	// Staging overrides the default staging policy per "Tool.action":
 	// "auto", "approve" or "deny".
@@ -292,6 +298,7 @@ func (in *Instance) setDefaults() {
 	in.Approvals.TTLHours = 24
 	in.Console.SessionHours = 12
 	in.AuditRetentionDays = 365
+	in.LogRetentionDays = deploy.DefaultLogRetentionDays
 	in.AskAgent = AskAgent{TimeoutSeconds: 60, MaxSteps: 5}
 	in.Taskboard.WatchdogHours = 24
 	in.Documents.ShareLimitWaitSeconds = 60

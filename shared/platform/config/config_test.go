@@ -141,6 +141,7 @@ func TestDefaults(t *testing.T) {
 		{"approvals.ttlHours", in.Approvals.TTLHours, 24},
 		{"console.sessionHours", in.Console.SessionHours, 12},
 		{"auditRetentionDays", in.AuditRetentionDays, 365},
+		{"logRetentionDays", in.LogRetentionDays, 30},
 		{"agentMessageRetentionDays", in.AgentMessageRetentionDays, 0},
 		{"askAgent.timeoutSeconds", in.AskAgent.TimeoutSeconds, 60},
 		{"askAgent.maxSteps", in.AskAgent.MaxSteps, 5},

@@ -157,7 +157,7 @@ var otherStores = map[string]string{
 }
 
 const (
-	ssmFix   = "SSM Parameter Store is not read; store the value in Secrets Manager and write secretsmanager:<name>, or use env:NAME"
+	ssmFix   = "SSM Parameter Store is not read; keep the value as a key of a JSON secret in Secrets Manager and write secretsmanager:<name>#<key> (the stack's switchboard/instance takes more keys), or use env:NAME"
 	otherFix = "not a secret store Switchboard reads; keep the value in Secrets Manager (secretsmanager:<name>) or an environment variable (env:NAME)"
 )
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/platform/tgtoken"
 )
 
@@ -162,6 +163,10 @@ func validate(c *Config, ps *problems) {
 	checkRange(ps, "instance.askAgent.timeoutSeconds", in.AskAgent.TimeoutSeconds, 1, MaxAskTimeoutSeconds, "seconds an asking agent waits for the answer")
 	checkRange(ps, "instance.askAgent.maxSteps", in.AskAgent.MaxSteps, 1, 100, "model turns of a run that answers a question")
 	checkRange(ps, "instance.auditRetentionDays", in.AuditRetentionDays, 0, 36500, "0 keeps audit entries forever")
+	if err := deploy.CheckLogRetentionDays(in.LogRetentionDays); err != nil {
+		what, fix, _ := strings.Cut(err.Error(), "; ")
+		ps.at("instance.logRetentionDays", what, fix)
+	}
 	checkRange(ps, "instance.taskboard.watchdogHours", in.Taskboard.WatchdogHours, 0, 8760, "0 turns the task watchdog off")
 	checkRange(ps, "instance.documents.shareLimitWaitSeconds", in.Documents.ShareLimitWaitSeconds, 1, MaxShareLimitWaitSeconds,
 		"seconds a delivery's share first waits for Nextcloud's share limit; then twice, four and four times that")

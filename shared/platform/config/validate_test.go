@@ -51,6 +51,8 @@ func TestValidationErrors(t *testing.T) {
 			[]string{"t.yaml:7: agents[0].tools.Telegram: unknown key; remove it; the keys allowed here are AgentCommAnalysis, Nextcloud, RocketChat, Taskboard, Workspace, ask_agent"}},
 		{"the analysis block takes no keys", base + "    tools:\n      AgentCommAnalysis: {raw: true}\n",
 			[]string{"t.yaml:7: agents[0].tools.AgentCommAnalysis.raw: unknown key"}},
+		{"log retention CloudWatch does not offer", strings.Replace(base, "name: acme", "name: acme\n  logRetentionDays: 31", 1),
+			[]string{"t.yaml:3: instance.logRetentionDays: 31 days is not a retention CloudWatch Logs offers; use one of 1, 3, 5, 7, 14, 30, 60,", "(default 30)"}},
 		{"unknown top-level key", base + "agent: x\n",
 			[]string{`t.yaml:6: agent: unknown key; did you mean "agents"?`}},
 		{"duplicate key", strings.Replace(base, "  name: acme\n", "  name: acme\n  name: other\n", 1),

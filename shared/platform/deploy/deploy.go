@@ -207,7 +207,10 @@ var Functions = []Function{
 	},
 	{
 		Name: "jobs", Description: "runs a scheduled job named in the event ({\"job\":…})",
-		MemoryMB: 256, TimeoutSeconds: 120,
+		// 128 MB: the whole dev runtime peaked at 52 MB (VmHWM) over the
+		// end-to-end runs, and no job holds a file; its 4,000 runs a day
+		// have no one waiting on them, so the smaller CPU share costs no one.
+		MemoryMB: 128, TimeoutSeconds: 120,
 		// agentmessages: the heartbeat describes every table.
 		// tasks: the task-watchdog job.
 		Tables: []string{"audit", "receipts", "state", "agentmessages", "tasks"}, Bucket: true,
@@ -248,7 +251,13 @@ var Functions = []Function{
 	},
 	{
 		Name: "agent-worker", Description: "runs one woken agent (async invoke with a wake job) and replies where it was woken",
-		MemoryMB: 512, TimeoutSeconds: 600,
+		// 256 MB: the whole dev runtime peaked at 52 MB (VmHWM) over the
+		// end-to-end runs, plus up to two 25 MB file bodies of a tool call;
+		// a run mostly waits for the model, and waiting is billed by the
+		// GB-second. Lambda's CPU share halves with the memory (1/7 of a
+		// vCPU here), which the run's few milliseconds of JSON and scrubbing
+		// can spare.
+		MemoryMB: 256, TimeoutSeconds: 600,
 		// tasks, agentmessages: an agent's Taskboard calls record the task
 		// and its message. The wakes they cause would invoke this function
 		// itself, which a template cannot grant: they wait in the tasks
@@ -286,6 +295,15 @@ var Jobs = []Job{
 	{Name: "task-wakes", Function: "jobs", Schedule: "rate(1 minute)",
 		Description: "queues the taskboard wakes a function could not queue itself (the agent-worker cannot invoke itself)"},
 }
+
+// HasErrorAlarm says whether a function gets an alarm on its errors: the
+// ones no caller sees fail, because they run asynchronously or on a
+// schedule (no function URL). A URL function's errors reach its caller (a
+// 5xx that Rocket.Chat and Telegram retry, the console's or the tool
+// caller's answer), and the tools function's calls from the state machines
+// are covered by the machines' own failed-executions alarms. Each alarm
+// costs $0.10 a month (docs/cost.md).
+func HasErrorAlarm(f Function) bool { return f.URLAuth == "" }
 
 // FunctionByName finds a function.
 func FunctionByName(name string) (Function, bool) {

@@ -111,12 +111,18 @@ func TestSAMTemplateCoversCatalogue(t *testing.T) {
 		mustContain(t, id, block,
 			"Type: AWS::SecretsManager::Secret\n    DeletionPolicy: Retain\n    UpdateReplacePolicy: Retain\n",
 			`Name: !Sub "${SecretPrefix}`+sec.Name+`"`+"\n",
-			"secretsmanager:${SecretPrefix}"+sec.Name+`"`,
+			"secretsmanager:${SecretPrefix}"+sec.Name,
 		)
-		if sec.GenerateLength > 0 {
-			mustContain(t, id, block, fmt.Sprintf("GenerateSecretString:\n        PasswordLength: %d\n        ExcludePunctuation: true\n", sec.GenerateLength))
-		} else {
-			mustContain(t, id, block, "SecretString: "+quote(sec.Placeholder)+"\n")
+		switch v := sec.Value(); {
+		case v.GenerateKey != "":
+			mustContain(t, id, block, fmt.Sprintf("GenerateSecretString:\n        PasswordLength: %d\n        ExcludePunctuation: true\n"+
+				"        GenerateStringKey: %s\n        SecretStringTemplate: %s\n", v.Length, v.GenerateKey, singleQuote(v.Template)))
+		case v.Length > 0:
+			mustContain(t, id, block, fmt.Sprintf("GenerateSecretString:\n        PasswordLength: %d\n        ExcludePunctuation: true\n", v.Length))
+		case len(sec.Keys) > 0:
+			mustContain(t, id, block, "SecretString: "+singleQuote(v.String)+"\n")
+		default:
+			mustContain(t, id, block, "SecretString: "+quote(v.String)+"\n")
 		}
 		mustContain(t, "Outputs", tpl,
 			"  "+sec.ARNOutputID()+":\n", "Value: !Ref "+id+"\n",
@@ -161,8 +167,12 @@ func TestSAMTemplateCoversCatalogue(t *testing.T) {
 			t.Errorf("%s: has a function URL but the catalogue has none", id)
 		}
 		checkSAMInvokesAndPolicies(t, f, block)
-		mustContain(t, LogicalID(f.Name, "Errors"), res[LogicalID(f.Name, "Errors")],
-			"MetricName: Errors", "Value: !Ref "+id, "Threshold: 1", "Period: 300")
+		if HasErrorAlarm(f) {
+			mustContain(t, LogicalID(f.Name, "Errors"), res[LogicalID(f.Name, "Errors")],
+				"MetricName: Errors", "Value: !Ref "+id, "Threshold: 1", "Period: 300")
+		} else if _, ok := res[LogicalID(f.Name, "Errors")]; ok {
+			t.Errorf("%s: an errors alarm, but its caller sees its errors (HasErrorAlarm)", id)
+		}
 	}
 
 	for _, j := range Jobs {
@@ -264,6 +274,7 @@ func TestLogicalIDsAreUnique(t *testing.T) {
 	for _, f := range Functions {
 		add(LogicalID(f.Name, "Function"), "function "+f.Name)
 		add(LogicalID(f.Name, "Errors"), "alarm "+f.Name)
+		add(LogGroupLogicalID(f.Name), "log group "+f.Name)
 	}
 	for _, j := range Jobs {
 		add(LogicalID(j.Name, "Job"), "job "+j.Name)
@@ -407,28 +418,63 @@ func TestInvalidInvokesPanic(t *testing.T) {
 	}
 }
 
-// TestSecretsCatalogue: each secret either is generated or starts from a
-// placeholder, and its name stays inside what the functions may read.
+// TestSecretsCatalogue: each secret (or each key of a JSON secret) either
+// is generated or starts from a placeholder, and its name stays inside what
+// the functions may read.
 func TestSecretsCatalogue(t *testing.T) {
 	// Secrets Manager reads a name ending in -XXXXXX as a partial ARN.
 	suffixLike := regexp.MustCompile(`-[A-Za-z0-9]{6}$`)
 	names := regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]+$`)
+	jsonKey := regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*$`)
 	outputs := map[string]bool{}
+	type value struct {
+		what, configKey, placeholder string
+		length                       int
+	}
 	for _, sec := range Secrets {
-		if (sec.GenerateLength > 0) == (sec.Placeholder != "") {
-			t.Errorf("secret %s: want either GenerateLength or Placeholder", sec.Name)
+		var values []value
+		if len(sec.Keys) == 0 {
+			values = []value{{sec.Name, sec.ConfigKey, sec.Placeholder, sec.GenerateLength}}
 		}
-		if sec.GenerateLength != 0 && sec.GenerateLength < 32 {
-			t.Errorf("secret %s: %d generated characters, want at least 32", sec.Name, sec.GenerateLength)
+		generated := 0
+		for _, k := range sec.Keys {
+			if !jsonKey.MatchString(k.Key) {
+				t.Errorf("secret %s: key %q is not a plain word (it follows # in references)", sec.Name, k.Key)
+			}
+			if k.GenerateLength > 0 {
+				generated++
+			}
+			values = append(values, value{sec.Name + "#" + k.Key, k.ConfigKey, k.Placeholder, k.GenerateLength})
+		}
+		if generated > 1 {
+			t.Errorf("secret %s: %d generated keys, CloudFormation generates one", sec.Name, generated)
+		}
+		for _, v := range values {
+			if (v.length > 0) == (v.placeholder != "") {
+				t.Errorf("secret %s: want either GenerateLength or Placeholder", v.what)
+			}
+			if v.length != 0 && v.length < 32 {
+				t.Errorf("secret %s: %d generated characters, want at least 32", v.what, v.length)
+			}
+			if v.placeholder != "" && !strings.Contains(v.placeholder, "REPLACE_ME") {
+				t.Errorf("secret %s: placeholder %q does not say to replace it", v.what, v.placeholder)
+			}
+			ref := "secretsmanager:switchboard/x"
+			if i := strings.Index(v.what, "#"); i >= 0 {
+				ref += v.what[i:]
+			}
+			if desc := sec.Description("switchboard/x"); !strings.Contains(desc, v.configKey+": "+ref) {
+				t.Errorf("secret %s: description %q does not give the config reference %s: %s", v.what, desc, v.configKey, ref)
+			}
 		}
 		if !names.MatchString(sec.Name) || suffixLike.MatchString(sec.Name) {
 			t.Errorf("secret %s: not a good Secrets Manager name", sec.Name)
 		}
-		if sec.Placeholder != "" && !strings.Contains(sec.Placeholder, "REPLACE_ME") {
-			t.Errorf("secret %s: placeholder %q does not say to replace it", sec.Name, sec.Placeholder)
-		}
 		if err := CheckSecretPrefix(SecretNamePrefix); err != nil || len(SecretNamePrefix+sec.Name) > 512-SecretPrefixMaxLength {
 			t.Errorf("secret %s: default name invalid or too long (%v)", sec.Name, err)
+		}
+		if len(sec.Description(SecretNamePrefix+sec.Name)) > 2048 {
+			t.Errorf("secret %s: description longer than Secrets Manager's 2,048 characters", sec.Name)
 		}
 		for _, o := range []string{sec.ARNOutputID(), sec.NameOutputID()} {
 			if outputs[o] {
@@ -436,9 +482,20 @@ func TestSecretsCatalogue(t *testing.T) {
 			}
 			outputs[o] = true
 		}
-		if desc := sec.Description("switchboard/x"); !strings.Contains(desc, "secretsmanager:switchboard/x") || !strings.Contains(desc, sec.ConfigKey+":") {
-			t.Errorf("secret %s: description %q does not give the config reference", sec.Name, desc)
-		}
+	}
+}
+
+// The instance secret starts as one JSON object: the signing key generated
+// into the placeholders' template.
+func TestInstanceSecretValue(t *testing.T) {
+	sec := Secrets[0]
+	if sec.Name != InstanceSecret {
+		t.Fatalf("first secret %s, want %s", sec.Name, InstanceSecret)
+	}
+	got, want := sec.Value(), SecretValue{Length: 64, GenerateKey: "approvalSigningKey",
+		Template: `{"telegramBotToken":"REPLACE_ME with the token from @BotFather"}`}
+	if got != want {
+		t.Errorf("Value() = %+v\nwant      %+v", got, want)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
@@ -18,12 +19,26 @@ import (
 // Func does one job run and returns a short, secret-free summary.
 type Func func(ctx context.Context) (detail string, err error)
 
-// Runner knows the job functions and records each run.
+// RecordEvery is how old a job's recorded run may get before a run that
+// changed nothing is recorded again. A run whose outcome or trigger differs
+// from the one recorded, or that fails with another message, is recorded at
+// once; a successful run's summary counts (rooms, messages, wakes) change
+// nearly every tick and alone do not make a record. A per-minute job writes
+// its row once an hour instead of every minute.
+const RecordEvery = time.Hour
+
+// Runner knows the job functions and records their runs: every run that
+// says something new (see RecordEvery), and an unchanged one when the
+// record is RecordEvery old. What it recorded is remembered per process (a
+// warm Lambda, the dev runtime), so a cold start records its first run.
 type Runner struct {
 	funcs map[string]Func
 	store sb.JobStore
 	log   *slog.Logger
 	now   func() time.Time
+
+	mu       sync.Mutex
+	recorded map[string]sb.JobRun // job → the run last written to the store
 }
 
 // New checks that every job in the deploy catalogue has a function and that
@@ -81,13 +96,35 @@ func (r *Runner) Run(ctx context.Context, job, trigger string) (sb.JobRun, error
 	} else {
 		r.log.InfoContext(ctx, "job done", "job", job, "trigger", trigger, "detail", detail, "ms", run.Duration.Milliseconds())
 	}
+	if !r.needsRecord(run) {
+		return run, err
+	}
 	if serr := r.store.RecordRun(context.WithoutCancel(ctx), run); serr != nil {
 		r.log.ErrorContext(ctx, "recording job run failed", "job", job, "err", serr)
 		if err == nil {
 			err = serr
 		}
+		return run, err
 	}
+	r.mu.Lock()
+	r.recorded[job] = run
+	r.mu.Unlock()
 	return run, err
+}
+
+// needsRecord reports whether run says something the store does not hold
+// yet: a first run, a changed outcome or trigger, another error, or the
+// same again after RecordEvery.
+func (r *Runner) needsRecord(run sb.JobRun) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.recorded == nil {
+		r.recorded = map[string]sb.JobRun{}
+	}
+	last, ok := r.recorded[run.Job]
+	return !ok || last.Outcome != run.Outcome || last.Trigger != run.Trigger ||
+		(run.Outcome == "error" && last.Detail != run.Detail) ||
+		run.StartedAt.Sub(last.StartedAt) >= RecordEvery
 }
 
 // safeRun turns a panicking job into an error: one broken job must not take

@@ -407,3 +407,86 @@ func waitFor(t *testing.T, ch <-chan struct{}) {
 		t.Fatal("timed out waiting for the job to start")
 	}
 }
+
+// countingJobStore counts the records written.
+type countingJobStore struct {
+	*memstore.Store
+	writes int
+}
+
+func (c *countingJobStore) RecordRun(ctx context.Context, r sb.JobRun) error {
+	c.writes++
+	return c.Store.RecordRun(ctx, r)
+}
+
+// A run that changes nothing is not written again within RecordEvery; a
+// changed outcome or trigger, or another error, is written at once; a
+// successful run's changed counts are not.
+func TestRunRecordsOnlyWhatChanged(t *testing.T) {
+	withCatalogue(t, []deploy.Job{{Name: "task-wakes"}})
+	detail, fail, failMsg := "0 wakes queued", false, ""
+	store := &countingJobStore{Store: memstore.New()}
+	f := newFixture(t, map[string]Func{"task-wakes": func(context.Context) (string, error) {
+		if fail {
+			return "", sb.E("task-wakes", sb.EUNAVAILABLE, failMsg)
+		}
+		return detail, nil
+	}}, store)
+	clock := clocktest.NewStepping(t0, 30*time.Second) // two readings per run: one run a minute
+	f.r.now = clock.Now
+	run := func(trigger string) {
+		t.Helper()
+		_, _ = f.r.Run(context.Background(), "task-wakes", trigger)
+	}
+	steps := []struct {
+		name       string
+		do         func()
+		wantWrites int
+	}{
+		{"first run", func() { run("schedule") }, 1},
+		{"same detail a minute later", func() { run("schedule") }, 1},
+		{"29 more quiet runs", func() {
+			for range 29 {
+				run("schedule")
+			}
+		}, 1},
+		{"the counts change", func() { detail = "1 wake queued"; run("schedule") }, 1},
+		{"an error", func() { fail, failMsg = true, "the tasks table does not answer"; run("schedule") }, 2},
+		{"the same error", func() { run("schedule") }, 2},
+		{"another error", func() { failMsg = "the tasks table is throttled"; run("schedule") }, 3},
+		{"recovers", func() { fail = false; run("schedule") }, 4},
+		{"run by hand", func() { run("cli") }, 5},
+		{"scheduled again", func() { detail = "0 wakes queued"; run("schedule") }, 6},
+	}
+	for _, s := range steps {
+		s.do()
+		if store.writes != s.wantWrites {
+			t.Fatalf("%s: %d records written, want %d", s.name, store.writes, s.wantWrites)
+		}
+	}
+	// Quiet runs: the one an hour after the last record is written.
+	before, _ := store.LastRuns(context.Background())
+	quiet := 0
+	for store.writes == 6 {
+		run("schedule")
+		quiet++
+	}
+	if want := int(RecordEvery / time.Minute); quiet != want {
+		t.Errorf("written again after %d quiet runs, want %d (RecordEvery at one run a minute)", quiet, want)
+	}
+	after, _ := store.LastRuns(context.Background())
+	if got := after[0].StartedAt.Sub(before[0].StartedAt); got != RecordEvery {
+		t.Errorf("records %v apart, want %v", got, RecordEvery)
+	}
+}
+
+// A record that failed is tried again on the next run.
+func TestRunRecordFailureIsRetriedNextRun(t *testing.T) {
+	withCatalogue(t, []deploy.Job{{Name: "good"}})
+	f := newFixture(t, map[string]Func{"good": func(context.Context) (string, error) { return "fine", nil }}, &failingJobStore{})
+	_, _ = f.r.Run(context.Background(), "good", "schedule")
+	_, err := f.r.Run(context.Background(), "good", "schedule")
+	if sb.ErrorCode(err) != sb.EUNAVAILABLE {
+		t.Errorf("second run err = %v, want the store's failure again (the record was not remembered)", err)
+	}
+}

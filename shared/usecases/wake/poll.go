@@ -43,6 +43,9 @@ type Poller struct {
 	Log      *slog.Logger
 	Loc      *time.Location
 	Now      func() time.Time
+	// Parallel bounds how many agents a tick polls at once;
+	// DefaultPollParallel when zero.
+	Parallel int
 
 	mu      sync.Mutex
 	limited map[string]time.Time // agent → end of its Rocket.Chat rate limit, read from KV once
@@ -55,18 +58,49 @@ type PollStats struct {
 	RateLimited                               int // agents skipped or stopped by a 429
 }
 
-// Tick polls every agent once. One agent's failure does not stop the others;
-// all failures come back joined.
+// DefaultPollParallel is how many agents a tick polls at the same time when
+// Poller.Parallel is zero. Each agent is one Rocket.Chat round trip on a
+// quiet tick, so ten agents take three round trips instead of ten, while a
+// Rocket.Chat server sees at most four of our requests at once.
+const DefaultPollParallel = 4
+
+// Tick polls every agent once, at most Parallel (DefaultPollParallel) at
+// the same time. One agent's failure does not stop the others; all failures
+// come back joined, in the order of agents.
 func (p *Poller) Tick(ctx context.Context, agents []PollAgent) (PollStats, error) {
+	limit := p.Parallel
+	if limit <= 0 {
+		limit = DefaultPollParallel
+	}
+	stats := make([]PollStats, len(agents))
+	errs := make([]error, len(agents))
+	slots := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i, a := range agents {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			stats[i].Agents = 1
+			if err := p.agent(ctx, a, &stats[i]); err != nil {
+				errs[i] = fmt.Errorf("rocketchat-poll %s: %w", a.ID, err)
+			}
+		})
+	}
+	wg.Wait()
 	var st PollStats
-	var errs []error
-	for _, a := range agents {
-		st.Agents++
-		if err := p.agent(ctx, a, &st); err != nil {
-			errs = append(errs, fmt.Errorf("rocketchat-poll %s: %w", a.ID, err))
-		}
+	for _, s := range stats {
+		st.add(s)
 	}
 	return st, errors.Join(errs...)
+}
+
+func (st *PollStats) add(o PollStats) {
+	st.Agents += o.Agents
+	st.Rooms += o.Rooms
+	st.Messages += o.Messages
+	st.Wakes += o.Wakes
+	st.Throttled += o.Throttled
+	st.RateLimited += o.RateLimited
 }
 
 // agent costs one subscriptions.get when nothing happened (a quiet tick: one
