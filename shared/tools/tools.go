@@ -68,7 +68,9 @@ type Stager interface {
 // (approvals.Service): Allowed reports the active allowance that lets a
 // call run without a new approval.
 type Allower interface {
-	Allowed(ctx context.Context, call sb.ToolCall) (sb.Allowance, bool)
+	// err is set when the allowances could not be read (the store is
+	// unavailable): staging the call would fail the same way.
+	Allowed(ctx context.Context, call sb.ToolCall) (sb.Allowance, bool, error)
 }
 
 // Fingerprinter is implemented by tools whose staged calls act on a target
@@ -347,7 +349,16 @@ func (x *Executor) decideAndRun(ctx context.Context, tool sb.Tool, call sb.ToolC
 		}
 	}
 	if entry.Decision == sb.DecisionApprove {
-		if al, ok := x.allowed(ctx, call); ok {
+		al, ok, err := x.allowed(ctx, call)
+		if err != nil && sb.ErrorCode(err) == sb.EUNAVAILABLE {
+			// The store that would keep the request does not answer: say so
+			// now rather than wait for it a second time.
+			entry.Outcome = sb.OutcomeError
+			fail := sb.Fail(fmt.Sprintf("%s.%s needs a human's approval, but the request could not be stored; try again later", call.Tool, call.Action))
+			fail.Data = map[string]any{"code": sb.EUNAVAILABLE} // the HTTP route answers 503
+			return fail
+		}
+		if ok {
 			// A human's earlier yes for this place covers it: run it now.
 			entry.Decision, entry.ApprovalID = sb.DecisionAllowed, al.ApprovalID
 			entry.DecidedBy = "allowance " + al.ID + " granted by " + al.GrantedBy
@@ -384,10 +395,10 @@ func (x *Executor) decideAndRun(ctx context.Context, tool sb.Tool, call sb.ToolC
 }
 
 // allowed asks the stager for an allowance that covers call.
-func (x *Executor) allowed(ctx context.Context, call sb.ToolCall) (sb.Allowance, bool) {
+func (x *Executor) allowed(ctx context.Context, call sb.ToolCall) (sb.Allowance, bool, error) {
 	a, ok := x.stage.(Allower)
 	if !ok {
-		return sb.Allowance{}, false
+		return sb.Allowance{}, false, nil
 	}
 	return a.Allowed(ctx, call)
 }

@@ -122,22 +122,23 @@ func (s *Service) AllowChoices(a Approval) []float64 {
 
 // Allowed reports the active allowance that lets call run without a new
 // approval: the same agent, tool action and scope (ScopeOf). A store
-// failure counts as no allowance (the call is staged: fail closed).
-func (s *Service) Allowed(ctx context.Context, call sb.ToolCall) (sb.Allowance, bool) {
+// failure is no allowance, and its error (fail closed: the executor does
+// not run the call and does not wait for the store a second time).
+func (s *Service) Allowed(ctx context.Context, call sb.ToolCall) (sb.Allowance, bool, error) {
 	if s.allowances == nil {
-		return sb.Allowance{}, false
+		return sb.Allowance{}, false, nil
 	}
 	scope := ScopeOf(call.Tool, call.Args)
 	if scope == "" {
-		return sb.Allowance{}, false
+		return sb.Allowance{}, false, nil
 	}
 	al, ok, err := s.allowances.Find(ctx, call.AgentID, call.Tool, call.Action, scope, s.now())
 	if err != nil {
-		s.log.WarnContext(ctx, "allowance lookup failed; the call is staged for approval", "agent", call.AgentID,
+		s.log.WarnContext(ctx, "allowance lookup failed; the call is not run without a human's yes", "agent", call.AgentID,
 			"tool", call.Tool, "action", call.Action, "err", err)
-		return sb.Allowance{}, false
+		return sb.Allowance{}, false, err
 	}
-	return al, ok
+	return al, ok, nil
 }
 
 // AllowedBy is the audit's DecidedBy of a call an allowance let run.
