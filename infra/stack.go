@@ -16,9 +16,11 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"go.yaml.in/yaml/v3"
@@ -293,13 +295,27 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 		})
 	}
 
-	// Invoke grants and target names once every function exists.
+	// The wake queue and its consumer; invoke grants and target names once
+	// every function exists (the agent-worker's wakes go through the queue).
+	var wakes awssqs.Queue
+	if consumer, ok := functions[deploy.WakeQueue.Consumer]; ok {
+		wakes = newWakeQueue(stack, deploy.WakeQueue)
+		consumer.AddEventSource(awslambdaeventsources.NewSqsEventSource(wakes, &awslambdaeventsources.SqsEventSourceProps{
+			BatchSize:               jsii.Number(1),
+			ReportBatchItemFailures: jsii.Bool(true),
+		}))
+	}
 	for _, f := range deploy.Functions {
 		fn := functions[f.Name]
 		for _, name := range f.Invokes {
 			target, ok := functions[name]
 			if !ok {
 				panic(fmt.Sprintf("function %s invokes unknown function %q in shared/platform/deploy", f.Name, name))
+			}
+			if name == deploy.WakeQueue.Consumer {
+				wakes.GrantSendMessages(fn)
+				fn.AddEnvironment(jsii.String(deploy.EnvWakeQueueURL), wakes.QueueUrl(), nil)
+				continue
 			}
 			target.GrantInvoke(fn)
 			fn.AddEnvironment(jsii.String(deploy.FunctionEnvVar(name)), target.FunctionName(), nil)
@@ -488,4 +504,20 @@ func copyFile(from, to string, mode fs.FileMode) error {
 		return fmt.Errorf("copy %s to %s: %w", from, to, err)
 	}
 	return dst.Close()
+}
+
+// newWakeQueue is the FIFO queue q with its dead-letter queue, both
+// encrypted by SQS.
+func newWakeQueue(stack awscdk.Stack, q deploy.Queue) awssqs.Queue {
+	dlq := awssqs.NewQueue(stack, jsii.String(q.DeadLetterLogicalID()), &awssqs.QueueProps{
+		Fifo:            jsii.Bool(true),
+		RetentionPeriod: awscdk.Duration_Seconds(jsii.Number(deploy.DeadLetterRetentionSeconds)),
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+	})
+	return awssqs.NewQueue(stack, jsii.String(q.LogicalID()), &awssqs.QueueProps{
+		Fifo:              jsii.Bool(true),
+		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(float64(q.VisibilitySeconds()))),
+		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(float64(q.MaxReceives))},
+	})
 }

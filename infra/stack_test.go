@@ -271,8 +271,13 @@ func TestFunctions(t *testing.T) {
 				tid := idOf(t, js, "AWS::DynamoDB::Table", deploy.LogicalID(tb.ID, "Table"))
 				want[tb.EnvVar] = map[string]any{"Ref": tid}
 			}
-			// Only invokers carry their targets' names.
+			// Only invokers carry their targets' names; the agent-worker's
+			// get the wake queue's URL instead.
 			for _, target := range f.Invokes {
+				if target == deploy.WakeQueue.Consumer {
+					want[deploy.EnvWakeQueueURL] = map[string]any{"Ref": idOf(t, js, "AWS::SQS::Queue", deploy.WakeQueue.LogicalID())}
+					continue
+				}
 				want[deploy.FunctionEnvVar(target)] = map[string]any{"Ref": idOf(t, js, "AWS::Lambda::Function", deploy.LogicalID(target, "Function"))}
 			}
 			// Starters carry the ARNs of their state machines.
@@ -607,7 +612,9 @@ func TestInvokeGrants(t *testing.T) {
 	for _, f := range deploy.Functions {
 		var want []string
 		for _, target := range f.Invokes {
-			want = append(want, idOf(t, js, "AWS::Lambda::Function", deploy.LogicalID(target, "Function")))
+			if target != deploy.WakeQueue.Consumer { // through the wake queue (TestWakeQueue)
+				want = append(want, idOf(t, js, "AWS::Lambda::Function", deploy.LogicalID(target, "Function")))
+			}
 		}
 		sort.Strings(want)
 		got := invokeTargets(t, js, withActionPrefix(t, roleStatements(t, js, f.Name), "lambda:"))
@@ -730,11 +737,11 @@ func TestWhatTheRestOfSwitchboardReliesOn(t *testing.T) {
 			"MaximumRetryAttempts": 2,
 		})
 	})
-	for _, invoker := range []string{"jobs", "rocketchat-webhook"} {
-		_, fn := byConstruct(t, js, "AWS::Lambda::Function", deploy.LogicalID(invoker, "Function"))
-		got := props(fn)["Environment"].(map[string]any)["Variables"].(map[string]any)["SWITCHBOARD_FN_AGENT_WORKER"]
-		if want := map[string]any{"Ref": fnID("agent-worker")}; !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: SWITCHBOARD_FN_AGENT_WORKER = %v, want %v", invoker, got, want)
+	for _, sender := range []string{"jobs", "rocketchat-webhook"} {
+		_, fn := byConstruct(t, js, "AWS::Lambda::Function", deploy.LogicalID(sender, "Function"))
+		got := props(fn)["Environment"].(map[string]any)["Variables"].(map[string]any)["SWITCHBOARD_WAKE_QUEUE_URL"]
+		if want := map[string]any{"Ref": idOf(t, js, "AWS::SQS::Queue", deploy.WakeQueue.LogicalID())}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: SWITCHBOARD_WAKE_QUEUE_URL = %v, want %v", sender, got, want)
 		}
 	}
 }
@@ -1037,6 +1044,12 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 					samReadTables = append(samReadTables, v.(map[string]any)["TableName"])
 				case "LambdaInvokePolicy":
 					samInvokes = append(samInvokes, v.(map[string]any)["FunctionName"])
+				case "SQSSendMessagePolicy":
+					// TestWakeQueue holds CDK to deploy.SendsWakes; here the template does too.
+					want := map[string]any{"Fn::GetAtt": []any{deploy.WakeQueue.LogicalID(), "QueueName"}}
+					if !deploy.SendsWakes(f) || !reflect.DeepEqual(normalize(v.(map[string]any)["QueueName"]), normalize(want)) {
+						t.Errorf("template.yaml: %s may send to %v; catalogue: sends wakes %v", id, v, deploy.SendsWakes(f))
+					}
 				case "Statement":
 					for _, st := range v.([]any) {
 						samStatements = append(samStatements, st.(map[string]any))
@@ -1105,8 +1118,16 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 			same(j.Name+" input", ep["Input"], target["Input"])
 			same(j.Name+" retries", ep["RetryPolicy"], target["RetryPolicy"])
 		}
-		if len(events) != len(jobsOf(f.Name)) {
-			t.Errorf("template.yaml: %s has %d events, catalogue has %d jobs for it", id, len(events), len(jobsOf(f.Name)))
+		wantEvents := len(jobsOf(f.Name))
+		if f.Name == deploy.WakeQueue.Consumer {
+			wantEvents++
+			ev, _ := events[deploy.WakeQueue.LogicalID()].(map[string]any)
+			ep, _ := ev["Properties"].(map[string]any)
+			same(id+" wake queue event", []any{ev["Type"], ep["Queue"], ep["BatchSize"], ep["FunctionResponseTypes"]},
+				[]any{"SQS", map[string]any{"Fn::GetAtt": []any{deploy.WakeQueue.LogicalID(), "Arn"}}, 1, []any{"ReportBatchItemFailures"}})
+		}
+		if len(events) != wantEvents {
+			t.Errorf("template.yaml: %s has %d events, want %d (its jobs and the wake queue)", id, len(events), wantEvents)
 		}
 
 		if deploy.HasErrorAlarm(f) {
@@ -1429,6 +1450,49 @@ func TestMemorySizes(t *testing.T) {
 		}
 		if got := normalize(props(res)["MemorySize"]); got != normalize(w) {
 			t.Errorf("%s: MemorySize %v, want %v", id, got, w)
+		}
+	}
+}
+
+// TestWakeQueue: the agent-worker gets its wakes from one FIFO queue (an
+// agent per message group), one at a time, reporting the failed ones; a
+// wake that failed every receive lands in the dead-letter queue; the
+// queue hides a received wake longer than the agent-worker may run; only
+// the functions that hand out wakes may send to it.
+func TestWakeQueue(t *testing.T) {
+	tpl, js := synth(t)
+	q := deploy.WakeQueue
+	qid := idOf(t, js, "AWS::SQS::Queue", q.LogicalID())
+	dlq := idOf(t, js, "AWS::SQS::Queue", q.DeadLetterLogicalID())
+	_, queue := byConstruct(t, js, "AWS::SQS::Queue", q.LogicalID())
+	p := props(queue)
+	if p["FifoQueue"] != true || normalize(p["VisibilityTimeout"]) != normalize(q.VisibilitySeconds()) ||
+		!reflect.DeepEqual(normalize(p["RedrivePolicy"]), normalize(map[string]any{
+			"deadLetterTargetArn": map[string]any{"Fn::GetAtt": []any{dlq, "Arn"}}, "maxReceiveCount": q.MaxReceives})) {
+		t.Errorf("wake queue %v: want FIFO, visibility %d s, redrive to %s after %d receives", p, q.VisibilitySeconds(), dlq, q.MaxReceives)
+	}
+	if f, _ := deploy.FunctionByName(q.Consumer); q.VisibilitySeconds() <= f.TimeoutSeconds {
+		t.Errorf("visibility %d s, not longer than the agent-worker's %d s", q.VisibilitySeconds(), f.TimeoutSeconds)
+	}
+	check(t, "the agent-worker reads the wake queue one wake at a time", func() {
+		tpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+			"FunctionName":          map[string]any{"Ref": idOf(t, js, "AWS::Lambda::Function", deploy.LogicalID(q.Consumer, "Function"))},
+			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{qid, "Arn"}},
+			"BatchSize":             1,
+			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+		})
+	})
+	for _, f := range deploy.Functions {
+		var sends bool
+		for _, st := range roleStatements(t, js, f.Name) {
+			for _, a := range asList(st["Action"]) {
+				if a == "sqs:SendMessage" && reflect.DeepEqual(normalize(st["Resource"]), normalize(map[string]any{"Fn::GetAtt": []any{qid, "Arn"}})) {
+					sends = true
+				}
+			}
+		}
+		if sends != deploy.SendsWakes(f) {
+			t.Errorf("function %s may send to the wake queue: %v, catalogue says %v", f.Name, sends, deploy.SendsWakes(f))
 		}
 	}
 }

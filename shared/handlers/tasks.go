@@ -91,9 +91,10 @@ type wakeEvent struct {
 	Records []events.SQSMessage `json:"Records"`
 }
 
-// WakeRetry makes a failed wake's queue message come again after delay.
+// WakeRetry makes a failed wake's message (receipt) on the queue arn
+// names come again after delay.
 type WakeRetry interface {
-	RetryIn(ctx context.Context, receipt string, delay time.Duration) error
+	RetryIn(ctx context.Context, arn, receipt string, delay time.Duration) error
 }
 
 // WakeQueueEvents runs the wake jobs of one SQS batch from the wake queue
@@ -120,7 +121,7 @@ func WakeQueueEvents(ctx context.Context, w *wake.Worker, retry WakeRetry, recor
 		if retry != nil {
 			n, _ := strconv.Atoi(r.Attributes["ApproximateReceiveCount"])
 			if n >= 1 && n <= len(wake.LambdaRetryDelays) {
-				if rerr := retry.RetryIn(context.WithoutCancel(ctx), r.ReceiptHandle, wake.LambdaRetryDelays[n-1]); rerr != nil {
+				if rerr := retry.RetryIn(context.WithoutCancel(ctx), r.EventSourceARN, r.ReceiptHandle, wake.LambdaRetryDelays[n-1]); rerr != nil {
 					slog.WarnContext(ctx, "wake queue: could not set the retry delay; the message comes again after the queue's visibility timeout", "err", rerr)
 				}
 			}

@@ -31,13 +31,18 @@ type retries struct {
 	delays   []time.Duration
 }
 
-func (r *retries) RetryIn(_ context.Context, receipt string, delay time.Duration) error {
+func (r *retries) RetryIn(_ context.Context, arn, receipt string, delay time.Duration) error {
+	if arn != wakeQueueARN {
+		return errors.New("another queue: " + arn)
+	}
 	r.receipts, r.delays = append(r.receipts, receipt), append(r.delays, delay)
 	return nil
 }
 
+const wakeQueueARN = "arn:aws:sqs:eu-central-1:123456789012:switchboard-wakes.fifo"
+
 func record(id, body, receives string) events.SQSMessage {
-	return events.SQSMessage{MessageId: id, ReceiptHandle: "receipt-" + id, Body: body,
+	return events.SQSMessage{MessageId: id, ReceiptHandle: "receipt-" + id, Body: body, EventSourceARN: wakeQueueARN,
 		Attributes: map[string]string{"ApproximateReceiveCount": receives}}
 }
 

@@ -81,6 +81,38 @@ func (q *Queue) RetryIn(ctx context.Context, receipt string, delay time.Duration
 	})
 }
 
+// Retrier sets retry delays on the queue an SQS record came from, named
+// by its ARN, so that the agent-worker needs no queue URL of its own (and
+// no dispatcher: its own Taskboard wakes still go through the task-wakes
+// job, which keeps Lambda's loop detection out of task chains).
+type Retrier struct {
+	Config aws.Config
+	Getenv func(string) string
+}
+
+// RetryIn is Queue.RetryIn on the queue arn names
+// (arn:aws:sqs:<region>:<account>:<name>).
+func (r Retrier) RetryIn(ctx context.Context, arn, receipt string, delay time.Duration) error {
+	url, err := QueueURL(r.Config, r.Getenv, arn)
+	if err != nil {
+		return err
+	}
+	return New(r.Config, url, r.Getenv).RetryIn(ctx, receipt, delay)
+}
+
+// QueueURL is the URL of the queue arn names: <endpoint>/<account>/<name>,
+// the endpoint being the SQS API's (AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL
+// or the region's).
+func QueueURL(cfg aws.Config, getenv func(string) string, arn string) (string, error) {
+	parts := strings.Split(arn, ":")
+	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "sqs" || parts[4] == "" || parts[5] == "" {
+		return "", sb.E("wakequeue.url", sb.EINVALID, fmt.Sprintf("%q is not an SQS queue ARN", arn))
+	}
+	c := cfg.Copy()
+	c.Region = parts[3]
+	return strings.TrimRight(awssigned.Endpoint(c, getenv, "AWS_ENDPOINT_URL_SQS", "sqs"), "/") + "/" + parts[4] + "/" + parts[5], nil
+}
+
 func (q *Queue) call(ctx context.Context, op, action string, input map[string]any) error {
 	payload, err := json.Marshal(input)
 	if err != nil {

@@ -135,3 +135,26 @@ func TestRetryInChangesTheVisibility(t *testing.T) {
 		t.Errorf("call %s %v, want ChangeMessageVisibility of receipt-1 to 90 s", c.target, c.body)
 	}
 }
+
+func TestQueueURLFromTheARN(t *testing.T) {
+	cfg := aws.Config{Region: "us-east-1"}
+	none := func(string) string { return "" }
+	got, err := wakequeue.QueueURL(cfg, none, "arn:aws:sqs:eu-central-1:123456789012:switchboard-wakes.fifo")
+	if err != nil || got != "https://sqs.eu-central-1.amazonaws.com/123456789012/switchboard-wakes.fifo" {
+		t.Errorf("QueueURL = %q, %v; want the queue's URL in its own region", got, err)
+	}
+	local := func(k string) string {
+		if k == "AWS_ENDPOINT_URL_SQS" {
+			return "http://127.0.0.1:4566/"
+		}
+		return ""
+	}
+	if got, _ := wakequeue.QueueURL(cfg, local, "arn:aws:sqs:us-east-1:000000000000:wakes.fifo"); got != "http://127.0.0.1:4566/000000000000/wakes.fifo" {
+		t.Errorf("QueueURL with an endpoint = %q", got)
+	}
+	for _, bad := range []string{"", "arn:aws:lambda:eu-central-1:1:function:x", "arn:aws:sqs:eu-central-1::q", "sqs"} {
+		if _, err := wakequeue.QueueURL(cfg, none, bad); sb.ErrorCode(err) != sb.EINVALID {
+			t.Errorf("QueueURL(%q): %v, want EINVALID", bad, err)
+		}
+	}
+}

@@ -7,6 +7,7 @@ package agentworkerfn
 import (
 	"context"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/wakequeue"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/agents"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
@@ -32,9 +33,6 @@ func Build(ctx context.Context, getenv func(string) string) (any, error) {
 // Tasks that the agent-worker serves: running the asked agent and
 // recording its answer.
 func Handler(g *agents.Agents) any {
-	var retry handlers.WakeRetry
-	if g.Core.WakeQueue != nil {
-		retry = g.Core.WakeQueue
-	}
+	retry := wakequeue.Retrier{Config: g.Core.AWS, Getenv: g.Core.Getenv}
 	return handlers.AgentWorkerWithTasks(g.Worker, handlers.Tasks{askagent.OpRun: handlers.TaskOf(g.Answerer().Answer)}, retry)
 }

@@ -6,6 +6,7 @@ package deploy
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -157,7 +158,8 @@ type Function struct {
 	ReadTables []string
 	Bucket     bool // reads and writes the workspace bucket
 	// Invokes lists functions this one invokes asynchronously; each gets
-	// the invoke grant and its name in FunctionEnvVar(name).
+	// the invoke grant and its name in FunctionEnvVar(name) — except the
+	// agent-worker, which gets its wakes through WakeQueue.
 	Invokes []string
 	// RunsAgents: calls models (bedrock:InvokeModel on foundation models
 	// and inference profiles).
@@ -170,6 +172,48 @@ type Function struct {
 // SecretNamePrefix: functions may read Secrets Manager secrets whose names
 // start with it (config references like secretsmanager:switchboard/rc-token).
 const SecretNamePrefix = "switchboard/"
+
+// WakeQueue is the SQS FIFO queue that hands wakes to the agent-worker: a
+// function that lists the agent-worker in Invokes sends its wakes there
+// (sqs:SendMessage, the URL in EnvWakeQueueURL) instead of invoking it.
+// Each agent is a message group, so SQS hands an agent's next wake to the
+// agent-worker only once the one before it is done: one agent's runs take
+// turns without waiting on its lease, other agents' runs go side by side.
+// A wake that fails comes again (the agent-worker sets the delay); after
+// MaxReceives receives it moves to the dead-letter queue.
+var WakeQueue = Queue{Name: "wakes", Consumer: "agent-worker", MaxReceives: 3}
+
+// Queue is an SQS FIFO queue feeding one function, one message at a time.
+type Queue struct {
+	Name        string
+	Consumer    string
+	MaxReceives int
+}
+
+// LogicalID of the queue and of its dead-letter queue.
+func (q Queue) LogicalID() string           { return LogicalID(q.Name, "Queue") }
+func (q Queue) DeadLetterLogicalID() string { return LogicalID(q.Name, "DeadLetterQueue") }
+
+// VisibilitySeconds is how long a received wake stays hidden: longer than
+// the consumer's timeout, as Lambda's event source mapping requires.
+func (q Queue) VisibilitySeconds() int {
+	f, ok := FunctionByName(q.Consumer)
+	if !ok {
+		panic(fmt.Sprintf("queue %s: no consumer function %q in shared/platform/deploy", q.Name, q.Consumer))
+	}
+	return f.TimeoutSeconds + 30
+}
+
+// DeadLetterRetentionSeconds keeps a wake that failed every receive 14 days
+// (SQS's maximum), for the operator to look at.
+const DeadLetterRetentionSeconds = 14 * 24 * 3600
+
+// EnvWakeQueueURL carries the wake queue's URL to the functions that send wakes.
+const EnvWakeQueueURL = "SWITCHBOARD_WAKE_QUEUE_URL"
+
+// SendsWakes reports whether f hands wakes to the agent-worker, through
+// the wake queue.
+func SendsWakes(f Function) bool { return slices.Contains(f.Invokes, WakeQueue.Consumer) }
 
 // FunctionEnvVar names the env var that carries a function's deployed name
 // to the functions that invoke it: agent-worker → SWITCHBOARD_FN_AGENT_WORKER.

@@ -326,6 +326,9 @@ func SAMTemplate() []byte {
 		w.table(t)
 	}
 	w.bucket()
+	if _, ok := FunctionByName(WakeQueue.Consumer); ok {
+		w.queue(WakeQueue)
+	}
 	for _, s := range Secrets {
 		w.secret(s)
 	}
@@ -542,6 +545,10 @@ func (w *samWriter) function(f Function, asyncConfig bool) {
 	w.line(5, "%s: !Ref %s", EnvBucket, BucketLogicalID)
 	w.line(5, "%s: %s", EnvConfig, quote(ConfigFileName))
 	for _, target := range f.Invokes {
+		if target == WakeQueue.Consumer {
+			w.line(5, "%s: !Ref %s", EnvWakeQueueURL, WakeQueue.LogicalID())
+			continue
+		}
 		w.line(5, "%s: !Ref %s", FunctionEnvVar(target), LogicalID(target, "Function"))
 	}
 	for _, m := range startedBy(f.Name) {
@@ -561,6 +568,11 @@ func (w *samWriter) function(f Function, asyncConfig bool) {
 		w.line(6, "BucketName: !Ref %s", BucketLogicalID)
 	}
 	for _, target := range f.Invokes {
+		if target == WakeQueue.Consumer {
+			w.line(4, "- SQSSendMessagePolicy:")
+			w.line(6, "QueueName: !GetAtt %s.QueueName", WakeQueue.LogicalID())
+			continue
+		}
 		w.line(4, "- LambdaInvokePolicy:")
 		w.line(6, "FunctionName: !Ref %s", LogicalID(target, "Function"))
 	}
@@ -588,8 +600,20 @@ func (w *samWriter) function(f Function, asyncConfig bool) {
 			jobs = append(jobs, j)
 		}
 	}
-	if len(jobs) > 0 {
+	if f.Name == WakeQueue.Consumer {
 		w.line(3, "Events:")
+		w.line(4, "%s:", WakeQueue.LogicalID())
+		w.line(5, "Type: SQS")
+		w.line(5, "Properties:")
+		w.line(6, "Queue: !GetAtt %s.Arn", WakeQueue.LogicalID())
+		w.line(6, "BatchSize: 1")
+		w.line(6, "FunctionResponseTypes:")
+		w.line(7, "- ReportBatchItemFailures")
+	}
+	if len(jobs) > 0 {
+		if f.Name != WakeQueue.Consumer {
+			w.line(3, "Events:")
+		}
 		for _, j := range jobs {
 			w.line(4, "%s:", LogicalID(j.Name, "Job"))
 			w.line(5, "Type: Schedule")
@@ -605,6 +629,25 @@ func (w *samWriter) function(f Function, asyncConfig bool) {
 
 // statement writes one Allow statement of an inline policy; resources are
 // Fn::Sub strings.
+// queue writes q and its dead-letter queue, both FIFO.
+func (w *samWriter) queue(q Queue) {
+	w.line(1, "%s:", q.DeadLetterLogicalID())
+	w.line(2, "Type: AWS::SQS::Queue")
+	w.line(2, "Properties:")
+	w.line(3, "FifoQueue: true")
+	w.line(3, "MessageRetentionPeriod: %d", DeadLetterRetentionSeconds)
+	w.line(3, "SqsManagedSseEnabled: true")
+	w.line(1, "%s:", q.LogicalID())
+	w.line(2, "Type: AWS::SQS::Queue")
+	w.line(2, "Properties:")
+	w.line(3, "FifoQueue: true")
+	w.line(3, "VisibilityTimeout: %d", q.VisibilitySeconds())
+	w.line(3, "SqsManagedSseEnabled: true")
+	w.line(3, "RedrivePolicy:")
+	w.line(4, "deadLetterTargetArn: !GetAtt %s.Arn", q.DeadLetterLogicalID())
+	w.line(4, "maxReceiveCount: %d", q.MaxReceives)
+}
+
 func (w *samWriter) statement(actions []string, resources ...string) {
 	w.line(6, "- Effect: Allow")
 	w.line(7, "Action:")

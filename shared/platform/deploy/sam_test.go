@@ -306,9 +306,14 @@ func TestLogicalIDsAreUnique(t *testing.T) {
 func checkSAMInvokesAndPolicies(t *testing.T, f Function, block string) {
 	t.Helper()
 	id := LogicalID(f.Name, "Function")
+	invokes := 0
 	for _, g := range Functions {
 		target := LogicalID(g.Name, "Function")
-		listed := contains(f.Invokes, g.Name)
+		// The agent-worker's wakes go through the wake queue.
+		listed := contains(f.Invokes, g.Name) && g.Name != WakeQueue.Consumer
+		if listed {
+			invokes++
+		}
 		if got := strings.Contains(block, "- LambdaInvokePolicy:\n            FunctionName: !Ref "+target+"\n"); got != listed {
 			t.Errorf("%s: LambdaInvokePolicy on %s is %v, catalogue says %v", id, g.Name, got, listed)
 		}
@@ -316,8 +321,13 @@ func checkSAMInvokesAndPolicies(t *testing.T, f Function, block string) {
 			t.Errorf("%s: env %s is %v, catalogue says %v", id, FunctionEnvVar(g.Name), got, listed)
 		}
 	}
-	if n := strings.Count(block, "LambdaInvokePolicy"); n != len(f.Invokes) {
-		t.Errorf("%s: %d LambdaInvokePolicy, catalogue lists %d targets", id, n, len(f.Invokes))
+	if n := strings.Count(block, "LambdaInvokePolicy"); n != invokes {
+		t.Errorf("%s: %d LambdaInvokePolicy, catalogue lists %d targets", id, n, invokes)
+	}
+	sends := strings.Contains(block, "- SQSSendMessagePolicy:\n            QueueName: !GetAtt "+WakeQueue.LogicalID()+".QueueName\n") &&
+		strings.Contains(block, EnvWakeQueueURL+": !Ref "+WakeQueue.LogicalID()+"\n")
+	if sends != SendsWakes(f) {
+		t.Errorf("%s: sends to the wake queue (policy and URL) = %v, catalogue says %v", id, sends, SendsWakes(f))
 	}
 
 	async := ConfiguresAsyncInvoke(f, InvokedFunctions())

@@ -156,7 +156,9 @@ func New(ctx context.Context, getenv func(string) string, loadAWS LoadAWS) (*Cor
 	if err := c.setupRocketChat(); err != nil {
 		return nil, err
 	}
-	switch q, fn := getenv(WakeQueueEnvVar), getenv(deploy.FunctionEnvVar("agent-worker")); {
+	// The wake queue (deploy.WakeQueue) where the stack has one; an async
+	// invoke of the agent-worker where a function is named instead.
+	switch q, fn := getenv(deploy.EnvWakeQueueURL), getenv(deploy.FunctionEnvVar("agent-worker")); {
 	case q != "":
 		c.WakeQueue = wakequeue.New(awsCfg, q, getenv)
 		c.Dispatcher = c.WakeQueue
@@ -165,11 +167,6 @@ func New(ctx context.Context, getenv func(string) string, loadAWS LoadAWS) (*Cor
 	}
 	return c, nil
 }
-
-// WakeQueueEnvVar names the wake queue's URL (an SQS FIFO queue that feeds
-// the agent-worker, one message group per agent); when set, wakes go there
-// instead of to an async invoke of the agent-worker.
-const WakeQueueEnvVar = "SWITCHBOARD_WAKE_QUEUE_URL"
 
 // ForFunction builds the core of Lambda function fn. Where the deploy
 // catalogue does not let fn invoke the agent-worker, its dispatcher says so
