@@ -51,7 +51,9 @@ func (p page) write(w *safehtml.Writer) {
 	if p.CSRF != "" {
 		w.M("<nav>\n<a href=\"/console/\"")
 		p.active("conversations", w)
-		w.M(">Conversations</a>\n<a href=\"/console/approvals\"")
+		w.M(">Conversations</a>\n<a href=\"/console/attention\"")
+		p.active("attention", w)
+		w.M(">Needs attention</a>\n<a href=\"/console/approvals\"")
 		p.active("approvals", w)
 		w.M(">Approvals</a>\n<a href=\"/console/health\"")
 		p.active("health", w)
