@@ -257,8 +257,10 @@ func ago(now, t time.Time) string {
 		return "–"
 	case d < time.Minute:
 		return "just now"
+	case d < time.Hour:
+		return itoa(int(d/time.Minute)) + " min ago"
 	case d < 48*time.Hour:
-		return d.Truncate(time.Minute).String() + " ago"
+		return itoa(int(d/time.Hour)) + " h " + itoa(int(d%time.Hour/time.Minute)) + " min ago"
 	}
 	return itoa(int(d/(24*time.Hour))) + " d " + itoa(int(d%(24*time.Hour)/time.Hour)) + " h ago"
 }
