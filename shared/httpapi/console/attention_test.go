@@ -17,12 +17,15 @@ import (
 
 // newStallEnv is an env whose console reads tasks and can pause agents,
 // as the console function's does.
-func newStallEnv(t testing.TB) *env {
+func newStallEnv(t testing.TB, tweaks ...func(*console.Options)) *env {
 	return newEnv(t, func(o *console.Options) {
 		store := o.Reader.(reader).Store
 		o.Tasks = store.Tasks()
 		o.Control = &control.Control{KV: store.KV(), Markers: store, Receipts: store, Audit: store, Now: o.Now,
 			Log: slog.New(slog.DiscardHandler)}
+		for _, f := range tweaks {
+			f(o)
+		}
 	})
 }
 
