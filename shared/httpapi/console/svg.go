@@ -56,7 +56,25 @@ type timeline struct {
 	Arrows     []tlArrow
 	Start, End time.Time
 	Cut        bool
+	// The time axis, with long waits cut short: the times something
+	// happened, sorted, and where each lies on the compressed axis
+	// (seconds); breaks are the waits that were cut.
+	times  []time.Time
+	pos    []float64
+	breaks []tlBreak
 }
+
+// tlBreak is a wait cut short on the time axis: it is drawn maxGap long.
+type tlBreak struct {
+	At   float64 // the middle of the cut wait, on the compressed axis
+	Real time.Duration
+}
+
+// A wait between two events longer than this (or than the longest run,
+// if that is longer) is drawn as this long, with a break mark saying how
+// long it was: a chain that waited days for a task's result still shows
+// its runs.
+const tlMaxGap = 2 * time.Minute
 
 // chainTimeline lays out a chain's receipts and messages.
 func (c *Console) chainTimeline(receipts []sb.Receipt, msgs []sb.AgentMessage) timeline {
@@ -106,16 +124,69 @@ func (c *Console) chainTimeline(receipts []sb.Receipt, msgs []sb.AgentMessage) t
 			Response: m.Direction == sb.DirectionResponse, Bad: m.Status != sb.MessageDelivered, Title: title})
 		span(m.OccurredAt)
 	}
+	tl.axis()
 	return tl
 }
 
-// x is where t lies on the time axis.
+// axis places every event time on the compressed axis.
+func (tl *timeline) axis() {
+	maxGap := tlMaxGap
+	for _, r := range tl.Runs {
+		tl.times = append(tl.times, r.Start, r.End)
+		maxGap = max(maxGap, r.End.Sub(r.Start))
+	}
+	for _, a := range tl.Arrows {
+		tl.times = append(tl.times, a.At)
+	}
+	slices.SortFunc(tl.times, func(a, b time.Time) int { return a.Compare(b) })
+	tl.times = slices.CompactFunc(tl.times, func(a, b time.Time) bool { return a.Equal(b) })
+	tl.pos = make([]float64, len(tl.times))
+	for i := 1; i < len(tl.times); i++ {
+		gap := tl.times[i].Sub(tl.times[i-1])
+		drawn := min(gap, maxGap)
+		if gap > maxGap {
+			tl.breaks = append(tl.breaks, tlBreak{At: tl.pos[i-1] + drawn.Seconds()/2, Real: gap})
+		}
+		tl.pos[i] = tl.pos[i-1] + drawn.Seconds()
+	}
+}
+
+// x is where t lies on the time axis: t is one of the event times, or
+// between two of them.
 func (tl *timeline) x(t time.Time) float64 {
-	total := tl.End.Sub(tl.Start)
-	if total <= 0 {
+	if len(tl.pos) == 0 || tl.pos[len(tl.pos)-1] <= 0 {
 		return tlLabel
 	}
-	return tlLabel + float64(t.Sub(tl.Start))/float64(total)*(tlWidth-tlLabel-tlRight)
+	i, found := slices.BinarySearchFunc(tl.times, t, func(a, b time.Time) int { return a.Compare(b) })
+	var p float64
+	switch {
+	case found:
+		p = tl.pos[i]
+	case i == 0:
+		p = 0
+	case i == len(tl.times):
+		p = tl.pos[len(tl.pos)-1]
+	default:
+		frac := float64(t.Sub(tl.times[i-1])) / float64(tl.times[i].Sub(tl.times[i-1]))
+		p = tl.pos[i-1] + frac*(tl.pos[i]-tl.pos[i-1])
+	}
+	return tlLabel + tl.xs(p)
+}
+
+// xs is the width of s seconds of the compressed axis.
+func (tl *timeline) xs(s float64) float64 {
+	return s / tl.pos[len(tl.pos)-1] * (tlWidth - tlLabel - tlRight)
+}
+
+// waitText is a cut wait's length, roughly.
+func waitText(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return itoa(int(d/(24*time.Hour))) + " d"
+	case d >= 2*time.Hour:
+		return itoa(int(d/time.Hour)) + " h"
+	}
+	return itoa(int(d/time.Minute)) + " min"
 }
 
 func laneY(i int) float64 { return tlTop + float64(i)*tlLane }
@@ -127,7 +198,7 @@ func (tl *timeline) write(w *safehtml.Writer) {
 	if len(tl.Lanes) == 0 {
 		return
 	}
-	height := laneY(len(tl.Lanes)) + 8
+	height := laneY(len(tl.Lanes)) + 22 // and a row for the waits' labels
 	w.M("<figure class=\"timeline\" id=\"timeline\">\n<svg role=\"img\" aria-label=\"The chain's runs and messages over time\" xmlns=\"http://www.w3.org/2000/svg\"")
 	w.Attr("viewBox", "0 0 960 "+itoa(int(height)))
 	w.M(">\n<defs><marker id=\"arrowhead\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\">" +
@@ -156,6 +227,28 @@ func (tl *timeline) write(w *safehtml.Writer) {
 		w.M(">")
 		w.Text(snip(name, 18))
 		w.M("</text></g>\n")
+	}
+	lastLabel := -100.0
+	for _, b := range tl.breaks {
+		x := tlLabel + tl.xs(b.At)
+		w.M("<g class=\"break\"><line")
+		w.Num("x1", x)
+		w.Num("x2", x)
+		w.Num("y1", tlTop)
+		w.Num("y2", height-16)
+		w.M("/>")
+		if x-lastLabel >= 60 { // a label only where it has room
+			lastLabel = x
+			w.M("<text")
+			w.Num("x", x)
+			w.Num("y", height-4)
+			w.M(">")
+			w.Texts("⋯ ", waitText(b.Real), " ⋯")
+			w.M("</text>")
+		}
+		w.M("<title>")
+		w.Texts("a wait of ", dur(b.Real.Round(time.Second)), ", cut short")
+		w.M("</title></g>\n")
 	}
 	for _, r := range tl.Runs {
 		x0, x1 := tl.x(r.Start), tl.x(r.End)
@@ -209,7 +302,7 @@ func (tl *timeline) write(w *safehtml.Writer) {
 	}
 	w.M("</svg>\n<figcaption>One lane per agent: runs as bars with their cost, messages as arrows from sender to recipient " +
 		"(<span class=\"key ask\">ask</span>, <span class=\"key task\">task</span>, <span class=\"key result\">comment or result</span>, " +
-		"dashed: an answer, <span class=\"key bad\">red: not delivered</span>). Hover for details.")
+		"dashed: an answer, <span class=\"key bad\">red: not delivered</span>). Waits longer than the longest run (at least two minutes) are cut short, marked ⋯ with their length. Hover for details.")
 	if tl.Cut {
 		w.M(" The chain is longer than drawn: the first ")
 		w.Texts(itoa(timelineRuns), " runs and ", itoa(timelineMessages), " messages are.")
