@@ -256,3 +256,30 @@ func TestStartPageChartsThirtyDaysOfCost(t *testing.T) {
 }
 
 func usd(v float64) string { return fmt.Sprintf("$%.4f", v) }
+
+// TestStallsAreEscaped: what agents wrote (a task's title and blocker, a
+// message's text and reason) stays text on the attention page and in the
+// chain's timeline titles.
+func TestStallsAreEscaped(t *testing.T) {
+	e := newStallEnv(t)
+	ctx := context.Background()
+	now := e.clock.Now()
+	plant := `"><img src=x onerror=alert(1)><svg onload=alert(2)>`
+	run := sb.RunContext{RunID: "run-p", RootRunID: "root-p", AgentID: "alice"}
+	must(t, e.store.Tasks().Create(ctx, sb.Task{ID: "T-p", Creator: "alice", Assignee: "bob", Title: plant, Status: sb.TaskOpen,
+		CreatedAt: now.Add(-time.Hour), UpdatedAt: now.Add(-time.Hour), Run: run}))
+	_, err := e.store.Tasks().Finish(ctx, "T-p", sb.TaskBlocked, plant, run, now)
+	must(t, err)
+	e.msg("alice", "bob", now.Add(-time.Minute), plant, func(m *sb.AgentMessage) {
+		m.Status, m.Reason, m.TaskID, m.RunID, m.RootRunID = sb.MessageFailed, plant, "T-p", run.RunID, run.RootRunID
+	})
+	must(t, e.store.Put(ctx, sb.Receipt{Run: run, AgentID: "alice", StartedAt: now.Add(-2 * time.Minute), CostUSD: 0.01, Outcome: "answered"}))
+	c := e.client()
+	e.login(c)
+	for _, p := range []string{"/console/attention", "/console/chain?root=root-p"} {
+		_, body := e.get(c, p)
+		if strings.Contains(body, "<img") || strings.Contains(body, "<svg onload") || !strings.Contains(body, "&lt;img src=x onerror=alert(1)&gt;") {
+			t.Errorf("%s: the plant is not escaped text", p)
+		}
+	}
+}
