@@ -13,7 +13,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 FUZZTIME ?= 30s
 FUZZ := shared/platform/config:FuzzParse shared/tools/workspace:FuzzResolve shared/usecases/approvals:FuzzVerify shared/tools/nctool:FuzzScope \
 	shared/platform/scrub:FuzzScrub shared/platform/untrusted:FuzzFrame shared/httpapi:FuzzDecodeInvokeRequest \
-	shared/platform/textsplit:FuzzSplit shared/platform/safehtml:FuzzTextAndAttr shared/usecases/wake:FuzzScrubThenSplit
+	shared/platform/textsplit:FuzzSplit shared/platform/safehtml:FuzzTextAndAttr shared/platform/safehtml:FuzzSVG shared/usecases/wake:FuzzScrubThenSplit
 LDFLAGS := -s -w -X github.com/switchboard-dev/switchboard/shared/app.Version=$(VERSION)
 
 .DEFAULT_GOAL := help

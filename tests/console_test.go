@@ -76,6 +76,11 @@ func TestConsoleOnTheDevListener(t *testing.T) {
 	if res.StatusCode != 200 || !strings.Contains(string(start), "Cost today") || !strings.Contains(string(start), "Hermes") {
 		t.Fatalf("after login: %d\n%s", res.StatusCode, start)
 	}
+	// Needs attention reads the tasks, receipts, state and messages tables
+	// the console function is given.
+	if status, page := get("/console/attention"); status != 200 || !strings.Contains(page, "No task is open or blocked.") {
+		t.Fatalf("attention page: %d\n%s", status, page)
+	}
 	status, page := get("/console/approvals")
 	if status != 200 || !strings.Contains(page, "Hermes wants <code>Workspace.delete</code>") {
 		t.Fatalf("approvals page: %d\n%s", status, page)

@@ -157,3 +157,30 @@ func (s *Store) AgentCostSince(ctx context.Context, agentID string, since time.T
 	}
 	return total, nil
 }
+
+// AgentRunsSince queries agentID's partition from since on, as
+// AgentCostSince does, and returns the runs charged to agentID oldest
+// first with only their start, cost, outcome, reason, agent and run ids
+// read (a projection; the read units are those of the whole items).
+func (s *Store) AgentRunsSince(ctx context.Context, agentID string, since time.Time) ([]switchboard.Receipt, error) {
+	const op = "receipts.agentRunsSince"
+	if agentID == "" {
+		return nil, nil
+	}
+	in := &dynamodb.QueryInput{
+		TableName:              &s.receipts,
+		KeyConditionExpression: strPtr("pk = :a AND sk >= :s"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":a": &types.AttributeValueMemberS{Value: agentID},
+			":s": &types.AttributeValueMemberS{Value: timeKey(since)},
+		},
+		ProjectionExpression:     strPtr("pk, sk, startedAt, costUsd, outcome, #r, agentId, runId, rootRunId"),
+		ExpressionAttributeNames: map[string]string{"#r": "reason"}, // a reserved word
+	}
+	var out []switchboard.Receipt
+	err := queryItems(ctx, s, op, in, fromReceiptItem, func(r switchboard.Receipt) { out = append(out, r) })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

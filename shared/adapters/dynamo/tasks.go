@@ -22,10 +22,12 @@ var _ switchboard.TaskStore = (*Tasks)(nil)
 // One item per task (pk task#id). Three indexes make every listing a
 // query: byAssignee and byCreator (partition = the party, sort = created
 // time#id) and byOpen, a sparse index whose partition attribute (openPart)
-// exists only while the task is open and the watchdog has not reported it,
-// so that the watchdog reads exactly the tasks it may still have to report.
-// Open tasks are few (each is someone's current work), so one partition
-// holds them.
+// exists only while the task is unfinished: "open" while it is open and
+// the watchdog has not reported it (so that the watchdog reads exactly the
+// tasks it may still have to report), "reported" once it has, "blocked"
+// while it is blocked; a done task leaves the index. Unfinished tasks are
+// few (each is someone's current work), so three partitions hold them,
+// and the console's list of them is three queries.
 //
 // Requests: Create 1 conditional put; Comment and Finish 1 conditional
 // update each (plus 1 read to explain a refusal); Get 1 read; List 1
@@ -36,8 +38,13 @@ type Tasks struct{ s *Store }
 // Tasks returns the store's tasks view.
 func (s *Store) Tasks() *Tasks { return &Tasks{s: s} }
 
-// openPartValue is the one partition of the byOpen index.
-const openPartValue = "open"
+// The partitions of the byOpen index: open tasks the watchdog has not
+// reported, open tasks it has reported, blocked tasks.
+const (
+	openPartValue     = "open"
+	reportedPartValue = "reported"
+	blockedPartValue  = "blocked"
+)
 
 // Attribute names used in expressions.
 const (
@@ -221,9 +228,15 @@ func (x *Tasks) Finish(ctx context.Context, id string, to switchboard.TaskStatus
 		return switchboard.Task{}, switchboard.Wrap(op, switchboard.EINTERNAL, "the task could not be updated", err)
 	}
 	values[":to"], values[":t"], values[":u"], values[":by"] = strAV(string(to)), strAV(text), strAV(timeKey(at)), byAV
+	// Leaving open also leaves the watchdog's partition of byOpen: a
+	// blocked task moves to the blocked one, a done task leaves the index.
+	update := "SET #s = :to, #f = :t, #u = :u, #b = :by REMOVE #o"
+	if to == switchboard.TaskBlocked {
+		update = "SET #s = :to, #f = :t, #u = :u, #b = :by, #o = :part"
+		values[":part"] = strAV(blockedPartValue)
+	}
 	return x.updateTask(ctx, op, id, &dynamodb.UpdateItemInput{
-		// Leaving open also leaves the watchdog's index.
-		UpdateExpression:    aws.String("SET #s = :to, #f = :t, #u = :u, #b = :by REMOVE #o"),
+		UpdateExpression:    aws.String(update),
 		ConditionExpression: aws.String("attribute_exists(pk) AND " + cond),
 		ExpressionAttributeNames: map[string]string{
 			"#s": attrStatus, "#f": field, "#u": "updatedAt", "#b": "finishedBy", "#o": attrOpenPart,
@@ -310,15 +323,45 @@ func (x *Tasks) OpenSince(ctx context.Context, cutoff time.Time, limit int) ([]s
 	}, limit)
 }
 
-// ClaimWatchdog implements switchboard.TaskStore: the claim takes the task
-// out of the byOpen index, so that the next run does not read it again.
+// Unfinished lists the tasks that are not done, at most limit (1 to
+// MaxTaskPage; 0 = MaxTaskPage) of each of the byOpen index's partitions
+// (open, open and reported by the watchdog, blocked), each part oldest
+// first: three queries, never a scan.
+func (x *Tasks) Unfinished(ctx context.Context, limit int) ([]switchboard.Task, error) {
+	const op = "tasks.unfinished"
+	if limit <= 0 || limit > switchboard.MaxTaskPage {
+		limit = switchboard.MaxTaskPage
+	}
+	var out []switchboard.Task
+	for _, part := range []string{openPartValue, reportedPartValue, blockedPartValue} {
+		ts, err := x.collect(ctx, op, &dynamodb.QueryInput{
+			TableName:                 &x.s.tasks,
+			IndexName:                 aws.String(deploy.IndexByOpen),
+			KeyConditionExpression:    aws.String("#p = :p"),
+			ExpressionAttributeNames:  map[string]string{"#p": attrOpenPart},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":p": strAV(part)},
+			ScanIndexForward:          aws.Bool(true),
+			Limit:                     aws.Int32(int32(limit)),
+		}, limit)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ts...)
+	}
+	return out, nil
+}
+
+// ClaimWatchdog implements switchboard.TaskStore: the claim moves the task
+// to the reported partition of the byOpen index, so that the next run does
+// not read it again.
 func (x *Tasks) ClaimWatchdog(ctx context.Context, id string, at time.Time) (bool, error) {
 	const op = "tasks.claimWatchdog"
 	_, err := x.s.update(ctx, op, x.onTask(id, &dynamodb.UpdateItemInput{
-		UpdateExpression:          aws.String("SET #w = :w REMOVE #o"),
-		ConditionExpression:       aws.String("#s = :open AND attribute_not_exists(#w)"),
-		ExpressionAttributeNames:  map[string]string{"#w": attrWatchdogAt, "#o": attrOpenPart, "#s": attrStatus},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":w": strAV(timeKey(at)), ":open": strAV(string(switchboard.TaskOpen))},
+		UpdateExpression:         aws.String("SET #w = :w, #o = :rep"),
+		ConditionExpression:      aws.String("#s = :open AND attribute_not_exists(#w)"),
+		ExpressionAttributeNames: map[string]string{"#w": attrWatchdogAt, "#o": attrOpenPart, "#s": attrStatus},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":w": strAV(timeKey(at)), ":open": strAV(string(switchboard.TaskOpen)),
+			":rep": strAV(reportedPartValue)},
 	}))
 	if conditionFailed(err) {
 		return false, nil

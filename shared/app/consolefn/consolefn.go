@@ -1,6 +1,6 @@
 // Package consolefn builds the console function: the web console over the
-// core's store, reading messages, audit, receipts, job runs, approvals and
-// the health state, and writing only its own sessions and login counters
+// core's store, reading messages, tasks, audit, receipts, job runs,
+// approvals and the health state, and writing only its own sessions and login counters
 // (the console table). No tool, model, Nextcloud or S3 client is linked.
 package consolefn
 
@@ -43,6 +43,7 @@ func Handler(c *core.Core) (http.Handler, error) {
 		Password:     in.Console.Password,
 		SessionHours: in.Console.SessionHours,
 		Reader:       consoleReader{Store: c.Store, AgentMessages: c.Store.AgentMessages(notShown{})},
+		Tasks:        c.Store.Tasks(),
 		Approvals:    c.Store.Approvals(),
 		Allowances:   c.Store.Allowances(),
 		Audit:        c.Store,

@@ -78,7 +78,8 @@ func must(t testing.TB, err error) {
 // login (a wrong password first), a pair, load older, search, a chain, the
 // approvals and health pages, a POST without its CSRF token, the planted
 // markup staying inert, and the session running out. With
-// SWITCHBOARD_SCREENSHOTS=docs it writes the screenshots in docs/console.md.
+// SWITCHBOARD_SCREENSHOTS=docs it writes the screenshots in docs/console.md
+// (the chain's is TestAttentionInChromium's).
 func TestConsoleInChromium(t *testing.T) {
 	b := browsertest.New(t, 2*time.Minute)
 	e := newEnv(t, nil)
@@ -175,7 +176,6 @@ func TestConsoleInChromium(t *testing.T) {
 	if count("table.calls tr") < 2 {
 		t.Errorf("no tool calls shown in the chain")
 	}
-	b.Screenshot("console-chain.png")
 
 	// The pending approval, with links to the signed confirmation page.
 	b.Do("approvals", chromedp.Navigate(base+"/console/approvals"))

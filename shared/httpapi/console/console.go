@@ -1,6 +1,7 @@
 // Package console is the operator's web console under /console/: the
 // conversations between agents, a run chain with its tool calls and costs,
-// the approvals waiting for a human and the health of the scheduled jobs.
+// what needs attention (where work stands still), the approvals waiting
+// for a human and the health of the scheduled jobs.
 // It is server-rendered HTML (written with safehtml, which escapes
 // everything others wrote) with one small script and one stylesheet served from the same
 // route, behind a password login with a signed session cookie, CSRF tokens
@@ -31,6 +32,9 @@ type Reader interface {
 	ByRoot(ctx context.Context, rootRunID string) ([]sb.AuditEntry, error)
 	ChainCost(ctx context.Context, rootRunID string) (sb.ChainCost, error)
 	AgentCostSince(ctx context.Context, agentID string, since time.Time) (float64, error)
+	// AgentRunsSince lists the runs charged to agentID from since on,
+	// oldest first, with their start, cost, outcome and chain.
+	AgentRunsSince(ctx context.Context, agentID string, since time.Time) ([]sb.Receipt, error)
 	LastRuns(ctx context.Context) ([]sb.JobRun, error)
 }
 
@@ -66,6 +70,7 @@ type Options struct {
 	SessionHours int // default 12
 
 	Reader    Reader
+	Tasks     TaskReader    // nil: no tasks on the attention and chain pages
 	Approvals OpenApprovals // nil: the approvals page says approvals are not set up
 	// ApprovalLink is the signed link to the confirmation page of one
 	// decision ("approve" or "deny"); the console links to it and adds no
@@ -165,6 +170,7 @@ func New(o Options) (*Console, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /console/{$}", c.authed(c.conversations))
 	mux.HandleFunc("GET /console/chain", c.authed(c.chain))
+	mux.HandleFunc("GET /console/attention", c.authed(c.attention))
 	mux.HandleFunc("GET /console/approvals", c.authed(c.approvals))
 	mux.HandleFunc("POST /console/approvals", c.authed(c.revokeAllowance))
 	mux.HandleFunc("GET /console/health", c.authed(c.health))

@@ -31,7 +31,7 @@ func TestEveryAnswerIsUncachedUnderAStrictPolicy(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.client()
 	e.login(c)
-	for _, p := range []string{"/console/", "/console/login", "/console/app.js", "/console/app.css", "/console/health", "/console/approvals", "/console/chain?root=r"} {
+	for _, p := range []string{"/console/", "/console/login", "/console/app.js", "/console/app.css", "/console/health", "/console/approvals", "/console/attention", "/console/chain?root=r"} {
 		res, _ := e.get(c, p)
 		want := http.StatusOK
 		if strings.HasPrefix(p, "/console/chain") {

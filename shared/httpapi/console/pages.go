@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -34,6 +35,7 @@ type msgView struct {
 	ToName   string
 	ChainURL safehtml.URL
 	TaskURL  safehtml.URL
+	TaskNow  sb.TaskStatus // the task's current status, when it was read
 }
 
 type agentCost struct {
@@ -57,6 +59,8 @@ type convView struct {
 	OlderURL safehtml.URL
 	Shown    bool // a conversation was asked for
 	Costs    []agentCost
+	Spends   []agentSpend // the last 30 days, per agent
+	FirstDay time.Time    // the first of the 30 days
 	Problem  string
 }
 
@@ -155,12 +159,29 @@ func day(s string, offset time.Duration) (time.Time, error) {
 // daily budget counts) and renders the start page.
 func (c *Console) agentCosts(w http.ResponseWriter, r *http.Request, s *session, v *convView) {
 	today := c.o.Now().UTC().Truncate(24 * time.Hour)
+	v.FirstDay = today.AddDate(0, 0, 1-costDays)
 	for _, a := range c.o.Agents {
-		spent, err := c.o.Reader.AgentCostSince(r.Context(), a.ID, today)
+		// One query per agent: its runs of the last 30 days give both
+		// today's spend and the chart.
+		runs, err := c.o.Reader.AgentRunsSince(r.Context(), a.ID, v.FirstDay)
 		if err != nil {
 			c.fail(w, r, err)
 			return
 		}
+		sp := agentSpend{Name: cmp.Or(a.Name, a.ID)}
+		spent := 0.0
+		for _, rc := range runs {
+			d := int(rc.StartedAt.UTC().Sub(v.FirstDay) / (24 * time.Hour))
+			if d < 0 || d >= costDays {
+				continue
+			}
+			sp.Days[d] += rc.CostUSD
+			sp.Total += rc.CostUSD
+			if d == costDays-1 {
+				spent += rc.CostUSD
+			}
+		}
+		v.Spends = append(v.Spends, sp)
 		row := agentCost{Agent: a, SpentUSD: spent, Control: c.o.Control != nil}
 		if row.Control {
 			if row.Paused, err = c.o.Control.Paused(r.Context(), a.ID); err != nil {
@@ -180,16 +201,27 @@ type runView struct {
 	AgentName string
 	Calls     []sb.AuditEntry
 	Messages  []msgView
+	// Unfinished are the tasks the run handed out that are still open or
+	// blocked: the run "answered", its work goes on.
+	Unfinished []sb.Task
 }
 
 type chainView struct {
 	Root      string
+	Now       time.Time
 	Cost      sb.ChainCost
 	Runs      []runView
 	Unbilled  runView // calls and messages of runs without a receipt (still running, or crashed)
 	HasOthers bool
 	Control   bool // the console can stop the chain
+	Tasks     []taskRow
+	TasksCut  bool // the chain names more tasks than are looked up
+	Timeline  timeline
 }
+
+// chainTasks is the most tasks of one chain whose current state the chain
+// page reads (one GetItem each).
+const chainTasks = 20
 
 // chain shows one run chain end to end: every run with its cost, its tool
 // calls (the audit entries) and the messages it sent, and the total.
@@ -220,11 +252,26 @@ func (c *Console) chain(w http.ResponseWriter, r *http.Request, s *session) {
 			"; open a chain from Conversations, or use the rootRunId a run answered."))
 		return
 	}
-	v := chainView{Root: root, Cost: cost, Control: c.o.Control != nil}
+	v := chainView{Root: root, Now: c.o.Now(), Cost: cost, Control: c.o.Control != nil}
+	tasks, cut, err := c.tasksOf(r, msgs.Messages)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	v.TasksCut = cut
+	for _, t := range tasks {
+		v.Tasks = append(v.Tasks, unfinishedRow(t))
+	}
 	index := map[string]int{}
 	for _, rc := range cost.Receipts {
 		index[rc.Run.RunID] = len(v.Runs)
-		v.Runs = append(v.Runs, runView{Receipt: rc, AgentName: c.agentName(rc.AgentID)})
+		rv := runView{Receipt: rc, AgentName: c.agentName(rc.AgentID)}
+		for _, t := range tasks {
+			if t.Run.RunID == rc.Run.RunID && t.Status != sb.TaskDone {
+				rv.Unfinished = append(rv.Unfinished, t)
+			}
+		}
+		v.Runs = append(v.Runs, rv)
 	}
 	runOf := func(runID string) *runView {
 		if i, ok := index[runID]; ok {
@@ -240,11 +287,48 @@ func (c *Console) chain(w http.ResponseWriter, r *http.Request, s *session) {
 		e.Args = c.showArgs(json.RawMessage(e.Args))
 		rv.Calls = append(rv.Calls, e)
 	}
+	status := map[string]sb.TaskStatus{}
+	for _, t := range tasks {
+		status[t.ID] = t.Status
+	}
 	for _, m := range msgs.Messages {
 		rv := runOf(m.RunID)
-		rv.Messages = append(rv.Messages, msgView{AgentMessage: m, FromName: c.agentName(m.From), ToName: c.agentName(m.To)})
+		mv := msgView{AgentMessage: m, FromName: c.agentName(m.From), ToName: c.agentName(m.To), TaskNow: status[m.TaskID]}
+		rv.Messages = append(rv.Messages, mv)
 	}
+	v.Timeline = c.chainTimeline(cost.Receipts, msgs.Messages)
 	c.render(w, r, http.StatusOK, page{Title: "Chain " + root, Nav: "conversations", CSRF: s.csrf, Body: &v})
+}
+
+// tasksOf reads the current state of the tasks the messages name, at most
+// chainTasks of them; cut reports that there were more. A task that is
+// gone (deleted, or another instance's) is left out.
+func (c *Console) tasksOf(r *http.Request, msgs []sb.AgentMessage) (tasks []sb.Task, cut bool, err error) {
+	if c.o.Tasks == nil {
+		return nil, false, nil
+	}
+	var ids []string
+	for _, m := range msgs {
+		if m.TaskID == "" || slices.Contains(ids, m.TaskID) {
+			continue
+		}
+		if len(ids) == chainTasks {
+			cut = true
+			break
+		}
+		ids = append(ids, m.TaskID)
+	}
+	for _, id := range ids {
+		t, err := c.o.Tasks.Get(r.Context(), id)
+		if sb.ErrorCode(err) == sb.ENOTFOUND {
+			continue
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		tasks = append(tasks, t)
+	}
+	return tasks, cut, nil
 }
 
 // --- approvals ------------------------------------------------------------

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/platform/safehtml"
+	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 // The pages are written with safehtml rather than html/template: the
@@ -51,7 +52,9 @@ func (p page) write(w *safehtml.Writer) {
 	if p.CSRF != "" {
 		w.M("<nav>\n<a href=\"/console/\"")
 		p.active("conversations", w)
-		w.M(">Conversations</a>\n<a href=\"/console/approvals\"")
+		w.M(">Conversations</a>\n<a href=\"/console/attention\"")
+		p.active("attention", w)
+		w.M(">Needs attention</a>\n<a href=\"/console/approvals\"")
 		p.active("approvals", w)
 		w.M(">Approvals</a>\n<a href=\"/console/health\"")
 		p.active("health", w)
@@ -252,7 +255,13 @@ func (v *convView) writeMessages(w *safehtml.Writer) {
 		w.Text(clock(m.OccurredAt))
 		w.M("</time>\n<a class=\"chainlink\"")
 		w.Href("href", m.ChainURL)
-		w.M(">chain</a></div>\n<div class=\"content\">")
+		w.M(">chain</a></div>\n")
+		if m.Reason != "" {
+			w.M("<div class=\"reason\">")
+			text(w, m.Reason)
+			w.M("</div>")
+		}
+		w.M("<div class=\"content\">")
 		text(w, m.Content)
 		w.M("</div>\n</li>")
 	}
@@ -303,7 +312,9 @@ func (v *convView) writeCosts(w *safehtml.Writer) {
 		}
 		w.M("</td></tr>")
 	}
-	w.M("\n</tbody></table>")
+	w.M("\n</tbody></table>\n")
+	writeCostChart(w, v.Spends, v.FirstDay)
+	w.M("<p class=\"hint\"><a href=\"/console/attention\">Needs attention</a>: unfinished tasks, failed asks, fizzled hand-overs, repeated questions, chains over budget and paused agents.</p>")
 }
 
 // --- chain ----------------------------------------------------------------
@@ -320,6 +331,38 @@ func (v *chainView) write(w *safehtml.Writer) {
 		w.Href("href", controlLink("stop", "root", v.Root))
 		w.M(">Stop this chain</a></p>\n")
 	}
+	v.Timeline.write(w)
+	if len(v.Tasks) > 0 {
+		w.M("<h2>Tasks</h2>\n<table class=\"tasks\"><thead><tr><th>Task</th><th>From → to</th><th>Status now</th><th>Age</th><th>Last activity</th></tr></thead><tbody>\n")
+		for _, t := range v.Tasks {
+			w.M("<tr")
+			w.Attr("class", "task-"+string(t.Status))
+			w.M("><td><span class=\"id\">")
+			w.Text(t.ID)
+			w.M("</span> ")
+			text(w, t.Title)
+			w.M("</td><td>")
+			w.Texts(t.Creator, " → ", t.Assignee)
+			w.M("</td><td><span")
+			w.Attr("class", "badge status-"+string(t.Status))
+			w.M(">")
+			w.Text(string(t.Status))
+			w.M("</span>")
+			if t.Blocker != "" {
+				w.M(" ")
+				text(w, t.Blocker)
+			}
+			w.M("</td>")
+			w.El("td", ago(v.Now, t.CreatedAt))
+			w.M("<td>")
+			w.Texts(ago(v.Now, t.LastActivity), " by ", t.LastBy)
+			w.M("</td></tr>\n")
+		}
+		w.M("</tbody></table>\n")
+		if v.TasksCut {
+			w.M("<p class=\"hint\">The chain names more tasks; the first ones are shown.</p>\n")
+		}
+	}
 	for i := range v.Runs {
 		rv := &v.Runs[i]
 		w.M("<section class=\"run\">\n<h2>")
@@ -330,11 +373,22 @@ func (v *chainView) write(w *safehtml.Writer) {
 		w.Texts(stamp(rv.StartedAt), " · ", dur(rv.Duration), " · ", rv.Model, " · ", itoa(rv.Steps), " steps · ",
 			itoa(rv.TokensIn), "/", itoa(rv.TokensOut), " tokens · ")
 		w.El("strong", usd(rv.CostUSD))
-		w.Texts(" · ", rv.Outcome)
+		w.M(" · <span class=\"outcome\">")
+		w.Text(rv.Outcome)
 		if rv.Reason != "" {
 			w.Texts(" (", rv.Reason, ")")
 		}
-		w.M("</p>\n")
+		for _, t := range rv.Unfinished {
+			// The run ended; the task it handed out did not.
+			w.M("; its task ")
+			w.Text(t.ID)
+			w.M(" is still <span")
+			w.Attr("class", "badge status-"+string(t.Status))
+			w.M(">")
+			w.Text(string(t.Status))
+			w.M("</span>")
+		}
+		w.M("</span></p>\n")
 		rv.writeCalls(w)
 		w.M("\n</section>\n")
 	}
@@ -375,15 +429,47 @@ func (rv *runView) writeCalls(w *safehtml.Writer) {
 	if len(rv.Messages) > 0 {
 		w.M("\n<ol class=\"chat\">")
 		for _, m := range rv.Messages {
-			w.M("<li class=\"msg left\"><div class=\"meta\"><span class=\"who\">")
+			w.M("<li")
+			w.Attr("class", "msg left status-"+string(m.Status))
+			w.M("><div class=\"meta\"><span class=\"who\">")
 			w.Texts(m.FromName, " → ", m.ToName)
 			w.M("</span> <span")
 			w.Attr("class", "badge ch-"+string(m.Channel))
 			w.M(">")
 			w.Text(string(m.Channel))
 			w.M("</span> ")
+			if m.Direction == sb.DirectionResponse {
+				w.M(`<span class="badge">answer</span> `)
+			}
+			w.M("<span")
+			if m.Status == sb.MessageDelivered {
+				w.Attr("class", "badge status")
+			} else {
+				w.Attr("class", "badge warn status")
+			}
+			w.M(">")
+			w.Text(string(m.Status))
+			w.M("</span> ")
+			if m.TaskID != "" {
+				w.M("<span class=\"task\">task ")
+				w.Text(m.TaskID)
+				if m.TaskNow != "" {
+					w.M(" <span")
+					w.Attr("class", "badge status-"+string(m.TaskNow))
+					w.M(">now ")
+					w.Text(string(m.TaskNow))
+					w.M("</span>")
+				}
+				w.M("</span> ")
+			}
 			w.El("time", clock(m.OccurredAt))
-			w.M("</div><div class=\"content\">")
+			w.M("</div>")
+			if m.Reason != "" {
+				w.M("<div class=\"reason\">")
+				text(w, m.Reason)
+				w.M("</div>")
+			}
+			w.M("<div class=\"content\">")
 			text(w, m.Content)
 			w.M("</div></li>")
 		}

@@ -69,7 +69,7 @@ const (
 
 	IndexByAssignee = "byAssignee" // tasks by assignee, sorted by creation
 	IndexByCreator  = "byCreator"  // tasks by creator, sorted by creation
-	IndexByOpen     = "byOpen"     // open tasks the watchdog has not reported, oldest first (sparse)
+	IndexByOpen     = "byOpen"     // unfinished tasks: partitions open (not reported by the watchdog), reported, blocked; oldest first (sparse)
 	IndexByWake     = "byWake"     // wakes waiting for the task-wakes job, oldest first (sparse)
 )
 
@@ -112,7 +112,7 @@ var Tables = []Table{
 	{
 		ID: "tasks", EnvVar: "SWITCHBOARD_TABLE_TASKS",
 		Doc: "taskboard tasks: pk task#id; byAssignee/byCreator list one party's tasks, " +
-			"byOpen (sparse) the open ones the watchdog has not reported; wake#id items (byWake) wait for task-wakes",
+			"byOpen (sparse) the unfinished ones (open, reported by the watchdog, blocked); wake#id items (byWake) wait for task-wakes",
 		PK: pk, SK: sk, TTLAttr: "expiresAt",
 		Indexes: []Index{
 			{Name: IndexByAssignee, PK: assignee, SK: createdAt},
@@ -282,7 +282,7 @@ var Functions = []Function{
 		Tables: []string{"audit", "state"}, Invokes: []string{"agent-worker"},
 	},
 	{
-		Name: "console", Description: "the operator's web console (GET /console/): conversations, run chains and costs, approvals waiting, job health",
+		Name: "console", Description: "the operator's web console (GET /console/): conversations, run chains and costs, what needs attention, approvals waiting, job health",
 		URLAuth:  "NONE", // the console's own password login is the credential
 		Routes:   []Route{{"GET", "/console/{$}"}, {"GET", "/console/{page}"}, {"POST", "/console/{page}"}},
 		MemoryMB: 256, TimeoutSeconds: 15,
@@ -290,7 +290,7 @@ var Functions = []Function{
 		// pause, resume and stop (state, their audit entries); a resume
 		// queues the wakes that waited (agent-worker).
 		Tables:     []string{"console", "audit", "state"},
-		ReadTables: []string{"receipts", "agentmessages"},
+		ReadTables: []string{"receipts", "agentmessages", "tasks"},
 		Invokes:    []string{"agent-worker"},
 	},
 	{

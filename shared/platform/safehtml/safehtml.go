@@ -15,7 +15,9 @@
 package safehtml
 
 import (
+	"math"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -80,6 +82,27 @@ func (w *Writer) El(tag markup, text string) {
 	w.b.WriteString("</")
 	w.b.WriteString(string(tag))
 	w.b.WriteByte('>')
+}
+
+// Num writes ` name="v"` for a number attribute of an inline SVG drawing
+// (x, y, width, a coordinate …): v with at most two decimals, never an
+// exponent; NaN and ±Inf become 0, so that no computed value can break
+// the drawing or leave the attribute. Texts in a drawing (<text>, <title>)
+// are written with Text: an inline SVG's text is escaped as HTML's is.
+func (w *Writer) Num(name markup, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		v = 0
+	}
+	s := strconv.FormatFloat(v, 'f', 2, 64)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if s == "-0" || s == "" {
+		s = "0"
+	}
+	w.b.WriteByte(' ')
+	w.b.WriteString(string(name))
+	w.b.WriteString(`="`)
+	w.b.WriteString(s)
+	w.b.WriteByte('"')
 }
 
 // String is the page so far.

@@ -3,6 +3,7 @@ package safehtml
 import (
 	htmlstd "html"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"os/exec"
@@ -192,4 +193,95 @@ func TestMarkupTakesOnlyConstants(t *testing.T) {
 			t.Errorf("%s: compiles = %v, want %v\n%s", tc.body, err == nil, tc.ok, out)
 		}
 	}
+}
+
+// TestNumIsANumber pins the numbers of a drawing: two decimals at most, no
+// exponent, and 0 for what is not a finite number.
+func TestNumIsANumber(t *testing.T) {
+	for _, tc := range []struct {
+		in   float64
+		want string
+	}{
+		{0, "0"}, {12, "12"}, {12.5, "12.5"}, {1.005, "1"}, {-3.14159, "-3.14"}, {-0.001, "0"},
+		{1e21, "1000000000000000000000"}, {math.NaN(), "0"}, {math.Inf(1), "0"}, {math.Inf(-1), "0"},
+	} {
+		var w Writer
+		w.M("<rect")
+		w.Num("x", tc.in)
+		if got, want := w.String(), `<rect x="`+tc.want+`"`; got != want {
+			t.Errorf("Num(%v) = %q, want %q", tc.in, got, want)
+		}
+	}
+}
+
+// FuzzSVG draws what the console's charts draw — a rect with a number, a
+// class and a title, a text label — from generated values, and parses the
+// page as a browser does: the drawing keeps exactly its elements and
+// attributes, and the texts read as written.
+func FuzzSVG(f *testing.F) {
+	for _, s := range hostile {
+		f.Add(s, s, 1.5)
+	}
+	f.Add("</svg><script>x</script>", "<![CDATA[", math.NaN())
+	f.Fuzz(func(t *testing.T, label, class string, x float64) {
+		var w Writer
+		w.M(`<svg viewBox="0 0 100 20"><rect`)
+		w.Num("x", x)
+		w.Attr("class", class)
+		w.M("><title>")
+		w.Text(label)
+		w.M("</title></rect><text")
+		w.Num("y", x)
+		w.M(">")
+		w.Text(label)
+		w.M("</text></svg>")
+		doc, err := html.Parse(strings.NewReader("<!doctype html><body>" + w.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body *html.Node
+		var find func(n *html.Node)
+		find = func(n *html.Node) {
+			if n.Type == html.ElementNode && n.Data == "body" {
+				body = n
+			}
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				find(c)
+			}
+		}
+		find(doc)
+		shape := func(n *html.Node) string {
+			var b strings.Builder
+			var walk func(n *html.Node)
+			walk = func(n *html.Node) {
+				for c := n.FirstChild; c != nil; c = c.NextSibling {
+					if c.Type == html.ElementNode {
+						b.WriteString("<" + c.Data + ">")
+						walk(c)
+						b.WriteString("</" + c.Data + ">")
+					}
+				}
+			}
+			walk(n)
+			return b.String()
+		}
+		if got, want := shape(body), "<svg><rect><title></title></rect><text></text></svg>"; got != want {
+			t.Fatalf("label %q, class %q: the drawing parses to %s, want %s\n%s", label, class, got, want, w.String())
+		}
+		svg := body.FirstChild
+		rect, text := svg.FirstChild, svg.FirstChild.NextSibling
+		if len(rect.Attr) != 2 || rect.Attr[0].Key != "x" || rect.Attr[1].Key != "class" {
+			t.Errorf("rect attributes %+v, want x and class", rect.Attr)
+		}
+		wantText := strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(label, "\r\n", "\n"), "\r", "\n"), "\x00", "\ufffd")
+		for _, n := range []*html.Node{rect.FirstChild, text} {
+			got := ""
+			if n.FirstChild != nil {
+				got = n.FirstChild.Data
+			}
+			if got != wantText {
+				t.Errorf("label %q reads %q in <%s>", label, got, n.Data)
+			}
+		}
+	})
 }

@@ -226,72 +226,22 @@ func (c *invocation) stats() (map[string]any, error) {
 	}, nil
 }
 
-// delegations follows every task handed to another agent (channel task,
-// request) to its result (channel task_result with the same task id, or
-// the same root run when the task has no id): a delivered result is a
-// result, a delivered blocker blocked (unless a result followed); a
-// refused, failed or timed-out hand-over or result is failed; no
-// result after fizzleDays is fizzled; younger ones are still open. Only
-// results within the analysed messages count.
+// delegations counts the outcomes of the hand-overs in ms
+// (sb.Delegations) and lists the first fizzled ones.
 func delegations(ms []sb.AgentMessage, fizzledBefore time.Time, fizzleDays int) map[string]any {
-	key := func(m sb.AgentMessage) string {
-		if m.TaskID != "" {
-			return "task:" + m.TaskID
-		}
-		return "root:" + m.RootRunID + "|" + sb.PairKey(m.From, m.To)
-	}
-	// What the results of each delegation said: a delivered "done" (or a
-	// result row without a task status, as older rows are) is a result, a
-	// delivered "blocked" a blocker; an undelivered result is a failed
-	// attempt at one.
-	type outcome struct{ done, blocked, failed bool }
-	results := map[string]*outcome{}
-	for _, m := range ms {
-		if m.Channel != sb.ChannelTaskResult {
-			continue
-		}
-		o := results[key(m)]
-		if o == nil {
-			o = &outcome{}
-			results[key(m)] = o
-		}
-		switch {
-		case m.Status != sb.MessageDelivered:
-			o.failed = true
-		case m.TaskStatus == sb.TaskBlocked:
-			o.blocked = true
-		default:
-			o.done = true
-		}
-	}
-	var total, withResult, blocked, failed, fizzled, open int
+	count := map[sb.DelegationOutcome]int{}
 	var fizzledTasks []string
-	for _, m := range ms {
-		if m.Channel != sb.ChannelTask || m.Direction != sb.DirectionRequest {
-			continue
-		}
-		total++
-		o := results[key(m)]
-		switch {
-		case m.Status != sb.MessageDelivered:
-			failed++
-		case o != nil && o.done:
-			withResult++
-		case o != nil && o.blocked:
-			blocked++
-		case o != nil && o.failed:
-			failed++
-		case m.OccurredAt.Before(fizzledBefore):
-			fizzled++
-			if len(fizzledTasks) < maxListed {
-				fizzledTasks = append(fizzledTasks, cmp.Or(m.TaskID, m.ID))
-			}
-		default:
-			open++
+	all := sb.Delegations(ms, fizzledBefore)
+	for _, d := range all {
+		count[d.Outcome]++
+		if d.Outcome == sb.DelegationFizzled && len(fizzledTasks) < maxListed {
+			fizzledTasks = append(fizzledTasks, cmp.Or(d.Message.TaskID, d.Message.ID))
 		}
 	}
-	out := map[string]any{"total": total, "withResult": withResult, "blocked": blocked, "failed": failed, "fizzled": fizzled,
-		"open": open, "fizzleDays": fizzleDays, "resultRate": rate(withResult, total)}
+	withResult := count[sb.DelegationResult]
+	out := map[string]any{"total": len(all), "withResult": withResult, "blocked": count[sb.DelegationBlocked],
+		"failed": count[sb.DelegationFailed], "fizzled": count[sb.DelegationFizzled], "open": count[sb.DelegationOpen],
+		"fizzleDays": fizzleDays, "resultRate": rate(withResult, len(all))}
 	if len(fizzledTasks) > 0 {
 		out["fizzledTasks"] = fizzledTasks
 	}
@@ -394,65 +344,20 @@ func depthStats(ms []sb.AgentMessage) []map[string]any {
 	return out
 }
 
-// repeatedQuestions finds requests one agent sent another more than once
-// with the same words (SearchTerms: case, punctuation, stop words and word
-// order of repeats do not matter). Only ids and counts are answered.
+// repeatedQuestions lists the requests a pair repeats
+// (sb.RepeatedQuestions): only ids and counts are answered.
 func repeatedQuestions(ms []sb.AgentMessage) []map[string]any {
-	type group struct {
-		from, to    string
-		ids         []string
-		first, last time.Time
-		channel     sb.Channel
-	}
-	by := map[string]*group{}
-	var order []string
-	for _, m := range ms {
-		if m.Direction != sb.DirectionRequest || (m.Channel != sb.ChannelAsk && m.Channel != sb.ChannelTask) {
-			continue
-		}
-		norm := strings.Join(sb.SearchTerms(m.Content, sb.MaxTermsPerMessage), " ")
-		if norm == "" {
-			continue
-		}
-		k := m.From + "\x00" + m.To + "\x00" + norm
-		g := by[k]
-		if g == nil {
-			g = &group{from: m.From, to: m.To, first: m.OccurredAt, last: m.OccurredAt, channel: m.Channel}
-			by[k] = g
-			order = append(order, k)
-		}
-		g.ids = append(g.ids, m.ID)
-		g.first = minTime(g.first, m.OccurredAt)
-		g.last = maxTime(g.last, m.OccurredAt)
-	}
-	var groups []*group
-	for _, k := range order {
-		if g := by[k]; len(g.ids) > 1 {
-			groups = append(groups, g)
-		}
-	}
-	slices.SortStableFunc(groups, func(x, y *group) int { return cmp.Compare(len(y.ids), len(x.ids)) })
+	groups := sb.RepeatedQuestions(ms)
 	out := []map[string]any{}
 	for _, g := range groups[:min(len(groups), maxListed)] {
-		ids := g.ids[:min(len(g.ids), 10)]
-		out = append(out, map[string]any{"from": g.from, "to": g.to, "channel": string(g.channel), "times": len(g.ids),
-			"first": g.first.UTC().Format(time.RFC3339Nano), "last": g.last.UTC().Format(time.RFC3339Nano), "messageIds": ids})
+		var ids []string
+		for _, m := range g.Messages[:min(len(g.Messages), 10)] {
+			ids = append(ids, m.ID)
+		}
+		out = append(out, map[string]any{"from": g.From, "to": g.To, "channel": string(g.Channel), "times": len(g.Messages),
+			"first": g.First.UTC().Format(time.RFC3339Nano), "last": g.Last.UTC().Format(time.RFC3339Nano), "messageIds": ids})
 	}
 	return out
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // chainCosts sums the receipts of the chains with the most analysed
