@@ -151,10 +151,18 @@ func TestTables(t *testing.T) {
 			}
 			var gsis []any
 			for _, ix := range tb.Indexes {
+				proj := map[string]any{"ProjectionType": "ALL"}
+				if attrs := ix.NonKeyAttributes(tb); attrs != nil {
+					nk := make([]any, len(attrs))
+					for i, a := range attrs {
+						nk[i] = a
+					}
+					proj = map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": nk}
+				}
 				gsis = append(gsis, map[string]any{
 					"IndexName":  ix.Name,
 					"KeySchema":  keySchema(ix.PK, ix.SK),
-					"Projection": map[string]any{"ProjectionType": "ALL"},
+					"Projection": proj,
 				})
 			}
 			if !reflect.DeepEqual(normalize(p["GlobalSecondaryIndexes"]), normalize(gsis)) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -217,5 +218,56 @@ func TestAgentMessageRecordRetryCompletesItsSearchRows(t *testing.T) {
 	page, err := msgs.Search(t.Context(), switchboard.MessageSearch{Text: "trucks road"})
 	if err != nil || len(page.Messages) != 1 || page.Messages[0].ID != "m1" {
 		t.Fatalf("search = %+v, %v; want m1", page.Messages, err)
+	}
+}
+
+// TestAgentMessageIndexesCarryShortContentOnly: every index entry of a
+// message carries its content up to IndexedContent bytes and no longer
+// content, so that an entry is one write unit; the table keeps the body.
+func TestAgentMessageIndexesCarryShortContentOnly(t *testing.T) {
+	c := dynamotest.Client(t)
+	getenv := dynamotest.FreshTables(t, c)
+	s := dynamo.New(c, getenv)
+	msgs := s.AgentMessages(nil)
+	at := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	short := strings.Repeat("s", dynamo.IndexedContent)
+	long := strings.Repeat("l", dynamo.IndexedContent+1)
+	for i, content := range []string{short, long} {
+		m := switchboard.AgentMessage{
+			ID: fmt.Sprintf("m%d", i), From: "alice", To: "bob", Channel: switchboard.ChannelAsk,
+			Direction: switchboard.DirectionRequest, Content: content, RunID: "r", RootRunID: "root",
+			Status: switchboard.MessageDelivered, OccurredAt: at.Add(time.Duration(i) * time.Minute),
+		}
+		if err := msgs.Record(t.Context(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	table, _ := deploy.TableByID("agentmessages")
+	name := deploy.TableName(table, getenv)
+	for _, ix := range []struct{ name, key, value string }{
+		{deploy.IndexByFrom, "fromAgent", "alice"}, {deploy.IndexByTo, "toAgent", "bob"},
+		{deploy.IndexByRoot, "rootRunId", "root"}, {deploy.IndexByMonth, "month", "2026-03"},
+	} {
+		out, err := c.Query(t.Context(), &dynamodb.QueryInput{
+			TableName: &name, IndexName: &ix.name, KeyConditionExpression: aws.String("#k = :v"),
+			ExpressionAttributeNames:  map[string]string{"#k": ix.key},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberS{Value: ix.value}},
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", ix.name, err)
+		}
+		if len(out.Items) != 2 {
+			t.Fatalf("%s: %d entries, want 2", ix.name, len(out.Items))
+		}
+		for _, it := range out.Items {
+			content, _ := it["content"].(*types.AttributeValueMemberS)
+			_, hasBody := it["body"]
+			switch id := it["id"].(*types.AttributeValueMemberS).Value; {
+			case id == "m0" && (content == nil || content.Value != short):
+				t.Errorf("%s: the short message's entry lacks its content", ix.name)
+			case id == "m1" && (content != nil || hasBody):
+				t.Errorf("%s: the long message's entry carries its content", ix.name)
+			}
+		}
 	}
 }
