@@ -624,13 +624,17 @@ func (a *AgentMessages) Search(ctx context.Context, sq switchboard.MessageSearch
 	return page, nil
 }
 
-const (
+// The budget of one Search call (variables so that tests can shrink it).
+var (
 	// searchRowBudget bounds the search rows one Search call reads (about
 	// 90 bytes each: 1,000 rows are about 11 RCU).
 	searchRowBudget = 1000
 	// searchLookupBudget bounds the candidates one call looks up in a
 	// denser word's rows (0.5 RCU each).
 	searchLookupBudget = 20
+)
+
+const (
 	// searchRowBytes is a search row's usual size, for choosing between
 	// reading a word on and looking its candidates up.
 	searchRowBytes = 90
@@ -670,7 +674,9 @@ func (sr *searchRun) run(ctx context.Context) ([]hit, string, error) {
 			if err := sr.readPage(ctx, driver); err != nil {
 				return nil, "", err
 			}
-			decided = driver.last
+			if next == len(driver.order) { // no candidate in it: all decided
+				decided = driver.last
+			}
 			continue
 		}
 		if decided != "" && (sr.rows >= searchRowBudget || sr.lookups >= searchLookupBudget) {

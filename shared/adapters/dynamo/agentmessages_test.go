@@ -143,32 +143,39 @@ func TestAgentMessagesSearchAcrossPages(t *testing.T) {
 	})
 }
 
-// TestAgentMessagesSearchLooksUpRareWordCandidates: with two search rows
-// per first page, a rare word (one row) ends within it and "beta" (five
-// rows) does not. The rare word's candidate is then looked up in beta when
-// it lies beyond beta's first page, and dropped without a lookup when it
-// lies inside that page; beta is never read to the end.
+// TestAgentMessagesSearchLooksUpRareWordCandidates: with four search rows
+// per first page, "beta" (in 40 messages a second apart) does not end
+// within its page and a rare word (one old message) does. The rare word
+// drives; its candidate lies an hour beyond beta's first page, where
+// reading beta on would cost far more than one lookup, so it is looked up,
+// and beta is never read to the end.
 func TestAgentMessagesSearchLooksUpRareWordCandidates(t *testing.T) {
-	dynamo.SetSearchFirstPage(t, 2)
+	dynamo.SetSearchFirstPage(t, 4)
 	s, msgs := newMessages(t)
 	at := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
-	for i, content := range []string{"rone beta", "rtwo", "beta", "beta", "beta", "rthree", "beta"} {
+	add := func(id, content string, when time.Time) {
+		t.Helper()
 		m := switchboard.AgentMessage{
-			ID: fmt.Sprintf("m%d", i), From: "alice", To: "bob", Channel: switchboard.ChannelAsk,
+			ID: id, From: "alice", To: "bob", Channel: switchboard.ChannelAsk,
 			Direction: switchboard.DirectionRequest, Content: content, RunID: "r", RootRunID: "r",
-			Status: switchboard.MessageDelivered, OccurredAt: at.Add(time.Duration(i) * time.Minute),
+			Status: switchboard.MessageDelivered, OccurredAt: when,
 		}
 		if err := msgs.Record(t.Context(), m); err != nil {
 			t.Fatal(err)
 		}
 	}
+	add("old1", "rone beta", at)
+	add("old2", "rtwo", at.Add(time.Second))
+	for i := range 40 {
+		add(fmt.Sprintf("b%02d", i), "beta", at.Add(time.Hour+time.Duration(i)*time.Second))
+	}
 	for _, tc := range []struct {
 		text, want string
 		calls      int64
 	}{
-		{"rone beta", "m0", 4}, // two first pages, one lookup, one message fetch
-		{"rtwo beta", "", 3},   // two first pages, one lookup (not found)
-		{"rthree beta", "", 2}, // two first pages: m5 is within beta's, and beta lacks it
+		{"rone beta", "old1", 4}, // two first pages, one lookup, one message fetch
+		{"rtwo beta", "", 3},     // two first pages, one lookup (not found)
+		{"beta rone", "old1", 4}, // the order of the words does not matter
 	} {
 		before := s.Stats().Ops["agentMessages.search"].Calls
 		p, err := msgs.Search(t.Context(), switchboard.MessageSearch{Text: tc.text})
@@ -181,6 +188,62 @@ func TestAgentMessagesSearchLooksUpRareWordCandidates(t *testing.T) {
 		if got := s.Stats().Ops["agentMessages.search"].Calls - before; got != tc.calls {
 			t.Errorf("search %q: %d calls, want %d", tc.text, got, tc.calls)
 		}
+	}
+}
+
+// TestAgentMessagesSearchIsBoundedPerCall: two dense words that meet in
+// few messages cannot fill a page within one call's budget of search rows;
+// the call answers what it found with a cursor, and following the cursors
+// finds every message with both words, newest first, each once.
+func TestAgentMessagesSearchIsBoundedPerCall(t *testing.T) {
+	dynamo.SetSearchBudget(t, 40, 20)
+	dynamo.SetSearchFirstPage(t, 10)
+	s, msgs := newMessages(t)
+	at := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	var want []string
+	for i := range 200 {
+		content := "alpha"
+		if i%2 == 1 {
+			content = "gamma"
+		}
+		if i%40 == 0 {
+			content = "alpha gamma"
+			want = append([]string{fmt.Sprintf("m%03d", i)}, want...)
+		}
+		m := switchboard.AgentMessage{
+			ID: fmt.Sprintf("m%03d", i), From: "alice", To: "bob", Channel: switchboard.ChannelAsk,
+			Direction: switchboard.DirectionRequest, Content: content, RunID: "r", RootRunID: "r",
+			Status: switchboard.MessageDelivered, OccurredAt: at.Add(time.Duration(i) * time.Second),
+		}
+		if err := msgs.Record(t.Context(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	cursor, calls, pages := "", int64(0), 0
+	for ; pages < 100; pages++ {
+		before := s.Stats().Ops["agentMessages.search"].Calls
+		p, err := msgs.Search(t.Context(), switchboard.MessageSearch{Text: "alpha gamma",
+			MessageQuery: switchboard.MessageQuery{Limit: 10, Cursor: cursor}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls = max(calls, s.Stats().Ops["agentMessages.search"].Calls-before)
+		for _, m := range p.Messages {
+			got = append(got, m.ID)
+		}
+		if cursor = p.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("all pages: [%s], want [%s]", strings.Join(got, ","), strings.Join(want, ","))
+	}
+	if pages < 2 {
+		t.Errorf("one page: the budget did not bound the call")
+	}
+	if calls > 8 {
+		t.Errorf("a call made %d requests; the budget should bound it", calls)
 	}
 }
 

@@ -9,3 +9,11 @@ func SetSearchFirstPage(t testing.TB, n int32) {
 	firstPage = n
 	t.Cleanup(func() { firstPage = old })
 }
+
+// SetSearchBudget sets the search rows and lookups one Search call may
+// spend, until t ends.
+func SetSearchBudget(t testing.TB, rows, lookups int) {
+	oldRows, oldLookups := searchRowBudget, searchLookupBudget
+	searchRowBudget, searchLookupBudget = rows, lookups
+	t.Cleanup(func() { searchRowBudget, searchLookupBudget = oldRows, oldLookups })
+}
