@@ -139,33 +139,18 @@ func (a *AgentMessages) Record(ctx context.Context, m switchboard.AgentMessage) 
 		return err
 	}
 	s := a.s
-	pk, sk := messageKey(m)
-	exp := expiresAt(m.OccurredAt, s.AgentMessageRetention)
-	it := messageItem{
-		PK: pk, SK: sk,
-		FromAgent: m.From, ToAgent: m.To, RootRunID: m.RootRunID, Month: monthOf(sk),
-		ID: m.ID, PairKey: switchboard.PairKey(m.From, m.To),
-		Channel: string(m.Channel), Direction: string(m.Direction),
-		Content: m.Content, ContentBytes: len(m.Content),
-		RunID: m.RunID, ParentRunID: m.ParentRunID, TaskID: m.TaskID, TaskStatus: string(m.TaskStatus),
-		Status: string(m.Status), Reason: m.Reason, OccurredAt: timeKey(m.OccurredAt), ExpiresAt: exp,
-	}
-	if len(m.Content) > IndexedContent {
-		it.Body, it.Content = m.Content, ""
-	}
-	if len(m.Content) > InlineContent {
+	it, tokens := toItems(m, s.AgentMessageRetention)
+	if it.ContentRef != "" {
 		if a.blobs == nil {
 			return switchboard.E(op, switchboard.EINTERNAL, "no blob store for long agent message content; the operator must configure the bucket")
 		}
-		it.ContentRef, it.Body = blobKey(pk, sk), ""
 		if err := a.blobs.Put(ctx, it.ContentRef, strings.NewReader(m.Content), int64(len(m.Content)), "text/plain; charset=utf-8"); err != nil {
 			return fmt.Errorf("agent message %s content: %w", m.ID, err)
 		}
 	}
 	var rows []map[string]types.AttributeValue
-	for _, w := range switchboard.SearchTerms(m.Content, switchboard.MaxTermsPerMessage) {
-		av, err := attributevalue.MarshalMap(tokenItem{
-			PK: tokenPrefix + w, SK: sk, Pair: it.PairKey, Channel: it.Channel, ExpiresAt: exp})
+	for _, t := range tokens {
+		av, err := attributevalue.MarshalMap(t)
 		if err != nil {
 			return switchboard.Wrap(op, switchboard.EINTERNAL, "search row could not be encoded", err)
 		}
@@ -184,6 +169,34 @@ func (a *AgentMessages) Record(ctx context.Context, m switchboard.AgentMessage) 
 		return indexErr
 	}
 	return err
+}
+
+// toItems is m's row and its search rows (one per word, see SearchTerms):
+// content up to IndexedContent in "content", longer in "body", over
+// InlineContent only a pointer (the caller puts the content there).
+func toItems(m switchboard.AgentMessage, retention time.Duration) (messageItem, []tokenItem) {
+	pk, sk := messageKey(m)
+	exp := expiresAt(m.OccurredAt, retention)
+	it := messageItem{
+		PK: pk, SK: sk,
+		FromAgent: m.From, ToAgent: m.To, RootRunID: m.RootRunID, Month: monthOf(sk),
+		ID: m.ID, PairKey: switchboard.PairKey(m.From, m.To),
+		Channel: string(m.Channel), Direction: string(m.Direction),
+		Content: m.Content, ContentBytes: len(m.Content),
+		RunID: m.RunID, ParentRunID: m.ParentRunID, TaskID: m.TaskID, TaskStatus: string(m.TaskStatus),
+		Status: string(m.Status), Reason: m.Reason, OccurredAt: timeKey(m.OccurredAt), ExpiresAt: exp,
+	}
+	switch n := len(m.Content); {
+	case n > InlineContent:
+		it.ContentRef, it.Content = blobKey(pk, sk), ""
+	case n > IndexedContent:
+		it.Body, it.Content = m.Content, ""
+	}
+	var tokens []tokenItem
+	for _, w := range switchboard.SearchTerms(m.Content, switchboard.MaxTermsPerMessage) {
+		tokens = append(tokens, tokenItem{PK: tokenPrefix + w, SK: sk, Pair: it.PairKey, Channel: it.Channel, ExpiresAt: exp})
+	}
+	return it, tokens
 }
 
 // Pair queries the pair's partition of the table itself.
