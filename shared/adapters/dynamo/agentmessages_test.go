@@ -334,3 +334,55 @@ func TestAgentMessageIndexesCarryShortContentOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentMessagesReadFormerRows: rows written before the content split
+// (all content in "content", search rows with "mpk") read as before in
+// every view and in search.
+func TestAgentMessagesReadFormerRows(t *testing.T) {
+	c := dynamotest.Client(t)
+	getenv := dynamotest.FreshTables(t, c)
+	msgs := dynamo.New(c, getenv).AgentMessages(nil)
+	table, _ := deploy.TableByID("agentmessages")
+	name := deploy.TableName(table, getenv)
+	content := "former layout " + strings.Repeat("lorem ", 300)
+	sk := "2026-03-14T09:00:00.000000000Z#m1"
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	items := []map[string]types.AttributeValue{
+		{"pk": s("pair#alice|bob"), "sk": s(sk), "fromAgent": s("alice"), "toAgent": s("bob"), "rootRunId": s("root"),
+			"month": s("2026-03"), "id": s("m1"), "pairKey": s("alice|bob"), "channel": s("ask"), "direction": s("request"),
+			"content": s(content), "contentBytes": &types.AttributeValueMemberN{Value: strconv.Itoa(len(content))},
+			"runId": s("r1"), "status": s("delivered"), "occurredAt": s(sk[:30])},
+	}
+	for _, w := range switchboard.SearchTerms(content, 0) {
+		items = append(items, map[string]types.AttributeValue{"pk": s("tok#" + w), "sk": s(sk),
+			"mpk": s("pair#alice|bob"), "pair": s("alice|bob"), "ch": s("ask")})
+	}
+	for _, it := range items {
+		if _, err := c.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: &name, Item: it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
+	for _, v := range []struct {
+		name string
+		list func() (switchboard.MessagePage, error)
+	}{
+		{"pair", func() (switchboard.MessagePage, error) { return msgs.Pair(t.Context(), "alice", "bob", switchboard.MessageQuery{}) }},
+		{"agent", func() (switchboard.MessagePage, error) { return msgs.Agent(t.Context(), "bob", switchboard.MessageQuery{}) }},
+		{"chain", func() (switchboard.MessagePage, error) { return msgs.Chain(t.Context(), "root", switchboard.MessageQuery{}) }},
+		{"all", func() (switchboard.MessagePage, error) {
+			return msgs.All(t.Context(), switchboard.MessageQuery{Since: at, Until: at.Add(24 * time.Hour)})
+		}},
+		{"search", func() (switchboard.MessagePage, error) {
+			return msgs.Search(t.Context(), switchboard.MessageSearch{Text: "former lorem"})
+		}},
+	} {
+		p, err := v.list()
+		if err != nil {
+			t.Fatalf("%s: %v", v.name, err)
+		}
+		if len(p.Messages) != 1 || p.Messages[0].Content != content || p.Messages[0].ID != "m1" {
+			t.Errorf("%s: %d messages, want m1 with its content", v.name, len(p.Messages))
+		}
+	}
+}
