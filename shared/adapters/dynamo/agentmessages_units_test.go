@@ -3,6 +3,8 @@ package dynamo
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -136,4 +138,23 @@ func TestAgentMessageWriteUnits(t *testing.T) {
 			t.Errorf("%s: %d write units, more than the former %d", tc.name, r1+i1+s1, r0+i0+s0)
 		}
 	}
+	// Prose: the 1 KB pieces of the design document, on average.
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "design.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n, requests, words, before, after int
+	for text := string(doc); len(text) >= 1024; text = text[1024:] {
+		m := switchboard.AgentMessage{ID: "01JQ7Z3X9K2M4N6P8R0T2V4X6Z", From: "hermes", To: "atlas",
+			Channel: switchboard.ChannelAsk, Direction: switchboard.DirectionResponse, Content: strings.ToValidUTF8(text[:1024], ""),
+			RunID: "run-01JQ7Z3X9K2M4N6P8R0T2V4X6Z", RootRunID: "run-01JQ7Z3X9K2M4N6P8R0T2V4X60",
+			Status: switchboard.MessageDelivered, OccurredAt: at}
+		r0, i0, s0 := messageWrites(t, m, true)
+		r1, i1, s1 := messageWrites(t, m, false)
+		terms := len(switchboard.SearchTerms(m.Content, switchboard.MaxTermsPerMessage))
+		n, words, requests = n+1, words+terms, requests+1+(terms+24)/25
+		before, after = before+r0+i0+s0, after+r1+i1+s1
+	}
+	t.Logf("| 1 KB of prose (docs/design.md, %d pieces, %.0f distinct words each) | %.1f | %.1f | %.1f |",
+		n, float64(words)/float64(n), float64(requests)/float64(n), float64(before)/float64(n), float64(after)/float64(n))
 }
