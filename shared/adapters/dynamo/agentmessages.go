@@ -580,10 +580,10 @@ func (a *AgentMessages) fromItem(ctx context.Context, op string, it messageItem)
 // read already, by reading on when that is cheaper, or by looking the
 // candidates' rows up (0.5 RCU each) when the other word is much denser.
 // So a search costs about what its page needs, not what its words' rows
-// hold. One call reads at most searchRowBudget rows and makes at most
-// searchLookupBudget lookups; when they are spent before the page is full,
-// the page ends early with a cursor (a page may hold fewer than Limit
-// messages and still have a NextCursor).
+// hold. One call spends about searchBudget RCU on rows and lookups (plus
+// 0.5 per message of its page); when that is spent before the page is
+// full, the page ends early with a cursor (a page may hold fewer than
+// Limit messages and still have a NextCursor).
 func (a *AgentMessages) Search(ctx context.Context, sq switchboard.MessageSearch) (switchboard.MessagePage, error) {
 	const op = "agentMessages.search"
 	terms, err := switchboard.QueryTerms(sq.Text)
@@ -637,20 +637,20 @@ func (a *AgentMessages) Search(ctx context.Context, sq switchboard.MessageSearch
 	return page, nil
 }
 
-// The budget of one Search call (variables so that tests can shrink it).
-var (
-	// searchRowBudget bounds the search rows one Search call reads (about
-	// 90 bytes each: 1,000 rows are about 11 RCU).
-	searchRowBudget = 1000
-	// searchLookupBudget bounds the candidates one call looks up in a
-	// denser word's rows (0.5 RCU each).
-	searchLookupBudget = 20
-)
+// searchBudget is what one Search call may spend on search rows and
+// lookups before it answers the hits so far with a cursor, in RCU as
+// estimated from rows read (searchRowBytes each, 0.5 RCU per 4 KB) and
+// lookups (0.5 each); a batch of candidates under way is finished, so a
+// call may go over by one batch. A variable so that tests can shrink it.
+var searchBudget = 10.0
 
 const (
-	// searchRowBytes is a search row's usual size, for choosing between
-	// reading a word on and looking its candidates up.
-	searchRowBytes = 90
+	// searchRowBytes is a search row's usual size (a word of 8 letters,
+	// a ULID message id): for the estimates above.
+	searchRowBytes = 110
+	// searchBatch is how many candidates are checked at once: it bounds
+	// the lookups of one batch (0.5 RCU each).
+	searchBatch = 10
 )
 
 // searchRun is one Search call's state.
@@ -662,6 +662,12 @@ type searchRun struct {
 	words   []*posting // rarest first once the first pages are read
 	rows    int        // search rows read so far
 	lookups int        // candidates looked up so far
+}
+
+// spent is the RCU the call has spent on search rows and lookups, as
+// estimated from their numbers.
+func (sr *searchRun) spent() float64 {
+	return float64(sr.rows)*searchRowBytes/8192 + 0.5*float64(sr.lookups)
 }
 
 // hit is a message that has every word: its sort key and pair.
@@ -681,7 +687,7 @@ func (sr *searchRun) run(ctx context.Context) ([]hit, string, error) {
 			if driver.st.done {
 				return hits, "", nil
 			}
-			if sr.rows >= searchRowBudget {
+			if sr.spent() >= searchBudget {
 				return hits, driver.last, nil
 			}
 			if err := sr.readPage(ctx, driver); err != nil {
@@ -692,11 +698,12 @@ func (sr *searchRun) run(ctx context.Context) ([]hit, string, error) {
 			}
 			continue
 		}
-		if decided != "" && (sr.rows >= searchRowBudget || sr.lookups >= searchLookupBudget) {
+		if decided != "" && sr.spent() >= searchBudget {
 			return hits, decided, nil
 		}
-		// A batch of candidates: what the page still needs, at most 25.
-		n := min(len(driver.order)-next, max(limit+1-len(hits), 1), 25)
+		// A batch of candidates: what the page still needs, at most
+		// searchBatch.
+		n := min(len(driver.order)-next, max(limit+1-len(hits), 1), searchBatch)
 		batch := driver.order[next : next+n]
 		next += n
 		alive := map[string]bool{}
@@ -744,7 +751,7 @@ func (sr *searchRun) check(ctx context.Context, p *posting, batch []string, aliv
 		// bytes (0.5 RCU per 4 KB); a lookup 0.5 RCU each.
 		far := beyond[len(beyond)-1]
 		readRCU := p.density() * absSeconds(skTime(p.last), skTime(far)) * searchRowBytes / 8192
-		if readRCU > 0.5*float64(len(beyond)) || sr.rows >= searchRowBudget {
+		if readRCU > 0.5*float64(len(beyond)) || sr.spent() >= searchBudget {
 			found, err := sr.a.s.tokensExist(ctx, sr.op, sr.a.s.agentMessages, tokenPrefix+p.word, beyond)
 			if err != nil {
 				return err

@@ -196,7 +196,7 @@ func TestAgentMessagesSearchLooksUpRareWordCandidates(t *testing.T) {
 // the call answers what it found with a cursor, and following the cursors
 // finds every message with both words, newest first, each once.
 func TestAgentMessagesSearchIsBoundedPerCall(t *testing.T) {
-	dynamo.SetSearchBudget(t, 40, 20)
+	dynamo.SetSearchBudget(t, 0.5) // about 37 search rows
 	dynamo.SetSearchFirstPage(t, 10)
 	s, msgs := newMessages(t)
 	at := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)

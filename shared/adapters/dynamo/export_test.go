@@ -10,10 +10,10 @@ func SetSearchFirstPage(t testing.TB, n int32) {
 	t.Cleanup(func() { firstPage = old })
 }
 
-// SetSearchBudget sets the search rows and lookups one Search call may
-// spend, until t ends.
-func SetSearchBudget(t testing.TB, rows, lookups int) {
-	oldRows, oldLookups := searchRowBudget, searchLookupBudget
-	searchRowBudget, searchLookupBudget = rows, lookups
-	t.Cleanup(func() { searchRowBudget, searchLookupBudget = oldRows, oldLookups })
+// SetSearchBudget sets the RCU one Search call may spend on search rows
+// and lookups, until t ends.
+func SetSearchBudget(t testing.TB, rcu float64) {
+	old := searchBudget
+	searchBudget = rcu
+	t.Cleanup(func() { searchBudget = old })
 }
