@@ -92,8 +92,8 @@ type messageItem struct {
 	PairKey      string `dynamodbav:"pairKey"`
 	Channel      string `dynamodbav:"channel"`
 	Direction    string `dynamodbav:"direction"`
-	Content      string `dynamodbav:"content,omitempty"` // up to IndexedContent: the indexes carry it
-	Body         string `dynamodbav:"body,omitempty"`    // longer content: in the table only
+	Content      string `dynamodbav:"content,omitempty"`    // up to IndexedContent: the indexes carry it
+	Body         string `dynamodbav:"body,omitempty"`       // longer content: in the table only
 	ContentRef   string `dynamodbav:"contentRef,omitempty"` // blob key when content is not inline
 	ContentBytes int    `dynamodbav:"contentBytes"`
 	RunID        string `dynamodbav:"runId"`

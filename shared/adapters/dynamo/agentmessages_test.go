@@ -367,9 +367,15 @@ func TestAgentMessagesReadFormerRows(t *testing.T) {
 		name string
 		list func() (switchboard.MessagePage, error)
 	}{
-		{"pair", func() (switchboard.MessagePage, error) { return msgs.Pair(t.Context(), "alice", "bob", switchboard.MessageQuery{}) }},
-		{"agent", func() (switchboard.MessagePage, error) { return msgs.Agent(t.Context(), "bob", switchboard.MessageQuery{}) }},
-		{"chain", func() (switchboard.MessagePage, error) { return msgs.Chain(t.Context(), "root", switchboard.MessageQuery{}) }},
+		{"pair", func() (switchboard.MessagePage, error) {
+			return msgs.Pair(t.Context(), "alice", "bob", switchboard.MessageQuery{})
+		}},
+		{"agent", func() (switchboard.MessagePage, error) {
+			return msgs.Agent(t.Context(), "bob", switchboard.MessageQuery{})
+		}},
+		{"chain", func() (switchboard.MessagePage, error) {
+			return msgs.Chain(t.Context(), "root", switchboard.MessageQuery{})
+		}},
 		{"all", func() (switchboard.MessagePage, error) {
 			return msgs.All(t.Context(), switchboard.MessageQuery{Since: at, Until: at.Add(24 * time.Hour)})
 		}},

@@ -433,7 +433,9 @@ func RunAgentMessages(t *testing.T, newStore func(t *testing.T) switchboard.Agen
 			name string
 			list func() (switchboard.MessagePage, error)
 		}{
-			{"Pair", func() (switchboard.MessagePage, error) { return s.Pair(ctx, "alice", "bob", switchboard.MessageQuery{}) }},
+			{"Pair", func() (switchboard.MessagePage, error) {
+				return s.Pair(ctx, "alice", "bob", switchboard.MessageQuery{})
+			}},
 			{"Agent", func() (switchboard.MessagePage, error) { return s.Agent(ctx, "bob", switchboard.MessageQuery{}) }},
 			{"Chain", func() (switchboard.MessagePage, error) { return s.Chain(ctx, "root1", switchboard.MessageQuery{}) }},
 			{"All", func() (switchboard.MessagePage, error) { return s.All(ctx, all) }},
