@@ -428,6 +428,10 @@ func newTable(scope constructs.Construct, t deploy.Table) awsdynamodb.Table {
 			PartitionKey:   attribute(ix.PK),
 			ProjectionType: awsdynamodb.ProjectionType_ALL,
 		}
+		if attrs := ix.NonKeyAttributes(t); attrs != nil {
+			gsi.ProjectionType = awsdynamodb.ProjectionType_INCLUDE
+			gsi.NonKeyAttributes = jsii.Strings(attrs...)
+		}
 		if ix.SK.Name != "" {
 			gsi.SortKey = attribute(ix.SK)
 		}

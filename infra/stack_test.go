@@ -151,10 +151,18 @@ func TestTables(t *testing.T) {
 			}
 			var gsis []any
 			for _, ix := range tb.Indexes {
+				proj := map[string]any{"ProjectionType": "ALL"}
+				if attrs := ix.NonKeyAttributes(tb); attrs != nil {
+					nk := make([]any, len(attrs))
+					for i, a := range attrs {
+						nk[i] = a
+					}
+					proj = map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": nk}
+				}
 				gsis = append(gsis, map[string]any{
 					"IndexName":  ix.Name,
 					"KeySchema":  keySchema(ix.PK, ix.SK),
-					"Projection": map[string]any{"ProjectionType": "ALL"},
+					"Projection": proj,
 				})
 			}
 			if !reflect.DeepEqual(normalize(p["GlobalSecondaryIndexes"]), normalize(gsis)) {
@@ -178,6 +186,13 @@ func TestAgentMessagesTable(t *testing.T) {
 	for _, g := range p["GlobalSecondaryIndexes"].([]any) {
 		g := g.(map[string]any)
 		idx[g["IndexName"].(string)] = normalize(g["KeySchema"])
+		// An index entry is billed by its projected size: the indexes
+		// carry short content, never the long body.
+		proj, _ := g["Projection"].(map[string]any)
+		attrs := fmt.Sprint(proj["NonKeyAttributes"])
+		if proj["ProjectionType"] != "INCLUDE" || !strings.Contains(attrs, "content ") || strings.Contains(attrs, "body") {
+			t.Errorf("index %s projects %v, want INCLUDE with content and without body", g["IndexName"], proj)
+		}
 	}
 	for name, hash := range map[string]string{"byFrom": "fromAgent", "byTo": "toAgent", "byRoot": "rootRunId", "byMonth": "month"} {
 		want := normalize(keySchema(deploy.KeyAttr{Name: hash, Type: "S"}, deploy.KeyAttr{Name: "sk", Type: "S"}))

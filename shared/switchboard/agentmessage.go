@@ -270,8 +270,10 @@ type AgentMessageReader interface {
 	// for Pair.
 	Chain(ctx context.Context, rootRunID string, q MessageQuery) (MessagePage, error)
 	// Search finds messages containing every word of s.Text (see
-	// SearchTerms), newest first unless OldestFirst. EINVALID when Text has
-	// no searchable word, Peer is set without Agent, or the query is bad.
+	// SearchTerms), newest first unless OldestFirst. A store may bound
+	// what one call reads: the page then holds fewer than Limit messages
+	// and a NextCursor to go on from. EINVALID when Text has no searchable
+	// word, Peer is set without Agent, or the query is bad.
 	Search(ctx context.Context, s MessageSearch) (MessagePage, error)
 	// All lists the messages of every pair within q's time range, which
 	// needs Since and Until at most MaxAllRange apart (a listing over all

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -30,10 +29,18 @@ var _ switchboard.AgentMessageStore = (*AgentMessages)(nil)
 //
 //	message  pk pair#<a|b>   sk <time>#<id>   fromAgent, toAgent, rootRunId, month (keys
 //	                                          of byFrom, byTo, byRoot, byMonth) and the fields
-//	search   pk tok#<word>   sk = its message's sk   mpk (the message's pk), pair, ch
+//	search   pk tok#<word>   sk = its message's sk   pair, ch
 //
 // A message is one PutItem; DynamoDB keeps the four indexes. Search rows
 // carry none of the index key attributes, so they stay out of the indexes.
+//
+// The indexes project the fields a listing returns, but content only up
+// to IndexedContent bytes ("content"); longer content is "body", kept in
+// the table alone, so that an index entry stays one write unit whatever
+// the message's length. A listing from an index reads such bodies from the
+// table (BatchGetItem) for its page. Content over InlineContent is in the
+// bucket ("contentRef"). Items written before the split have all their
+// content in "content", which the indexes project: they read as before.
 const (
 	pairPrefix  = "pair#"
 	tokenPrefix = "tok#"
@@ -41,6 +48,10 @@ const (
 	// content goes to the blob store and the item keeps a pointer, so an
 	// item stays under DynamoDB's 400 KB limit.
 	InlineContent = 350 << 10
+	// IndexedContent is the longest content the indexes carry: with the
+	// other fields (about 300 bytes) an index entry stays under 1 KB, one
+	// write unit.
+	IndexedContent = 512
 	// blobPrefix is where long content lives in the bucket, outside every
 	// key a workspace path can resolve to (agents/…, shared/…).
 	blobPrefix = "agentmessages/"
@@ -48,19 +59,12 @@ const (
 	// filter skips rows: the page then ends early with a cursor, so no call
 	// reads a whole partition.
 	maxExamined = 5000
-	// maxTokenRows bounds the search rows one search reads per word.
-	maxTokenRows = 200_000
 )
 
 // firstPage is how many search rows of each word a search reads before it
-// knows which words are rare (about 16 RCU). A variable so that tests can
+// knows which word is rarest (about 1 RCU). A variable so that tests can
 // make every word span many pages.
-var firstPage int32 = 1000
-
-// maxLookups is the most candidates a search looks up in a word's rows
-// (BatchGetItem, 0.5 RCU each) before it reads that word's next page
-// instead (about 12 RCU for 1,000 rows).
-const maxLookups = 25
+var firstPage int32 = 100
 
 // AgentMessages is the domain's AgentMessageStore on the agentmessages
 // table, a view of its Store (same client, Stats and retention). Get it
@@ -88,7 +92,8 @@ type messageItem struct {
 	PairKey      string `dynamodbav:"pairKey"`
 	Channel      string `dynamodbav:"channel"`
 	Direction    string `dynamodbav:"direction"`
-	Content      string `dynamodbav:"content,omitempty"`
+	Content      string `dynamodbav:"content,omitempty"`    // up to IndexedContent: the indexes carry it
+	Body         string `dynamodbav:"body,omitempty"`       // longer content: in the table only
 	ContentRef   string `dynamodbav:"contentRef,omitempty"` // blob key when content is not inline
 	ContentBytes int    `dynamodbav:"contentBytes"`
 	RunID        string `dynamodbav:"runId"`
@@ -101,11 +106,11 @@ type messageItem struct {
 	ExpiresAt    int64  `dynamodbav:"expiresAt,omitempty"`
 }
 
-// tokenItem is one search row: word → message.
+// tokenItem is one search row: word → message (its pk is pair#<Pair>).
+// Rows written before carry an mpk, the same pk; it is not read.
 type tokenItem struct {
 	PK        string `dynamodbav:"pk"`
 	SK        string `dynamodbav:"sk"`
-	MPK       string `dynamodbav:"mpk"`
 	Pair      string `dynamodbav:"pair"`
 	Channel   string `dynamodbav:"ch"`
 	ExpiresAt int64  `dynamodbav:"expiresAt,omitempty"`
@@ -134,30 +139,18 @@ func (a *AgentMessages) Record(ctx context.Context, m switchboard.AgentMessage) 
 		return err
 	}
 	s := a.s
-	pk, sk := messageKey(m)
-	exp := expiresAt(m.OccurredAt, s.AgentMessageRetention)
-	it := messageItem{
-		PK: pk, SK: sk,
-		FromAgent: m.From, ToAgent: m.To, RootRunID: m.RootRunID, Month: monthOf(sk),
-		ID: m.ID, PairKey: switchboard.PairKey(m.From, m.To),
-		Channel: string(m.Channel), Direction: string(m.Direction),
-		Content: m.Content, ContentBytes: len(m.Content),
-		RunID: m.RunID, ParentRunID: m.ParentRunID, TaskID: m.TaskID, TaskStatus: string(m.TaskStatus),
-		Status: string(m.Status), Reason: m.Reason, OccurredAt: timeKey(m.OccurredAt), ExpiresAt: exp,
-	}
-	if len(m.Content) > InlineContent {
+	it, tokens := toItems(m, s.AgentMessageRetention)
+	if it.ContentRef != "" {
 		if a.blobs == nil {
 			return switchboard.E(op, switchboard.EINTERNAL, "no blob store for long agent message content; the operator must configure the bucket")
 		}
-		it.ContentRef, it.Content = blobKey(pk, sk), ""
 		if err := a.blobs.Put(ctx, it.ContentRef, strings.NewReader(m.Content), int64(len(m.Content)), "text/plain; charset=utf-8"); err != nil {
 			return fmt.Errorf("agent message %s content: %w", m.ID, err)
 		}
 	}
 	var rows []map[string]types.AttributeValue
-	for _, w := range switchboard.SearchTerms(m.Content, switchboard.MaxTermsPerMessage) {
-		av, err := attributevalue.MarshalMap(tokenItem{
-			PK: tokenPrefix + w, SK: sk, MPK: pk, Pair: it.PairKey, Channel: it.Channel, ExpiresAt: exp})
+	for _, t := range tokens {
+		av, err := attributevalue.MarshalMap(t)
 		if err != nil {
 			return switchboard.Wrap(op, switchboard.EINTERNAL, "search row could not be encoded", err)
 		}
@@ -176,6 +169,34 @@ func (a *AgentMessages) Record(ctx context.Context, m switchboard.AgentMessage) 
 		return indexErr
 	}
 	return err
+}
+
+// toItems is m's row and its search rows (one per word, see SearchTerms):
+// content up to IndexedContent in "content", longer in "body", over
+// InlineContent only a pointer (the caller puts the content there).
+func toItems(m switchboard.AgentMessage, retention time.Duration) (messageItem, []tokenItem) {
+	pk, sk := messageKey(m)
+	exp := expiresAt(m.OccurredAt, retention)
+	it := messageItem{
+		PK: pk, SK: sk,
+		FromAgent: m.From, ToAgent: m.To, RootRunID: m.RootRunID, Month: monthOf(sk),
+		ID: m.ID, PairKey: switchboard.PairKey(m.From, m.To),
+		Channel: string(m.Channel), Direction: string(m.Direction),
+		Content: m.Content, ContentBytes: len(m.Content),
+		RunID: m.RunID, ParentRunID: m.ParentRunID, TaskID: m.TaskID, TaskStatus: string(m.TaskStatus),
+		Status: string(m.Status), Reason: m.Reason, OccurredAt: timeKey(m.OccurredAt), ExpiresAt: exp,
+	}
+	switch n := len(m.Content); {
+	case n > InlineContent:
+		it.ContentRef, it.Content = blobKey(pk, sk), ""
+	case n > IndexedContent:
+		it.Body, it.Content = m.Content, ""
+	}
+	var tokens []tokenItem
+	for _, w := range switchboard.SearchTerms(m.Content, switchboard.MaxTermsPerMessage) {
+		tokens = append(tokens, tokenItem{PK: tokenPrefix + w, SK: sk, Pair: it.PairKey, Channel: it.Channel, ExpiresAt: exp})
+	}
+	return it, tokens
 }
 
 // Pair queries the pair's partition of the table itself.
@@ -457,6 +478,9 @@ func (a *AgentMessages) listWith(ctx context.Context, op string, q switchboard.M
 
 // finish converts items (fetching long content) and sets the cursor.
 func (a *AgentMessages) finish(ctx context.Context, op string, page switchboard.MessagePage, items []messageItem, cursorSK string) (switchboard.MessagePage, error) {
+	if err := a.readBodies(ctx, op, items); err != nil {
+		return switchboard.MessagePage{}, err
+	}
 	for _, it := range items {
 		m, err := a.fromItem(ctx, op, it)
 		if err != nil {
@@ -470,6 +494,40 @@ func (a *AgentMessages) finish(ctx context.Context, op string, page switchboard.
 	return page, nil
 }
 
+// readBodies fills in the body of items read from an index, which does
+// not carry it: one BatchGetItem per 100 such items, from the table.
+func (a *AgentMessages) readBodies(ctx context.Context, op string, items []messageItem) error {
+	var keys []map[string]types.AttributeValue
+	at := map[string]int{}
+	for i, it := range items {
+		if it.Content == "" && it.Body == "" && it.ContentRef == "" && it.ContentBytes > 0 {
+			keys = append(keys, itemKey(it.PK, it.SK))
+			at[it.PK+"\x00"+it.SK] = i
+		}
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), 100)
+		err := a.s.batchGet(ctx, op, a.s.agentMessages, types.KeysAndAttributes{Keys: keys[:n],
+			ProjectionExpression:     aws.String("#p, #s, body"),
+			ExpressionAttributeNames: map[string]string{"#p": attrPK, "#s": attrSK}},
+			func(av map[string]types.AttributeValue) error {
+				var it messageItem
+				if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+					return err
+				}
+				if i, ok := at[it.PK+"\x00"+it.SK]; ok {
+					items[i].Body = it.Body
+				}
+				return nil
+			})
+		if err != nil {
+			return err
+		}
+		keys = keys[n:]
+	}
+	return nil
+}
+
 // fromItem converts a row, reading content from the blob store when the
 // row holds a pointer.
 func (a *AgentMessages) fromItem(ctx context.Context, op string, it messageItem) (switchboard.AgentMessage, error) {
@@ -480,6 +538,9 @@ func (a *AgentMessages) fromItem(ctx context.Context, op string, it messageItem)
 			fmt.Errorf("agent message %s/%s: occurredAt: %w", it.PK, it.SK, err))
 	}
 	content := it.Content
+	if it.Body != "" {
+		content = it.Body
+	}
 	if it.ContentRef != "" {
 		if a.blobs == nil {
 			return switchboard.AgentMessage{}, switchboard.E(op, switchboard.EINTERNAL,
@@ -507,16 +568,22 @@ func (a *AgentMessages) fromItem(ctx context.Context, op string, it messageItem)
 	}, nil
 }
 
-// Search reads the search rows of each word within the time range and
-// intersects them by message key, applying scope and channels from the rows
-// themselves, then fetches only the page's messages with BatchGetItem.
+// Search reads the search rows of its words, starting from the rarest, and
+// answers the newest (or oldest) messages that have every word, within the
+// time range and scope; the page's messages come from the table with
+// BatchGetItem.
 //
-// Which word is rare is not known in advance, so every word's first page
-// (firstPage rows) is read; when some words end within it, their
-// intersection is the candidate set, and each remaining word only has its
-// candidates looked up (BatchGetItem, 0.5 RCU per row) instead of its whole
-// range read (~30 rows per 0.5 RCU). A word that is in most messages then
-// costs one page, not its whole partition.
+// Every word's first page (firstPage rows) is read first: a word that ends
+// within it is complete, and of the others the one whose first page spans
+// the longest time is the rarest. That word drives: its rows, in page
+// order, are the candidates, and each other word checks them — from rows
+// read already, by reading on when that is cheaper, or by looking the
+// candidates' rows up (0.5 RCU each) when the other word is much denser.
+// So a search costs about what its page needs, not what its words' rows
+// hold. One call spends about searchBudget RCU on rows and lookups (plus
+// 0.5 per message of its page); when that is spent before the page is
+// full, the page ends early with a cursor (a page may hold fewer than
+// Limit messages and still have a NextCursor).
 func (a *AgentMessages) Search(ctx context.Context, sq switchboard.MessageSearch) (switchboard.MessagePage, error) {
 	const op = "agentMessages.search"
 	terms, err := switchboard.QueryTerms(sq.Text)
@@ -531,104 +598,278 @@ func (a *AgentMessages) Search(ctx context.Context, sq switchboard.MessageSearch
 		return switchboard.MessagePage{}, err
 	}
 	lo, hi := bounds(sq.MessageQuery, cursor)
-	ps := make([]*posting, len(terms))
-	for i, w := range terms {
+	sr := &searchRun{a: a, op: op, sq: sq, cursor: cursor}
+	for _, w := range terms {
 		in := keyQuery(a.s.agentMessages, "", attrPK, tokenPrefix+w, lo, hi, sq.OldestFirst, firstPage)
-		in.ProjectionExpression = aws.String("#s, mpk, pair, ch")
+		in.ProjectionExpression = aws.String("#s, pair, ch")
 		in.ExpressionAttributeNames["#s"] = attrSK
-		ps[i] = &posting{word: w, st: &stream{s: a.s, op: op, in: in}, rows: map[string]string{}}
-		if err := ps[i].readPage(ctx, op, sq, cursor); err != nil {
+		p := &posting{word: w, st: &stream{s: a.s, op: op, in: in}, rows: map[string]string{}}
+		sr.words = append(sr.words, p)
+	}
+	for _, p := range sr.words {
+		if err := sr.readPage(ctx, p); err != nil {
 			return switchboard.MessagePage{}, err
 		}
 	}
-	if len(ps) == 1 {
-		// One word: its rows come in page order, so the page needs only
-		// the first Limit of them (one more tells that more follow).
-		p := ps[0]
-		for !p.st.done && len(p.rows) <= sq.PageSize() {
-			if err := p.readPage(ctx, op, sq, cursor); err != nil {
-				return switchboard.MessagePage{}, err
-			}
+	// Rarest first: complete words by their rows, then by density.
+	slices.SortStableFunc(sr.words, func(x, y *posting) int {
+		switch {
+		case x.st.done && y.st.done:
+			return len(x.order) - len(y.order)
+		case x.st.done:
+			return -1
+		case y.st.done:
+			return 1
 		}
-		p.st.done = true
+		return cmpFloat(x.density(), y.density())
+	})
+	hits, next, err := sr.run(ctx)
+	if err != nil {
+		return switchboard.MessagePage{}, err
 	}
-	var hits map[string]string // sk → message pk
-	var open []*posting
-	for _, p := range ps {
-		if !p.st.done {
-			open = append(open, p)
+	page, err := a.fetchPage(ctx, op, hits)
+	if err != nil {
+		return switchboard.MessagePage{}, err
+	}
+	if next != "" {
+		page.NextCursor = encodeCursor(next)
+	}
+	return page, nil
+}
+
+// searchBudget is what one Search call may spend on search rows and
+// lookups before it answers the hits so far with a cursor, in RCU as
+// estimated from rows read (searchRowBytes each, 0.5 RCU per 4 KB) and
+// lookups (0.5 each); a batch of candidates under way is finished, so a
+// call may go over by one batch. A variable so that tests can shrink it.
+var searchBudget = 10.0
+
+const (
+	// searchRowBytes is a search row's usual size (a word of 8 letters,
+	// a ULID message id): for the estimates above.
+	searchRowBytes = 110
+	// searchBatch is how many candidates are checked at once: it bounds
+	// the lookups of one batch (0.5 RCU each).
+	searchBatch = 10
+)
+
+// searchRun is one Search call's state.
+type searchRun struct {
+	a       *AgentMessages
+	op      string
+	sq      switchboard.MessageSearch
+	cursor  string
+	words   []*posting // rarest first once the first pages are read
+	rows    int        // search rows read so far
+	lookups int        // candidates looked up so far
+}
+
+// spent is the RCU the call has spent on search rows and lookups, as
+// estimated from their numbers.
+func (sr *searchRun) spent() float64 {
+	return float64(sr.rows)*searchRowBytes/8192 + 0.5*float64(sr.lookups)
+}
+
+// hit is a message that has every word: its sort key and pair.
+type hit struct{ sk, pair string }
+
+// run drives the rarest word's candidates through the other words until
+// the page is full, the driver ends or the budget is spent. It answers the
+// hits of the page and the sort key the next page starts after ("" when
+// there is none).
+func (sr *searchRun) run(ctx context.Context) ([]hit, string, error) {
+	limit := sr.sq.PageSize()
+	driver, others := sr.words[0], sr.words[1:]
+	var hits []hit
+	decided := "" // every candidate up to here is decided
+	for next := 0; ; {
+		if next == len(driver.order) {
+			if driver.st.done {
+				return hits, "", nil
+			}
+			if sr.spent() >= searchBudget {
+				return hits, driver.last, nil
+			}
+			if err := sr.readPage(ctx, driver); err != nil {
+				return nil, "", err
+			}
+			if next == len(driver.order) { // no candidate in it: all decided
+				decided = driver.last
+			}
 			continue
 		}
-		hits = intersect(hits, p.rows)
+		if decided != "" && sr.spent() >= searchBudget {
+			return hits, decided, nil
+		}
+		// A batch of candidates: what the page still needs, at most
+		// searchBatch.
+		n := min(len(driver.order)-next, max(limit+1-len(hits), 1), searchBatch)
+		batch := driver.order[next : next+n]
+		next += n
+		alive := map[string]bool{}
+		for _, sk := range batch {
+			alive[sk] = true
+		}
+		for _, p := range others {
+			if err := sr.check(ctx, p, batch, alive); err != nil {
+				return nil, "", err
+			}
+		}
+		for _, sk := range batch {
+			if alive[sk] {
+				hits = append(hits, hit{sk, driver.rows[sk]})
+			}
+		}
+		decided = batch[len(batch)-1]
+		if len(hits) > limit {
+			return hits[:limit], hits[limit-1].sk, nil
+		}
 	}
-	if hits == nil { // no word ended within its first page: read them all
-		for _, p := range ps {
-			p.st.in.Limit = nil
-			for !p.st.done {
-				if err := p.readPage(ctx, op, sq, cursor); err != nil {
-					return switchboard.MessagePage{}, err
+}
+
+// check drops the candidates in alive that p lacks: from p's rows where p
+// was read past them, else by reading p on or by looking them up,
+// whichever costs less.
+func (sr *searchRun) check(ctx context.Context, p *posting, batch []string, alive map[string]bool) error {
+	for {
+		var beyond []string
+		for _, sk := range batch {
+			switch {
+			case !alive[sk]:
+			case p.covers(sk, sr.sq.OldestFirst):
+				if _, ok := p.rows[sk]; !ok {
+					delete(alive, sk)
 				}
-				if len(p.rows) > maxTokenRows {
-					return switchboard.MessagePage{}, switchboard.E(op, switchboard.EINVALID,
-						"the words are too common in this time range; add a rarer word or narrow the time range")
+			default:
+				beyond = append(beyond, sk)
+			}
+		}
+		if len(beyond) == 0 {
+			return nil
+		}
+		// Reading on to the farthest candidate costs about its rows'
+		// bytes (0.5 RCU per 4 KB); a lookup 0.5 RCU each.
+		far := beyond[len(beyond)-1]
+		readRCU := p.density() * absSeconds(skTime(p.last), skTime(far)) * searchRowBytes / 8192
+		if readRCU > 0.5*float64(len(beyond)) || sr.spent() >= searchBudget {
+			found, err := sr.a.s.tokensExist(ctx, sr.op, sr.a.s.agentMessages, tokenPrefix+p.word, beyond)
+			if err != nil {
+				return err
+			}
+			sr.lookups += len(beyond)
+			for _, sk := range beyond {
+				if !found[sk] {
+					delete(alive, sk)
 				}
 			}
-			hits = intersect(hits, p.rows)
+			return nil
 		}
-		open = nil
-	}
-	for _, p := range open {
-		var check []string
-		for len(hits) > 0 {
-			check = check[:0]
-			for sk := range hits {
-				switch {
-				case p.rows[sk] != "":
-				case !p.st.done && (sq.OldestFirst && sk > p.last || !sq.OldestFirst && sk < p.last):
-					check = append(check, sk) // beyond the rows read so far
-				default:
-					delete(hits, sk) // within the rows read, and not there
-				}
-			}
-			// A lookup costs about as much as 40 rows read: look the
-			// candidates up when they are few, else read on.
-			if len(check) <= maxLookups || p.st.done {
-				break
-			}
-			if err := p.readPage(ctx, op, sq, cursor); err != nil {
-				return switchboard.MessagePage{}, err
-			}
-		}
-		if len(hits) == 0 {
-			break
-		}
-		found, err := a.s.tokensExist(ctx, op, a.s.agentMessages, tokenPrefix+p.word, check)
-		if err != nil {
-			return switchboard.MessagePage{}, err
-		}
-		for _, sk := range check {
-			if !found[sk] {
-				delete(hits, sk)
-			}
+		if err := sr.readPage(ctx, p); err != nil {
+			return err
 		}
 	}
-	sks := make([]string, 0, len(hits))
-	for sk := range hits {
-		sks = append(sks, sk)
+}
+
+// readPage reads p's next page of search rows, counting them.
+func (sr *searchRun) readPage(ctx context.Context, p *posting) error {
+	h, err := p.st.head(ctx)
+	if err != nil || h == nil {
+		return err
 	}
-	slices.Sort(sks)
-	if !sq.OldestFirst {
-		slices.Reverse(sks)
+	for _, h := range p.st.buf {
+		var t tokenItem
+		if err := attributevalue.UnmarshalMap(h, &t); err != nil {
+			return switchboard.Wrap(sr.op, switchboard.EINTERNAL,
+				"a stored search row could not be read; the operator can find details in the logs", err)
+		}
+		if p.first == "" {
+			p.first = t.SK
+		}
+		p.last = t.SK
+		p.read++
+		sr.rows++
+		if t.SK != sr.cursor && sr.sq.InScope(t.Pair) && sr.sq.Wants(switchboard.Channel(t.Channel)) {
+			p.rows[t.SK] = t.Pair
+			p.order = append(p.order, t.SK)
+		}
 	}
+	p.st.buf = nil
+	// Later pages grow, so that a dense word is read in few round trips.
+	if l := p.st.in.Limit; l != nil && *l < 800 {
+		p.st.in.Limit = aws.Int32(*l * 2)
+	}
+	return nil
+}
+
+// posting is one word's search rows read so far: the ones in the search's
+// scope and channels (rows: sk → pair, order: in page order), how many
+// rows were read in all, and the first and last sort key read.
+type posting struct {
+	word        string
+	st          *stream
+	rows        map[string]string
+	order       []string
+	read        int
+	first, last string
+}
+
+// covers reports whether sk lies within the rows read so far.
+func (p *posting) covers(sk string, oldestFirst bool) bool {
+	switch {
+	case p.st.done:
+		return true
+	case p.last == "":
+		return false
+	case oldestFirst:
+		return sk <= p.last
+	}
+	return sk >= p.last
+}
+
+// density is rows read per second of the time they span; a complete word
+// is 0 (nothing left to read).
+func (p *posting) density() float64 {
+	if p.st.done {
+		return 0
+	}
+	return float64(p.read) / max(absSeconds(skTime(p.first), skTime(p.last)), 1)
+}
+
+// skTime is the time of a sort key (time#id); zero when it has none.
+func skTime(sk string) time.Time {
+	t, _ := time.Parse(timeLayout, sk[:min(len(sk), len(timeLayout))])
+	return t
+}
+
+func absSeconds(x, y time.Time) float64 {
+	d := x.Sub(y).Seconds()
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+func cmpFloat(x, y float64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+// fetchPage reads the hits' messages from the table, 100 per BatchGetItem,
+// in the hits' order; a search row whose message write never happened is
+// skipped.
+func (a *AgentMessages) fetchPage(ctx context.Context, op string, hits []hit) (switchboard.MessagePage, error) {
 	page := switchboard.MessagePage{Messages: []switchboard.AgentMessage{}}
-	limit := sq.PageSize()
-	for len(sks) > 0 && len(page.Messages) < limit {
-		n := min(limit-len(page.Messages), len(sks), 100)
-		batch := sks[:n]
-		sks = sks[n:]
+	for len(hits) > 0 {
+		batch := hits[:min(len(hits), 100)]
+		hits = hits[len(batch):]
 		keys := make([]map[string]types.AttributeValue, len(batch))
-		for i, sk := range batch {
-			keys[i] = itemKey(hits[sk], sk)
+		for i, h := range batch {
+			keys[i] = itemKey(pairPrefix+h.pair, h.sk)
 		}
 		items := map[string]messageItem{}
 		err := a.s.batchGet(ctx, op, a.s.agentMessages, types.KeysAndAttributes{Keys: keys},
@@ -643,65 +884,19 @@ func (a *AgentMessages) Search(ctx context.Context, sq switchboard.MessageSearch
 		if err != nil {
 			return switchboard.MessagePage{}, err
 		}
-		for _, sk := range batch {
-			it, ok := items[sk]
+		for _, h := range batch {
+			it, ok := items[h.sk]
 			if !ok {
-				continue // search rows whose message write never happened
+				continue
 			}
 			m, err := a.fromItem(ctx, op, it)
 			if err != nil {
 				return switchboard.MessagePage{}, err
 			}
 			page.Messages = append(page.Messages, m)
-			if len(page.Messages) == limit && len(sks) > 0 {
-				page.NextCursor = encodeCursor(sk)
-			}
 		}
 	}
 	return page, nil
-}
-
-// posting is one word's search rows read so far, filtered to the search's
-// scope and channels: sk → message pk; last is the last sk read.
-type posting struct {
-	word string
-	st   *stream
-	rows map[string]string
-	last string
-}
-
-// readPage reads the stream's next page into rows.
-func (p *posting) readPage(ctx context.Context, op string, sq switchboard.MessageSearch, cursor string) error {
-	h, err := p.st.head(ctx)
-	if err != nil || h == nil {
-		return err
-	}
-	for _, h := range p.st.buf {
-		var t tokenItem
-		if err := attributevalue.UnmarshalMap(h, &t); err != nil {
-			return switchboard.Wrap(op, switchboard.EINTERNAL,
-				"a stored search row could not be read; the operator can find details in the logs", err)
-		}
-		p.last = t.SK
-		if t.SK != cursor && sq.InScope(t.Pair) && sq.Wants(switchboard.Channel(t.Channel)) {
-			p.rows[t.SK] = t.MPK
-		}
-	}
-	p.st.buf = nil
-	return nil
-}
-
-// intersect keeps the keys of hits that are in rows; nil hits means "all".
-func intersect(hits, rows map[string]string) map[string]string {
-	if hits == nil {
-		return maps.Clone(rows)
-	}
-	for sk := range hits {
-		if _, ok := rows[sk]; !ok {
-			delete(hits, sk)
-		}
-	}
-	return hits
 }
 
 // tokensExist looks up the search rows (pk, sk) for sks, 100 per

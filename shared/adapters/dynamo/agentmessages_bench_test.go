@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -160,6 +161,7 @@ func BenchmarkAgentMessages(b *testing.B) {
 	measure("chain", "agentMessages.chain", func() (int, error) {
 		return count(msgs.Chain(ctx, "root-000100", switchboard.MessageQuery{OldestFirst: true}))
 	}, 4)
+	common := commonWords(corpus, 2)
 	for _, tc := range []struct {
 		name, text, agent string
 		min               int
@@ -167,26 +169,34 @@ func BenchmarkAgentMessages(b *testing.B) {
 		{"search/rare", "zebrafish", "", 5},
 		{"search/1pct", "invoice", "", 1},
 		{"search/1pct+2pct", "invoice quarterly", "", 0},
-		{"search/common+rare", commonWord(corpus) + " zebrafish", "", 1},
-		{"search/common", commonWord(corpus), "", 1},
+		{"search/common+rare", common[0] + " zebrafish", "", 1},
+		{"search/common", common[0], "", 1},
+		{"search/two-common", common[0] + " " + common[1], "", 1},
+		{"search/two-common-page10", common[0] + " " + common[1], "", 1},
 		{"search/1pct-agent", "invoice", "carol", 0},
 	} {
 		measure(tc.name, "agentMessages.search", func() (int, error) {
-			return count(msgs.Search(ctx, switchboard.MessageSearch{Text: tc.text, Agent: tc.agent}))
+			s := switchboard.MessageSearch{Text: tc.text, Agent: tc.agent}
+			if strings.HasSuffix(tc.name, "-page10") {
+				s.Limit = 10
+			}
+			return count(msgs.Search(ctx, s))
 		}, tc.min)
 	}
 }
 
-// commonWord is the word in the most messages of the corpus.
-func commonWord(corpus []switchboard.AgentMessage) string {
+// commonWords are the n words in the most messages of the corpus, most
+// common first.
+func commonWords(corpus []switchboard.AgentMessage, n int) []string {
 	seen := map[string]int{}
-	best := ""
+	var words []string
 	for _, m := range corpus {
 		for _, w := range switchboard.SearchTerms(m.Content, 0) {
-			if seen[w]++; seen[w] > seen[best] {
-				best = w
+			if seen[w]++; seen[w] == 1 {
+				words = append(words, w)
 			}
 		}
 	}
-	return best
+	slices.SortStableFunc(words, func(a, b string) int { return seen[b] - seen[a] })
+	return words[:n]
 }

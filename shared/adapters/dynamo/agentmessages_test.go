@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -142,32 +143,39 @@ func TestAgentMessagesSearchAcrossPages(t *testing.T) {
 	})
 }
 
-// TestAgentMessagesSearchLooksUpRareWordCandidates: with two search rows
-// per first page, a rare word (one row) ends within it and "beta" (five
-// rows) does not. The rare word's candidate is then looked up in beta when
-// it lies beyond beta's first page, and dropped without a lookup when it
-// lies inside that page; beta is never read to the end.
+// TestAgentMessagesSearchLooksUpRareWordCandidates: with four search rows
+// per first page, "beta" (in 40 messages a second apart) does not end
+// within its page and a rare word (one old message) does. The rare word
+// drives; its candidate lies an hour beyond beta's first page, where
+// reading beta on would cost far more than one lookup, so it is looked up,
+// and beta is never read to the end.
 func TestAgentMessagesSearchLooksUpRareWordCandidates(t *testing.T) {
-	dynamo.SetSearchFirstPage(t, 2)
+	dynamo.SetSearchFirstPage(t, 4)
 	s, msgs := newMessages(t)
 	at := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
-	for i, content := range []string{"rone beta", "rtwo", "beta", "beta", "beta", "rthree", "beta"} {
+	add := func(id, content string, when time.Time) {
+		t.Helper()
 		m := switchboard.AgentMessage{
-			ID: fmt.Sprintf("m%d", i), From: "alice", To: "bob", Channel: switchboard.ChannelAsk,
+			ID: id, From: "alice", To: "bob", Channel: switchboard.ChannelAsk,
 			Direction: switchboard.DirectionRequest, Content: content, RunID: "r", RootRunID: "r",
-			Status: switchboard.MessageDelivered, OccurredAt: at.Add(time.Duration(i) * time.Minute),
+			Status: switchboard.MessageDelivered, OccurredAt: when,
 		}
 		if err := msgs.Record(t.Context(), m); err != nil {
 			t.Fatal(err)
 		}
 	}
+	add("old1", "rone beta", at)
+	add("old2", "rtwo", at.Add(time.Second))
+	for i := range 40 {
+		add(fmt.Sprintf("b%02d", i), "beta", at.Add(time.Hour+time.Duration(i)*time.Second))
+	}
 	for _, tc := range []struct {
 		text, want string
 		calls      int64
 	}{
-		{"rone beta", "m0", 4}, // two first pages, one lookup, one message fetch
-		{"rtwo beta", "", 3},   // two first pages, one lookup (not found)
-		{"rthree beta", "", 2}, // two first pages: m5 is within beta's, and beta lacks it
+		{"rone beta", "old1", 4}, // two first pages, one lookup, one message fetch
+		{"rtwo beta", "", 3},     // two first pages, one lookup (not found)
+		{"beta rone", "old1", 4}, // the order of the words does not matter
 	} {
 		before := s.Stats().Ops["agentMessages.search"].Calls
 		p, err := msgs.Search(t.Context(), switchboard.MessageSearch{Text: tc.text})
@@ -180,6 +188,62 @@ func TestAgentMessagesSearchLooksUpRareWordCandidates(t *testing.T) {
 		if got := s.Stats().Ops["agentMessages.search"].Calls - before; got != tc.calls {
 			t.Errorf("search %q: %d calls, want %d", tc.text, got, tc.calls)
 		}
+	}
+}
+
+// TestAgentMessagesSearchIsBoundedPerCall: two dense words that meet in
+// few messages cannot fill a page within one call's budget of search rows;
+// the call answers what it found with a cursor, and following the cursors
+// finds every message with both words, newest first, each once.
+func TestAgentMessagesSearchIsBoundedPerCall(t *testing.T) {
+	dynamo.SetSearchBudget(t, 0.5) // about 37 search rows
+	dynamo.SetSearchFirstPage(t, 10)
+	s, msgs := newMessages(t)
+	at := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	var want []string
+	for i := range 200 {
+		content := "alpha"
+		if i%2 == 1 {
+			content = "gamma"
+		}
+		if i%40 == 0 {
+			content = "alpha gamma"
+			want = append([]string{fmt.Sprintf("m%03d", i)}, want...)
+		}
+		m := switchboard.AgentMessage{
+			ID: fmt.Sprintf("m%03d", i), From: "alice", To: "bob", Channel: switchboard.ChannelAsk,
+			Direction: switchboard.DirectionRequest, Content: content, RunID: "r", RootRunID: "r",
+			Status: switchboard.MessageDelivered, OccurredAt: at.Add(time.Duration(i) * time.Second),
+		}
+		if err := msgs.Record(t.Context(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	cursor, calls, pages := "", int64(0), 0
+	for ; pages < 100; pages++ {
+		before := s.Stats().Ops["agentMessages.search"].Calls
+		p, err := msgs.Search(t.Context(), switchboard.MessageSearch{Text: "alpha gamma",
+			MessageQuery: switchboard.MessageQuery{Limit: 10, Cursor: cursor}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls = max(calls, s.Stats().Ops["agentMessages.search"].Calls-before)
+		for _, m := range p.Messages {
+			got = append(got, m.ID)
+		}
+		if cursor = p.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("all pages: [%s], want [%s]", strings.Join(got, ","), strings.Join(want, ","))
+	}
+	if pages < 2 {
+		t.Errorf("one page: the budget did not bound the call")
+	}
+	if calls > 8 {
+		t.Errorf("a call made %d requests; the budget should bound it", calls)
 	}
 }
 
@@ -217,5 +281,114 @@ func TestAgentMessageRecordRetryCompletesItsSearchRows(t *testing.T) {
 	page, err := msgs.Search(t.Context(), switchboard.MessageSearch{Text: "trucks road"})
 	if err != nil || len(page.Messages) != 1 || page.Messages[0].ID != "m1" {
 		t.Fatalf("search = %+v, %v; want m1", page.Messages, err)
+	}
+}
+
+// TestAgentMessageIndexesCarryShortContentOnly: every index entry of a
+// message carries its content up to IndexedContent bytes and no longer
+// content, so that an entry is one write unit; the table keeps the body.
+func TestAgentMessageIndexesCarryShortContentOnly(t *testing.T) {
+	c := dynamotest.Client(t)
+	getenv := dynamotest.FreshTables(t, c)
+	s := dynamo.New(c, getenv)
+	msgs := s.AgentMessages(nil)
+	at := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	short := strings.Repeat("s", dynamo.IndexedContent)
+	long := strings.Repeat("l", dynamo.IndexedContent+1)
+	for i, content := range []string{short, long} {
+		m := switchboard.AgentMessage{
+			ID: fmt.Sprintf("m%d", i), From: "alice", To: "bob", Channel: switchboard.ChannelAsk,
+			Direction: switchboard.DirectionRequest, Content: content, RunID: "r", RootRunID: "root",
+			Status: switchboard.MessageDelivered, OccurredAt: at.Add(time.Duration(i) * time.Minute),
+		}
+		if err := msgs.Record(t.Context(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	table, _ := deploy.TableByID("agentmessages")
+	name := deploy.TableName(table, getenv)
+	for _, ix := range []struct{ name, key, value string }{
+		{deploy.IndexByFrom, "fromAgent", "alice"}, {deploy.IndexByTo, "toAgent", "bob"},
+		{deploy.IndexByRoot, "rootRunId", "root"}, {deploy.IndexByMonth, "month", "2026-03"},
+	} {
+		out, err := c.Query(t.Context(), &dynamodb.QueryInput{
+			TableName: &name, IndexName: &ix.name, KeyConditionExpression: aws.String("#k = :v"),
+			ExpressionAttributeNames:  map[string]string{"#k": ix.key},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberS{Value: ix.value}},
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", ix.name, err)
+		}
+		if len(out.Items) != 2 {
+			t.Fatalf("%s: %d entries, want 2", ix.name, len(out.Items))
+		}
+		for _, it := range out.Items {
+			content, _ := it["content"].(*types.AttributeValueMemberS)
+			_, hasBody := it["body"]
+			switch id := it["id"].(*types.AttributeValueMemberS).Value; {
+			case id == "m0" && (content == nil || content.Value != short):
+				t.Errorf("%s: the short message's entry lacks its content", ix.name)
+			case id == "m1" && (content != nil || hasBody):
+				t.Errorf("%s: the long message's entry carries its content", ix.name)
+			}
+		}
+	}
+}
+
+// TestAgentMessagesReadFormerRows: rows written before the content split
+// (all content in "content", search rows with "mpk") read as before in
+// every view and in search.
+func TestAgentMessagesReadFormerRows(t *testing.T) {
+	c := dynamotest.Client(t)
+	getenv := dynamotest.FreshTables(t, c)
+	msgs := dynamo.New(c, getenv).AgentMessages(nil)
+	table, _ := deploy.TableByID("agentmessages")
+	name := deploy.TableName(table, getenv)
+	content := "former layout " + strings.Repeat("lorem ", 300)
+	sk := "2026-03-14T09:00:00.000000000Z#m1"
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	items := []map[string]types.AttributeValue{
+		{"pk": s("pair#alice|bob"), "sk": s(sk), "fromAgent": s("alice"), "toAgent": s("bob"), "rootRunId": s("root"),
+			"month": s("2026-03"), "id": s("m1"), "pairKey": s("alice|bob"), "channel": s("ask"), "direction": s("request"),
+			"content": s(content), "contentBytes": &types.AttributeValueMemberN{Value: strconv.Itoa(len(content))},
+			"runId": s("r1"), "status": s("delivered"), "occurredAt": s(sk[:30])},
+	}
+	for _, w := range switchboard.SearchTerms(content, 0) {
+		items = append(items, map[string]types.AttributeValue{"pk": s("tok#" + w), "sk": s(sk),
+			"mpk": s("pair#alice|bob"), "pair": s("alice|bob"), "ch": s("ask")})
+	}
+	for _, it := range items {
+		if _, err := c.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: &name, Item: it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
+	for _, v := range []struct {
+		name string
+		list func() (switchboard.MessagePage, error)
+	}{
+		{"pair", func() (switchboard.MessagePage, error) {
+			return msgs.Pair(t.Context(), "alice", "bob", switchboard.MessageQuery{})
+		}},
+		{"agent", func() (switchboard.MessagePage, error) {
+			return msgs.Agent(t.Context(), "bob", switchboard.MessageQuery{})
+		}},
+		{"chain", func() (switchboard.MessagePage, error) {
+			return msgs.Chain(t.Context(), "root", switchboard.MessageQuery{})
+		}},
+		{"all", func() (switchboard.MessagePage, error) {
+			return msgs.All(t.Context(), switchboard.MessageQuery{Since: at, Until: at.Add(24 * time.Hour)})
+		}},
+		{"search", func() (switchboard.MessagePage, error) {
+			return msgs.Search(t.Context(), switchboard.MessageSearch{Text: "former lorem"})
+		}},
+	} {
+		p, err := v.list()
+		if err != nil {
+			t.Fatalf("%s: %v", v.name, err)
+		}
+		if len(p.Messages) != 1 || p.Messages[0].Content != content || p.Messages[0].ID != "m1" {
+			t.Errorf("%s: %d messages, want m1 with its content", v.name, len(p.Messages))
+		}
 	}
 }

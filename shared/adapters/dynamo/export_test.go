@@ -9,3 +9,11 @@ func SetSearchFirstPage(t testing.TB, n int32) {
 	firstPage = n
 	t.Cleanup(func() { firstPage = old })
 }
+
+// SetSearchBudget sets the RCU one Search call may spend on search rows
+// and lookups, until t ends.
+func SetSearchBudget(t testing.TB, rcu float64) {
+	old := searchBudget
+	searchBudget = rcu
+	t.Cleanup(func() { searchBudget = old })
+}

@@ -93,10 +93,14 @@ func createTableInput(t deploy.Table, name string) *dynamodb.CreateTableInput {
 		KeySchema:   keys(t.PK, t.SK),
 	}
 	for _, ix := range t.Indexes {
+		proj := &types.Projection{ProjectionType: types.ProjectionTypeAll}
+		if attrs := ix.NonKeyAttributes(t); attrs != nil {
+			proj = &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: attrs}
+		}
 		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{
 			IndexName:  strPtr(ix.Name),
 			KeySchema:  keys(ix.PK, ix.SK),
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+			Projection: proj,
 		})
 	}
 	in.AttributeDefinitions = attrs

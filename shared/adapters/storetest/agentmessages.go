@@ -414,6 +414,56 @@ func RunAgentMessages(t *testing.T, newStore func(t *testing.T) switchboard.Agen
 		}
 	})
 
+	// Stores may keep long content apart from what their listings read
+	// first; every view still answers every message whole.
+	t.Run("EveryViewAnswersWholeContentOfAnyLength", func(t *testing.T) {
+		s, ctx := newStore(t), t.Context()
+		var want []string
+		for i, n := range []int{0, 1, 511, 512, 513, 900, 4 << 10, 40 << 10} {
+			m := agentMsg(fmt.Sprintf("m%d", i), "alice", "bob", "root1", base.Add(time.Duration(i)*time.Minute))
+			m.Content = strings.Repeat("y", n)
+			if n >= 7 {
+				m.Content = "needle " + m.Content[7:]
+			}
+			record(t, s, m)
+			want = append([]string{m.Content}, want...)
+		}
+		all := switchboard.MessageQuery{Since: base, Until: base.Add(time.Hour)}
+		views := []struct {
+			name string
+			list func() (switchboard.MessagePage, error)
+		}{
+			{"Pair", func() (switchboard.MessagePage, error) {
+				return s.Pair(ctx, "alice", "bob", switchboard.MessageQuery{})
+			}},
+			{"Agent", func() (switchboard.MessagePage, error) { return s.Agent(ctx, "bob", switchboard.MessageQuery{}) }},
+			{"Chain", func() (switchboard.MessagePage, error) { return s.Chain(ctx, "root1", switchboard.MessageQuery{}) }},
+			{"All", func() (switchboard.MessagePage, error) { return s.All(ctx, all) }},
+		}
+		for _, v := range views {
+			p, err := v.list()
+			noErr(t, v.name, err)
+			if len(p.Messages) != len(want) {
+				t.Fatalf("%s: %d messages, want %d", v.name, len(p.Messages), len(want))
+			}
+			for i, m := range p.Messages {
+				if m.Content != want[i] {
+					t.Errorf("%s: message %s has %d bytes of content, want %d", v.name, m.ID, len(m.Content), len(want[i]))
+				}
+			}
+		}
+		p, err := s.Search(ctx, switchboard.MessageSearch{Text: "needle"})
+		noErr(t, "Search", err)
+		if len(p.Messages) != len(want)-2 { // all but the empty one and "y"
+			t.Fatalf("Search: %d messages, want %d", len(p.Messages), len(want)-2)
+		}
+		for i, m := range p.Messages {
+			if m.Content != want[i] {
+				t.Errorf("Search: message %s has %d bytes of content, want %d", m.ID, len(m.Content), len(want[i]))
+			}
+		}
+	})
+
 	t.Run("LongContentRoundTrips", func(t *testing.T) {
 		s, ctx := newStore(t), t.Context()
 		// 400 KB: more than one DynamoDB item may hold.

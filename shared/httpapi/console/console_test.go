@@ -269,6 +269,7 @@ func TestFiltersAndSearch(t *testing.T) {
 	e.msg("alice", "bob", start.Add(-72*time.Hour), "quarterly invoice draft", func(m *sb.AgentMessage) { m.Channel = sb.ChannelTask; m.TaskID = "T-17" })
 	e.msg("bob", "alice", start.Add(-time.Hour), "the invoice is sent", func(m *sb.AgentMessage) { m.Channel = sb.ChannelTaskResult })
 	e.msg("carol", "alice", start.Add(-2*time.Hour), "lunch menu", nil)
+	e.msg("alice", "bob", start.Add(-40*24*time.Hour), "old invoice reminder", nil)
 	c := e.client()
 	e.login(c)
 	cases := []struct {
@@ -280,6 +281,10 @@ func TestFiltersAndSearch(t *testing.T) {
 		{"range", "a=alice&b=all&from=2026-12-01", []string{"sent", "lunch"}, []string{"quarterly"}},
 		{"search", "a=alice&b=bob&q=invoice", []string{"quarterly", "sent"}, []string{"lunch"}},
 		{"search everyone", "q=lunch", []string{"lunch"}, []string{"invoice"}},
+		// Without a start date a search covers the last 30 days, and
+		// the form shows that start date.
+		{"search default range", "q=invoice", []string{"quarterly", "sent", `name="from" value="2026-11-02"`}, []string{"reminder"}},
+		{"search older", "q=invoice&from=2026-10-01", []string{"quarterly", "sent", "reminder"}, nil},
 		{"task link", "a=alice&b=bob", []string{`href="/console/?q=T-17"`, "task T-17"}, nil},
 		{"bad date", "a=alice&from=yesterday", []string{"The start date must look like"}, nil},
 	}

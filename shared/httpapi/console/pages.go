@@ -64,6 +64,11 @@ type convView struct {
 	Problem  string
 }
 
+// DefaultSearchRange is how far back a search without a start date looks:
+// the search index is read within the time range, so a bound keeps every
+// search's cost independent of how many messages the store holds.
+const DefaultSearchRange = 30 * 24 * time.Hour
+
 var allChannels = []sb.Channel{sb.ChannelAsk, sb.ChannelTask, sb.ChannelTaskComment, sb.ChannelTaskResult}
 
 // conversations is the start page: pick agent A and B (or all of A's
@@ -94,6 +99,12 @@ func (c *Console) conversations(w http.ResponseWriter, r *http.Request, s *sessi
 	if v.A == "" && v.Q == "" {
 		c.agentCosts(w, r, s, &v)
 		return
+	}
+	if v.Q != "" && v.From == "" && v.Problem == "" {
+		// A search without a start date covers the last DefaultSearchRange
+		// (whole days), shown in the form so that it can be widened.
+		q.Since = c.o.Now().UTC().Truncate(24 * time.Hour).Add(-DefaultSearchRange)
+		v.From = q.Since.Format("2006-01-02")
 	}
 	v.Shown = true
 	var res sb.MessagePage

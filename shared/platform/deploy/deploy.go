@@ -25,11 +25,39 @@ type KeyAttr struct {
 	Type string
 }
 
-// Index is a global secondary index projecting all attributes.
+// Index is a global secondary index. It projects the attributes in
+// Project besides the keys (INCLUDE), or every attribute when Project is
+// nil (ALL). An index entry is billed like an item write of the projected
+// size, so an index projects only what its queries read.
 type Index struct {
-	Name string
-	PK   KeyAttr
-	SK   KeyAttr
+	Name    string
+	PK      KeyAttr
+	SK      KeyAttr
+	Project []string
+}
+
+// NonKeyAttributes is what ix projects besides the table's and its own
+// keys, in the catalogue's order; nil when it projects every attribute.
+func (ix Index) NonKeyAttributes(t Table) []string {
+	if ix.Project == nil {
+		return nil
+	}
+	out := []string{}
+	for _, a := range ix.Project {
+		if a != t.PK.Name && a != t.SK.Name && a != ix.PK.Name && a != ix.SK.Name {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// messageListing is what the agent-message indexes project: every field a
+// listing returns except long content, which stays in the base item
+// ("body") or the bucket; a listing reads such bodies from the table.
+var messageListing = []string{
+	"fromAgent", "toAgent", "rootRunId", "month", "id", "pairKey", "channel", "direction",
+	"content", "contentRef", "contentBytes", "runId", "parentRunId", "taskId", "taskStatus",
+	"status", "reason", "occurredAt",
 }
 
 // Table is a DynamoDB table. ID is the logical name ("audit"); the physical
@@ -103,10 +131,10 @@ var Tables = []Table{
 			"byRoot a chain, byMonth all pairs of a time range; search rows pk tok#word, sk of their message",
 		PK: pk, SK: sk, TTLAttr: "expiresAt",
 		Indexes: []Index{
-			{Name: IndexByRoot, PK: rootRunID, SK: sk},
-			{Name: IndexByFrom, PK: fromAgent, SK: sk},
-			{Name: IndexByTo, PK: toAgent, SK: sk},
-			{Name: IndexByMonth, PK: month, SK: sk},
+			{Name: IndexByRoot, PK: rootRunID, SK: sk, Project: messageListing},
+			{Name: IndexByFrom, PK: fromAgent, SK: sk, Project: messageListing},
+			{Name: IndexByTo, PK: toAgent, SK: sk, Project: messageListing},
+			{Name: IndexByMonth, PK: month, SK: sk, Project: messageListing},
 		},
 	},
 	{

@@ -387,7 +387,15 @@ func (w *samWriter) table(t Table) {
 			w.line(4, "- IndexName: %s", quote(ix.Name))
 			w.keySchema(5, ix.PK, ix.SK)
 			w.line(5, "Projection:")
-			w.line(6, "ProjectionType: ALL")
+			if attrs := ix.NonKeyAttributes(t); attrs != nil {
+				w.line(6, "ProjectionType: INCLUDE")
+				w.line(6, "NonKeyAttributes:")
+				for _, a := range attrs {
+					w.line(7, "- %s", quote(a))
+				}
+			} else {
+				w.line(6, "ProjectionType: ALL")
+			}
 		}
 	}
 	if t.TTLAttr != "" {

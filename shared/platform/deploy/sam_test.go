@@ -86,7 +86,12 @@ func TestSAMTemplateCoversCatalogue(t *testing.T) {
 			mustContain(t, id, block, `- AttributeName: "`+tb.SK.Name+`"`+"\n          KeyType: RANGE")
 		}
 		for _, ix := range tb.Indexes {
-			mustContain(t, id, block, `IndexName: "`+ix.Name+`"`, "ProjectionType: ALL")
+			if attrs := ix.NonKeyAttributes(tb); attrs != nil {
+				mustContain(t, id, block, `IndexName: "`+ix.Name+`"`, "ProjectionType: INCLUDE",
+					"NonKeyAttributes:\n              - \""+strings.Join(attrs, "\"\n              - \"")+"\"\n")
+			} else {
+				mustContain(t, id, block, `IndexName: "`+ix.Name+`"`, "ProjectionType: ALL")
+			}
 		}
 		if tb.TTLAttr != "" {
 			mustContain(t, id, block, "TimeToLiveSpecification:\n        AttributeName: \""+tb.TTLAttr+"\"\n        Enabled: true")

@@ -175,10 +175,11 @@ func (c *invocation) search() (map[string]any, error) {
 	}
 	s := sb.MessageSearch{Text: text, Agent: agent, Peer: peer, MessageQuery: sb.MessageQuery{
 		Limit: intArg(a.Limit, 10), Cursor: c.args.Optional(a.Cursor), Channels: channels(a.Channel)}}
-	if a.Since != nil || a.Until != nil {
-		if s.Since, s.Until, err = c.timeRange(a.Since, a.Until); err != nil {
-			return nil, err
-		}
+	// Like every action, search covers DefaultRange unless since says
+	// otherwise: the word index is read within the range, so its cost does
+	// not grow with the store.
+	if s.Since, s.Until, err = c.timeRange(a.Since, a.Until); err != nil {
+		return nil, err
 	}
 	page, err := c.t.messages.Search(c.ctx, s)
 	if err != nil {

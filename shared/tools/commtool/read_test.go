@@ -228,6 +228,22 @@ func TestSearchSnippetsAreCappedFramedAndPaged(t *testing.T) {
 	}
 }
 
+// TestSearchCoversTheDefaultRangeUnlessSinceSays: like every action, a
+// search without since covers the 30 days before until (now).
+func TestSearchCoversTheDefaultRangeUnlessSinceSays(t *testing.T) {
+	h := newHarness(t)
+	h.record(msg("new", "alice", "bob", ask, req, "r1", "", "root", now.Add(-24*time.Hour), "invoice due"))
+	h.record(msg("old", "alice", "bob", ask, req, "r2", "", "root", now.Add(-40*24*time.Hour), "invoice overdue"))
+	out := ok(t, "search", h.invoke("search", map[string]any{"query": "invoice"}))
+	if got := ids(t, out); got != "new" {
+		t.Errorf("search without since = %s, want new", got)
+	}
+	out = ok(t, "search", h.invoke("search", map[string]any{"query": "invoice", "since": "2026-01-01T00:00:00Z"}))
+	if got := ids(t, out); got != "new,old" {
+		t.Errorf("search since January = %s, want new,old", got)
+	}
+}
+
 func TestBadArgumentsAreRefusedClearly(t *testing.T) {
 	h := newHarness(t)
 	for _, tc := range []struct {

@@ -138,8 +138,9 @@ func (t *Tool) Spec() sb.ToolSpec {
 				"with raw: true also the text (each message cut at 2,000 characters, the page at 16,000).", readArgs{}),
 			action("chain", "One run chain end to end: its messages oldest first, its runs with cost, tokens and outcome, "+
 				"its tool calls per run, and the total cost.", chainArgs{}),
-			action("search", "Find messages containing all words of query, newest first: metadata and a short snippet per hit "+
-				"(inside <untrusted_content>).", searchArgs{}),
+			action("search", "Find messages containing all words of query, newest first, within since..until (default the "+
+				"last 30 days): metadata and a short snippet per hit (inside <untrusted_content>). A page may hold fewer hits "+
+				"than limit and still have a nextCursor: follow it until there is none.", searchArgs{}),
 		},
 	}
 }
