@@ -3,8 +3,8 @@ package console
 import (
 	"cmp"
 	"context"
-	"net/url"
 	"net/http"
+	"net/url"
 	"slices"
 	"time"
 
@@ -53,11 +53,11 @@ type taskRow struct {
 }
 
 type budgetRow struct {
-	Root     string
-	Agents   []string
-	Runs     int // runs that ended on the budget
-	Spent    *sb.ChainCost
-	Last     time.Time
+	Root   string
+	Agents []string
+	Runs   int // runs that ended on the budget
+	Spent  *sb.ChainCost
+	Last   time.Time
 }
 
 type attentionView struct {
