@@ -365,7 +365,13 @@ const ops = {
   async DescribeExecution(b) { return describe(standardExecution(b.executionArn)); },
   async StopExecution(b) {
     const e = standardExecution(b.executionArn);
-    if (e.status === 'RUNNING') { e.abort(); await e.done; }
+    if (e.status === 'RUNNING') {
+      e.abort();
+      await e.done;
+      // AWS keeps the stop's error and cause on the aborted execution.
+      if (b.error) e.error = b.error;
+      if (b.cause) e.cause = b.cause;
+    }
     return { stopDate: seconds(e.stopDate) };
   },
   async SendTaskSuccess(b) {

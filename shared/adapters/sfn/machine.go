@@ -73,3 +73,41 @@ func (m Machine) Start(ctx context.Context, name, input string) (string, error) 
 	}
 	return aws.ToString(out.ExecutionArn), nil
 }
+
+// Executions stops executions of Standard state machines.
+type Executions struct {
+	Client *sfnapi.Client
+}
+
+// StopError is the error a stopped execution ends with (StopExecution's
+// error field; its cause says who stopped it).
+const StopError = "Switchboard.ChainStopped"
+
+// Stop stops the execution arn if it still runs (DescribeExecution, then
+// StopExecution) and reports whether it did: false, and no error, for one
+// that has ended already or that Step Functions no longer knows (its
+// history expired). EINVALID for a string that is not an execution ARN;
+// EUNAVAILABLE when the service cannot be reached.
+func (x Executions) Stop(ctx context.Context, arn, cause string) (bool, error) {
+	const op = "stepfunctions.stop"
+	d, err := x.Client.DescribeExecution(ctx, &sfnapi.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+	if err != nil {
+		if err = describeErr(op, arn, err); sb.ErrorCode(err) == sb.ENOTFOUND {
+			return false, nil
+		}
+		return false, err
+	}
+	if d.Status != types.ExecutionStatusRunning {
+		return false, nil
+	}
+	_, err = x.Client.StopExecution(ctx, &sfnapi.StopExecutionInput{
+		ExecutionArn: aws.String(arn), Error: aws.String(StopError), Cause: aws.String(cause)})
+	var missing *types.ExecutionDoesNotExist
+	switch {
+	case errors.As(err, &missing):
+		return false, nil
+	case err != nil:
+		return false, describeErr(op, arn, err)
+	}
+	return true, nil
+}

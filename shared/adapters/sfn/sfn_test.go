@@ -569,3 +569,40 @@ func TestTaskTokensInMapIterations(t *testing.T) {
 		t.Fatalf("output %s, want each item's own answer in order", got)
 	}
 }
+
+// Stopping a chain stops its execution that waits for a human: the
+// execution ends ABORTED with the stop's error and cause, its task token
+// is void, and stopping it again (or one Step Functions does not know)
+// reports that nothing was stopped.
+func TestExecutionsStopAWaitingExecution(t *testing.T) {
+	t.Parallel() // each test has its own runtime
+	w := &approvalWorld{tokens: make(chan string, 1)}
+	env := sfntest.Start(t, w.handlers(), approvalMachine())
+	ctx := context.Background()
+	arn := startApproval(t, env, `{"path":"report.pdf","approvalTimeoutSeconds":30}`)
+	token := <-w.tokens
+	x := sfn.Executions{Client: env.Client}
+
+	stopped, err := x.Stop(ctx, arn, "the operator stopped chain root1")
+	if err != nil || !stopped {
+		t.Fatalf("Stop of the waiting execution = %v, %v; want true", stopped, err)
+	}
+	d := waitDone(t, env.Client, arn)
+	if d.Status != types.ExecutionStatusAborted || aws.ToString(d.Error) != sfn.StopError || aws.ToString(d.Cause) != "the operator stopped chain root1" {
+		t.Errorf("after the stop: %v %q %q, want ABORTED with the stop's error and cause", d.Status, aws.ToString(d.Error), aws.ToString(d.Cause))
+	}
+	_, err = env.Client.SendTaskSuccess(ctx, &sfnapi.SendTaskSuccessInput{TaskToken: &token, Output: aws.String(`{}`)})
+	var timedOut *types.TaskTimedOut
+	if !errors.As(err, &timedOut) {
+		t.Errorf("the stopped execution's task token: SendTaskSuccess = %v, want TaskTimedOut", err)
+	}
+	tests := []struct{ name, arn string }{
+		{"stopped already", arn},
+		{"unknown to Step Functions", arn + "-gone"},
+	}
+	for _, tt := range tests {
+		if stopped, err := x.Stop(ctx, tt.arn, "again"); err != nil || stopped {
+			t.Errorf("%s: Stop = %v, %v; want false, nil", tt.name, stopped, err)
+		}
+	}
+}

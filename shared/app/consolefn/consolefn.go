@@ -1,7 +1,9 @@
 // Package consolefn builds the console function: the web console over the
 // core's store, reading messages, audit, receipts, job runs, approvals and
 // the health state, and writing only its own sessions and login counters
-// (the console table). No tool, model, Nextcloud or S3 client is linked.
+// (the console table), the operator's pause and stop, and StopExecution of
+// a stopped chain's pipeline executions. No tool, model, Nextcloud or S3
+// client is linked.
 package consolefn
 
 import (
@@ -12,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/adapters/sfn"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/httpapi/console"
@@ -39,6 +42,7 @@ func Build(ctx context.Context, getenv func(string) string) (any, error) {
 func Handler(c *core.Core) (http.Handler, error) {
 	in := c.Config.Instance
 	own := c.Store.ConsoleState(c.Getenv)
+	c.Control().Executions = sfn.Executions{Client: sfn.NewClient(c.StepFunctionsConfig(context.Background()))}
 	o := console.Options{
 		Password:     in.Console.Password,
 		SessionHours: in.Console.SessionHours,

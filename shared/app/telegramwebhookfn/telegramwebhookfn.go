@@ -8,6 +8,7 @@ package telegramwebhookfn
 import (
 	"context"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/sfn"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
@@ -39,6 +40,9 @@ func Inbound(d *decide.Decide) *tginbound.Inbound {
 	for _, ag := range c.Config.Agents {
 		ids = append(ids, ag.ID)
 	}
+	// An approver's /stop stops the chain's pipeline executions too (the
+	// deploy catalogue grants StopExecution to the functions that stop).
+	c.Control().Executions = sfn.Executions{Client: sfn.NewClient(c.StepFunctionsConfig(context.Background()))}
 	in := &tginbound.Inbound{
 		Secret:       t.WebhookSecret,
 		AllowedChats: t.AllowedChatIDs,
