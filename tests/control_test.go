@@ -333,9 +333,9 @@ func TestStopEndsARunningChainAtItsNextModelStepE2E(t *testing.T) {
 		t.Errorf("%d model calls began after the stop, want at most the one whose gate had passed", after)
 	}
 	last := calls[len(calls)-1]
-	t.Logf("stop → last model call answered: %v (stop sent at +0; webhook answered %v; last call began %v, ended %v; %d calls in all, %d began after the stop; model think %v)",
-		last.end.Sub(sent).Round(time.Millisecond), stopped.Sub(sent).Round(time.Millisecond),
-		last.start.Sub(sent).Round(time.Millisecond), last.end.Sub(sent).Round(time.Millisecond), len(calls), after, w.model.think)
+	t.Logf("stop → last model call answered: %v (stop sent at +0; webhook answered %v; last call began %v; Atlas's run ended %v; %d calls in all, %d began after the stop; model think %v)",
+		last.end.Sub(sent).Round(time.Millisecond), stopped.Sub(sent).Round(time.Millisecond), last.start.Sub(sent).Round(time.Millisecond),
+		r.StartedAt.Add(r.Duration).Sub(sent).Round(time.Millisecond), len(calls), after, w.model.think)
 
 	audit, err := w.store.ByRoot(t.Context(), root)
 	if err != nil {
