@@ -334,6 +334,9 @@ function describe(exec) {
 // history of Express executions (they go to CloudWatch Logs), so
 // DescribeExecution and GetExecutionHistory refuse them here too.
 function standardExecution(arn) {
+  if (!/^arn:aws[a-z-]*:states:[^:]+:\d+:(execution:[^:]+:[^:]+|express:[^:]+:[^:]+:[^:]+)$/.test(arn ?? '')) {
+    throw new StatesError('InvalidArn', `Invalid Arn: '${arn}'`);
+  }
   const e = executions.get(arn);
   if (!e) throw new StatesError('ExecutionDoesNotExist', `Execution Does Not Exist: '${arn}'`);
   if (e.type === 'EXPRESS') throw new StatesError('StateMachineTypeNotSupported', 'This operation is not supported by EXPRESS state machines');

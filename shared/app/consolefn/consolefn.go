@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
-	"github.com/switchboard-dev/switchboard/shared/adapters/sfn"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/httpapi/console"
@@ -42,7 +41,7 @@ func Build(ctx context.Context, getenv func(string) string) (any, error) {
 func Handler(c *core.Core) (http.Handler, error) {
 	in := c.Config.Instance
 	own := c.Store.ConsoleState(c.Getenv)
-	c.Control().Executions = sfn.Executions{Client: sfn.NewClient(c.StepFunctionsConfig(context.Background()))}
+	c.Control().Executions = core.StepFunctionsExecutions{Core: c}
 	o := console.Options{
 		Password:     in.Console.Password,
 		SessionHours: in.Console.SessionHours,

@@ -8,7 +8,6 @@ package telegramwebhookfn
 import (
 	"context"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/sfn"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
@@ -42,7 +41,7 @@ func Inbound(d *decide.Decide) *tginbound.Inbound {
 	}
 	// An approver's /stop stops the chain's pipeline executions too (the
 	// deploy catalogue grants StopExecution to the functions that stop).
-	c.Control().Executions = sfn.Executions{Client: sfn.NewClient(c.StepFunctionsConfig(context.Background()))}
+	c.Control().Executions = core.StepFunctionsExecutions{Core: c}
 	in := &tginbound.Inbound{
 		Secret:       t.WebhookSecret,
 		AllowedChats: t.AllowedChatIDs,

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
-	"github.com/switchboard-dev/switchboard/shared/adapters/sfn"
+	"github.com/switchboard-dev/switchboard/shared/adapters/sfntoken"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
@@ -506,7 +506,7 @@ func TestStoppedChainStopsItsWaitingDelivery(t *testing.T) {
 	w.nc.SetPublicLinks(true)
 	store := memstore.New()
 	ctl := &control.Control{KV: store.KV(), Markers: store, Receipts: store, Audit: store,
-		Executions: sfn.Executions{Client: w.sfn.Client}}
+		Executions: w.steps.Tokens.(*sfntoken.Client)}
 	w.tool.Chains = ctl
 	w.put("personal:q3.csv", "region,revenue\nnorth,10\n")
 	id := started(t, w.deliver(`{"localPath":"personal:q3.csv","share":{"publicLink":true},"message":"Q3 for everyone"}`))
