@@ -61,6 +61,9 @@ func newStateMachine(stack awscdk.Stack, m deploy.StateMachine, functions map[st
 	for _, name := range m.ResumedBy {
 		functions[name].AddToRolePolicy(allow(deploy.StateMachineTokenActions, deploy.StateMachineARNSub(m.Name)))
 	}
+	for _, name := range m.StoppedBy {
+		functions[name].AddToRolePolicy(allow(deploy.StateMachineStopActions, deploy.StateMachineExecutionsARNSub(m.Name)))
+	}
 	sm.MetricFailed(&awscloudwatch.MetricOptions{
 		Period:    awscdk.Duration_Minutes(jsii.Number(5)),
 		Statistic: jsii.String("Sum"),

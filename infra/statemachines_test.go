@@ -110,8 +110,8 @@ func onlyLogDelivery(actions any) bool {
 
 // TestCatalogueStateMachines checks least privilege on the real stack:
 // each machine may invoke exactly the functions its placeholders name,
-// each function may start exactly the machines that list it, and each
-// machine has an alarm on failed executions.
+// each function may start, resume and stop exactly the machines that list
+// it, and each machine has an alarm on failed executions.
 func TestCatalogueStateMachines(t *testing.T) {
 	_, js := synth(t)
 	for _, m := range deploy.StateMachines {
@@ -152,6 +152,9 @@ func TestCatalogueStateMachines(t *testing.T) {
 			}
 			if slices.Contains(m.ResumedBy, f.Name) {
 				want = append(want, subs(deploy.StateMachineTokenActions, deploy.StateMachineARNSub(m.Name))...)
+			}
+			if slices.Contains(m.StoppedBy, f.Name) {
+				want = append(want, subs(deploy.StateMachineStopActions, deploy.StateMachineExecutionsARNSub(m.Name))...)
 			}
 		}
 		slices.Sort(want)

@@ -334,6 +334,9 @@ function describe(exec) {
 // history of Express executions (they go to CloudWatch Logs), so
 // DescribeExecution and GetExecutionHistory refuse them here too.
 function standardExecution(arn) {
+  if (!/^arn:aws[a-z-]*:states:[^:]+:\d+:(execution:[^:]+:[^:]+|express:[^:]+:[^:]+:[^:]+)$/.test(arn ?? '')) {
+    throw new StatesError('InvalidArn', `Invalid Arn: '${arn}'`);
+  }
   const e = executions.get(arn);
   if (!e) throw new StatesError('ExecutionDoesNotExist', `Execution Does Not Exist: '${arn}'`);
   if (e.type === 'EXPRESS') throw new StatesError('StateMachineTypeNotSupported', 'This operation is not supported by EXPRESS state machines');
@@ -365,7 +368,13 @@ const ops = {
   async DescribeExecution(b) { return describe(standardExecution(b.executionArn)); },
   async StopExecution(b) {
     const e = standardExecution(b.executionArn);
-    if (e.status === 'RUNNING') { e.abort(); await e.done; }
+    if (e.status === 'RUNNING') {
+      e.abort();
+      await e.done;
+      // AWS keeps the stop's error and cause on the aborted execution.
+      if (b.error) e.error = b.error;
+      if (b.cause) e.cause = b.cause;
+    }
     return { stopDate: seconds(e.stopDate) };
   },
   async SendTaskSuccess(b) {

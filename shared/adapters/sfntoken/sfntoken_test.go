@@ -91,4 +91,40 @@ func TestUnreachableIsUnavailable(t *testing.T) {
 	if err := c.Succeed(context.Background(), "t", "{}"); sb.ErrorCode(err) != sb.EUNAVAILABLE {
 		t.Errorf("got %v, want EUNAVAILABLE", err)
 	}
+	if _, err := c.Stop(context.Background(), "arn:aws:states:us-east-1:1:execution:m:x", "stop"); sb.ErrorCode(err) != sb.EUNAVAILABLE {
+		t.Errorf("Stop: got %v, want EUNAVAILABLE", err)
+	}
+}
+
+// Stopping a chain stops its execution that waits for a human: it ends
+// ABORTED with the stop's error and cause, its task token is void, and
+// stopping it again, or one Step Functions does not know, stops nothing
+// and is no error; a string that is no ARN is refused.
+func TestStopAWaitingExecution(t *testing.T) {
+	t.Parallel()
+	c, env, arn, token := waiting(t)
+	ctx := context.Background()
+	stopped, err := c.Stop(ctx, arn, "the operator stopped chain root1")
+	if err != nil || !stopped {
+		t.Fatalf("Stop of the waiting execution = %v, %v; want true", stopped, err)
+	}
+	d := ended(t, env, arn)
+	if d.Status != types.ExecutionStatusAborted || aws.ToString(d.Error) != sfntoken.StopError || aws.ToString(d.Cause) != "the operator stopped chain root1" {
+		t.Errorf("after the stop: %v %q %q, want ABORTED with the stop's error and cause", d.Status, aws.ToString(d.Error), aws.ToString(d.Cause))
+	}
+	if err := c.Succeed(ctx, token, `{}`); sb.ErrorCode(err) != sb.ECONFLICT {
+		t.Errorf("the stopped execution's token: Succeed = %v, want ECONFLICT (nobody waits)", err)
+	}
+	tests := []struct{ name, arn string }{
+		{"stopped already", arn},
+		{"unknown to Step Functions", arn + "-gone"},
+	}
+	for _, tt := range tests {
+		if stopped, err := c.Stop(ctx, tt.arn, "again"); err != nil || stopped {
+			t.Errorf("%s: Stop = %v, %v; want false, nil", tt.name, stopped, err)
+		}
+	}
+	if _, err := c.Stop(ctx, "not-an-arn", "stop"); sb.ErrorCode(err) != sb.EINVALID {
+		t.Errorf("Stop of a string that is no ARN = %v, want EINVALID", err)
+	}
 }

@@ -1,7 +1,9 @@
 // Package consolefn builds the console function: the web console over the
 // core's store, reading messages, tasks, audit, receipts, job runs,
-// approvals and the health state, and writing only its own sessions and login counters
-// (the console table). No tool, model, Nextcloud or S3 client is linked.
+// approvals and the health state, and writing only its own sessions and
+// login counters (the console table), the operator's pause and stop, and
+// StopExecution of a stopped chain's pipeline executions. No tool, model,
+// Nextcloud or S3 client is linked.
 package consolefn
 
 import (
@@ -39,6 +41,7 @@ func Build(ctx context.Context, getenv func(string) string) (any, error) {
 func Handler(c *core.Core) (http.Handler, error) {
 	in := c.Config.Instance
 	own := c.Store.ConsoleState(c.Getenv)
+	c.Control().Executions = core.StepFunctionsExecutions{Core: c}
 	o := console.Options{
 		Password:     in.Console.Password,
 		SessionHours: in.Console.SessionHours,

@@ -39,6 +39,9 @@ func Inbound(d *decide.Decide) *tginbound.Inbound {
 	for _, ag := range c.Config.Agents {
 		ids = append(ids, ag.ID)
 	}
+	// An approver's /stop stops the chain's pipeline executions too (the
+	// deploy catalogue grants StopExecution to the functions that stop).
+	c.Control().Executions = core.StepFunctionsExecutions{Core: c}
 	in := &tginbound.Inbound{
 		Secret:       t.WebhookSecret,
 		AllowedChats: t.AllowedChatIDs,

@@ -24,6 +24,10 @@ type StateMachine struct {
 	// ResumedBy lists the functions that resume or fail its waiting Tasks
 	// (task tokens: SendTaskSuccess/SendTaskFailure on this machine only).
 	ResumedBy []string
+	// StoppedBy lists the functions that stop its running executions when
+	// the operator stops the chain that started them (DescribeExecution
+	// and StopExecution on this machine's executions only).
+	StoppedBy []string
 	// LogLevel of the execution log (ALL, ERROR, FATAL). Execution data
 	// (inputs and outputs) is never logged: it holds message contents,
 	// which the tables keep scrubbed.
@@ -71,6 +75,10 @@ var StateMachines = []StateMachine{
 		// or fail it, the approvals-expire job fails it on expiry, and
 		// tools resumes it when the policy needs no one.
 		ResumedBy: []string{"approvals", "telegram-webhook", "jobs", "tools"},
+		// The operator's stop of a chain: the console's POST, an
+		// approver's /stop on the Telegram webhook or through the jobs'
+		// telegram-poll.
+		StoppedBy: []string{"console", "telegram-webhook", "jobs"},
 	},
 }
 
@@ -93,12 +101,23 @@ func StateMachineARNSub(name string) string {
 	return "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:" + StateMachineNameSub(name)
 }
 
+// StateMachineExecutionsARNSub matches every execution of a machine (the
+// resource of DescribeExecution and StopExecution).
+func StateMachineExecutionsARNSub(name string) string {
+	return "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:" + StateMachineNameSub(name) + ":*"
+}
+
 // StateMachineActions are granted to the functions that start a machine.
 var StateMachineActions = []string{"states:StartExecution", "states:StartSyncExecution"}
 
 // StateMachineTokenActions are granted to the functions that resume a
 // machine's waiting Tasks.
 var StateMachineTokenActions = []string{"states:SendTaskSuccess", "states:SendTaskFailure"}
+
+// StateMachineStopActions are granted, on a machine's executions, to the
+// functions that stop them: the stop reads the status first, so that it
+// counts only the executions it ended.
+var StateMachineStopActions = []string{"states:DescribeExecution", "states:StopExecution"}
 
 // StateMachineLogActions let Step Functions deliver execution logs; AWS
 // requires them on "*" (log deliveries have no resource ARN).
@@ -132,6 +151,14 @@ func CheckStateMachine(m StateMachine) error {
 			return fmt.Errorf("state machine %s is resumed by unknown function %q in shared/platform/deploy", m.Name, fn)
 		}
 	}
+	for _, fn := range m.StoppedBy {
+		if _, ok := FunctionByName(fn); !ok {
+			return fmt.Errorf("state machine %s is stopped by unknown function %q in shared/platform/deploy", m.Name, fn)
+		}
+	}
+	if len(m.StoppedBy) > 0 && m.Type != "STANDARD" {
+		return fmt.Errorf("state machine %s lists StoppedBy, but StopExecution works only on STANDARD machines (it is %s)", m.Name, m.Type)
+	}
 	return nil
 }
 
@@ -153,6 +180,17 @@ func resumedBy(fn string) []StateMachine {
 	var out []StateMachine
 	for _, m := range StateMachines {
 		if slices.Contains(m.ResumedBy, fn) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// stoppedBy lists the machines whose executions a function may stop.
+func stoppedBy(fn string) []StateMachine {
+	var out []StateMachine
+	for _, m := range StateMachines {
+		if slices.Contains(m.StoppedBy, fn) {
 			out = append(out, m)
 		}
 	}
@@ -204,8 +242,8 @@ func (w *samWriter) stateMachine(m StateMachine) {
 		"AWS/States", "ExecutionsFailed", "StateMachineArn", id)
 }
 
-// startGrant writes, inside a function's inline policy, the statement that
-// lets it start the machines it is listed for.
+// startGrant writes, inside a function's inline policy, the statements
+// that let it start, resume and stop the machines it is listed for.
 func (w *samWriter) startGrant(fn string) {
 	for _, m := range startedBy(fn) {
 		w.line(6, "- Effect: Allow")
@@ -224,5 +262,14 @@ func (w *samWriter) startGrant(fn string) {
 		}
 		w.line(7, "Resource:")
 		w.line(8, "- !Sub %s", quote(StateMachineARNSub(m.Name)))
+	}
+	for _, m := range stoppedBy(fn) {
+		w.line(6, "- Effect: Allow")
+		w.line(7, "Action:")
+		for _, a := range StateMachineStopActions {
+			w.line(8, "- %s", a)
+		}
+		w.line(7, "Resource:")
+		w.line(8, "- !Sub %s", quote(StateMachineExecutionsARNSub(m.Name)))
 	}
 }

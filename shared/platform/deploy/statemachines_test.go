@@ -127,6 +127,28 @@ func TestSAMResumeGrant(t *testing.T) {
 	}
 }
 
+// A function that stops a machine's executions may read and stop its
+// executions (not the machine, not another machine's), and nothing else
+// of Step Functions.
+func TestSAMStopGrant(t *testing.T) {
+	m := askAgentForTest()
+	m.Type, m.StoppedBy = "STANDARD", []string{"console"}
+	withStateMachines(t, m)
+	res := samResources(t, string(SAMTemplate()))
+	arn := `!Sub "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${AWS::StackName}-ask-agent:*"`
+	for _, want := range []string{"- states:DescribeExecution", "- states:StopExecution", "- " + arn} {
+		if !strings.Contains(res["ConsoleFunction"], want) {
+			t.Errorf("ConsoleFunction lacks %q:\n%s", want, res["ConsoleFunction"])
+		}
+	}
+	if strings.Contains(res["ConsoleFunction"], "states:Start") || strings.Contains(res["ConsoleFunction"], "states:SendTask") || strings.Contains(res["ConsoleFunction"], "SWITCHBOARD_SM_") {
+		t.Errorf("ConsoleFunction may start or resume the machine but only stops it:\n%s", res["ConsoleFunction"])
+	}
+	if strings.Contains(res["TelegramWebhookFunction"], "states:StopExecution") {
+		t.Errorf("telegram-webhook may stop a machine it is not listed for:\n%s", res["TelegramWebhookFunction"])
+	}
+}
+
 func TestCheckStateMachine(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -139,6 +161,8 @@ func TestCheckStateMachine(t *testing.T) {
 		{"unknown function", func(m *StateMachine) { m.Substitutions[0].Function = "nope" }, `${AskGuardFunctionArn} names unknown function "nope"`},
 		{"unknown starter", func(m *StateMachine) { m.StartedBy = []string{"nope"} }, `started by unknown function "nope"`},
 		{"unknown resumer", func(m *StateMachine) { m.ResumedBy = []string{"nope"} }, `resumed by unknown function "nope"`},
+		{"unknown stopper", func(m *StateMachine) { m.Type, m.StoppedBy = "STANDARD", []string{"nope"} }, `stopped by unknown function "nope"`},
+		{"stopping an express machine", func(m *StateMachine) { m.StoppedBy = []string{"console"} }, "StopExecution works only on STANDARD machines"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -79,10 +79,11 @@ type Notifier interface {
 	NotifyChain(ctx context.Context, text string) error
 }
 
-// Executions stops a Step Functions execution (StopExecution). Stopping
-// one that has ended already is no error.
+// Executions stops a Step Functions execution (shared/adapters/sfn's
+// Executions: StopExecution). stopped is false, with no error, for one
+// that has ended already.
 type Executions interface {
-	Stop(ctx context.Context, executionARN, cause string) error
+	Stop(ctx context.Context, executionARN, cause string) (stopped bool, err error)
 }
 
 // Control is the pause, stop and chain-budget service.
@@ -196,19 +197,32 @@ func (c *Control) Stop(ctx context.Context, rootRunID, by string) (StopReport, e
 		c.log().ErrorContext(ctx, "the chain's pipeline executions could not be read; they run on", "root", rootRunID, "err", err)
 	}
 	for _, arn := range arns {
-		if c.Executions == nil {
-			c.log().WarnContext(ctx, "a stopped chain's pipeline execution runs on: Step Functions is not set up here", "root", rootRunID, "execution", arn)
-			continue
+		if c.stopExecution(ctx, rootRunID, arn) {
+			rep.Executions++
 		}
-		if err := c.Executions.Stop(ctx, arn, "the operator stopped chain "+rootRunID); err != nil {
-			c.log().ErrorContext(ctx, "a stopped chain's pipeline execution could not be stopped", "root", rootRunID, "execution", arn, "err", err)
-			continue
-		}
-		rep.Executions++
 	}
 	c.audit(ctx, "stop", "", sb.RunContext{RootRunID: rootRunID}, by, fmt.Sprintf("%d pipeline executions stopped", rep.Executions))
 	c.log().InfoContext(ctx, "chain stopped", "root", rootRunID, "by", by, "executions", rep.Executions)
 	return rep, nil
+}
+
+// stopExecution stops one of the chain's pipeline executions and reports
+// whether it was still running; a failure is logged (the stop's answer
+// counts only what was stopped).
+func (c *Control) stopExecution(ctx context.Context, rootRunID, arn string) bool {
+	if c.Executions == nil {
+		c.log().WarnContext(ctx, "a stopped chain's pipeline execution runs on: Step Functions is not set up here", "root", rootRunID, "execution", arn)
+		return false
+	}
+	stopped, err := c.Executions.Stop(ctx, arn, "the operator stopped chain "+rootRunID)
+	if err != nil {
+		c.log().ErrorContext(ctx, "a stopped chain's pipeline execution could not be stopped", "root", rootRunID, "execution", arn, "err", err)
+		return false
+	}
+	if stopped {
+		c.log().InfoContext(ctx, "a stopped chain's pipeline execution was stopped", "root", rootRunID, "execution", arn)
+	}
+	return stopped
 }
 
 // audit writes the audit entry of an operator's action: tool "control",
@@ -309,11 +323,27 @@ func (c *Control) Held(ctx context.Context, agentID string) ([]sb.WakeJob, error
 }
 
 // RecordExecution remembers that the chain rootRunID started a pipeline
-// execution, so that a stop of the chain stops it too.
+// execution, so that a stop of the chain stops it too. An execution that
+// a chain starts while (or just after) it is stopped is stopped here: the
+// stop may have read the list before this one was on it.
 func (c *Control) RecordExecution(ctx context.Context, rootRunID, executionARN string) error {
 	if rootRunID == "" || executionARN == "" {
 		return nil
 	}
+	if err := c.recordExecution(ctx, rootRunID, executionARN); err != nil {
+		return err
+	}
+	stopped, err := c.Stopped(ctx, rootRunID)
+	if err != nil {
+		return err
+	}
+	if stopped {
+		c.stopExecution(ctx, rootRunID, executionARN)
+	}
+	return nil
+}
+
+func (c *Control) recordExecution(ctx context.Context, rootRunID, executionARN string) error {
 	key := executionsKey(rootRunID)
 	for range 5 {
 		raw, found, err := c.KV.Get(ctx, key)

@@ -2,6 +2,7 @@ package control_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,11 +30,19 @@ func (q *queue) Dispatch(_ context.Context, j sb.WakeJob) error {
 	return nil
 }
 
-type stops struct{ arns []string }
+// stops fakes Step Functions: an execution named in ended has finished
+// already, every other one runs until it is stopped.
+type stops struct {
+	arns  []string
+	ended map[string]bool
+}
 
-func (s *stops) Stop(_ context.Context, arn, _ string) error {
+func (s *stops) Stop(_ context.Context, arn, _ string) (bool, error) {
+	if s.ended[arn] {
+		return false, nil
+	}
 	s.arns = append(s.arns, arn)
-	return nil
+	return true, nil
 }
 
 // The in-memory store keeps expiries against the wall clock.
@@ -145,5 +154,35 @@ func TestPauseHoldsWakesUntilResume(t *testing.T) {
 	}
 	if n, _ := c.Resume(ctx, "ada", "console:abc"); n != 0 {
 		t.Errorf("a second Resume queued %d wakes again", n)
+	}
+}
+
+// The stop counts the executions it stopped, not the ones that had ended;
+// an execution the chain starts after the stop is stopped as it is
+// recorded.
+func TestStopStopsOnlyRunningExecutionsAndLateOnes(t *testing.T) {
+	ctx := context.Background()
+	c, _, _, _, x := newControl(t)
+	x.ended = map[string]bool{"arn:exec:done": true}
+	for _, arn := range []string{"arn:exec:done", "arn:exec:waiting"} {
+		if err := c.RecordExecution(ctx, "root1", arn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(x.arns) != 0 {
+		t.Fatalf("before the stop %v were stopped", x.arns)
+	}
+	rep, err := c.Stop(ctx, "root1", "console:abc")
+	if err != nil || rep.Executions != 1 {
+		t.Fatalf("Stop = %+v, %v; want 1 execution stopped (the other had ended)", rep, err)
+	}
+	if err := c.RecordExecution(ctx, "root1", "arn:exec:late"); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"arn:exec:waiting", "arn:exec:late"}; !slices.Equal(x.arns, want) {
+		t.Errorf("stopped %v, want %v", x.arns, want)
+	}
+	if err := c.RecordExecution(ctx, "other", "arn:exec:other"); err != nil || len(x.arns) != 2 {
+		t.Errorf("another chain's execution: %v; stopped %v", err, x.arns)
 	}
 }

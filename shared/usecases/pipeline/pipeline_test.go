@@ -15,9 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
+	"github.com/switchboard-dev/switchboard/shared/adapters/sfntoken"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
+	"github.com/switchboard-dev/switchboard/shared/usecases/control"
 	"github.com/switchboard-dev/switchboard/shared/usecases/pipeline"
 )
 
@@ -492,5 +494,32 @@ func TestLinkPasswordStaysOutOfTheExecution(t *testing.T) {
 	}
 	if in := aws.ToString(d.Input); strings.Contains(in, pw) || !strings.Contains(in, `"passwordKept":true`) {
 		t.Errorf("execution input %s: want the password kept outside it", in)
+	}
+}
+
+// A delivery waiting for a human's approval is recorded under its run's
+// chain; stopping the chain stops the execution (ABORTED, the link never
+// made), and the stop says it stopped one.
+func TestStoppedChainStopsItsWaitingDelivery(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.nc.SetPublicLinks(true)
+	store := memstore.New()
+	ctl := &control.Control{KV: store.KV(), Markers: store, Receipts: store, Audit: store,
+		Executions: w.steps.Tokens.(*sfntoken.Client)}
+	w.tool.Chains = ctl
+	w.put("personal:q3.csv", "region,revenue\nnorth,10\n")
+	id := started(t, w.deliver(`{"localPath":"personal:q3.csv","share":{"publicLink":true},"message":"Q3 for everyone"}`))
+	w.asked.request(t) // it waits for the human now
+
+	rep, err := ctl.Stop(context.Background(), run.RootRunID, "telegram:4242")
+	if err != nil || rep.Executions != 1 {
+		t.Fatalf("Stop = %+v, %v; want the waiting delivery stopped", rep, err)
+	}
+	if d := w.wait(id); d.Status != types.ExecutionStatusAborted {
+		t.Errorf("execution %s after the stop, want ABORTED", d.Status)
+	}
+	if w.nc.Shares() != 0 || len(w.rc.Messages(w.room)) != 0 {
+		t.Errorf("%d shares, room %+v; want no link made or posted", w.nc.Shares(), w.rc.Messages(w.room))
 	}
 }

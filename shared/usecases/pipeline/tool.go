@@ -40,7 +40,17 @@ type Tool struct {
 	// Rooms returns an agent's Rocket.Chat room settings; ok is false when
 	// the agent has no RocketChat block.
 	Rooms func(agentID string) (r Rooms, ok bool)
-	Log   *slog.Logger
+	// Chains remembers each execution under its run's chain, so that
+	// stopping the chain stops the delivery (control.Control); nil: a
+	// stop leaves deliveries running.
+	Chains ExecutionRecorder
+	Log    *slog.Logger
+}
+
+// ExecutionRecorder remembers the pipeline executions a chain started
+// (control.Control's RecordExecution).
+type ExecutionRecorder interface {
+	RecordExecution(ctx context.Context, rootRunID, executionARN string) error
 }
 
 // Preflighter is a tool's own check of a call (shared/tools.Preflighter):
@@ -139,6 +149,14 @@ func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
 	if err != nil {
 		t.log().ErrorContext(ctx, "Documents.deliver: the state machine did not start", "agent", call.AgentID, "run", call.Run.RunID, "err", err)
 		return sb.FailErr(sb.E(deliverOp, sb.EUNAVAILABLE, "the delivery could not be started right now; try once more later, or use Nextcloud.upload and Nextcloud.share"))
+	}
+	if t.Chains != nil {
+		// The delivery runs either way; only a later stop of the chain
+		// would miss it.
+		if err := t.Chains.RecordExecution(ctx, d.Run.RootRunID, arn); err != nil {
+			t.log().ErrorContext(ctx, "Documents.deliver: the execution was not recorded under its chain; stopping the chain will not stop it",
+				"agent", call.AgentID, "run", call.Run.RunID, "root", d.Run.RootRunID, "execution", arn, "err", err)
+		}
 	}
 	return sb.OK(map[string]any{"executionId": name, "executionArn": arn, "status": "running",
 		"message": "the delivery runs in the background; you will be told the outcome in a follow-up run. Do not start it again."})

@@ -20,7 +20,9 @@ const DocumentPipelineMachine = "document-pipeline"
 // for ask_agent). Before it starts one, the Nextcloud and RocketChat
 // tools check the calls the steps will make (their Preflight, which asks
 // no server), the room is held against the agent's allowedRooms and the
-// workspace file must be in the bucket. Runs after setupNextcloud.
+// workspace file must be in the bucket. Each execution is recorded under
+// its run's chain, so that stopping the chain stops it. Runs after
+// setupNextcloud.
 func (a *Actions) documentsTool() *pipeline.Tool {
 	return &pipeline.Tool{Machine: sfn.Machine{Client: a.sfnClient(), ARN: func() string {
 		return a.Core.Getenv(deploy.StateMachineEnvVar(DocumentPipelineMachine))
@@ -28,6 +30,7 @@ func (a *Actions) documentsTool() *pipeline.Tool {
 		Checks:    map[string]pipeline.Preflighter{nctool.ToolName: a.NextcloudTool, rctool.ToolName: a.RocketChatTool},
 		Workspace: a.Blobs,
 		Rooms:     a.documentRooms,
+		Chains:    a.Core.Control(),
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/lambdainvoke"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/secrets"
+	"github.com/switchboard-dev/switchboard/shared/adapters/sfntoken"
 	"github.com/switchboard-dev/switchboard/shared/adapters/wakequeue"
 	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
@@ -301,6 +302,19 @@ func (c *Core) Control() *control.Control {
 		}
 	}
 	return c.control
+}
+
+// StepFunctionsExecutions stops a stopped chain's pipeline executions
+// (control.Executions) with signed DescribeExecution and StopExecution
+// calls. The client is built per call: the dev runtime points
+// AWS_ENDPOINT_URL_SFN at its local service after the functions are built,
+// and a stop is rare. Only the functions the deploy catalogue lets stop
+// executions (StoppedBy) set it on their Control.
+type StepFunctionsExecutions struct{ Core *Core }
+
+// Stop implements control.Executions.
+func (x StepFunctionsExecutions) Stop(ctx context.Context, executionARN, cause string) (bool, error) {
+	return sfntoken.New(x.Core.StepFunctionsConfig(ctx), x.Core.Getenv).Stop(ctx, executionARN, cause)
 }
 
 // AgentExists says whether the config has the agent.
