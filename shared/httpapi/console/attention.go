@@ -107,7 +107,12 @@ func (c *Console) attention(w http.ResponseWriter, r *http.Request, s *session) 
 			return cmp.Or(cmp.Compare(statusRank(a.Status), statusRank(b.Status)), a.LastActivity.Compare(b.LastActivity))
 		})
 	}
-	for _, a := range c.o.Agents {
+	all, err := c.runsOfAgents(ctx, c.o.Agents, now.Add(-attentionRunDays*24*time.Hour))
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	for i, a := range c.o.Agents {
 		if c.o.Control != nil {
 			paused, err := c.o.Control.Paused(ctx, a.ID)
 			if err != nil {
@@ -118,12 +123,7 @@ func (c *Console) attention(w http.ResponseWriter, r *http.Request, s *session) 
 				v.Paused = append(v.Paused, a)
 			}
 		}
-		runs, err := c.o.Reader.AgentRunsSince(ctx, a.ID, now.Add(-attentionRunDays*24*time.Hour))
-		if err != nil {
-			c.fail(w, r, err)
-			return
-		}
-		v.OverBudget = addOverBudget(v.OverBudget, runs, c.agentName)
+		v.OverBudget = addOverBudget(v.OverBudget, all[i], c.agentName)
 	}
 	slices.SortFunc(v.OverBudget, func(a, b budgetRow) int { return b.Last.Compare(a.Last) })
 	for i := range v.OverBudget[:min(len(v.OverBudget), attentionCosted)] {

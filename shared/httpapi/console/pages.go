@@ -171,14 +171,15 @@ func day(s string, offset time.Duration) (time.Time, error) {
 func (c *Console) agentCosts(w http.ResponseWriter, r *http.Request, s *session, v *convView) {
 	today := c.o.Now().UTC().Truncate(24 * time.Hour)
 	v.FirstDay = today.AddDate(0, 0, 1-costDays)
-	for _, a := range c.o.Agents {
-		// One query per agent: its runs of the last 30 days give both
-		// today's spend and the chart.
-		runs, err := c.o.Reader.AgentRunsSince(r.Context(), a.ID, v.FirstDay)
-		if err != nil {
-			c.fail(w, r, err)
-			return
-		}
+	// One query per agent: its runs of the last 30 days give both today's
+	// spend and the chart.
+	all, err := c.runsOfAgents(r.Context(), c.o.Agents, v.FirstDay)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	for i, a := range c.o.Agents {
+		runs := all[i]
 		sp := agentSpend{Name: cmp.Or(a.Name, a.ID)}
 		spent := 0.0
 		for _, rc := range runs {
