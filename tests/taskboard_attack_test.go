@@ -293,6 +293,11 @@ func TestTaskboardAttackReplayed(t *testing.T) {
 			go func() { defer wg.Done(); create(i) }()
 		}
 		wg.Wait()
+		// Atlas's first run, charged to Pauper, uses the budget up; until it
+		// is charged a sixth task_create would meet the run's bound first.
+		if !eventually(30*time.Second, func() bool { return w.charged(t, "pauper") > 0 }) {
+			t.Fatal("atlas's first run for pauper was never charged to pauper")
+		}
 		for i := 5; i < 35; i++ {
 			create(i)
 		}
