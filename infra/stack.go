@@ -313,12 +313,14 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 				panic(fmt.Sprintf("function %s invokes unknown function %q in shared/platform/deploy", f.Name, name))
 			}
 			if name == deploy.WakeQueue.Consumer {
-				wakes.GrantSendMessages(fn)
-				fn.AddEnvironment(jsii.String(deploy.EnvWakeQueueURL), wakes.QueueUrl(), nil)
-				continue
+				continue // through the wake queue, below
 			}
 			target.GrantInvoke(fn)
 			fn.AddEnvironment(jsii.String(deploy.FunctionEnvVar(name)), target.FunctionName(), nil)
+		}
+		if deploy.SendsWakes(f) && wakes != nil {
+			wakes.GrantSendMessages(fn)
+			fn.AddEnvironment(jsii.String(deploy.EnvWakeQueueURL), wakes.QueueUrl(), nil)
 		}
 	}
 

@@ -286,11 +286,13 @@ func TestFunctions(t *testing.T) {
 				tid := idOf(t, js, "AWS::DynamoDB::Table", deploy.LogicalID(tb.ID, "Table"))
 				want[tb.EnvVar] = map[string]any{"Ref": tid}
 			}
-			// Only invokers carry their targets' names; the agent-worker's
-			// get the wake queue's URL instead.
+			// Only invokers carry their targets' names; who hands out wakes
+			// gets the wake queue's URL instead.
+			if deploy.SendsWakes(f) {
+				want[deploy.EnvWakeQueueURL] = map[string]any{"Ref": idOf(t, js, "AWS::SQS::Queue", deploy.WakeQueue.LogicalID())}
+			}
 			for _, target := range f.Invokes {
 				if target == deploy.WakeQueue.Consumer {
-					want[deploy.EnvWakeQueueURL] = map[string]any{"Ref": idOf(t, js, "AWS::SQS::Queue", deploy.WakeQueue.LogicalID())}
 					continue
 				}
 				want[deploy.FunctionEnvVar(target)] = map[string]any{"Ref": idOf(t, js, "AWS::Lambda::Function", deploy.LogicalID(target, "Function"))}

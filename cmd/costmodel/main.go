@@ -69,6 +69,7 @@ const (
 	logsPerGBIngested     = 0.50
 	logsPerGBMonthStored  = 0.03
 	alarmPerMonth         = 0.10
+	sqsFIFOPerRequest     = 0.50 / 1e6 // FIFO queue, per 64 KB request
 	dynamoPerGBMonth      = 0.25
 	dynamoPITRPerGBMonth  = 0.20
 	daysPerMonth          = 30
@@ -85,10 +86,16 @@ type Changes struct {
 	JobRecordsOnChange bool // a job-run record on change or hourly, not every run
 	LogRetention       bool // 30 days instead of forever
 	FewerAlarms        bool // errors alarms only where no caller sees the failure
+	TaskWakesSweep     bool // task-wakes every 10 minutes, not every minute: wakes go to the wake queue
+	// WakeQueue is the SQS FIFO queue that lets one agent's runs take
+	// turns without waiting on its lease. It is not a fixed-cost change
+	// but a price paid for that: it is in the stack now (all) and not in
+	// the savings table.
+	WakeQueue bool
 }
 
 // all is every change: the stack now.
-var all = Changes{true, true, true, true, true, true}
+var all = Changes{true, true, true, true, true, true, true, true}
 
 // changeNames names each change for the savings table, in Changes order.
 var changeNames = []struct {
@@ -101,6 +108,7 @@ var changeNames = []struct {
 	{"job-run records on change or hourly", func(c *Changes) { c.JobRecordsOnChange = true }},
 	{"log retention 30 days", func(c *Changes) { c.LogRetention = true }},
 	{"alarms only where no caller sees the failure", func(c *Changes) { c.FewerAlarms = true }},
+	{"task-wakes a 10-minute sweep (wakes go to the wake queue)", func(c *Changes) { c.TaskWakesSweep = true }},
 }
 
 // Line is one item of the bill: units a month at a price per unit.
@@ -135,6 +143,16 @@ func memoryMB(fn string, measured bool) int {
 		return mb
 	}
 	return f.MemoryMB
+}
+
+// runsOfJob is how often job runs a day with changes c: as the catalogue
+// says, except task-wakes before it became a sweep (every minute, when the
+// agent-worker's own Taskboard wakes waited for it).
+func runsOfJob(job string, c Changes) float64 {
+	if job == "task-wakes" && !c.TaskWakesSweep {
+		return 24 * 60
+	}
+	return runsPerDay(job)
 }
 
 // runsPerDay is how often the catalogue runs job a day.
@@ -177,7 +195,7 @@ func Bill(t Team, c Changes) []Line {
 	tools := t.Asks*1 + t.Deliveries*5        // ask guard; convert, upload, share, post, finish
 	var jobRuns float64
 	for _, j := range deploy.Jobs {
-		jobRuns += runsPerDay(j.Name)
+		jobRuns += runsOfJob(j.Name, c)
 	}
 	coldStarts := float64(len(deploy.Functions)) * t.ColdStartsPerFunctionDay
 
@@ -189,7 +207,7 @@ func Bill(t Team, c Changes) []Line {
 	}
 	var jobSecs float64
 	for _, j := range deploy.Jobs {
-		jobSecs += runsPerDay(j.Name) * jobSeconds(j.Name, t, parallel)
+		jobSecs += runsOfJob(j.Name, c) * jobSeconds(j.Name, t, parallel)
 	}
 	gbs := webhook*0.010*gb("rocketchat-webhook") + // ack: filters and one conditional write
 		(worker+t.Asks)*t.RunSeconds*gb("agent-worker") +
@@ -208,7 +226,7 @@ func Bill(t Team, c Changes) []Line {
 		// wakes meets a failing run, recorded, then its recovery).
 		jobRecords = float64(len(deploy.Jobs))*24 + 2*t.Wakes*0.1
 	}
-	taskWakesRRU := runsPerDay("task-wakes") * 0.5 // one Query of the empty byWake index
+	taskWakesRRU := runsOfJob("task-wakes", c) * 0.5 // one Query of the empty byWake index
 	readRRU := t.Wakes*3 + t.Asks*6 + pollWRU*0.5 + taskWakesRRU
 
 	// Secrets: the stack's three plus one per agent token, the tool token,
@@ -255,8 +273,36 @@ func Bill(t Team, c Changes) []Line {
 		{"Step Functions", "ask_agent executions (Express)", "request", t.Asks * m, sfnExpressPerRequest, ""},
 		{"CloudWatch", "log ingestion", "GB", logGBMonth, logsPerGBIngested, ""},
 		{"CloudWatch", "log storage", "GB-month", stored, logsPerGBMonthStored, map[bool]string{false: "kept forever, a year old", true: "30 days"}[c.LogRetention]},
+		{"SQS", "wake queue: the event source mapping's long polls while the queue is empty (5 pollers, 20 s each, assumed)", "request", wakeQueuePolls(c) * m, sqsFIFOPerRequest, ""},
+		{"SQS", "wake queue: send, change visibility or delete per wake", "request", wakeQueueMessages(c, worker) * m, sqsFIFOPerRequest, ""},
 		{"CloudWatch", "alarms", "alarm", alarms, alarmPerMonth, map[bool]string{false: "every function and state machine", true: "agent-worker, jobs, state machines"}[c.FewerAlarms]},
 	}
+}
+
+// wakeQueuePolls is a day's ReceiveMessage calls of Lambda's pollers on an
+// empty wake queue: AWS starts an SQS event source with five pollers that
+// long-poll for 20 s each (an assumption; not measured here).
+func wakeQueuePolls(c Changes) float64 {
+	if !c.WakeQueue {
+		return 0
+	}
+	return 5 * 3 * 60 * 24
+}
+
+// wakeQueueMessages is a day's SendMessage and DeleteMessage calls (a
+// wake's receive comes with a poll that is counted already).
+func wakeQueueMessages(c Changes, wakes float64) float64 {
+	if !c.WakeQueue {
+		return 0
+	}
+	return 2 * wakes
+}
+
+// WakeQueueUSD is what the wake queue adds to a month of t.
+func WakeQueueUSD(t Team) float64 {
+	with, without := all, all
+	without.WakeQueue = false
+	return Total(Bill(t, with)) - Total(Bill(t, without))
 }
 
 // write renders the bills of t before and after the changes, and what each

@@ -82,9 +82,8 @@ func (q *Queue) RetryIn(ctx context.Context, receipt string, delay time.Duration
 }
 
 // Retrier sets retry delays on the queue an SQS record came from, named
-// by its ARN, so that the agent-worker needs no queue URL of its own (and
-// no dispatcher: its own Taskboard wakes still go through the task-wakes
-// job, which keeps Lambda's loop detection out of task chains).
+// by its ARN: the record says which queue to answer, whatever queue URL
+// the function was given for sending.
 type Retrier struct {
 	Config aws.Config
 	Getenv func(string) string

@@ -240,8 +240,13 @@ const DeadLetterRetentionSeconds = 14 * 24 * 3600
 const EnvWakeQueueURL = "SWITCHBOARD_WAKE_QUEUE_URL"
 
 // SendsWakes reports whether f hands wakes to the agent-worker, through
-// the wake queue.
-func SendsWakes(f Function) bool { return slices.Contains(f.Invokes, WakeQueue.Consumer) }
+// the wake queue: the functions that list it in Invokes, and the
+// agent-worker itself (the wakes an agent's own Taskboard call causes; a
+// task chain is at most a few hand-overs long, far from the 16 hops after
+// which Lambda stops a function that feeds itself through a queue).
+func SendsWakes(f Function) bool {
+	return f.Name == WakeQueue.Consumer || slices.Contains(f.Invokes, WakeQueue.Consumer)
+}
 
 // FunctionEnvVar names the env var that carries a function's deployed name
 // to the functions that invoke it: agent-worker → SWITCHBOARD_FN_AGENT_WORKER.
@@ -331,9 +336,8 @@ var Functions = []Function{
 		// can spare.
 		MemoryMB: 256, TimeoutSeconds: 600,
 		// tasks, agentmessages: an agent's Taskboard calls record the task
-		// and its message. The wakes they cause would invoke this function
-		// itself, which a template cannot grant: they wait in the tasks
-		// table for the task-wakes job.
+		// and its message; the wakes they cause go to the wake queue
+		// (SendsWakes).
 		Tables: []string{"audit", "receipts", "state", "tasks", "agentmessages"}, Bucket: true,
 		RunsAgents: true, AsyncRetries: 2,
 	},
@@ -364,8 +368,8 @@ var Jobs = []Job{
 		Description: "checks Rocket.Chat's /api/info; after 3 failures one notice through the next channel, one on recovery"},
 	{Name: "task-watchdog", Function: "jobs", Schedule: "rate(15 minutes)",
 		Description: "tells the human once about each task open longer than instance.taskboard.watchdogHours"},
-	{Name: "task-wakes", Function: "jobs", Schedule: "rate(1 minute)",
-		Description: "queues the taskboard wakes a function could not queue itself (the agent-worker cannot invoke itself)"},
+	{Name: "task-wakes", Function: "jobs", Schedule: "rate(10 minutes)",
+		Description: "queues the taskboard wakes and delivers the notices that could not be queued or delivered when they arose"},
 }
 
 // HasErrorAlarm says whether a function gets an alarm on its errors: the

@@ -552,12 +552,13 @@ func (w *samWriter) function(f Function, asyncConfig bool) {
 	}
 	w.line(5, "%s: !Ref %s", EnvBucket, BucketLogicalID)
 	w.line(5, "%s: %s", EnvConfig, quote(ConfigFileName))
+	if SendsWakes(f) {
+		w.line(5, "%s: !Ref %s", EnvWakeQueueURL, WakeQueue.LogicalID())
+	}
 	for _, target := range f.Invokes {
-		if target == WakeQueue.Consumer {
-			w.line(5, "%s: !Ref %s", EnvWakeQueueURL, WakeQueue.LogicalID())
-			continue
+		if target != WakeQueue.Consumer {
+			w.line(5, "%s: !Ref %s", FunctionEnvVar(target), LogicalID(target, "Function"))
 		}
-		w.line(5, "%s: !Ref %s", FunctionEnvVar(target), LogicalID(target, "Function"))
 	}
 	for _, m := range startedBy(f.Name) {
 		w.line(5, "%s: !Sub %s", StateMachineEnvVar(m.Name), quote(StateMachineARNSub(m.Name)))
@@ -575,10 +576,12 @@ func (w *samWriter) function(f Function, asyncConfig bool) {
 		w.line(4, "- S3CrudPolicy:")
 		w.line(6, "BucketName: !Ref %s", BucketLogicalID)
 	}
+	if SendsWakes(f) {
+		w.line(4, "- SQSSendMessagePolicy:")
+		w.line(6, "QueueName: !GetAtt %s.QueueName", WakeQueue.LogicalID())
+	}
 	for _, target := range f.Invokes {
 		if target == WakeQueue.Consumer {
-			w.line(4, "- SQSSendMessagePolicy:")
-			w.line(6, "QueueName: !GetAtt %s.QueueName", WakeQueue.LogicalID())
 			continue
 		}
 		w.line(4, "- LambdaInvokePolicy:")

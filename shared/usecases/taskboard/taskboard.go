@@ -387,8 +387,8 @@ func (s *Service) Watchdog(ctx context.Context) (string, error) {
 	return fmt.Sprintf("%d open tasks past %s reported, %d could not be", told, s.WatchdogAfter, failed), errors.Join(errs...)
 }
 
-// wake queues job. When that fails (the agent-worker cannot invoke
-// itself; an invoke was refused) the job is kept for the task-wakes job
+// wake queues job. When that fails (the queue refused it, or the function
+// has no way to hand out wakes) the job is kept for the task-wakes job
 // (deferred). woken is false only when the wake is lost: it could be
 // neither queued nor kept (logged).
 func (s *Service) wake(ctx context.Context, job sb.WakeJob, taskID string) (woken, deferred bool) {

@@ -116,7 +116,7 @@ func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
 		}
 		data := map[string]any{"taskId": c.Task.ID, "taskStatus": string(c.Task.Status), "assignee": c.Task.Assignee, "assigneeWoken": c.Woken}
 		if c.Deferred {
-			data["wakeDeferred"] = true // queued by the task-wakes job within a minute
+			data["wakeDeferred"] = true // queued by the task-wakes job within ten minutes
 		}
 		if !c.Woken {
 			data["note"] = "the task is kept, but " + assignee + " could not be woken right now; do not create it again"

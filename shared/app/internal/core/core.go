@@ -170,8 +170,8 @@ func New(ctx context.Context, getenv func(string) string, loadAWS LoadAWS) (*Cor
 }
 
 // ForFunction builds the core of Lambda function fn. Where the deploy
-// catalogue does not let fn invoke the agent-worker, its dispatcher says so
-// on a wake (NoDispatcher).
+// catalogue does not let fn hand out wakes, its dispatcher says so on a
+// wake (NoDispatcher).
 func ForFunction(ctx context.Context, fn string, getenv func(string) string) (*Core, error) {
 	c, err := New(ctx, getenv, awsconfig.FromEnvironment)
 	if err != nil {
@@ -184,15 +184,15 @@ func ForFunction(ctx context.Context, fn string, getenv func(string) string) (*C
 }
 
 // NoDispatcher stands in for the dispatcher in a function that the deploy
-// catalogue does not let invoke the agent-worker: a wake there is a wiring
-// mistake, said as such.
+// catalogue does not let hand out wakes (deploy.SendsWakes): a wake there
+// is a wiring mistake, said as such.
 type NoDispatcher struct{ Function string }
 
 // Dispatch implements sb.WakeDispatcher.
 func (d NoDispatcher) Dispatch(context.Context, sb.WakeJob) error {
 	return sb.E("app.dispatch", sb.EUNAVAILABLE, fmt.Sprintf(
-		"%s cannot wake agents: %s is not set (the deploy catalogue lists agent-worker in its Invokes)",
-		d.Function, deploy.FunctionEnvVar("agent-worker")))
+		"%s cannot wake agents: %s is not set (the deploy catalogue's SendsWakes gives it to the functions that hand out wakes)",
+		d.Function, deploy.EnvWakeQueueURL))
 }
 
 // wakeTiming reads the run timing, with the defaults above.
