@@ -146,7 +146,7 @@ func BenchmarkColdStart(b *testing.B) {
 		"AWS_ENDPOINT_URL=http://127.0.0.1:9",
 		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1",
 		"SWITCHBOARD_CONFIG="+config, "SWITCHBOARD_BUCKET=bench",
-		"SWITCHBOARD_FN_AGENT_WORKER=agent-worker")
+		"SWITCHBOARD_WAKE_QUEUE_URL=http://127.0.0.1:9/000000000000/switchboard-wakes.fifo")
 
 	start := func(name string) time.Duration {
 		cmd := exec.Command(bins[name])

@@ -4,8 +4,8 @@
 // agent's runs take turns without any run waiting on its lease, while
 // other agents' runs go on side by side.
 //
-// Like lambdainvoke it speaks the API directly (SQS's JSON protocol, one
-// SigV4-signed POST per call) rather than through the SDK's client, to keep
+// It speaks the API directly (SQS's JSON protocol, one SigV4-signed POST
+// per call through awssigned) rather than through the SDK's client, to keep
 // the receivers small.
 package wakequeue
 

@@ -249,7 +249,8 @@ func SendsWakes(f Function) bool {
 }
 
 // FunctionEnvVar names the env var that carries a function's deployed name
-// to the functions that invoke it: agent-worker → SWITCHBOARD_FN_AGENT_WORKER.
+// to the functions that invoke it, SWITCHBOARD_FN_<NAME> (the agent-worker
+// gets its wakes through WakeQueue instead).
 func FunctionEnvVar(name string) string {
 	return "SWITCHBOARD_FN_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }

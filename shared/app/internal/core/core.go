@@ -22,7 +22,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig"
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
-	"github.com/switchboard-dev/switchboard/shared/adapters/lambdainvoke"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/secrets"
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfntoken"
@@ -157,14 +156,10 @@ func New(ctx context.Context, getenv func(string) string, loadAWS LoadAWS) (*Cor
 	if err := c.setupRocketChat(); err != nil {
 		return nil, err
 	}
-	// The wake queue (deploy.WakeQueue) where the stack has one; an async
-	// invoke of the agent-worker where a function is named instead.
-	switch q, fn := getenv(deploy.EnvWakeQueueURL), getenv(deploy.FunctionEnvVar("agent-worker")); {
-	case q != "":
+	// Wakes go to the agent-worker through the wake queue (deploy.WakeQueue).
+	if q := getenv(deploy.EnvWakeQueueURL); q != "" {
 		c.WakeQueue = wakequeue.New(awsCfg, q, getenv)
 		c.Dispatcher = c.WakeQueue
-	case fn != "":
-		c.Dispatcher = lambdainvoke.New(awsCfg, fn, getenv)
 	}
 	return c, nil
 }
