@@ -250,6 +250,33 @@ func chainURL(root string) safehtml.URL {
 
 // ago is how long before now t was, to the minute (or the hour after two
 // days).
+// taskCells opens t's table row and writes its cells up to the last
+// activity, leaving that cell open: the task with its title, who handed it
+// to whom, its status now (and blocker), its age and its last activity.
+func taskCells(w *safehtml.Writer, t taskRow, now time.Time) {
+	w.M("<tr")
+	w.Attr("class", "task-"+string(t.Status))
+	w.M("><td><span class=\"id\">")
+	w.Text(t.ID)
+	w.M("</span> ")
+	text(w, t.Title)
+	w.M("</td><td>")
+	w.Texts(t.Creator, " → ", t.Assignee)
+	w.M("</td><td><span")
+	w.Attr("class", "badge status-"+string(t.Status))
+	w.M(">")
+	w.Text(string(t.Status))
+	w.M("</span>")
+	if t.Blocker != "" {
+		w.M(" ")
+		text(w, t.Blocker)
+	}
+	w.M("</td><td>")
+	w.Text(ago(now, t.CreatedAt))
+	w.M("</td><td>")
+	w.Texts(ago(now, t.LastActivity), " by ", t.LastBy)
+}
+
 func ago(now, t time.Time) string {
 	d := now.Sub(t)
 	switch {
@@ -298,27 +325,7 @@ func (v *attentionView) write(w *safehtml.Writer) {
 		}
 		w.M("<table class=\"tasks\"><thead><tr><th>Task</th><th>From → to</th><th>Status</th><th>Age</th><th>Last activity</th><th></th></tr></thead><tbody>\n")
 		for _, t := range v.Tasks {
-			w.M("<tr")
-			w.Attr("class", "task-"+string(t.Status))
-			w.M("><td><span class=\"id\">")
-			w.Text(t.ID)
-			w.M("</span> ")
-			text(w, t.Title)
-			w.M("</td><td>")
-			w.Texts(t.Creator, " → ", t.Assignee)
-			w.M("</td><td><span")
-			w.Attr("class", "badge status-"+string(t.Status))
-			w.M(">")
-			w.Text(string(t.Status))
-			w.M("</span>")
-			if t.Blocker != "" {
-				w.M(" ")
-				text(w, t.Blocker)
-			}
-			w.M("</td><td>")
-			w.Text(ago(v.Now, t.CreatedAt))
-			w.M("</td><td>")
-			w.Texts(ago(v.Now, t.LastActivity), " by ", t.LastBy)
+			taskCells(w, t, v.Now)
 			w.M("</td><td><a")
 			w.Href("href", chainURL(t.Run.RootRunID))
 			w.M(">chain</a></td></tr>\n")

@@ -335,27 +335,7 @@ func (v *chainView) write(w *safehtml.Writer) {
 	if len(v.Tasks) > 0 {
 		w.M("<h2>Tasks</h2>\n<table class=\"tasks\"><thead><tr><th>Task</th><th>From → to</th><th>Status now</th><th>Age</th><th>Last activity</th></tr></thead><tbody>\n")
 		for _, t := range v.Tasks {
-			w.M("<tr")
-			w.Attr("class", "task-"+string(t.Status))
-			w.M("><td><span class=\"id\">")
-			w.Text(t.ID)
-			w.M("</span> ")
-			text(w, t.Title)
-			w.M("</td><td>")
-			w.Texts(t.Creator, " → ", t.Assignee)
-			w.M("</td><td><span")
-			w.Attr("class", "badge status-"+string(t.Status))
-			w.M(">")
-			w.Text(string(t.Status))
-			w.M("</span>")
-			if t.Blocker != "" {
-				w.M(" ")
-				text(w, t.Blocker)
-			}
-			w.M("</td>")
-			w.El("td", ago(v.Now, t.CreatedAt))
-			w.M("<td>")
-			w.Texts(ago(v.Now, t.LastActivity), " by ", t.LastBy)
+			taskCells(w, t, v.Now)
 			w.M("</td></tr>\n")
 		}
 		w.M("</tbody></table>\n")
