@@ -688,9 +688,13 @@ func TestPollAndWebhookShareClaims(t *testing.T) {
 }
 
 // Several agents: each has its own marker and subscriptions; one agent's
-// failure does not stop the others, and the errors come back joined.
+// failure does not stop the others, and the errors come back joined. The
+// agents are polled one after another here, so that the failure injected
+// into the next subscriptions.get is hermes's (TestParallelPollReportsEachFailingAgent
+// covers agents polled at once).
 func TestPollSeveralAgents(t *testing.T) {
 	e := newPollEnv(t)
+	e.poller.Parallel = 1
 	m := e.post(t, "richard", e.finanz, "@agent-hermes @agent-atlas bitte beide", rcfake.PostOptions{})
 	e.clk.Add(10 * time.Second)
 	st, err := e.poller.Tick(context.Background(), []wake.PollAgent{e.hermes, e.atlas})
