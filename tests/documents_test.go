@@ -135,58 +135,9 @@ agents:
 // execution (the deciding route sends the task token's result), and the
 // public link is posted in the room.
 func TestDocumentsPublicLinkApprovedByLinkEndToEnd(t *testing.T) {
-	tg := tgfake.New()
-	t.Cleanup(tg.Close)
-	tg.AddUser(tgfake.User{ID: tgApprover, FirstName: "Richard", Username: "richard"})
-	rc := rcfake.New()
-	t.Cleanup(rc.Close)
-	rc.SetRateLimit(0, 0)
-	hermesID, hermesToken := rc.AddUser("agent-hermes", "bot", "user")
-	room := rc.AddChannel("finanz-team", "agent-hermes")
-	nc := ncfake.Start(t, ncfake.Options{User: "switchboard", Password: "app-pass-e2e-1234"})
-	nc.SetPublicLinks(true)
-	config := fmt.Sprintf(`instance:
-  name: e2e-docs-public
-  toolApiToken: env:E2E_TOOL_TOKEN
-  channels: [Telegram]
-  model: {provider: scripted, reply: "{{agent}} heard: {{message}}"}
-  telegram:
-    apiBaseUrl: %s
-    botToken: %s
-    chatId: "%d"
-    allowedChatIds: ["%d"]
-    webhookSecret: %s
-  approvals: {signingKey: env:E2E_SIGNING_KEY, ttlHours: 24, approverTelegramIds: ["%d"]}
-  dev: {scheduler: false, workers: 2}
-agents:
-  - id: hermes
-    name: Hermes
-    tools:
-      Workspace: {}
-      RocketChat:
-        baseUrl: %s
-        userId: %s
-        authToken: %s
-        username: agent-hermes
-        allowedRooms: [finanz-team]
-        defaultRoom: finanz-team
-      Nextcloud:
-        baseUrl: %s
-        username: switchboard
-        appPassword: app-pass-e2e-1234
-        rootPath: /Switchboard/Hermes
-        allowPublicShares: true
-`, tg.URL, tgfake.DefaultToken, tgChat, tgChat, tgSecret, tgApprover, rc.URL, hermesID, hermesToken, nc.URL)
-	path := filepath.Join(t.TempDir(), "docs-public.yaml")
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := startDevConfig(t, path)
-	if _, m := d.invoke("hermes", "Workspace", "write", map[string]any{"path": "personal:q3.csv", "content": "region,revenue\nnorth,10\n"}); m["status"] != "ok" {
-		t.Fatalf("workspace write = %v", m)
-	}
-	_, _, run := d.do("POST", "/dev/agents/hermes/run", "", map[string]any{
-		"message": `call Documents.deliver {"localPath":"personal:q3.csv","share":{"publicLink":true},"message":"Q3 for everyone"}`})
+	pw := startPublicLinkWorld(t, "e2e-docs-public")
+	d, tg, rc, nc, room := pw.dev, pw.tg, pw.rc, pw.nc, pw.room
+	run := pw.deliver(t)
 	if !strings.Contains(str(run["answer"]), "Documents.deliver → ok") {
 		t.Fatalf("run answer = %v, want the delivery started", run["answer"])
 	}
@@ -418,4 +369,78 @@ agents:
 		t.Errorf("the control's chain shows %d started deliveries, want 1", started)
 	}
 	t.Logf("%d hostile deliveries refused before any start; the control started and told the human once", len(hostile))
+}
+
+// publicLinkWorld is switchboard dev with Hermes, who may deliver documents
+// with public links (which wait for the approver on Telegram), into the
+// Rocket.Chat room finanz-team; Workspace holds personal:q3.csv.
+type publicLinkWorld struct {
+	dev  *devServer
+	tg   *tgfake.Server
+	rc   *rcfake.Server
+	nc   *ncfake.Server
+	room string
+}
+
+// startPublicLinkWorld starts it as instance name, with extra env for dev.
+func startPublicLinkWorld(t *testing.T, name string, env ...string) *publicLinkWorld {
+	t.Helper()
+	w := &publicLinkWorld{tg: tgfake.New(), rc: rcfake.New()}
+	t.Cleanup(w.tg.Close)
+	t.Cleanup(w.rc.Close)
+	w.tg.AddUser(tgfake.User{ID: tgApprover, FirstName: "Richard", Username: "richard"})
+	w.rc.SetRateLimit(0, 0)
+	hermesID, hermesToken := w.rc.AddUser("agent-hermes", "bot", "user")
+	w.room = w.rc.AddChannel("finanz-team", "agent-hermes")
+	w.nc = ncfake.Start(t, ncfake.Options{User: "switchboard", Password: "app-pass-e2e-1234"})
+	w.nc.SetPublicLinks(true)
+	config := fmt.Sprintf(`instance:
+  name: %s
+  toolApiToken: env:E2E_TOOL_TOKEN
+  channels: [Telegram]
+  model: {provider: scripted, reply: "{{agent}} heard: {{message}}"}
+  telegram:
+    apiBaseUrl: %s
+    botToken: %s
+    chatId: "%d"
+    allowedChatIds: ["%d"]
+    webhookSecret: %s
+  approvals: {signingKey: env:E2E_SIGNING_KEY, ttlHours: 24, approverTelegramIds: ["%d"]}
+  dev: {scheduler: false, workers: 2}
+agents:
+  - id: hermes
+    name: Hermes
+    tools:
+      Workspace: {}
+      RocketChat:
+        baseUrl: %s
+        userId: %s
+        authToken: %s
+        username: agent-hermes
+        allowedRooms: [finanz-team]
+        defaultRoom: finanz-team
+      Nextcloud:
+        baseUrl: %s
+        username: switchboard
+        appPassword: app-pass-e2e-1234
+        rootPath: /Switchboard/Hermes
+        allowPublicShares: true
+`, name, w.tg.URL, tgfake.DefaultToken, tgChat, tgChat, tgSecret, tgApprover, w.rc.URL, hermesID, hermesToken, w.nc.URL)
+	path := filepath.Join(t.TempDir(), name+".yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.dev = startDevConfig(t, path, env...)
+	if _, m := w.dev.invoke("hermes", "Workspace", "write", map[string]any{"path": "personal:q3.csv", "content": "region,revenue\nnorth,10\n"}); m["status"] != "ok" {
+		t.Fatalf("workspace write = %v", m)
+	}
+	return w
+}
+
+// deliver has Hermes's run deliver q3.csv with a public link; the run's answer.
+func (w *publicLinkWorld) deliver(t *testing.T) map[string]any {
+	t.Helper()
+	_, _, run := w.dev.do("POST", "/dev/agents/hermes/run", "", map[string]any{
+		"message": `call Documents.deliver {"localPath":"personal:q3.csv","share":{"publicLink":true},"message":"Q3 for everyone"}`})
+	return run
 }

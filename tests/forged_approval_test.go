@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,9 +13,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
-	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
-	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
-	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -30,65 +25,16 @@ import (
 // approver, the human is told the approval could not be verified, and the
 // real approval still waits for a human.
 func TestForgedTaskSuccessMakesNoPublicLinkE2E(t *testing.T) {
-	tg := tgfake.New()
-	t.Cleanup(tg.Close)
-	tg.AddUser(tgfake.User{ID: tgApprover, FirstName: "Richard", Username: "richard"})
-	rc := rcfake.New()
-	t.Cleanup(rc.Close)
-	rc.SetRateLimit(0, 0)
-	hermesID, hermesToken := rc.AddUser("agent-hermes", "bot", "user")
-	room := rc.AddChannel("finanz-team", "agent-hermes")
-	nc := ncfake.Start(t, ncfake.Options{User: "switchboard", Password: "app-pass-e2e-1234"})
-	nc.SetPublicLinks(true)
-	config := fmt.Sprintf(`instance:
-  name: e2e-forged
-  toolApiToken: env:E2E_TOOL_TOKEN
-  channels: [Telegram]
-  model: {provider: scripted, reply: "{{agent}} heard: {{message}}"}
-  telegram:
-    apiBaseUrl: %s
-    botToken: %s
-    chatId: "%d"
-    allowedChatIds: ["%d"]
-    webhookSecret: %s
-  approvals: {signingKey: env:E2E_SIGNING_KEY, ttlHours: 24, approverTelegramIds: ["%d"]}
-  dev: {scheduler: false, workers: 2}
-agents:
-  - id: hermes
-    name: Hermes
-    tools:
-      Workspace: {}
-      RocketChat:
-        baseUrl: %s
-        userId: %s
-        authToken: %s
-        username: agent-hermes
-        allowedRooms: [finanz-team]
-        defaultRoom: finanz-team
-      Nextcloud:
-        baseUrl: %s
-        username: switchboard
-        appPassword: app-pass-e2e-1234
-        rootPath: /Switchboard/Hermes
-        allowPublicShares: true
-`, tg.URL, tgfake.DefaultToken, tgChat, tgChat, tgSecret, tgApprover, rc.URL, hermesID, hermesToken, nc.URL)
-	path := filepath.Join(t.TempDir(), "forged.yaml")
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	prefix := fmt.Sprintf("e2efrg%d-", time.Now().UnixNano())
-	d := startDevConfig(t, path, deploy.EnvTablePrefix+"="+prefix)
+	pw := startPublicLinkWorld(t, "e2e-forged", deploy.EnvTablePrefix+"="+prefix)
 	store := dynamo.New(dynamotest.Client(t), func(k string) string {
 		if k == deploy.EnvTablePrefix {
 			return prefix
 		}
 		return ""
 	})
-	if _, m := d.invoke("hermes", "Workspace", "write", map[string]any{"path": "personal:q3.csv", "content": "region,revenue\nnorth,10\n"}); m["status"] != "ok" {
-		t.Fatalf("workspace write = %v", m)
-	}
-	_, _, run := d.do("POST", "/dev/agents/hermes/run", "", map[string]any{
-		"message": `call Documents.deliver {"localPath":"personal:q3.csv","share":{"publicLink":true},"message":"Q3 for everyone"}`})
+	d, tg, rc, nc, room := pw.dev, pw.tg, pw.rc, pw.nc, pw.room
+	run := pw.deliver(t)
 	if !strings.Contains(str(run["answer"]), "Documents.deliver → ok") {
 		t.Fatalf("run answer = %v, want the delivery started", run["answer"])
 	}
