@@ -30,9 +30,27 @@ func cleanEnv(extra ...string) []string {
 }
 
 // startDevAt runs `switchboard dev` with args on addr and waits for its
-// ready line; it is stopped (Ctrl-C) at the end of the test.
+// ready line; it is stopped (Ctrl-C) at the end of the test. With addr ""
+// it picks a free address, and another when that one was taken before the
+// dev bound it.
 func startDevAt(t *testing.T, addr string, env []string, args ...string) *devServer {
 	t.Helper()
+	if addr != "" {
+		d, _ := startDevAtOnce(t, addr, env, false, args)
+		return d
+	}
+	for attempt := 1; ; attempt++ {
+		if d, raced := startDevAtOnce(t, freeAddr(t), env, attempt < 3, args); !raced {
+			return d
+		}
+	}
+}
+
+// startDevAtOnce is one start of startDevAt; raced (only when retry) when
+// the address was taken before the dev bound it.
+func startDevAtOnce(t *testing.T, addr string, env []string, retry bool, args []string) (*devServer, bool) {
+	t.Helper()
+	raced := false
 	cmd := exec.Command(binary, append([]string{"dev", "--addr", addr}, args...)...)
 	cmd.Env = env
 	d := &devServer{t: t, base: "http://" + addr, cmd: cmd, logs: &syncBuffer{}, done: make(chan error, 1)}
@@ -55,6 +73,10 @@ func startDevAt(t *testing.T, addr string, env []string, args ...string) *devSer
 	if !eventually(60*time.Second, func() bool {
 		select {
 		case err := <-d.done:
+			if retry && addressTaken(d.logs.String()) {
+				raced = true
+				return true
+			}
 			t.Fatalf("switchboard dev exited early: %v\n%s", err, d.logs.String())
 		default:
 		}
@@ -62,7 +84,7 @@ func startDevAt(t *testing.T, addr string, env []string, args ...string) *devSer
 	}) {
 		t.Fatalf("switchboard dev not ready after 60 s\n%s", d.logs.String())
 	}
-	return d
+	return d, raced
 }
 
 // runCLI runs a CLI verb and returns its exit status and output.
@@ -88,7 +110,7 @@ func TestCLIVerbsFollowTheRunningDev(t *testing.T) {
 	data := t.TempDir()
 	prefix := fmt.Sprintf("moved%d-", time.Now().UnixNano())
 	devEnv := cleanEnv("AWS_ENDPOINT_URL_DYNAMODB="+dynamotest.Endpoint(t), "SWITCHBOARD_TABLE_PREFIX="+prefix)
-	d := startDevAt(t, freeAddr(t), devEnv, "--config", "../switchboard.example.yaml", "--s3-addr", freeAddr(t), "--data", data)
+	d := startDevAt(t, "", devEnv, "--config", "../switchboard.example.yaml", "--s3-addr", "127.0.0.1:0", "--data", data)
 
 	verbEnv := cleanEnv() // no endpoint, no prefix: all from the running dev
 	code, out := runCLI(t, verbEnv, "run-job", "heartbeat", "--config", "../switchboard.example.yaml", "--data", data)

@@ -94,6 +94,24 @@ func startDevConfig(t testing.TB, config string, extraEnv ...string) *devServer 
 		t.Fatal(err)
 	}
 	t.Cleanup(stopS3)
+	for attempt := 1; ; attempt++ {
+		if d, raced := startDevOnce(t, config, endpoint, s3, extraEnv); !raced {
+			return d
+		} else if attempt == 3 {
+			t.Fatalf("switchboard dev found its address taken three times\n%s", d.logs.String())
+		}
+	}
+}
+
+// addressTaken reports whether switchboard dev ended because its listener's
+// address was taken: another process bound the port freeAddr had just
+// found free. The caller tries another one.
+func addressTaken(logs string) bool { return strings.Contains(logs, "address already in use") }
+
+// startDevOnce is one start of startDevConfig; raced when the address was
+// taken before the dev bound it.
+func startDevOnce(t testing.TB, config, endpoint, s3 string, extraEnv []string) (d *devServer, raced bool) {
+	t.Helper()
 	addr := freeAddr(t)
 	cmd := exec.Command(binary, "dev", "--config", config, "--addr", addr, "--data", t.TempDir())
 	cmd.Env = append(os.Environ(),
@@ -106,7 +124,7 @@ func startDevConfig(t testing.TB, config string, extraEnv ...string) *devServer 
 		"E2E_SIGNING_KEY="+signingKey,
 	)
 	cmd.Env = append(cmd.Env, extraEnv...)
-	d := &devServer{t: t, base: "http://" + addr, cmd: cmd, logs: &syncBuffer{}, done: make(chan error, 1)}
+	d = &devServer{t: t, base: "http://" + addr, cmd: cmd, logs: &syncBuffer{}, done: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = d.logs, d.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -129,11 +147,14 @@ func startDevConfig(t testing.TB, config string, extraEnv ...string) *devServer 
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return d
+				return d, false
 			}
 		}
 		select {
 		case err := <-d.done:
+			if addressTaken(d.logs.String()) {
+				return d, true
+			}
 			t.Fatalf("switchboard dev exited early: %v\n%s", err, d.logs.String())
 		default:
 		}
