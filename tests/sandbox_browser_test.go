@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -66,14 +65,10 @@ func TestSandboxInTheBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	link := href.Value
-	_, err = browsertest.Within(b, 30*time.Second, chromedp.Steps(
-		chromedp.Click(C(`#inbox button.btn[data-data^="a:"]`)),
-		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := chromedp.Poll[chromedp.Void](`document.querySelector("#inbox").innerText.includes("(edited)")`,
-				chromedp.WithPollingTimeout(25*time.Second))(ctx, tg)
-			return err
-		}),
-	))
+	_, err = browsertest.Within(b, 10*time.Second, chromedp.Click(C(`#inbox button.btn[data-data^="a:"]`)))
+	if err == nil {
+		err = browsertest.Until(b, 25*time.Second, `document.querySelector("#inbox").innerText.includes("(edited)")`)
+	}
 	if err != nil {
 		t.Fatalf("approving: %v\nserver log:\n%s", err, s.dev.logs.String())
 	}
@@ -109,11 +104,7 @@ func sandboxOtherHalf(t *testing.T, b *browsertest.Browser, s *sandbox) {
 	// until waits for a JavaScript condition on the page.
 	until := func(what, cond string) {
 		t.Helper()
-		_, err := browsertest.Within(b, 30*time.Second, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingTimeout(25*time.Second))(ctx, tg)
-			return err
-		}))
-		if err != nil {
+		if err := browsertest.Until(b, 30*time.Second, cond); err != nil {
 			t.Fatalf("%s: %v\nserver log:\n%s", what, err, s.dev.logs.String())
 		}
 	}
@@ -178,11 +169,8 @@ func sandboxOtherHalf(t *testing.T, b *browsertest.Browser, s *sandbox) {
 	password := b.Text(`#console-password`)
 	b.Do("the console", chromedp.Navigate(consoleURL))
 	b.Do("log in", chromedp.SendKeys(`input[name=password]`, password), chromedp.Submit(`#login`))
-	for deadline := time.Now().Add(20 * time.Second); strings.HasSuffix(b.Location(), "/console/login"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the console password from the sandbox page did not log in:\n%s", b.Text("body"))
-		}
-		time.Sleep(100 * time.Millisecond) // the login's redirect is a navigation: poll the location, not the page
+	if err := browsertest.Until(b, 20*time.Second, `!location.pathname.endsWith("/console/login")`); err != nil {
+		t.Fatalf("the console password from the sandbox page did not log in: %v\n%s", err, b.Text("body"))
 	}
 	b.Do("the pair view", chromedp.Navigate(consoleURL))
 	until("the pair view", `location.search.includes("a=hermes") && document.body.innerText.includes("How many trucks are on the road today?") &&

@@ -25,20 +25,16 @@ func TestAttentionInChromium(t *testing.T) {
 	count := func(sel string) int {
 		return browsertest.Eval[int](b, "document.querySelectorAll("+quoteJS(sel)+").length")
 	}
-	waitFor := func(what string, ok func() bool) {
+	waitFor := func(what, cond string) {
 		t.Helper()
-		for range 600 { // up to 30 s: the machine may be busy
-			if ok() {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
+		if err := browsertest.Until(b, 30*time.Second, cond); err != nil { // 30 s: the machine may be busy
+			t.Fatalf("waited in vain for %s (at %s): %v", what, b.Location(), err)
 		}
-		t.Fatalf("waited in vain for %s (at %s)", what, b.Location())
 	}
 
 	b.Do("open the console", chromedp.Navigate(base+"/console/login"))
 	b.Do("log in", chromedp.SendKeys(`input[name=password]`, password), chromedp.Submit(`#login`))
-	waitFor("the start page", func() bool { return strings.HasSuffix(b.Location(), "/console/") && count("table.costs") == 1 })
+	waitFor("the start page", `location.pathname.endsWith("/console/") && document.querySelectorAll("table.costs").length === 1`)
 	if n := count("figure.costchart svg rect.total"); n != 3 {
 		t.Errorf("%d cost bars on the start page, want 3", n)
 	}
@@ -48,7 +44,7 @@ func TestAttentionInChromium(t *testing.T) {
 	b.Screenshot("console-costs.png")
 
 	b.Do("needs attention", chromedp.Click(`header nav a[href="/console/attention"]`))
-	waitFor("the attention page", func() bool { return strings.HasSuffix(b.Location(), "/console/attention") && count("table.tasks") == 1 })
+	waitFor("the attention page", `location.pathname.endsWith("/console/attention") && document.querySelectorAll("table.tasks").length === 1`)
 	if got := b.Text("table.tasks tbody tr:first-child"); !strings.Contains(got, "T-8") || !strings.Contains(got, "blocked") {
 		t.Errorf("first unfinished task %q, want the blocked T-8", got)
 	}
@@ -70,9 +66,7 @@ func TestAttentionInChromium(t *testing.T) {
 	b.Screenshot("console-attention.png")
 
 	b.Do("open T-7's chain", chromedp.Click(`table.tasks tr.task-open a`))
-	waitFor("the chain", func() bool {
-		return strings.Contains(b.Location(), "/console/chain?root=root-stall") && count("#timeline svg") == 1
-	})
+	waitFor("the chain", `location.href.includes("/console/chain?root=root-stall") && document.querySelectorAll("#timeline svg").length === 1`)
 	if n := count("#timeline g.lane"); n != 3 {
 		t.Errorf("%d lanes, want 3", n)
 	}

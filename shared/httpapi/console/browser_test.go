@@ -85,15 +85,11 @@ func TestConsoleInChromium(t *testing.T) {
 	e := newEnv(t, nil)
 	seedDemo(e)
 	base := e.baseURL
-	waitFor := func(what string, ok func() bool) {
+	waitFor := func(what, cond string) {
 		t.Helper()
-		for range 600 { // up to 30 s: the machine may be busy
-			if ok() {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
+		if err := browsertest.Until(b, 30*time.Second, cond); err != nil { // 30 s: the machine may be busy
+			t.Fatalf("waited in vain for %s (at %s): %v", what, b.Location(), err)
 		}
-		t.Fatalf("waited in vain for %s (at %s)", what, b.Location())
 	}
 	count := func(sel string) int {
 		return browsertest.Eval[int](b, "document.querySelectorAll("+quoteJS(sel)+").length")
@@ -106,12 +102,12 @@ func TestConsoleInChromium(t *testing.T) {
 	}
 	b.Screenshot("console-login.png")
 	b.Do("wrong password", chromedp.SendKeys(`input[name=password]`, "not the password"), chromedp.Submit(`#login`))
-	waitFor("the refusal", func() bool { return count(".problem") == 1 })
+	waitFor("the refusal", `document.querySelectorAll(".problem").length === 1`)
 	if got := b.Text(".problem"); got != "Wrong password." {
 		t.Errorf("refusal says %q", got)
 	}
 	b.Do("right password", chromedp.SendKeys(`input[name=password]`, password), chromedp.Submit(`#login`))
-	waitFor("the start page", func() bool { return strings.HasSuffix(b.Location(), "/console/") && count("table.costs") == 1 })
+	waitFor("the start page", `location.pathname.endsWith("/console/") && document.querySelectorAll("table.costs").length === 1`)
 	if got := b.Text("table.costs"); !strings.Contains(got, "$0.8618") {
 		t.Errorf("cost today not shown: %q", got)
 	}
@@ -121,14 +117,14 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Helper()
 		// app.js (deferred) submits on change only once the page is
 		// parsed: a page still streaming its messages would ignore the pick.
-		waitFor("the page to load", func() bool { return browsertest.Eval[string](b, "document.readyState") == "complete" })
+		waitFor("the page to load", `document.readyState === "complete"`)
 		browsertest.Eval[bool](b, `(() => { const s = document.querySelector("select[name=`+name+`]"); s.value = `+quoteJS(value)+
 			`; s.dispatchEvent(new Event("change", {bubbles: true})); return true })()`)
 	}
 	pick("a", "alice")
-	waitFor("alice's conversations", func() bool { return strings.Contains(b.Location(), "a=alice") && count("li.msg") > 0 })
+	waitFor("alice's conversations", `location.href.includes("a=alice") && document.querySelectorAll("li.msg").length > 0`)
 	pick("b", "bob")
-	waitFor("alice and bob", func() bool { return strings.Contains(b.Location(), "b=bob") && count("li.msg") > 0 })
+	waitFor("alice and bob", `location.href.includes("b=bob") && document.querySelectorAll("li.msg").length > 0`)
 	if n := count("li.msg"); n != 200 {
 		t.Errorf("%d messages in the pair view, want the newest 200", n)
 	}
@@ -154,7 +150,7 @@ func TestConsoleInChromium(t *testing.T) {
 
 	// Load older: the next 200 of the 234 in the pair are the oldest 34.
 	b.Do("load older", chromedp.Click(`#load-older`))
-	waitFor("the older page", func() bool { return strings.Contains(b.Location(), "cursor=") && count("li.msg") > 0 })
+	waitFor("the older page", `location.href.includes("cursor=") && document.querySelectorAll("li.msg").length > 0`)
 	if n := count("li.msg"); n != 34 {
 		t.Errorf("%d older messages, want 34", n)
 	}
@@ -162,14 +158,14 @@ func TestConsoleInChromium(t *testing.T) {
 	// Search within the pair.
 	b.Do("search", chromedp.Navigate(base+"/console/?a=alice&b=bob"))
 	b.Do("type the words", chromedp.SendKeys(`input[name=q]`, "invoices open"), chromedp.Submit(`#filter`))
-	waitFor("the results", func() bool { return strings.Contains(b.Location(), "q=invoices") })
+	waitFor("the results", `location.href.includes("q=invoices")`)
 	if n := count("li.msg"); n == 0 || n > 60 {
 		t.Errorf("%d search hits, want the messages with both words (58)", n)
 	}
 
 	// A click on a message opens its chain with costs.
 	b.Do("open a chain", chromedp.Click(`li.msg .content`))
-	waitFor("the chain", func() bool { return strings.Contains(b.Location(), "/console/chain?root=root-1") })
+	waitFor("the chain", `location.href.includes("/console/chain?root=root-1")`)
 	if got := b.Text("p.total"); !strings.Contains(got, "2 runs") || !strings.Contains(got, "$0.0536") {
 		t.Errorf("chain total %q, want 2 runs and $0.0536", got)
 	}
@@ -196,7 +192,7 @@ func TestConsoleInChromium(t *testing.T) {
 
 	// A POST without its CSRF token is refused, and the session lives on.
 	browsertest.Eval[bool](b, `(() => { const f = document.querySelector("form.logout"); f.querySelector("input[name=csrf]").remove(); f.submit(); return true })()`)
-	waitFor("the refusal", func() bool { return count("p.problem") == 1 })
+	waitFor("the refusal", `document.querySelectorAll("p.problem").length === 1`)
 	if got := b.Text("p.problem"); !strings.Contains(got, "CSRF token missing or wrong") {
 		t.Errorf("logout without a token: %q", got)
 	}

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -207,4 +208,39 @@ func (b *Browser) Screenshot(name string) {
 	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
 		b.t.Fatalf("browser: %v", fmt.Errorf("write screenshot: %w", err))
 	}
+}
+
+// Until waits up to d for the JavaScript condition cond to be true on the
+// page. A condition evaluated while the page navigates (a link, a form's
+// redirect, a reload) can land in a document that is already gone — the
+// browser answers "Cannot find context with specified id" or "Execution
+// context was destroyed"; Until then asks again in the new document
+// instead of failing, so a test can wait across a navigation.
+func Until(b *Browser, d time.Duration, cond string) error {
+	ctx, cancel := context.WithTimeout(b.ctx, d)
+	defer cancel()
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](cond))
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: not true within %v (%w)", cond, d, err)
+		}
+		if !navigatedAway(err) {
+			return err
+		}
+		// The document went away mid-evaluation (chromedp's poll does not
+		// survive a navigation): wait for the next one and ask again.
+		_, _ = chromedp.Run(ctx, chromedp.WaitReady("body"))
+	}
+}
+
+// navigatedAway tells the errors of an evaluation whose document was
+// replaced while it ran.
+func navigatedAway(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "Cannot find context with specified id") ||
+		strings.Contains(s, "Execution context was destroyed") ||
+		strings.Contains(s, "Inspected target navigated or closed")
 }

@@ -63,3 +63,32 @@ func TestWithinEndsOnlyTheStep(t *testing.T) {
 		t.Errorf("after a timed-out step: text %q, %v; want hello from a browser that still runs", got, err)
 	}
 }
+
+// TestUntilWaitsAcrossNavigations: a page that reloads itself until a
+// counter reaches 8 — every reload replaces the document a poll runs in —
+// is waited for by Until; a plain chromedp poll fails on the first reload.
+func TestUntilWaitsAcrossNavigations(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><title>t</title><body><script>
+const n = Number(sessionStorage.n || 0) + 1; sessionStorage.n = n;
+if (n < 8) setTimeout(() => location.reload(), 30);
+</script></body>`)
+	}))
+	defer srv.Close()
+	b := browsertest.New(t, time.Minute)
+
+	b.Do("open the page", chromedp.Navigate(srv.URL))
+	_, err := browsertest.Within(b, 10*time.Second, chromedp.Poll[chromedp.Void](`Number(sessionStorage.n) >= 8`))
+	if err == nil {
+		t.Log("the plain poll happened to survive the reloads (it usually does not)")
+	}
+
+	b.Do("open the page again", chromedp.Evaluate[chromedp.Void](`sessionStorage.clear()`), chromedp.Navigate(srv.URL))
+	if err := browsertest.Until(b, 10*time.Second, `Number(sessionStorage.n) >= 8`); err != nil {
+		t.Fatalf("Until across reloads: %v", err)
+	}
+	if err := browsertest.Until(b, 300*time.Millisecond, `false`); err == nil {
+		t.Error("Until(false): no error, want its deadline")
+	}
+}
