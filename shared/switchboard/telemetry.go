@@ -177,7 +177,7 @@ const (
 	AttrExecution      = "switchboard.pipeline.execution"
 	AttrStep           = "switchboard.pipeline.step"
 	AttrAttempt        = "switchboard.pipeline.attempt"
-	AttrRetries     = "switchboard.model.retries"
+	AttrRetries        = "switchboard.model.retries"
 
 	// Content: only with instance.telemetry.captureContent.
 	AttrInputMessages      = "gen_ai.input.messages"
