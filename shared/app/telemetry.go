@@ -9,9 +9,10 @@ import (
 
 // StartTelemetry is the one place that wires span recording
 // (docs/telemetry.md) into a process built on App: with
-// instance.telemetry.otlp.endpoint set, the engine and the wake worker
-// record into a Recorder that exports through the exporter newExporter
-// builds, every second from its own goroutine. The caller passes the
+// instance.telemetry.otlp.endpoint set, the engine, the wake worker and
+// the document pipeline's steps record into a Recorder that exports
+// through the exporter newExporter builds, every second from its own
+// goroutine. The caller passes the
 // exporter in, so that App does not link the OpenTelemetry SDK; it closes
 // the Recorder (a bounded last flush) when it stops. Nil without an
 // endpoint.
@@ -26,6 +27,6 @@ func (a *App) StartTelemetry(newExporter func() (sb.SpanExporter, error)) (*tele
 	}
 	rec := telemetry.New(telemetry.Options{Exporter: exp, Scrubber: a.core.Scrubber, CaptureContent: tc.CaptureContent,
 		Interval: time.Second, Log: a.core.Log})
-	a.agents.Engine.Telemetry, a.agents.Worker.Telemetry = rec, rec
+	a.agents.Engine.Telemetry, a.agents.Worker.Telemetry, a.core.Telemetry = rec, rec, rec
 	return rec, nil
 }

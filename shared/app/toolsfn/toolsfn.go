@@ -60,7 +60,7 @@ func Tasks(a *actions.Actions) handlers.Tasks {
 	// approval store itself: the task output only names it.
 	steps := &pipeline.Steps{Files: a.NextcloudTool.Service(a.Tools), Chat: a.RocketChatTool.Service(a.Tools), KV: c.Store.KV(), Notify: d.Router, Waker: c.Dispatcher, Audit: c.Store,
 		Tokens: decide.TaskTokens{Core: c}, Approvals: c.Store.Approvals(),
-		ShareLimitWaitSeconds: c.Config.Instance.Documents.ShareLimitWaitSeconds, Log: c.Log}
+		ShareLimitWaitSeconds: c.Config.Instance.Documents.ShareLimitWaitSeconds, Telemetry: c.Telemetry, Log: c.Log}
 	return handlers.Tasks{
 		askagent.OpGuard: handlers.TaskOf(func(ctx context.Context, q askagent.Question) (any, error) {
 			return nil, guard.Admit(ctx, q)

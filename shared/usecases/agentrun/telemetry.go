@@ -143,6 +143,11 @@ func (r *runSpans) tool(ctx context.Context, index int, tc sb.ModelToolCall, sta
 	if id != "" {
 		s.Attrs = append(s.Attrs, sb.StringAttr(sb.AttrApprovalID, id))
 	}
+	if ex, ok := env.Data["executionId"].(string); ok && ex != "" {
+		// A state machine it started (Documents.deliver): the execution's
+		// span hangs under this run's, named by it.
+		s.Attrs = append(s.Attrs, sb.StringAttr(sb.AttrExecution, ex))
+	}
 	if entry.DecidedBy != "" {
 		s.Attrs = append(s.Attrs, sb.StringAttr(sb.AttrDecidedBy, entry.DecidedBy))
 	}

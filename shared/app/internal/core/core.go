@@ -115,6 +115,9 @@ type Core struct {
 	// agent-worker (nil otherwise); the agent-worker sets a failed wake's
 	// retry delay through it.
 	WakeQueue *wakequeue.Queue
+	// Telemetry records spans (docs/telemetry.md) where the process set it
+	// (App.StartTelemetry); nil records none.
+	Telemetry sb.Telemetry
 
 	control *control.Control
 }
