@@ -126,7 +126,7 @@ type Steps struct {
 	// (docs/telemetry.md); nil records none.
 	Telemetry sb.Telemetry
 	Log       *slog.Logger
-	Now                   func() time.Time
+	Now       func() time.Time
 }
 
 // DefaultShareLimitWaitSeconds is the first share-limit wait when
