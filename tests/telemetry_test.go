@@ -281,7 +281,8 @@ agents:
 			return false
 		}
 		spans = body.Data[0].Spans
-		return count(spans, "invoke_agent hermes") == 2 && count(spans, "invoke_agent atlas") == 1 && count(spans, "wake hermes") == 2
+		return count(spans, "invoke_agent hermes") == 2 && count(spans, "invoke_agent atlas") == 1 && count(spans, "wake hermes") == 2 &&
+			count(spans, "pipeline Documents.deliver") == 1
 	}) {
 		t.Fatalf("trace %s (root run %s) in Jaeger: %d spans %v, want both Hermes runs, Atlas's and two wakes", traceID, root, len(spans), spanNames(spans))
 	}
@@ -303,8 +304,19 @@ agents:
 	for _, s := range spans {
 		switch {
 		case s.OperationName == "execute_tool ask_agent.ask", s.OperationName == "execute_tool Documents.deliver":
-			if s.parent() != hermesRoot.SpanID || s.tag("switchboard.tool.status") != "ok" {
-				t.Errorf("%s: parent %s status %v, want under Hermes's first run, ok", s.OperationName, parentName(s), s.tag("switchboard.tool.status"))
+			if s.parent() != hermesRoot.SpanID || s.tag("switchboard.tool.status") != "ok" || s.tag("switchboard.tool.staging") != "auto" {
+				t.Errorf("%s: parent %s status %v staging %v, want under Hermes's first run, ok, auto", s.OperationName, parentName(s),
+					s.tag("switchboard.tool.status"), s.tag("switchboard.tool.staging"))
+			}
+		case s.OperationName == "pipeline Documents.deliver":
+			// The delivery's execution, recorded by its finish step in
+			// another invocation, under the run that started it.
+			if s.parent() != hermesRoot.SpanID || s.tag("switchboard.outcome") != "delivered" {
+				t.Errorf("pipeline span: parent %s outcome %v, want under Hermes's first run, delivered", parentName(s), s.tag("switchboard.outcome"))
+			}
+		case strings.HasPrefix(s.OperationName, "step "):
+			if parentName(s) != "pipeline Documents.deliver" || s.tag("switchboard.outcome") != "ok" || s.tag("switchboard.pipeline.attempt") == nil {
+				t.Errorf("%s: parent %s outcome %v, want under the pipeline span, ok, with its attempt", s.OperationName, parentName(s), s.tag("switchboard.outcome"))
 			}
 		case s.OperationName == "invoke_agent atlas":
 			if s.parent() != hermesRoot.SpanID || s.tag("gen_ai.conversation.id") != root {
@@ -325,6 +337,11 @@ agents:
 			if c, _ := s.tag("gen_ai.usage.cost").(float64); c <= 0 || s.tag("gen_ai.agent.name") == nil || s.tag("switchboard.outcome") != "answered" {
 				t.Errorf("%s tags %v, want a cost, the agent and the outcome", s.OperationName, s.Tags)
 			}
+		}
+	}
+	for _, step := range []string{"step convert", "step upload", "step share", "step post", "step finish"} {
+		if n := count(spans, step); n != 1 {
+			t.Errorf("%d %q spans, want 1 (all: %v)", n, step, spanNames(spans))
 		}
 	}
 	if strings.Contains(string(raw), planted) {
