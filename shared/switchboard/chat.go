@@ -208,6 +208,30 @@ type ChatPosted struct {
 	RoomID    string
 }
 
+// The keys of a RocketChat post's envelope (send_message, reply,
+// send_file) that ChatPostedFrom reads; the tool writes them.
+const (
+	PostedRoomIDKey    = "roomId"
+	PostedMessageIDKey = "messageId"
+)
+
+// ChatPostedFrom is the post a successful RocketChat send_message, reply
+// or send_file call answered in env; ok is false for any other call, a
+// failed one, or an envelope that names no room.
+func ChatPostedFrom(tool, action string, env Envelope) (p ChatPosted, ok bool) {
+	if tool != "RocketChat" || env.Status != "ok" {
+		return p, false
+	}
+	switch action {
+	case "send_message", "reply", "send_file":
+	default:
+		return p, false
+	}
+	p.RoomID, _ = env.Data[PostedRoomIDKey].(string)
+	p.MessageID, _ = env.Data[PostedMessageIDKey].(string)
+	return p, p.RoomID != ""
+}
+
 // Provisioning: creating an agent's chat user and its personal access
 // token, an operator command.
 

@@ -86,10 +86,10 @@ func (c *invocation) posted(p *post, err error) sb.Envelope {
 		return checked
 	}
 	data := map[string]any{
-		"roomId":    p.roomID(),
-		"room":      p.room.display(),
-		"messageId": p.sent.ID,
-		"ts":        rfc(p.sent.At),
+		sb.PostedRoomIDKey:    p.roomID(),
+		"room":                p.room.display(),
+		sb.PostedMessageIDKey: p.sent.ID,
+		"ts":                  rfc(p.sent.At),
 	}
 	if p.tmid != "" {
 		data["tmid"] = p.tmid
@@ -177,12 +177,12 @@ func (c *invocation) sendFile() sb.Envelope {
 		return c.fail(err)
 	}
 	data := map[string]any{
-		"roomId":    firstNonEmpty(msg.RoomID, r.ID),
-		"room":      r.display(),
-		"messageId": msg.ID,
-		"fileName":  name,
-		"size":      info.Size,
-		"path":      ref,
+		sb.PostedRoomIDKey:    firstNonEmpty(msg.RoomID, r.ID),
+		"room":                r.display(),
+		sb.PostedMessageIDKey: msg.ID,
+		"fileName":            name,
+		"size":                info.Size,
+		"path":                ref,
 	}
 	if len(msg.Files) > 0 {
 		data["fileId"] = msg.Files[0].ID
