@@ -193,6 +193,16 @@ type ChatTool interface {
 	SendMessage(ctx context.Context, by ToolCall, a ChatPostArgs) (ChatPosted, error)
 	// Reply posts into thread Tmid of Room (RocketChat.reply).
 	Reply(ctx context.Context, by ToolCall, a ChatPostArgs) (ChatPosted, error)
+	// AttachText posts Text as a file named FileName into Room (thread
+	// Tmid when set) with Description as its message: the text is kept in
+	// the agent's workspace (personal:answers/<FileName>) and sent as
+	// RocketChat.send_file, staged and audited like the model's call.
+	AttachText(ctx context.Context, by ToolCall, a ChatTextFile) (ChatPosted, error)
+}
+
+// ChatTextFile is a text AttachText posts as a file.
+type ChatTextFile struct {
+	Room, Tmid, FileName, Text, Description string
 }
 
 // ChatPostArgs are RocketChat.send_message's and reply's arguments.

@@ -16,7 +16,7 @@ import (
 func newReplier(a *actions.Actions) *wake.Replier {
 	c, d := a.Core, a.Decide
 	r := &wake.Replier{Chat: a.RocketChatTool.Service(a.Tools), Accounts: accounts(c), Names: c, Human: routerNotices{d.Router},
-		Audit: c.Store, Scrubber: c.Scrubber, Log: c.Log}
+		Scrubber: c.Scrubber, Log: c.Log}
 	if d.Telegram != nil {
 		r.Telegram = telegramChats{d.Telegram}
 	}
@@ -27,7 +27,7 @@ func newReplier(a *actions.Actions) *wake.Replier {
 func accounts(core *core.Core) wake.Accounts {
 	out := wake.Accounts{}
 	for id, rc := range core.RC {
-		acc := wake.Account{Messages: rc.Client, Files: rc.Client, Rules: rc.Rules, MaxWakes: rc.MaxWakes}
+		acc := wake.Account{Messages: rc.Client, Rules: rc.Rules, MaxWakes: rc.MaxWakes}
 		if c, ok := core.Config.Agent(id); ok && c.Tools.RocketChat != nil {
 			acc.BaseURL = c.Tools.RocketChat.BaseURL
 		}
