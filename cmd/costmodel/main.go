@@ -217,7 +217,7 @@ func Bill(t Team, c Changes) []Line {
 
 	// DynamoDB write request units a day (docs/performance.md).
 	wakeWRU := 1.0 + 2 + 2 + 2 + 1 + 2*t.ToolCallsPerRun // claim; lease; receipt + byRoot; claim begin/finish; hourly counter; audit + byRoot per tool call
-	askWRU := 2*34.0 + 2 + 2 + 2*2                       // two message rows (table, 3 indexes, ~30 search rows); audit; lease; two receipts
+	askWRU := 2*32.0 + 2 + 2 + 2*2                       // two message rows (table, 4 indexes, ~27 search rows: 300 B of prose); audit; lease; two receipts
 	deliveryWRU := 10.0 + 6*2                            // step markers; audit entries + byRoot
 	pollWRU := t.Messages * t.AgentsPerRoom              // room marker moved, per agent that sees the message
 	jobRecords := jobRuns                                // one record per run
