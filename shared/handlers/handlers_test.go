@@ -126,6 +126,8 @@ func eventType(t *testing.T, fn string) any {
 		return &jobs.Event{}
 	case fn == "agent-worker":
 		return &sb.WakeJob{}
+	case fn == "telemetry-export":
+		return &events.DynamoDBEvent{} // the span table's stream
 	}
 	t.Fatalf("function %q: no event type known to this test; add it to eventType", fn)
 	return nil
