@@ -29,6 +29,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app/mcpfn"
 	"github.com/switchboard-dev/switchboard/shared/app/rocketchatwebhookfn"
 	"github.com/switchboard-dev/switchboard/shared/app/telegramwebhookfn"
+	"github.com/switchboard-dev/switchboard/shared/app/telemetryexportfn"
 	"github.com/switchboard-dev/switchboard/shared/app/toolsfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
@@ -66,6 +67,7 @@ var Builders = map[string]Builder{
 	"mcp":                mcpfn.Build,
 	"rocketchat-webhook": rocketchatwebhookfn.Build,
 	"telegram-webhook":   telegramwebhookfn.Build,
+	"telemetry-export":   telemetryexportfn.Build,
 	"tools":              toolsfn.Build,
 }
 

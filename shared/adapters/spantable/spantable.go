@@ -32,6 +32,7 @@ import (
 // gzipped JSON array of the spans, CountAttr how many, and TTLAttr (epoch
 // seconds) when DynamoDB deletes it.
 const (
+	TableID     = "spans" // the table's ID in the deploy catalogue
 	PayloadAttr = "spans"
 	CountAttr   = "n"
 	TTLAttr     = "expiresAt"

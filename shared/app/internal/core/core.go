@@ -116,6 +116,10 @@ type Core struct {
 	// retry delay through it.
 	WakeQueue *wakequeue.Queue
 
+	// Telemetry records spans (nil: none, as in the receivers); the
+	// functions that run agents and tools set it (shared/app/internal/spans).
+	Telemetry sb.Telemetry
+
 	control *control.Control
 }
 
