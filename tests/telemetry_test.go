@@ -28,7 +28,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
-	"github.com/switchboard-dev/switchboard/shared/adapters/spantable"
+	"github.com/switchboard-dev/switchboard/shared/adapters/spantable/spancodec"
 )
 
 // jaegerConfig keeps traces in memory and binds every port to 127.0.0.1
@@ -360,11 +360,11 @@ func spanTableItems(t *testing.T, table, trace string) (items, spans, bytes int)
 		t.Fatalf("scan the span table %s: %v", table, err)
 	}
 	for _, it := range out.Items {
-		p, ok := it[spantable.PayloadAttr].(*types.AttributeValueMemberB)
+		p, ok := it[spancodec.PayloadAttr].(*types.AttributeValueMemberB)
 		if !ok {
 			t.Fatalf("span table item without its payload: %v", it)
 		}
-		decoded, err := spantable.Decode(p.Value)
+		decoded, err := spancodec.Decode(p.Value)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/adapters/spantable"
+	"github.com/switchboard-dev/switchboard/shared/adapters/spantable/spancodec"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -74,7 +75,7 @@ func TestExportedSpansComeBackInOrder(t *testing.T) {
 		t.Fatalf("read %d items, want 2 (one per batch)", len(items))
 	}
 	for i, want := range [][]sb.Span{first, second} {
-		got, err := spantable.Decode(items[i].Payload)
+		got, err := spancodec.Decode(items[i].Payload)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +126,7 @@ func TestReaderStartsNowAndCrossesMidnight(t *testing.T) {
 	}
 	var names []string
 	for _, it := range items {
-		spans, err := spantable.Decode(it.Payload)
+		spans, err := spancodec.Decode(it.Payload)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +165,7 @@ func TestBigBatchIsSplit(t *testing.T) {
 	}
 	var got []sb.Span
 	for _, it := range items {
-		spans, err := spantable.Decode(it.Payload)
+		spans, err := spancodec.Decode(it.Payload)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +178,7 @@ func TestBigBatchIsSplit(t *testing.T) {
 
 func TestEncodeKeepsEachChunkUnderTheLimit(t *testing.T) {
 	spans := []sb.Span{span("a", false), span("b", true), span("c", true)}
-	one, err := spantable.Encode(spans[:1], 1<<20)
+	one, err := spancodec.Encode(spans[:1], 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestEncodeKeepsEachChunkUnderTheLimit(t *testing.T) {
 			if tc.want == nil {
 				in = nil
 			}
-			chunks, err := spantable.Encode(in, tc.maxJSON)
+			chunks, err := spancodec.Encode(in, tc.maxJSON)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -213,7 +214,24 @@ func TestEncodeKeepsEachChunkUnderTheLimit(t *testing.T) {
 }
 
 func TestDecodeRefusesWhatIsNotSpans(t *testing.T) {
-	if _, err := spantable.Decode([]byte("not gzip")); err == nil || !strings.Contains(err.Error(), "not gzip") {
+	if _, err := spancodec.Decode([]byte("not gzip")); err == nil || !strings.Contains(err.Error(), "not gzip") {
 		t.Errorf("Decode(junk) = %v, want a not-gzip error", err)
+	}
+}
+
+// BenchmarkExportARunsSpans is the flush at the end of an agent-worker
+// invocation: one item with a run's spans (an invoke_agent, two chats, a
+// tool call) into the span table on dynalite.
+func BenchmarkExportARunsSpans(b *testing.B) {
+	c := dynamotest.Client(b)
+	getenv := dynamotest.FreshTables(b, c)
+	tb, _ := deploy.TableByID("spans")
+	e := &spantable.Exporter{Client: c, Table: deploy.TableName(tb, getenv)}
+	batch := []sb.Span{span("run", false), span("chat1", true), span("chat2", true), span("tool", true)}
+	ctx := context.Background()
+	for b.Loop() {
+		if err := e.ExportSpans(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig"
 	"github.com/switchboard-dev/switchboard/shared/adapters/otel"
 	"github.com/switchboard-dev/switchboard/shared/adapters/secrets"
-	"github.com/switchboard-dev/switchboard/shared/adapters/spantable"
+	"github.com/switchboard-dev/switchboard/shared/adapters/spantable/spancodec"
 	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
@@ -72,7 +72,7 @@ func NewExporter(cfg *swcfg.Config) (sb.SpanExporter, error) {
 // the collector did not take them (or the payload is not spans, which
 // Decode says).
 func Export(ctx context.Context, exp sb.SpanExporter, payload []byte) (int, error) {
-	spans, err := spantable.Decode(payload)
+	spans, err := spancodec.Decode(payload)
 	if err != nil {
 		return 0, err
 	}
@@ -110,10 +110,10 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		if h.Exporter == nil {
 			continue
 		}
-		payload, ok := rec.Change.NewImage[spantable.PayloadAttr]
+		payload, ok := rec.Change.NewImage[spancodec.PayloadAttr]
 		if !ok || payload.DataType() != events.DataTypeBinary {
 			h.Log.WarnContext(ctx, "telemetry-export: a span table item without its binary spans attribute; skipped",
-				"attribute", spantable.PayloadAttr, "sequenceNumber", rec.Change.SequenceNumber)
+				"attribute", spancodec.PayloadAttr, "sequenceNumber", rec.Change.SequenceNumber)
 			continue
 		}
 		n, err := Export(ctx, h.Exporter, payload.Binary())
