@@ -412,6 +412,13 @@ func TestEventsRunThroughHandler(t *testing.T) {
 				if err != nil || len(last) != 1 || last[0].Job != want.Job || last[0].Outcome != "ok" {
 					t.Errorf("LastRuns = %+v, %v; want the one run recorded", last, err)
 				}
+			case ev.fn == "telemetry-export":
+				// The example config sets no instance.telemetry.otlp: the
+				// items are acknowledged, none reported failed.
+				var out events.DynamoDBEventResponse
+				if err := json.Unmarshal(resp, &out); err != nil || len(out.BatchItemFailures) != 0 {
+					t.Errorf("response %s (%v), want no batch item failures", resp, err)
+				}
 			default:
 				t.Fatalf("function %q: no response check; add one", ev.fn)
 			}
