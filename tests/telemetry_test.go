@@ -21,9 +21,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/switchboard-dev/switchboard/shared/adapters/collabora/cofake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/spantable/spancodec"
 )
 
 // jaegerConfig keeps traces in memory and binds every port to 127.0.0.1
@@ -234,7 +239,10 @@ agents:
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w := &rcWorld{rc: rc, dev: startDevConfig(t, path, "E2E_OTLP_AUTH="+planted), room: room, agentID: hermesID}
+	// The spans go through the span table, as in AWS; its name is the
+	// test's, to read it afterwards.
+	spanTable := fmt.Sprintf("e2e-spans-%d", time.Now().UnixNano())
+	w := &rcWorld{rc: rc, dev: startDevConfig(t, path, "E2E_OTLP_AUTH="+planted, "SWITCHBOARD_TABLE_SPANS="+spanTable), room: room, agentID: hermesID}
 	if _, m := w.dev.invoke("hermes", "Workspace", "write", map[string]any{"path": "personal:q3.csv", "content": "region,revenue\nnorth,10\n"}); m["status"] != "ok" {
 		t.Fatalf("workspace write = %v", m)
 	}
@@ -350,8 +358,42 @@ agents:
 	if !strings.Contains(string(raw), "gen_ai.input.messages") {
 		t.Errorf("captureContent is on, but no span carries the messages")
 	}
-	t.Logf("measured: %d spans in the chain's trace (%v); %d OTLP requests, %d bytes exported for %d runs (%d bytes per run)",
-		len(spans), spanNames(spans), exports.Load(), exportedBytes.Load(), 3, exportedBytes.Load()/3)
+	items, fromTable, itemBytes := spanTableItems(t, spanTable, traceID)
+	if fromTable < len(spans) {
+		t.Errorf("the span table holds %d spans of the trace in %d items, want every one of the %d in Jaeger (they go through it)", fromTable, items, len(spans))
+	}
+	t.Logf("measured: %d spans in the chain's trace (%v); %d OTLP requests, %d bytes exported for %d runs (%d bytes per run); "+
+		"%d span-table items, %d bytes of payload (%d per item)",
+		len(spans), spanNames(spans), exports.Load(), exportedBytes.Load(), 3, exportedBytes.Load()/3, items, itemBytes, itemBytes/max(items, 1))
+}
+
+// spanTableItems scans the dev's span table: how many items, how many
+// spans of trace they hold, and their payload bytes.
+func spanTableItems(t *testing.T, table, trace string) (items, spans, bytes int) {
+	t.Helper()
+	c := dynamotest.Client(t)
+	out, err := c.Scan(t.Context(), &dynamodb.ScanInput{TableName: &table})
+	if err != nil {
+		t.Fatalf("scan the span table %s: %v", table, err)
+	}
+	for _, it := range out.Items {
+		p, ok := it[spancodec.PayloadAttr].(*types.AttributeValueMemberB)
+		if !ok {
+			t.Fatalf("span table item without its payload: %v", it)
+		}
+		decoded, err := spancodec.Decode(p.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items++
+		bytes += len(p.Value)
+		for _, s := range decoded {
+			if s.Trace.String() == trace {
+				spans++
+			}
+		}
+	}
+	return items, spans, bytes
 }
 
 func count(spans []jaegerSpan, name string) int {
