@@ -248,7 +248,12 @@ func Bill(t Team, c Changes) []Line {
 
 	alarms := float64(len(deploy.Functions) + len(deploy.StateMachines))
 	if c.FewerAlarms {
-		alarms = float64(len(deploy.StateMachines))
+		alarms = 0
+		for _, sm := range deploy.StateMachines {
+			if deploy.HasFailedAlarm(sm) {
+				alarms++
+			}
+		}
 		for _, f := range deploy.Functions {
 			if deploy.HasErrorAlarm(f) {
 				alarms++
@@ -275,7 +280,7 @@ func Bill(t Team, c Changes) []Line {
 		{"CloudWatch", "log storage", "GB-month", stored, logsPerGBMonthStored, map[bool]string{false: "kept forever, a year old", true: "30 days"}[c.LogRetention]},
 		{"SQS", "wake queue: the event source mapping's long polls while the queue is empty (5 pollers, 20 s each, assumed)", "request", wakeQueuePolls(c) * m, sqsFIFOPerRequest, ""},
 		{"SQS", "wake queue: send, change visibility or delete per wake", "request", wakeQueueMessages(c, worker) * m, sqsFIFOPerRequest, ""},
-		{"CloudWatch", "alarms", "alarm", alarms, alarmPerMonth, map[bool]string{false: "every function and state machine", true: "agent-worker, jobs, state machines"}[c.FewerAlarms]},
+		{"CloudWatch", "alarms", "alarm", alarms, alarmPerMonth, map[bool]string{false: "every function and state machine", true: "agent-worker, jobs, document pipeline"}[c.FewerAlarms]},
 	}
 }
 
