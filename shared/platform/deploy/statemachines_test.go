@@ -14,7 +14,7 @@ import (
 // by agent-worker (where asking runs run).
 func askAgentForTest() StateMachine {
 	return StateMachine{
-		Name: "ask-agent", Definition: StateMachineDir + "/ask-agent.asl.json", Type: "EXPRESS", LogLevel: "ERROR",
+		Name: "ask-agent", Definition: StateMachineDir + "/ask-agent.asl.json", Type: "EXPRESS", LogLevel: "ERROR", StartedSync: true,
 		Substitutions: []Substitution{
 			{Key: "AskGuardFunctionArn", Function: "tools"},
 			{Key: "AgentMessageFunctionArn", Function: "tools"},
