@@ -42,12 +42,6 @@ func (p AccountPreparer) PrepareJob(ctx context.Context, job sb.WakeJob) (sb.Wak
 	return p.Preparer.Prepare(ctx, job, a.Messages, a.Rules, a.MaxWakes)
 }
 
-// TelegramChats posts into a Telegram chat as the bot (one bot speaks for
-// every agent).
-type TelegramChats interface {
-	Send(ctx context.Context, chatID, text string) error
-}
-
 // AgentNames names an agent for people.
 type AgentNames interface {
 	AgentName(agentID string) string
@@ -66,9 +60,10 @@ type Replier struct {
 	// service, so that an answer is audited like any other post.
 	Chat     sb.ChatTool
 	Accounts Accounts
-	// Telegram answers a message that came in over Telegram, the text
-	// headed by the agent's name; nil when no bot is configured.
-	Telegram TelegramChats
+	// Telegram answers a message that came in over Telegram as the bot
+	// (one bot speaks for every agent), the text headed by the agent's
+	// name and without link previews; nil when no bot is configured.
+	Telegram sb.TelegramSender
 	Names    AgentNames
 	Human    HumanNotifier
 	Scrubber Scrubber
@@ -94,7 +89,9 @@ func (r *Replier) Reply(ctx context.Context, job sb.WakeJob, run sb.RunContext, 
 		if r.Telegram == nil {
 			return sb.E(op, sb.EINVALID, "instance.telegram.botToken is not set")
 		}
-		return r.Telegram.Send(ctx, chat, r.Names.AgentName(job.AgentID)+": "+text)
+		_, err := r.Telegram.SendLongWait(ctx, sb.TelegramText{ChatID: chat, Text: r.Names.AgentName(job.AgentID) + ": " + text,
+			DisableWebPagePreview: true}, sb.TelegramWait{})
+		return err
 	}
 	post := sb.ChatPostArgs{Room: job.ReplyTo.RoomID, Text: text, Tmid: job.ReplyTo.ThreadID}
 	by := sb.ToolCall{AgentID: job.AgentID, Run: run, Origin: sb.OriginRouter}

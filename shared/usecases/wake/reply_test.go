@@ -128,15 +128,15 @@ func TestReplierReplyGoesBackToTelegram(t *testing.T) {
 		t.Errorf("Reply without a bot = %v, want EINVALID naming the missing bot token", err)
 	}
 	var sent []string
-	r.Telegram = sendFunc(func(_ context.Context, chatID, text string) error {
-		sent = append(sent, chatID+": "+text)
+	r.Telegram = sendFunc(func(_ context.Context, m sb.TelegramText) error {
+		sent = append(sent, fmt.Sprintf("%s: %s (previews off: %v)", m.ChatID, m.Text, m.DisableWebPagePreview))
 		return nil
 	})
 	if err := r.Reply(context.Background(), job, sb.RunContext{}, "hi"); err != nil {
 		t.Fatal(err)
 	}
-	if len(sent) != 1 || sent[0] != "42: hermes: hi" || len(inv.calls) != 0 {
-		t.Errorf("sent %q, tool calls %d; want one Telegram message and no Rocket.Chat post", sent, len(inv.calls))
+	if len(sent) != 1 || sent[0] != "42: hermes: hi (previews off: true)" || len(inv.calls) != 0 {
+		t.Errorf("sent %q, tool calls %d; want one Telegram message without link previews and no Rocket.Chat post", sent, len(inv.calls))
 	}
 }
 
