@@ -42,8 +42,9 @@ type Agents interface {
 // Answerer runs the asked agent on a question: under the agent's lease
 // (its runs never overlap; the wait for it counts against the timeout),
 // after its daily budget check, with the step budget of an answer and the
-// call path stamped on the run. The engine audits its tool calls and
-// writes its receipt; the Recorder writes the answer's response row.
+// call path stamped on the run. The engine audits its tool calls; the
+// Recorder writes the answer's response row with the run's receipt, in
+// one store request (a run without an answer has its receipt alone).
 type Answerer struct {
 	Engine   *agentrun.Engine
 	Recorder *Recorder
@@ -105,12 +106,16 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 	ag.SystemPrompt += "\n\nYou are answering a short question from another agent, " + a.From +
 		". Answer it directly and briefly with what you know or can look up; you cannot ask other agents in turn."
 	parent := &sb.RunContext{RunID: a.ParentRunID, RootRunID: a.RootRunID, AgentID: a.From}
-	res, err := an.Engine.Start(ctx, ag, agentrun.Start{
+	receipts := an.Engine.Receipts
+	engine := *an.Engine
+	engine.Receipts = writtenLater{receipts}
+	res, err := engine.Start(ctx, ag, agentrun.Start{
 		Wake:     untrusted.Frame("agent "+a.From+" asks (ask_agent)", a.Question),
 		Parent:   parent,
 		CallPath: joinPath(a.CallPath),
 	})
 	if err != nil {
+		an.putReceipt(ctx, receipts, res.Receipt)
 		an.log().ErrorContext(ctx, "ask_agent: the answering run failed", "agent", a.Agent, "from", a.From,
 			"run", res.Run.RunID, "err", err)
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -120,24 +125,40 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 	}
 	answeredAt := an.now()
 	if !answeredAt.Before(answerBy) {
+		an.putReceipt(ctx, receipts, res.Receipt)
 		return Reply{}, &taskerr.PermanentError{Message: fmt.Sprintf("%s ran out of time before answering", a.Agent)}
 	}
 	row := Row{Key: a.ExecutionID + "#response", From: a.Agent, To: a.From,
 		Channel: string(sb.ChannelAsk), Direction: string(sb.DirectionResponse), Status: string(sb.MessageDelivered),
 		Content: res.Answer, RunID: res.Run.RunID, ParentRunID: a.ParentRunID, RootRunID: a.RootRunID,
 		OccurredAt: answeredAt}
-	// The run is over: its lease goes back while the answer is recorded.
-	recorded := make(chan error, 1)
-	go func() { recorded <- an.Recorder.Record(ctx, row) }()
-	release()
-	if err := <-recorded; err != nil {
+	// The receipt is in before the lease goes back, as after any run: the
+	// agent's next run counts this one's cost against the daily budget.
+	if err := an.Recorder.RecordAnswer(context.WithoutCancel(ctx), row, res.Receipt); err != nil {
 		an.log().ErrorContext(ctx, "ask_agent: the answer was not recorded", "agent", a.Agent, "run", res.Run.RunID, "err", err)
+		an.putReceipt(ctx, receipts, res.Receipt) // the run's cost counts, answered or not
 		return Reply{}, err
 	}
 	an.log().InfoContext(ctx, "ask_agent: answered", "agent", a.Agent, "from", a.From, "runId", res.Run.RunID,
 		"parentRunId", res.Run.ParentRunID, "rootRunId", res.Run.RootRunID, "outcome", res.Outcome, "steps", res.Steps,
 		"costUsd", res.Receipt.CostUSD)
 	return Reply{Answer: res.Answer, RunID: res.Run.RunID}, nil
+}
+
+// writtenLater is the answering run's receipt store: the engine's write of
+// the receipt is left to Answer, which sends it with the response row.
+type writtenLater struct{ sb.ReceiptStore }
+
+func (writtenLater) Put(context.Context, sb.Receipt) error { return nil }
+
+// putReceipt writes the receipt of a run whose answer is not recorded
+// (a receipt already in, from a batch that failed halfway, is fine).
+func (an *Answerer) putReceipt(ctx context.Context, receipts sb.ReceiptStore, r sb.Receipt) {
+	err := receipts.Put(context.WithoutCancel(ctx), r)
+	if err != nil && sb.ErrorCode(err) != sb.ECONFLICT {
+		an.log().ErrorContext(ctx, "ask_agent: the answering run's receipt was not written", "agent", r.AgentID,
+			"run", r.Run.RunID, "costUsd", r.CostUSD, "err", err)
+	}
 }
 
 // lease takes the agent's run lease, waiting while another run holds it

@@ -44,21 +44,36 @@ type Row struct {
 
 // Recorder writes the machine's rows; Log is the core's scrubbing log
 // (sb.ScrubbingMessages), so contents are scrubbed before they are stored.
+// A row and its search rows are one store request (Log.RecordAll).
 type Recorder struct {
 	Log sb.AgentMessageLog
 }
 
-// Record stores r. A row that exists already (a retried Task) is success.
-// A temporarily unreachable store is a *taskerr.TransientError (the
-// machine retries it); anything else a *taskerr.PermanentError.
+// Record stores r. A row written before (a retried Task) is written again,
+// the same: success. A temporarily unreachable store is a
+// *taskerr.TransientError (the machine retries it); anything else a
+// *taskerr.PermanentError.
 func (rec *Recorder) Record(ctx context.Context, r Row) error {
+	return rec.record(ctx, r, nil)
+}
+
+// RecordAnswer stores r, an answer, with the receipt of the run that gave
+// it, in one go; it answers as Record does.
+func (rec *Recorder) RecordAnswer(ctx context.Context, r Row, receipt sb.Receipt) error {
+	return rec.record(ctx, r, &receipt)
+}
+
+func (rec *Recorder) record(ctx context.Context, r Row, receipt *sb.Receipt) error {
 	m, err := r.message()
 	if err != nil {
 		return &taskerr.PermanentError{Message: err.Error()}
 	}
-	err = rec.Log.Record(ctx, m)
+	// The row's id comes from the execution, its time from the execution
+	// or the one answer (a started run is never retried), so a retried
+	// Task overwrites its own row: the write needs no condition.
+	err = rec.Log.RecordAll(ctx, []sb.AgentMessage{m}, receipt)
 	switch code := sb.ErrorCode(err); {
-	case err == nil, code == sb.ECONFLICT:
+	case err == nil:
 		return nil
 	case code == sb.EUNAVAILABLE || code == sb.ERATELIMITED || errors.Is(err, context.DeadlineExceeded):
 		return &taskerr.TransientError{Message: "agent message: " + sb.ErrorMessage(err)}
