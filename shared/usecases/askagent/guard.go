@@ -123,16 +123,22 @@ func (g *Guard) operator(ctx context.Context, q Question, deny func(string, ...a
 	if g.Control == nil {
 		return nil
 	}
-	paused, err := g.Control.Paused(ctx, q.To)
-	if err != nil {
+	// Both switches are read at once: the question waits for the slower
+	// read, not for the two one after the other. A pause is said first.
+	var paused bool
+	var pausedErr error
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		paused, pausedErr = g.Control.Paused(ctx, q.To)
+	}()
+	reason, err := g.Control.Check(ctx, sb.RunContext{AgentID: q.To, RunID: q.RunID, RootRunID: q.RootRunID}, 0)
+	<-read
+	if err = errors.Join(pausedErr, err); err != nil {
 		return &taskerr.TransientError{Message: "ask.guard: " + sb.ErrorMessage(err)}
 	}
 	if paused {
 		return deny("agent_paused: %s is paused by the operator and answers no questions until it is resumed; carry on without it", q.To)
-	}
-	reason, err := g.Control.Check(ctx, sb.RunContext{AgentID: q.To, RunID: q.RunID, RootRunID: q.RootRunID}, 0)
-	if err != nil {
-		return &taskerr.TransientError{Message: "ask.guard: " + sb.ErrorMessage(err)}
 	}
 	switch reason {
 	case "":

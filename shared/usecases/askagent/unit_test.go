@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -290,3 +291,62 @@ func (f agentsFunc) Agent(id string) (sb.Agent, error) { return f(id) }
 type askersFunc func(id string) askagent.Asker
 
 func (f askersFunc) Asker(id string) askagent.Asker { return f(id) }
+
+// switches is a Control with fixed answers; it counts its reads.
+type switches struct {
+	paused            bool
+	reason            string
+	pausedErr, chkErr error
+	reads             atomic.Int32
+}
+
+func (s *switches) Paused(context.Context, string) (bool, error) {
+	s.reads.Add(1)
+	return s.paused, s.pausedErr
+}
+
+func (s *switches) Check(context.Context, sb.RunContext, float64) (string, error) {
+	s.reads.Add(1)
+	return s.reason, s.chkErr
+}
+
+// The operator's switches refuse a question to a paused agent or in a
+// stopped chain or one over its budget, a pause said first; a switch that
+// cannot be read is a TransientError (the machine retries the guard).
+func TestGuardAsksTheOperatorsSwitches(t *testing.T) {
+	down := sb.E("kv.get", sb.EUNAVAILABLE, "throttled")
+	tests := []struct {
+		name       string
+		sw         *switches
+		wantDenied string // "" = allowed
+		wantRetry  bool
+	}{
+		{"nothing set", &switches{}, "", false},
+		{"paused", &switches{paused: true}, "agent_paused: bob is paused", false},
+		{"paused in a stopped chain", &switches{paused: true, reason: "chain_stopped"}, "agent_paused: bob is paused", false},
+		{"stopped", &switches{reason: "chain_stopped"}, "chain_stopped:", false},
+		{"over the chain budget", &switches{reason: "chain_budget"}, "chain_budget:", false},
+		{"pause unreadable", &switches{pausedErr: down}, "", true},
+		{"chain unreadable", &switches{chkErr: down}, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &askagent.Guard{Control: tt.sw,
+				Askers: askersFunc(func(string) askagent.Asker { return askagent.Asker{Exists: true, Enabled: true} })}
+			err := g.Check(context.Background(), askagent.Question{From: "alice", To: "bob", RunID: "r", CallPath: []string{"alice"}})
+			var denied *taskerr.DeniedError
+			var transient *taskerr.TransientError
+			switch {
+			case tt.wantRetry && !errors.As(err, &transient):
+				t.Fatalf("Check = %#v, want a TransientError", err)
+			case tt.wantDenied != "" && (!errors.As(err, &denied) || !strings.HasPrefix(denied.Reason, tt.wantDenied)):
+				t.Fatalf("Check = %#v, want DeniedError %q", err, tt.wantDenied)
+			case tt.wantDenied == "" && !tt.wantRetry && err != nil:
+				t.Fatalf("Check = %v, want allowed", err)
+			}
+			if n := tt.sw.reads.Load(); n != 2 {
+				t.Errorf("%d reads of the switches, want 2", n)
+			}
+		})
+	}
+}
