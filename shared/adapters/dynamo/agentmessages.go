@@ -31,8 +31,9 @@ var _ switchboard.AgentMessageStore = (*AgentMessages)(nil)
 //	                                          of byFrom, byTo, byRoot, byMonth) and the fields
 //	search   pk tok#<word>   sk = its message's sk   pair, ch
 //
-// A message is one PutItem; DynamoDB keeps the four indexes. Search rows
-// carry none of the index key attributes, so they stay out of the indexes.
+// A message is one PutItem (Record; RecordAll puts it in a batch with its
+// search rows); DynamoDB keeps the four indexes. Search rows carry none of
+// the index key attributes, so they stay out of the indexes.
 //
 // The indexes project the fields a listing returns, but content only up
 // to IndexedContent bytes ("content"); longer content is "body", kept in

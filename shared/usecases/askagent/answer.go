@@ -25,6 +25,16 @@ type Ask struct {
 	CallPath       []string `json:"callPath"`
 	ExecutionID    string   `json:"executionId"`
 	TimeoutSeconds int      `json:"timeoutSeconds"`
+	// AskedAt is the execution's start: the request row's time, as a
+	// record Task of the same execution writes it too.
+	AskedAt time.Time `json:"askedAt,omitzero"`
+}
+
+// requestRow is the question's row, as Answer and a record Task write it.
+func requestRow(executionID, from, to, question, runID, rootRunID string, askedAt time.Time) Row {
+	return Row{Key: executionID + "#request", From: from, To: to, Channel: string(sb.ChannelAsk),
+		Direction: string(sb.DirectionRequest), Status: string(sb.MessageDelivered), Content: question,
+		RunID: runID, RootRunID: rootRunID, OccurredAt: askedAt}
 }
 
 // Reply is what RunTarget hands on: the answer and the answering run.
@@ -39,12 +49,14 @@ type Agents interface {
 	Agent(id string) (sb.Agent, error)
 }
 
-// Answerer runs the asked agent on a question: under the agent's lease
-// (its runs never overlap; the wait for it counts against the timeout),
-// after its daily budget check, with the step budget of an answer and the
-// call path stamped on the run. The engine audits its tool calls; the
-// Recorder writes the answer's response row with the run's receipt, in
-// one store request (a run without an answer has its receipt alone).
+// Answerer runs the asked agent on a question the guard let through:
+// under the agent's lease (its runs never overlap; the wait for it counts
+// against the timeout), after its daily budget check, with the step budget
+// of an answer and the call path stamped on the run. The Recorder writes
+// the question's request row while the lease is taken (so it is in before
+// the run starts), and the answer's response row with the run's receipt,
+// in one store request (a run without an answer has its receipt alone).
+// The engine audits the run's tool calls.
 type Answerer struct {
 	Engine   *agentrun.Engine
 	Recorder *Recorder
@@ -66,14 +78,14 @@ const leaseSlack = 15 * time.Second
 // the run's failure (a failed row) racing it.
 const overtime = 5 * time.Second
 
-// Answer runs a.Agent on a.Question and records the answer's response
-// row. The run is bounded by a's timeout plus overtime (the machine stops
+// Answer records a.Question's request row, runs a.Agent on it and records
+// the answer's response row. The run is bounded by a's timeout plus overtime (the machine stops
 // waiting at the timeout and records the timeout itself: an answer later
 // than that is not recorded). Errors are *taskerr types: the machine
 // records them as a failed answer.
 func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
-	if a.Agent == "" || a.From == "" || a.ParentRunID == "" || a.ExecutionID == "" {
-		return Reply{}, &taskerr.PermanentError{Message: "ask.run: the question names no agent, asker, asking run or execution"}
+	if a.Agent == "" || a.From == "" || a.ParentRunID == "" || a.ExecutionID == "" || a.AskedAt.IsZero() {
+		return Reply{}, &taskerr.PermanentError{Message: "ask.run: the question names no agent, asker, asking run, execution or start time"}
 	}
 	if !stampedPath(a.CallPath, a.From) {
 		// Run without it, the answer would be an ordinary run that may ask
@@ -94,7 +106,20 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 		return Reply{}, &taskerr.PermanentError{Message: fmt.Sprintf(
 			"%s has used up its daily budget and answers no questions until 00:00 UTC", a.Agent)}
 	}
+	// The question's row and the lease are written at the same time; the
+	// run starts once both are in.
+	requested := make(chan error, 1)
+	go func() {
+		requested <- an.Recorder.Record(ctx, requestRow(a.ExecutionID, a.From, a.Agent, a.Question, a.ParentRunID, a.RootRunID, a.AskedAt))
+	}()
 	release, err := an.lease(ctx, a.Agent)
+	if rerr := <-requested; rerr != nil {
+		if err == nil {
+			release()
+		}
+		an.log().ErrorContext(ctx, "ask_agent: the question was not recorded; no run was started", "agent", a.Agent, "from", a.From, "err", rerr)
+		return Reply{}, rerr
+	}
 	if err != nil {
 		return Reply{}, err
 	}

@@ -3,6 +3,7 @@ package askagent_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,6 +76,46 @@ func TestAskReturnsTheAnswerInTheSameRun(t *testing.T) {
 	// answering run its answer; no record Task.
 	if targets, records := w.count(); targets != 1 || records != 0 || w.tasks() != 2 {
 		t.Errorf("ran the target %d times, %d record Tasks, %d Tasks in all; want 1, 0 and 2", targets, records, w.tasks())
+	}
+}
+
+// modelFunc is an sb.Model made of a function.
+type modelFunc func(ctx context.Context, req sb.ModelRequest) (sb.ModelResponse, error)
+
+func (f modelFunc) Complete(ctx context.Context, req sb.ModelRequest) (sb.ModelResponse, error) {
+	return f(ctx, req)
+}
+
+// The question's request row is in before the asked agent runs: B's
+// model, when it is called, finds it in the pair's conversation.
+func TestQuestionIsRecordedBeforeTheAnswerRuns(t *testing.T) {
+	t.Parallel()
+	var w *world
+	var mu sync.Mutex
+	var seenRows []sb.AgentMessage
+	bob := scripted("Bob", "Bob answers.")
+	w = newWorld(t, 30*time.Second, map[string]agentSpec{
+		"alice": {model: scripted("Alice", "Alice here.")},
+		"bob": {model: modelFunc(func(ctx context.Context, req sb.ModelRequest) (sb.ModelResponse, error) {
+			page, err := w.messages.Pair(ctx, "alice", "bob", sb.MessageQuery{})
+			if err != nil {
+				return sb.ModelResponse{}, err
+			}
+			mu.Lock()
+			seenRows = page.Messages
+			mu.Unlock()
+			return bob.Complete(ctx, req)
+		})},
+	})
+	res := w.run(t, "alice", askLine("bob", "what is 6×7?"))
+	if res.Calls[0].Envelope.Status != "ok" {
+		t.Fatalf("ask %+v, want bob's answer", res.Calls[0].Envelope)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seenRows) != 1 || seenRows[0].Direction != sb.DirectionRequest || seenRows[0].Status != sb.MessageDelivered ||
+		seenRows[0].Content != "what is 6×7?" {
+		t.Fatalf("bob's run began with rows %+v, want alice's delivered question", seenRows)
 	}
 }
 

@@ -40,6 +40,11 @@ type Row struct {
 	// AfterSeconds is added to OccurredAt (a timeout happens that long
 	// after the question).
 	AfterSeconds int `json:"afterSeconds,omitempty"`
+	// Question, on a response row that has no answer, is the question
+	// asked: its request row is written with the response (the answering
+	// Task, which writes it otherwise, may never have run). OccurredAt is
+	// then the execution's start, the request row's time.
+	Question string `json:"question,omitempty"`
 }
 
 // Recorder writes the machine's rows; Log is the core's scrubbing log
@@ -64,14 +69,23 @@ func (rec *Recorder) RecordAnswer(ctx context.Context, r Row, receipt sb.Receipt
 }
 
 func (rec *Recorder) record(ctx context.Context, r Row, receipt *sb.Receipt) error {
-	m, err := r.message()
-	if err != nil {
-		return &taskerr.PermanentError{Message: err.Error()}
+	rows := []Row{r}
+	if r.Question != "" {
+		execution, _, _ := strings.Cut(r.Key, "#")
+		rows = append(rows, requestRow(execution, r.To, r.From, r.Question, r.ParentRunID, r.RootRunID, r.OccurredAt))
 	}
-	// The row's id comes from the execution, its time from the execution
-	// or the one answer (a started run is never retried), so a retried
-	// Task overwrites its own row: the write needs no condition.
-	err = rec.Log.RecordAll(ctx, []sb.AgentMessage{m}, receipt)
+	var ms []sb.AgentMessage
+	for _, r := range rows {
+		m, err := r.message()
+		if err != nil {
+			return &taskerr.PermanentError{Message: err.Error()}
+		}
+		ms = append(ms, m)
+	}
+	// A row's id comes from the execution, its time from the execution or
+	// the one answer (a started run is never retried), so a retried Task
+	// overwrites its own rows: the write needs no condition.
+	err := rec.Log.RecordAll(ctx, ms, receipt)
 	switch code := sb.ErrorCode(err); {
 	case err == nil:
 		return nil
