@@ -78,10 +78,10 @@ const leaseSlack = 15 * time.Second
 // the run's failure (a failed row) racing it.
 const overtime = 5 * time.Second
 
-// Answer records a.Question's request row, runs a.Agent on it and records
-// the answer's response row. The run is bounded by a's timeout plus overtime (the machine stops
-// waiting at the timeout and records the timeout itself: an answer later
-// than that is not recorded). Errors are *taskerr types: the machine
+// Answer records a.Question's request row, runs a.Agent on it and
+// records the answer's response row. The run is bounded by a's timeout
+// plus overtime (the machine stops waiting at the timeout and records the
+// timeout itself: an answer later than that is not recorded). Errors are *taskerr types: the machine
 // records them as a failed answer.
 func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 	if a.Agent == "" || a.From == "" || a.ParentRunID == "" || a.ExecutionID == "" || a.AskedAt.IsZero() {

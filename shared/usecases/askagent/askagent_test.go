@@ -26,7 +26,14 @@ func TestAskReturnsTheAnswerInTheSameRun(t *testing.T) {
 		"alice": {model: scripted("Alice", "Alice here.")},
 		"bob":   {model: scripted("Bob", "Bob says 42 (token s3cr3t-token)")},
 	})
+	before := w.dynamo.Stats().ByOp
 	res := w.run(t, "alice", askLine("bob", "what is 6×7?"))
+	// Alice's receipt and audit entry, bob's lease taken and given back,
+	// the question's row and the answer's row with bob's receipt: each
+	// row with its search rows in one request.
+	if got := writes(diff(w.dynamo.Stats().ByOp, before)); got != 6 {
+		t.Errorf("%d DynamoDB writes for the ask, want 6", got)
+	}
 
 	if len(res.Calls) != 1 || res.Calls[0].Envelope.Status != "ok" {
 		t.Fatalf("calls %+v, want one ok ask", res.Calls)
@@ -343,5 +350,9 @@ func TestAnswerAfterTheTimeoutIsNotRecorded(t *testing.T) {
 	rows := w.chain(t, res.Run.RootRunID)
 	if len(rows) != 2 || rows[1].Direction != sb.DirectionResponse || rows[1].Status == sb.MessageDelivered {
 		t.Fatalf("rows %+v, want the request and a response that is not delivered", rows)
+	}
+	// Bob ran: his receipt is written although his answer is not.
+	if cost, err := w.store.ChainCost(context.Background(), res.Run.RootRunID); err != nil || cost.Runs != 2 {
+		t.Errorf("chain runs %d (%v), want alice's and bob's", cost.Runs, err)
 	}
 }
