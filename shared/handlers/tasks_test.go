@@ -35,9 +35,10 @@ func taskEventType(t *testing.T, raw []byte) any {
 
 // The ask-agent machine's payloads run through the same handler the
 // function hands to lambda.Start (its own events keep working: see
-// TestEventsRunThroughHandler): the guard allows Atlas to ask Hermes and
-// records the question, the record Task writes its row (a retry of either
-// succeeds too), and the answering Task runs Hermes on the question.
+// TestEventsRunThroughHandler): the guard allows Atlas to ask Hermes, the
+// record Task writes a failed answer's row with the question's (a retry of
+// either succeeds too), and the answering Task records the question and
+// runs Hermes on it.
 func TestTaskEventsRunThroughHandler(t *testing.T) {
 	ran := 0
 	for _, ev := range loadEvents(t) {

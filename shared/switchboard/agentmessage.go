@@ -256,6 +256,18 @@ type AgentMessageLog interface {
 	// m's pair exists already (a retried write never doubles a message);
 	// EUNAVAILABLE when the store is temporarily unreachable.
 	Record(ctx context.Context, m AgentMessage) error
+	// RecordAll stores ms, and the receipt of the run that gave them when
+	// receipt is not nil, together: in as few requests as the store
+	// allows (DynamoDB: one BatchWriteItem for up to 25 items, across
+	// tables, the messages' search rows included). No write is
+	// conditional, so each item must be the same on every attempt (a
+	// message's ID and OccurredAt derived from what is retried, not drawn
+	// anew): an item written again overwrites itself and a repeat is
+	// success, never ECONFLICT. EINVALID when a message fails Validate or
+	// the receipt has no agent or run id (then nothing is written);
+	// EUNAVAILABLE when the store is temporarily unreachable (some items
+	// may be in; the same call again completes them).
+	RecordAll(ctx context.Context, ms []AgentMessage, receipt *Receipt) error
 }
 
 // AgentMessageReader lists and searches recorded messages. Listings are
@@ -302,6 +314,18 @@ func (s ScrubbingMessages) Record(ctx context.Context, m AgentMessage) error {
 		m.Content, m.Reason = s.Scrub(m.Content), s.Scrub(m.Reason)
 	}
 	return s.Log.Record(ctx, m)
+}
+
+// RecordAll scrubs each message's Content and Reason and records them
+// with receipt (a receipt holds no message text).
+func (s ScrubbingMessages) RecordAll(ctx context.Context, ms []AgentMessage, receipt *Receipt) error {
+	if s.Scrub != nil {
+		ms = slices.Clone(ms)
+		for i := range ms {
+			ms[i].Content, ms[i].Reason = s.Scrub(ms[i].Content), s.Scrub(ms[i].Reason)
+		}
+	}
+	return s.Log.RecordAll(ctx, ms, receipt)
 }
 
 // Search term limits: words shorter than MinTermLength or longer than

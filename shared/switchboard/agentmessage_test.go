@@ -94,6 +94,11 @@ func (r *recordingLog) Record(_ context.Context, m AgentMessage) error {
 	return nil
 }
 
+func (r *recordingLog) RecordAll(_ context.Context, ms []AgentMessage, _ *Receipt) error {
+	r.got = append(r.got, ms...)
+	return nil
+}
+
 func TestScrubbingMessagesScrubsContentOnly(t *testing.T) {
 	log := &recordingLog{}
 	s := ScrubbingMessages{Log: log, Scrub: func(s string) string { return strings.ReplaceAll(s, "hunter2", "[secret]") }}
@@ -106,5 +111,16 @@ func TestScrubbingMessagesScrubsContentOnly(t *testing.T) {
 	want.Content, want.Reason = "the password is [secret]", "denied: [secret]"
 	if !reflect.DeepEqual(log.got, []AgentMessage{want}) {
 		t.Fatalf("recorded %+v, want %+v", log.got, want)
+	}
+	log.got = nil
+	ms := []AgentMessage{m}
+	if err := s.RecordAll(t.Context(), ms, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(log.got, []AgentMessage{want}) {
+		t.Fatalf("RecordAll recorded %+v, want %+v", log.got, want)
+	}
+	if ms[0].Content != m.Content {
+		t.Errorf("RecordAll scrubbed the caller's slice: %q", ms[0].Content)
 	}
 }

@@ -31,8 +31,9 @@ var _ switchboard.AgentMessageStore = (*AgentMessages)(nil)
 //	                                          of byFrom, byTo, byRoot, byMonth) and the fields
 //	search   pk tok#<word>   sk = its message's sk   pair, ch
 //
-// A message is one PutItem; DynamoDB keeps the four indexes. Search rows
-// carry none of the index key attributes, so they stay out of the indexes.
+// A message is one PutItem (Record; RecordAll puts it in a batch with its
+// search rows); DynamoDB keeps the four indexes. Search rows carry none of
+// the index key attributes, so they stay out of the indexes.
 //
 // The indexes project the fields a listing returns, but content only up
 // to IndexedContent bytes ("content"); longer content is "body", kept in
@@ -169,6 +170,61 @@ func (a *AgentMessages) Record(ctx context.Context, m switchboard.AgentMessage) 
 		return indexErr
 	}
 	return err
+}
+
+// RecordAll writes ms with their search rows, and receipt, as unconditional
+// puts in BatchWriteItem calls of 25 items across the two tables (one call
+// for a short question or answer with its run's receipt); content over
+// InlineContent goes to the blob store first. The items' keys come from
+// the messages and the receipt, so a repeated call rewrites the same items.
+func (a *AgentMessages) RecordAll(ctx context.Context, ms []switchboard.AgentMessage, receipt *switchboard.Receipt) error {
+	const op = "agentMessages.recordAll"
+	s := a.s
+	var items []tableItem
+	add := func(table string, v any, what string) error {
+		av, err := attributevalue.MarshalMap(v)
+		if err != nil {
+			return switchboard.Wrap(op, switchboard.EINTERNAL, what+" could not be encoded", err)
+		}
+		items = append(items, tableItem{table, av})
+		return nil
+	}
+	if receipt != nil {
+		if receipt.AgentID == "" || receipt.Run.RunID == "" {
+			return switchboard.E(op, switchboard.EINVALID, "a receipt needs an agent id and a run id")
+		}
+		if err := add(s.receipts, toReceiptItem(*receipt, s.ReceiptRetention), "receipt"); err != nil {
+			return err
+		}
+	}
+	var long []switchboard.AgentMessage
+	for _, m := range ms {
+		if err := m.Validate(); err != nil {
+			return err
+		}
+		it, tokens := toItems(m, s.AgentMessageRetention)
+		if it.ContentRef != "" {
+			if a.blobs == nil {
+				return switchboard.E(op, switchboard.EINTERNAL, "no blob store for long agent message content; the operator must configure the bucket")
+			}
+			long = append(long, m)
+		}
+		if err := add(s.agentMessages, it, "agent message"); err != nil {
+			return err
+		}
+		for _, t := range tokens {
+			if err := add(s.agentMessages, t, "search row"); err != nil {
+				return err
+			}
+		}
+	}
+	for _, m := range long {
+		pk, sk := messageKey(m)
+		if err := a.blobs.Put(ctx, blobKey(pk, sk), strings.NewReader(m.Content), int64(len(m.Content)), "text/plain; charset=utf-8"); err != nil {
+			return fmt.Errorf("agent message %s content: %w", m.ID, err)
+		}
+	}
+	return s.batchWrite(ctx, op, items)
 }
 
 // toItems is m's row and its search rows (one per word, see IndexTerms):
@@ -949,15 +1005,31 @@ func batchRounds(ctx context.Context, op, table string, pending func() bool, rou
 // batchPut writes items with BatchWriteItem, 25 per call, retrying the
 // unprocessed ones with a short backoff.
 func (s *Store) batchPut(ctx context.Context, op, table string, items []map[string]types.AttributeValue) error {
+	all := make([]tableItem, len(items))
+	for i, it := range items {
+		all[i] = tableItem{table, it}
+	}
+	return s.batchWrite(ctx, op, all)
+}
+
+// tableItem is one put of a batch, which may span tables.
+type tableItem struct {
+	table string
+	item  map[string]types.AttributeValue
+}
+
+// batchWrite puts items with BatchWriteItem, 25 per call whatever their
+// tables, retrying the unprocessed ones with a short backoff.
+func (s *Store) batchWrite(ctx context.Context, op string, items []tableItem) error {
 	for len(items) > 0 {
 		n := min(len(items), 25)
-		reqs := make([]types.WriteRequest, n)
-		for i, it := range items[:n] {
-			reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}
+		pending := map[string][]types.WriteRequest{}
+		for _, it := range items[:n] {
+			pending[it.table] = append(pending[it.table], types.WriteRequest{PutRequest: &types.PutRequest{Item: it.item}})
 		}
+		table := items[0].table // for the error of a missing table
 		items = items[n:]
-		pending := map[string][]types.WriteRequest{table: reqs}
-		err := batchRounds(ctx, op, table, func() bool { return len(pending[table]) > 0 }, func() error {
+		err := batchRounds(ctx, op, table, func() bool { return len(pending) > 0 }, func() error {
 			out, err := s.c.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
 				RequestItems: pending, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
 			var cc *types.ConsumedCapacity

@@ -34,6 +34,43 @@ func TestAgentMessages(t *testing.T) {
 	})
 }
 
+func TestRecordAll(t *testing.T) {
+	storetest.RunRecordAll(t, func(t *testing.T) (switchboard.AgentMessageStore, switchboard.ReceiptStore) {
+		s, m := newMessages(t)
+		return m, s
+	})
+}
+
+// TestRecordAllIsOneRequest: an answer of a few words, its search rows and
+// its run's receipt are one BatchWriteItem across the two tables; 30
+// messages of five words (180 items) are eight.
+func TestRecordAllIsOneRequest(t *testing.T) {
+	s, m := newMessages(t)
+	at := time.Now()
+	msg := func(i int) switchboard.AgentMessage {
+		return switchboard.AgentMessage{ID: fmt.Sprintf("m%02d", i), From: "bob", To: "alice", Channel: switchboard.ChannelAsk,
+			Direction: switchboard.DirectionResponse, Status: switchboard.MessageDelivered, Content: "forty two trucks today, roughly",
+			RunID: "run-bob", RootRunID: "root", OccurredAt: at.Add(time.Duration(i) * time.Millisecond)}
+	}
+	rec := switchboard.Receipt{Run: switchboard.RunContext{RunID: "run-bob", RootRunID: "root", AgentID: "bob"}, AgentID: "bob", StartedAt: at}
+	if err := m.RecordAll(t.Context(), []switchboard.AgentMessage{msg(0)}, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Stats().Ops["agentMessages.recordAll"].Calls; got != 1 {
+		t.Errorf("RecordAll of one answer and its receipt: %d requests, want 1", got)
+	}
+	var many []switchboard.AgentMessage
+	for i := range 30 {
+		many = append(many, msg(i+1))
+	}
+	if err := m.RecordAll(t.Context(), many, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Stats().Ops["agentMessages.recordAll"].Calls; got != 1+8 {
+		t.Errorf("RecordAll of 180 items: %d requests, want 8 more", got-1)
+	}
+}
+
 // scanAll reads every item of the agentmessages table (a test may scan).
 func scanAll(t *testing.T, c *dynamodb.Client, table string) []map[string]types.AttributeValue {
 	t.Helper()

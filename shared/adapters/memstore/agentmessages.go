@@ -17,6 +17,10 @@ var _ switchboard.AgentMessageStore = (*AgentMessages)(nil)
 // adapter's keys (pair, time, id), orderings, cursors and errors. Content of
 // any length stays in memory. The zero value is ready to use.
 type AgentMessages struct {
+	// Receipts is where RecordAll puts a receipt (the DynamoDB adapter's
+	// receipts table); nil: RecordAll refuses a receipt with EINTERNAL.
+	Receipts *Store
+
 	mu   sync.Mutex
 	rows map[string]switchboard.AgentMessage // by pair \x00 time#id
 }
@@ -42,6 +46,40 @@ func (a *AgentMessages) Record(_ context.Context, m switchboard.AgentMessage) er
 		a.rows = map[string]switchboard.AgentMessage{}
 	}
 	a.rows[key] = m
+	return nil
+}
+
+// RecordAll stores ms, overwriting a message of the same pair, time and
+// id, and receipt in Receipts, overwriting one of the same agent, start and
+// run id. Everything is checked before anything is stored.
+func (a *AgentMessages) RecordAll(_ context.Context, ms []switchboard.AgentMessage, receipt *switchboard.Receipt) error {
+	const op = "agentMessages.recordAll"
+	if receipt != nil {
+		if err := checkReceipt(op, *receipt); err != nil {
+			return err
+		}
+		if a.Receipts == nil {
+			return switchboard.E(op, switchboard.EINTERNAL, "this message store keeps no receipts")
+		}
+	}
+	for _, m := range ms {
+		if err := m.Validate(); err != nil {
+			return err
+		}
+	}
+	a.mu.Lock()
+	if a.rows == nil {
+		a.rows = map[string]switchboard.AgentMessage{}
+	}
+	for _, m := range ms {
+		m.PairKey = switchboard.PairKey(m.From, m.To)
+		m.OccurredAt = m.OccurredAt.UTC()
+		a.rows[m.PairKey+"\x00"+msgSK(m)] = m
+	}
+	a.mu.Unlock()
+	if receipt != nil {
+		return a.Receipts.putReceipt(op, *receipt, true)
+	}
 	return nil
 }
 

@@ -142,19 +142,31 @@ func (s *Store) ByRoot(_ context.Context, rootRunID string) ([]switchboard.Audit
 // Put stores r unless a receipt with the same agent, start time and run id
 // exists (ECONFLICT). EINVALID without AgentID or Run.RunID.
 func (s *Store) Put(_ context.Context, r switchboard.Receipt) error {
-	const op = "receipts.put"
-	if r.AgentID == "" || r.Run.RunID == "" {
-		return switchboard.E(op, switchboard.EINVALID, "a receipt needs an agent id and a run id")
+	return s.putReceipt("receipts.put", r, false)
+}
+
+// putReceipt stores r; an existing receipt of the same agent, start time
+// and run id is ECONFLICT, or is overwritten when overwrite is set.
+func (s *Store) putReceipt(op string, r switchboard.Receipt, overwrite bool) error {
+	if err := checkReceipt(op, r); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.initLocked()
 	k := r.AgentID + "\x00" + timeKey(r.StartedAt) + "#" + r.Run.RunID
-	if _, ok := s.receipts[k]; ok {
+	if _, ok := s.receipts[k]; ok && !overwrite {
 		return conflict(op)
 	}
 	r.StartedAt = r.StartedAt.UTC()
 	s.receipts[k] = r
+	return nil
+}
+
+func checkReceipt(op string, r switchboard.Receipt) error {
+	if r.AgentID == "" || r.Run.RunID == "" {
+		return switchboard.E(op, switchboard.EINVALID, "a receipt needs an agent id and a run id")
+	}
 	return nil
 }
 

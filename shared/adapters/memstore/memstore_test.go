@@ -52,3 +52,10 @@ func TestWakeClaims(t *testing.T) {
 func TestAgentMessages(t *testing.T) {
 	storetest.RunAgentMessages(t, func(*testing.T) switchboard.AgentMessageStore { return &memstore.AgentMessages{} })
 }
+
+func TestRecordAll(t *testing.T) {
+	storetest.RunRecordAll(t, func(*testing.T) (switchboard.AgentMessageStore, switchboard.ReceiptStore) {
+		receipts := memstore.New()
+		return &memstore.AgentMessages{Receipts: receipts}, receipts
+	})
+}

@@ -58,8 +58,9 @@ type runOutput struct {
 
 // askWorld stands in for the ask_agent handlers (they belong to the agent
 // communication use case): the guard's rules, a message log and agents
-// that answer, never answer ("silent") or fail. As the real ones do, the
-// guard records the question and the answering run its answer; the
+// that answer, never answer ("silent") or fail. Its guard records the
+// question (the real one records a refused question only; the answering
+// Task records an admitted one) and the answering run its answer; the
 // machine's record Task writes only a timeout or a failure.
 type askWorld struct {
 	mu           sync.Mutex

@@ -513,3 +513,66 @@ func RunAgentMessages(t *testing.T, newStore func(t *testing.T) switchboard.Agen
 		}
 	})
 }
+
+// RunRecordAll checks AgentMessageLog.RecordAll: messages and a receipt
+// written together, a repeat that is success and doubles nothing, and a
+// call with one bad item that writes none. newStores returns an empty
+// message store and the receipt store its RecordAll writes to.
+func RunRecordAll(t *testing.T, newStores func(t *testing.T) (switchboard.AgentMessageStore, switchboard.ReceiptStore)) {
+	question := agentMsg("q1", "alice", "bob", "root1", base)
+	question.Content = "Which invoice is overdue?"
+	answer := agentMsg("a1", "bob", "alice", "root1", base.Add(time.Second).In(cet))
+	answer.Direction, answer.RunID, answer.ParentRunID = switchboard.DirectionResponse, "run-bob", "run-q1"
+	answer.Content = "The overdue invoice is Q3's"
+	rec := receipt("run-bob", "bob", "root1", base, 0.5, 10, 20)
+	rec.Run.ParentRunID = "run-q1"
+
+	t.Run("WritesMessagesAndReceiptRepeatably", func(t *testing.T) {
+		s, receipts := newStores(t)
+		ctx := t.Context()
+		for i := range 2 { // the second call is a retried Task: success, nothing doubled
+			noErr(t, fmt.Sprintf("RecordAll, call %d", i+1), s.RecordAll(ctx, []switchboard.AgentMessage{question, answer}, &rec))
+		}
+		p, err := s.Chain(ctx, "root1", switchboard.MessageQuery{OldestFirst: true})
+		wantIDs(t, "Chain", p, err, "q1,a1")
+		if !reflect.DeepEqual(p.Messages[1], stored(answer)) {
+			t.Errorf("answer read back as %+v, want %+v", p.Messages[1], stored(answer))
+		}
+		p, err = s.Search(ctx, switchboard.MessageSearch{Text: "overdue invoice", MessageQuery: switchboard.MessageQuery{OldestFirst: true}})
+		wantIDs(t, "Search finds both through their search rows", p, err, "q1,a1")
+		c, err := receipts.ChainCost(ctx, "root1")
+		noErr(t, "ChainCost", err)
+		if c.Runs != 1 || c.CostUSD != 0.5 || c.Receipts[0].Run.ParentRunID != "run-q1" {
+			t.Fatalf("ChainCost = %+v, want bob's one receipt", c)
+		}
+		// RecordAll wrote the same items Record would: recording one again
+		// finds it.
+		wantCode(t, "Record of a message RecordAll wrote", s.Record(ctx, question), switchboard.ECONFLICT)
+		wantCode(t, "Put of the receipt RecordAll wrote", receipts.Put(ctx, rec), switchboard.ECONFLICT)
+	})
+
+	t.Run("WithoutReceipt", func(t *testing.T) {
+		s, _ := newStores(t)
+		noErr(t, "RecordAll", s.RecordAll(t.Context(), []switchboard.AgentMessage{question}, nil))
+		p, err := s.Pair(t.Context(), "alice", "bob", switchboard.MessageQuery{})
+		wantIDs(t, "Pair", p, err, "q1")
+	})
+
+	t.Run("OneInvalidItemWritesNothing", func(t *testing.T) {
+		s, receipts := newStores(t)
+		ctx := t.Context()
+		bad := answer
+		bad.ID = ""
+		wantCode(t, "a message without id", s.RecordAll(ctx, []switchboard.AgentMessage{question, bad}, &rec), switchboard.EINVALID)
+		noRun := rec
+		noRun.Run.RunID = ""
+		wantCode(t, "a receipt without run id", s.RecordAll(ctx, []switchboard.AgentMessage{question}, &noRun), switchboard.EINVALID)
+		p, err := s.Agent(ctx, "alice", switchboard.MessageQuery{})
+		wantIDs(t, "no message stored", p, err, "")
+		c, err := receipts.ChainCost(ctx, "root1")
+		noErr(t, "ChainCost", err)
+		if c.Runs != 0 {
+			t.Fatalf("ChainCost = %+v, want no receipt", c)
+		}
+	})
+}

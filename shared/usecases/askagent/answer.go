@@ -25,6 +25,16 @@ type Ask struct {
 	CallPath       []string `json:"callPath"`
 	ExecutionID    string   `json:"executionId"`
 	TimeoutSeconds int      `json:"timeoutSeconds"`
+	// AskedAt is the execution's start: the request row's time, as a
+	// record Task of the same execution writes it too.
+	AskedAt time.Time `json:"askedAt,omitzero"`
+}
+
+// requestRow is the question's row, as Answer and a record Task write it.
+func requestRow(executionID, from, to, question, runID, rootRunID string, askedAt time.Time) Row {
+	return Row{Key: executionID + "#request", From: from, To: to, Channel: string(sb.ChannelAsk),
+		Direction: string(sb.DirectionRequest), Status: string(sb.MessageDelivered), Content: question,
+		RunID: runID, RootRunID: rootRunID, OccurredAt: askedAt}
 }
 
 // Reply is what RunTarget hands on: the answer and the answering run.
@@ -39,11 +49,14 @@ type Agents interface {
 	Agent(id string) (sb.Agent, error)
 }
 
-// Answerer runs the asked agent on a question: under the agent's lease
-// (its runs never overlap; the wait for it counts against the timeout),
-// after its daily budget check, with the step budget of an answer and the
-// call path stamped on the run. The engine audits its tool calls and
-// writes its receipt; the Recorder writes the answer's response row.
+// Answerer runs the asked agent on a question the guard let through:
+// under the agent's lease (its runs never overlap; the wait for it counts
+// against the timeout), after its daily budget check, with the step budget
+// of an answer and the call path stamped on the run. The Recorder writes
+// the question's request row while the lease is taken (so it is in before
+// the run starts), and the answer's response row with the run's receipt,
+// in one store request (a run without an answer has its receipt alone).
+// The engine audits the run's tool calls.
 type Answerer struct {
 	Engine   *agentrun.Engine
 	Recorder *Recorder
@@ -65,14 +78,14 @@ const leaseSlack = 15 * time.Second
 // the run's failure (a failed row) racing it.
 const overtime = 5 * time.Second
 
-// Answer runs a.Agent on a.Question and records the answer's response
-// row. The run is bounded by a's timeout plus overtime (the machine stops
-// waiting at the timeout and records the timeout itself: an answer later
-// than that is not recorded). Errors are *taskerr types: the machine
+// Answer records a.Question's request row, runs a.Agent on it and
+// records the answer's response row. The run is bounded by a's timeout
+// plus overtime (the machine stops waiting at the timeout and records the
+// timeout itself: an answer later than that is not recorded). Errors are *taskerr types: the machine
 // records them as a failed answer.
 func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
-	if a.Agent == "" || a.From == "" || a.ParentRunID == "" || a.ExecutionID == "" {
-		return Reply{}, &taskerr.PermanentError{Message: "ask.run: the question names no agent, asker, asking run or execution"}
+	if a.Agent == "" || a.From == "" || a.ParentRunID == "" || a.ExecutionID == "" || a.AskedAt.IsZero() {
+		return Reply{}, &taskerr.PermanentError{Message: "ask.run: the question names no agent, asker, asking run, execution or start time"}
 	}
 	if !stampedPath(a.CallPath, a.From) {
 		// Run without it, the answer would be an ordinary run that may ask
@@ -93,7 +106,20 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 		return Reply{}, &taskerr.PermanentError{Message: fmt.Sprintf(
 			"%s has used up its daily budget and answers no questions until 00:00 UTC", a.Agent)}
 	}
+	// The question's row and the lease are written at the same time; the
+	// run starts once both are in.
+	requested := make(chan error, 1)
+	go func() {
+		requested <- an.Recorder.Record(ctx, requestRow(a.ExecutionID, a.From, a.Agent, a.Question, a.ParentRunID, a.RootRunID, a.AskedAt))
+	}()
 	release, err := an.lease(ctx, a.Agent)
+	if rerr := <-requested; rerr != nil {
+		if err == nil {
+			release()
+		}
+		an.log().ErrorContext(ctx, "ask_agent: the question was not recorded; no run was started", "agent", a.Agent, "from", a.From, "err", rerr)
+		return Reply{}, rerr
+	}
 	if err != nil {
 		return Reply{}, err
 	}
@@ -105,12 +131,16 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 	ag.SystemPrompt += "\n\nYou are answering a short question from another agent, " + a.From +
 		". Answer it directly and briefly with what you know or can look up; you cannot ask other agents in turn."
 	parent := &sb.RunContext{RunID: a.ParentRunID, RootRunID: a.RootRunID, AgentID: a.From}
-	res, err := an.Engine.Start(ctx, ag, agentrun.Start{
+	receipts := an.Engine.Receipts
+	engine := *an.Engine
+	engine.Receipts = writtenLater{receipts}
+	res, err := engine.Start(ctx, ag, agentrun.Start{
 		Wake:     untrusted.Frame("agent "+a.From+" asks (ask_agent)", a.Question),
 		Parent:   parent,
 		CallPath: joinPath(a.CallPath),
 	})
 	if err != nil {
+		an.putReceipt(ctx, receipts, res.Receipt)
 		an.log().ErrorContext(ctx, "ask_agent: the answering run failed", "agent", a.Agent, "from", a.From,
 			"run", res.Run.RunID, "err", err)
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -120,24 +150,40 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 	}
 	answeredAt := an.now()
 	if !answeredAt.Before(answerBy) {
+		an.putReceipt(ctx, receipts, res.Receipt)
 		return Reply{}, &taskerr.PermanentError{Message: fmt.Sprintf("%s ran out of time before answering", a.Agent)}
 	}
 	row := Row{Key: a.ExecutionID + "#response", From: a.Agent, To: a.From,
 		Channel: string(sb.ChannelAsk), Direction: string(sb.DirectionResponse), Status: string(sb.MessageDelivered),
 		Content: res.Answer, RunID: res.Run.RunID, ParentRunID: a.ParentRunID, RootRunID: a.RootRunID,
 		OccurredAt: answeredAt}
-	// The run is over: its lease goes back while the answer is recorded.
-	recorded := make(chan error, 1)
-	go func() { recorded <- an.Recorder.Record(ctx, row) }()
-	release()
-	if err := <-recorded; err != nil {
+	// The receipt is in before the lease goes back, as after any run: the
+	// agent's next run counts this one's cost against the daily budget.
+	if err := an.Recorder.RecordAnswer(context.WithoutCancel(ctx), row, res.Receipt); err != nil {
 		an.log().ErrorContext(ctx, "ask_agent: the answer was not recorded", "agent", a.Agent, "run", res.Run.RunID, "err", err)
+		an.putReceipt(ctx, receipts, res.Receipt) // the run's cost counts, answered or not
 		return Reply{}, err
 	}
 	an.log().InfoContext(ctx, "ask_agent: answered", "agent", a.Agent, "from", a.From, "runId", res.Run.RunID,
 		"parentRunId", res.Run.ParentRunID, "rootRunId", res.Run.RootRunID, "outcome", res.Outcome, "steps", res.Steps,
 		"costUsd", res.Receipt.CostUSD)
 	return Reply{Answer: res.Answer, RunID: res.Run.RunID}, nil
+}
+
+// writtenLater is the answering run's receipt store: the engine's write of
+// the receipt is left to Answer, which sends it with the response row.
+type writtenLater struct{ sb.ReceiptStore }
+
+func (writtenLater) Put(context.Context, sb.Receipt) error { return nil }
+
+// putReceipt writes the receipt of a run whose answer is not recorded
+// (a receipt already in, from a batch that failed halfway, is fine).
+func (an *Answerer) putReceipt(ctx context.Context, receipts sb.ReceiptStore, r sb.Receipt) {
+	err := receipts.Put(context.WithoutCancel(ctx), r)
+	if err != nil && sb.ErrorCode(err) != sb.ECONFLICT {
+		an.log().ErrorContext(ctx, "ask_agent: the answering run's receipt was not written", "agent", r.AgentID,
+			"run", r.Run.RunID, "costUsd", r.CostUSD, "err", err)
+	}
 }
 
 // lease takes the agent's run lease, waiting while another run holds it

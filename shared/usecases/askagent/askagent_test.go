@@ -3,6 +3,7 @@ package askagent_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,7 +26,14 @@ func TestAskReturnsTheAnswerInTheSameRun(t *testing.T) {
 		"alice": {model: scripted("Alice", "Alice here.")},
 		"bob":   {model: scripted("Bob", "Bob says 42 (token s3cr3t-token)")},
 	})
+	before := w.dynamo.Stats().ByOp
 	res := w.run(t, "alice", askLine("bob", "what is 6×7?"))
+	// Alice's receipt and audit entry, bob's lease taken and given back,
+	// the question's row and the answer's row with bob's receipt: each
+	// row with its search rows in one request.
+	if got := writes(diff(w.dynamo.Stats().ByOp, before)); got != 6 {
+		t.Errorf("%d DynamoDB writes for the ask, want 6", got)
+	}
 
 	if len(res.Calls) != 1 || res.Calls[0].Envelope.Status != "ok" {
 		t.Fatalf("calls %+v, want one ok ask", res.Calls)
@@ -75,6 +83,46 @@ func TestAskReturnsTheAnswerInTheSameRun(t *testing.T) {
 	// answering run its answer; no record Task.
 	if targets, records := w.count(); targets != 1 || records != 0 || w.tasks() != 2 {
 		t.Errorf("ran the target %d times, %d record Tasks, %d Tasks in all; want 1, 0 and 2", targets, records, w.tasks())
+	}
+}
+
+// modelFunc is an sb.Model made of a function.
+type modelFunc func(ctx context.Context, req sb.ModelRequest) (sb.ModelResponse, error)
+
+func (f modelFunc) Complete(ctx context.Context, req sb.ModelRequest) (sb.ModelResponse, error) {
+	return f(ctx, req)
+}
+
+// The question's request row is in before the asked agent runs: B's
+// model, when it is called, finds it in the pair's conversation.
+func TestQuestionIsRecordedBeforeTheAnswerRuns(t *testing.T) {
+	t.Parallel()
+	var w *world
+	var mu sync.Mutex
+	var seenRows []sb.AgentMessage
+	bob := scripted("Bob", "Bob answers.")
+	w = newWorld(t, 30*time.Second, map[string]agentSpec{
+		"alice": {model: scripted("Alice", "Alice here.")},
+		"bob": {model: modelFunc(func(ctx context.Context, req sb.ModelRequest) (sb.ModelResponse, error) {
+			page, err := w.messages.Pair(ctx, "alice", "bob", sb.MessageQuery{})
+			if err != nil {
+				return sb.ModelResponse{}, err
+			}
+			mu.Lock()
+			seenRows = page.Messages
+			mu.Unlock()
+			return bob.Complete(ctx, req)
+		})},
+	})
+	res := w.run(t, "alice", askLine("bob", "what is 6×7?"))
+	if res.Calls[0].Envelope.Status != "ok" {
+		t.Fatalf("ask %+v, want bob's answer", res.Calls[0].Envelope)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seenRows) != 1 || seenRows[0].Direction != sb.DirectionRequest || seenRows[0].Status != sb.MessageDelivered ||
+		seenRows[0].Content != "what is 6×7?" {
+		t.Fatalf("bob's run began with rows %+v, want alice's delivered question", seenRows)
 	}
 }
 
@@ -302,5 +350,9 @@ func TestAnswerAfterTheTimeoutIsNotRecorded(t *testing.T) {
 	rows := w.chain(t, res.Run.RootRunID)
 	if len(rows) != 2 || rows[1].Direction != sb.DirectionResponse || rows[1].Status == sb.MessageDelivered {
 		t.Fatalf("rows %+v, want the request and a response that is not delivered", rows)
+	}
+	// Bob ran: his receipt is written although his answer is not.
+	if cost, err := w.store.ChainCost(context.Background(), res.Run.RootRunID); err != nil || cost.Runs != 2 {
+		t.Errorf("chain runs %d (%v), want alice's and bob's", cost.Runs, err)
 	}
 }

@@ -22,9 +22,10 @@ type Asker struct {
 }
 
 // Guard refuses a question the rules forbid, before anything is run, and
-// records every question it was given. Its refusals are
-// *taskerr.DeniedError, which the machine catches by name; the Reason is
-// said to the asking agent as it is.
+// records every question it refuses (the answering Task records the
+// questions it lets through). Its refusals are *taskerr.DeniedError, which
+// the machine catches by name; the Reason is said to the asking agent as
+// it is.
 type Guard struct {
 	Askers   Askers
 	Recorder *Recorder
@@ -60,25 +61,21 @@ func (c ConfigAskers) Asker(id string) Asker {
 	return as
 }
 
-// Admit checks q and records it as its request row: denied with the
-// refusal's reason, or delivered. It answers as Check does, or with the
-// Recorder's error when the row could not be written (the machine retries
-// a *taskerr.TransientError; the retry writes the same row, or finds it).
+// Admit checks q and records a refused one as its denied request row. It
+// answers as Check does, or with the Recorder's error when the row could
+// not be written (the machine retries a *taskerr.TransientError; the retry
+// writes the same row again).
 func (g *Guard) Admit(ctx context.Context, q Question) error {
 	if q.ExecutionID == "" || q.AskedAt.IsZero() {
 		return &taskerr.PermanentError{Message: "ask.guard: the question carries no execution id or start time"}
 	}
 	verdict := g.Check(ctx, q)
-	row := Row{Key: q.ExecutionID + "#request", From: q.From, To: q.To, Channel: string(sb.ChannelAsk),
-		Direction: string(sb.DirectionRequest), Status: string(sb.MessageDelivered), Content: q.Question,
-		RunID: q.RunID, RootRunID: q.RootRunID, OccurredAt: q.AskedAt}
 	var denied *taskerr.DeniedError
-	switch {
-	case errors.As(verdict, &denied):
-		row.Status, row.Reason = string(sb.MessageDenied), denied.Reason
-	case verdict != nil:
+	if !errors.As(verdict, &denied) {
 		return verdict
 	}
+	row := requestRow(q.ExecutionID, q.From, q.To, q.Question, q.RunID, q.RootRunID, q.AskedAt)
+	row.Status, row.Reason = string(sb.MessageDenied), denied.Reason
 	if err := g.Recorder.Record(ctx, row); err != nil {
 		return err
 	}
@@ -123,16 +120,22 @@ func (g *Guard) operator(ctx context.Context, q Question, deny func(string, ...a
 	if g.Control == nil {
 		return nil
 	}
-	paused, err := g.Control.Paused(ctx, q.To)
-	if err != nil {
+	// Both switches are read at once: the question waits for the slower
+	// read, not for the two one after the other. A pause is said first.
+	var paused bool
+	var pausedErr error
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		paused, pausedErr = g.Control.Paused(ctx, q.To)
+	}()
+	reason, err := g.Control.Check(ctx, sb.RunContext{AgentID: q.To, RunID: q.RunID, RootRunID: q.RootRunID}, 0)
+	<-read
+	if err = errors.Join(pausedErr, err); err != nil {
 		return &taskerr.TransientError{Message: "ask.guard: " + sb.ErrorMessage(err)}
 	}
 	if paused {
 		return deny("agent_paused: %s is paused by the operator and answers no questions until it is resumed; carry on without it", q.To)
-	}
-	reason, err := g.Control.Check(ctx, sb.RunContext{AgentID: q.To, RunID: q.RunID, RootRunID: q.RootRunID}, 0)
-	if err != nil {
-		return &taskerr.TransientError{Message: "ask.guard: " + sb.ErrorMessage(err)}
 	}
 	switch reason {
 	case "":

@@ -40,25 +40,54 @@ type Row struct {
 	// AfterSeconds is added to OccurredAt (a timeout happens that long
 	// after the question).
 	AfterSeconds int `json:"afterSeconds,omitempty"`
+	// Question, on a response row that has no answer, is the question
+	// asked: its request row is written with the response (the answering
+	// Task, which writes it otherwise, may never have run). OccurredAt is
+	// then the execution's start, the request row's time.
+	Question string `json:"question,omitempty"`
 }
 
 // Recorder writes the machine's rows; Log is the core's scrubbing log
 // (sb.ScrubbingMessages), so contents are scrubbed before they are stored.
+// A row and its search rows are one store request (Log.RecordAll).
 type Recorder struct {
 	Log sb.AgentMessageLog
 }
 
-// Record stores r. A row that exists already (a retried Task) is success.
-// A temporarily unreachable store is a *taskerr.TransientError (the
-// machine retries it); anything else a *taskerr.PermanentError.
+// Record stores r. A row written before (a retried Task) is written again,
+// the same: success. A temporarily unreachable store is a
+// *taskerr.TransientError (the machine retries it); anything else a
+// *taskerr.PermanentError.
 func (rec *Recorder) Record(ctx context.Context, r Row) error {
-	m, err := r.message()
-	if err != nil {
-		return &taskerr.PermanentError{Message: err.Error()}
+	return rec.record(ctx, r, nil)
+}
+
+// RecordAnswer stores r, an answer, with the receipt of the run that gave
+// it, in one go; it answers as Record does.
+func (rec *Recorder) RecordAnswer(ctx context.Context, r Row, receipt sb.Receipt) error {
+	return rec.record(ctx, r, &receipt)
+}
+
+func (rec *Recorder) record(ctx context.Context, r Row, receipt *sb.Receipt) error {
+	rows := []Row{r}
+	if r.Question != "" {
+		execution, _, _ := strings.Cut(r.Key, "#")
+		rows = append(rows, requestRow(execution, r.To, r.From, r.Question, r.ParentRunID, r.RootRunID, r.OccurredAt))
 	}
-	err = rec.Log.Record(ctx, m)
+	var ms []sb.AgentMessage
+	for _, r := range rows {
+		m, err := r.message()
+		if err != nil {
+			return &taskerr.PermanentError{Message: err.Error()}
+		}
+		ms = append(ms, m)
+	}
+	// A row's id comes from the execution, its time from the execution or
+	// the one answer (a started run is never retried), so a retried Task
+	// overwrites its own rows: the write needs no condition.
+	err := rec.Log.RecordAll(ctx, ms, receipt)
 	switch code := sb.ErrorCode(err); {
-	case err == nil, code == sb.ECONFLICT:
+	case err == nil:
 		return nil
 	case code == sb.EUNAVAILABLE || code == sb.ERATELIMITED || errors.Is(err, context.DeadlineExceeded):
 		return &taskerr.TransientError{Message: "agent message: " + sb.ErrorMessage(err)}

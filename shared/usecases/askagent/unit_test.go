@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -156,10 +157,11 @@ func TestGuard(t *testing.T) {
 	}
 }
 
-// Admit writes the request row of every question it checks: delivered for
-// one it lets through, denied with the reason for a refused one (and then
-// says DeniedError); a retried Task finds its row and answers the same.
-func TestGuardAdmitRecordsTheQuestion(t *testing.T) {
+// Admit writes the denied request row of a question it refuses, with the
+// reason (and then says DeniedError), and nothing for one it lets through:
+// the answering Task records that one. A retried Task writes the same row
+// again and answers the same.
+func TestGuardAdmitRecordsRefusals(t *testing.T) {
 	c := dynamotest.Client(t)
 	store := dynamo.New(c, dynamotest.FreshTables(t, c))
 	msgs := store.AgentMessages(testBlobs(t))
@@ -180,21 +182,46 @@ func TestGuardAdmitRecordsTheQuestion(t *testing.T) {
 		}
 	}
 	page, err := msgs.Chain(context.Background(), "root", sb.MessageQuery{OldestFirst: true})
-	if err != nil || len(page.Messages) != 2 {
-		t.Fatalf("chain = %+v, %v; want two rows", page.Messages, err)
+	if err != nil || len(page.Messages) != 1 {
+		t.Fatalf("chain = %+v, %v; want the one denied row", page.Messages, err)
 	}
-	for _, m := range page.Messages {
-		want := sb.MessageDelivered
-		if m.To == "zed" {
-			want = sb.MessageDenied
-		}
-		if m.Status != want || m.Direction != sb.DirectionRequest || m.Channel != sb.ChannelAsk || m.Content != "q to "+m.To ||
-			m.RunID != "r-a" || !m.OccurredAt.Equal(at) {
-			t.Errorf("row %+v, want a %s request at %v", m, want, at)
-		}
-		if m.Status == sb.MessageDenied && !strings.Contains(m.Reason, `there is no agent "zed"`) {
-			t.Errorf("denied row's reason %q", m.Reason)
-		}
+	m := page.Messages[0]
+	if m.To != "zed" || m.Status != sb.MessageDenied || m.Direction != sb.DirectionRequest || m.Channel != sb.ChannelAsk ||
+		m.Content != "q to zed" || m.RunID != "r-a" || !m.OccurredAt.Equal(at) || !strings.Contains(m.Reason, `there is no agent "zed"`) {
+		t.Errorf("row %+v, want alice's denied request to zed at %v with the reason", m, at)
+	}
+}
+
+// A record Task of a question that timed out or failed writes the
+// question's request row with its response row, in one request: the
+// answering Task, which writes it otherwise, may never have run. Both rows
+// are what the guard and the answering Task would have written.
+func TestRecorderWritesTheQuestionWithAnUnansweredResponse(t *testing.T) {
+	c := dynamotest.Client(t)
+	store := dynamo.New(c, dynamotest.FreshTables(t, c))
+	msgs := store.AgentMessages(testBlobs(t))
+	rec := &askagent.Recorder{Log: sb.ScrubbingMessages{Log: msgs}}
+	at := time.Now()
+	row := askagent.Row{Key: "arn:exec:3#response", From: "bob", To: "alice", Channel: "ask", Direction: "response", Status: "timeout",
+		Reason: "no answer within 1 seconds", ParentRunID: "r-a", RootRunID: "root", OccurredAt: at, AfterSeconds: 1, Question: "q?"}
+	before := store.Stats().Ops["agentMessages.recordAll"].Calls
+	if err := rec.Record(context.Background(), row); err != nil {
+		t.Fatal(err)
+	}
+	if n := store.Stats().Ops["agentMessages.recordAll"].Calls - before; n != 1 {
+		t.Errorf("%d store requests, want 1", n)
+	}
+	page, err := msgs.Chain(context.Background(), "root", sb.MessageQuery{OldestFirst: true})
+	if err != nil || len(page.Messages) != 2 {
+		t.Fatalf("chain = %+v, %v; want request and response", page.Messages, err)
+	}
+	req, resp := page.Messages[0], page.Messages[1]
+	if req.From != "alice" || req.To != "bob" || req.Direction != sb.DirectionRequest || req.Status != sb.MessageDelivered ||
+		req.Content != "q?" || req.RunID != "r-a" || !req.OccurredAt.Equal(at) {
+		t.Errorf("request row %+v", req)
+	}
+	if resp.Status != sb.MessageTimeout || resp.RunID != "r-a" || !resp.OccurredAt.Equal(at.Add(time.Second)) {
+		t.Errorf("response row %+v", resp)
 	}
 }
 
@@ -261,6 +288,8 @@ type failingLog struct{ err error }
 
 func (f failingLog) Record(context.Context, sb.AgentMessage) error { return f.err }
 
+func (f failingLog) RecordAll(context.Context, []sb.AgentMessage, *sb.Receipt) error { return f.err }
+
 // The answering run's call path is the question's; a payload without one
 // (or not ending with the asker) would start a run that may ask others in
 // turn, so it starts none.
@@ -271,7 +300,7 @@ func TestAnswerNeedsTheCallPath(t *testing.T) {
 	})}
 	for _, path := range [][]string{nil, {}, {"carol"}, {"alice", ""}} {
 		_, err := an.Answer(context.Background(), askagent.Ask{Agent: "bob", From: "alice", Question: "q?", ParentRunID: "r-a", RootRunID: "root",
-			CallPath: path, ExecutionID: "arn:exec:1"})
+			CallPath: path, ExecutionID: "arn:exec:1", AskedAt: time.Now()})
 		var perm *taskerr.PermanentError
 		if !errors.As(err, &perm) || !strings.Contains(perm.Message, "call path") {
 			t.Errorf("call path %q: %v, want a PermanentError naming the call path", path, err)
@@ -288,3 +317,62 @@ func (f agentsFunc) Agent(id string) (sb.Agent, error) { return f(id) }
 type askersFunc func(id string) askagent.Asker
 
 func (f askersFunc) Asker(id string) askagent.Asker { return f(id) }
+
+// switches is a Control with fixed answers; it counts its reads.
+type switches struct {
+	paused            bool
+	reason            string
+	pausedErr, chkErr error
+	reads             atomic.Int32
+}
+
+func (s *switches) Paused(context.Context, string) (bool, error) {
+	s.reads.Add(1)
+	return s.paused, s.pausedErr
+}
+
+func (s *switches) Check(context.Context, sb.RunContext, float64) (string, error) {
+	s.reads.Add(1)
+	return s.reason, s.chkErr
+}
+
+// The operator's switches refuse a question to a paused agent or in a
+// stopped chain or one over its budget, a pause said first; a switch that
+// cannot be read is a TransientError (the machine retries the guard).
+func TestGuardAsksTheOperatorsSwitches(t *testing.T) {
+	down := sb.E("kv.get", sb.EUNAVAILABLE, "throttled")
+	tests := []struct {
+		name       string
+		sw         *switches
+		wantDenied string // "" = allowed
+		wantRetry  bool
+	}{
+		{"nothing set", &switches{}, "", false},
+		{"paused", &switches{paused: true}, "agent_paused: bob is paused", false},
+		{"paused in a stopped chain", &switches{paused: true, reason: "chain_stopped"}, "agent_paused: bob is paused", false},
+		{"stopped", &switches{reason: "chain_stopped"}, "chain_stopped:", false},
+		{"over the chain budget", &switches{reason: "chain_budget"}, "chain_budget:", false},
+		{"pause unreadable", &switches{pausedErr: down}, "", true},
+		{"chain unreadable", &switches{chkErr: down}, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &askagent.Guard{Control: tt.sw,
+				Askers: askersFunc(func(string) askagent.Asker { return askagent.Asker{Exists: true, Enabled: true} })}
+			err := g.Check(context.Background(), askagent.Question{From: "alice", To: "bob", RunID: "r", CallPath: []string{"alice"}})
+			var denied *taskerr.DeniedError
+			var transient *taskerr.TransientError
+			switch {
+			case tt.wantRetry && !errors.As(err, &transient):
+				t.Fatalf("Check = %#v, want a TransientError", err)
+			case tt.wantDenied != "" && (!errors.As(err, &denied) || !strings.HasPrefix(denied.Reason, tt.wantDenied)):
+				t.Fatalf("Check = %#v, want DeniedError %q", err, tt.wantDenied)
+			case tt.wantDenied == "" && !tt.wantRetry && err != nil:
+				t.Fatalf("Check = %v, want allowed", err)
+			}
+			if n := tt.sw.reads.Load(); n != 2 {
+				t.Errorf("%d reads of the switches, want 2", n)
+			}
+		})
+	}
+}
