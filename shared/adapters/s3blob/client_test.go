@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 )
 

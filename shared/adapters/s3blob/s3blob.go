@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"time"
 
-
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
