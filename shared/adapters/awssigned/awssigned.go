@@ -56,6 +56,11 @@ type Signer struct {
 // the response headers and at most MaxAnswer bytes of the body. err is set
 // only when no answer came (credentials, signing, the network).
 func (s Signer) Post(ctx context.Context, url string, headers map[string]string, payload []byte) (int, http.Header, []byte, error) {
+	return s.PostLimited(ctx, url, headers, payload, MaxAnswer)
+}
+
+// PostLimited is Post reading at most limit bytes of the answer.
+func (s Signer) PostLimited(ctx context.Context, url string, headers map[string]string, payload []byte, limit int64) (int, http.Header, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
 	if err != nil {
 		return 0, nil, nil, err
@@ -76,6 +81,6 @@ func (s Signer) Post(ctx context.Context, url string, headers map[string]string,
 		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, limit))
 	return resp.StatusCode, resp.Header, body, nil
 }
