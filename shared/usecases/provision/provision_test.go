@@ -14,8 +14,8 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
-	"github.com/switchboard-dev/switchboard/shared/adapters/secrets/smstore"
 	"github.com/switchboard-dev/switchboard/shared/adapters/secrets/smfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/secrets/smstore"
 	"github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/errtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
