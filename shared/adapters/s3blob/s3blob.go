@@ -167,10 +167,7 @@ func (s *Store) putMultipart(ctx context.Context, op, key string, first []byte, 
 	if size >= 0 && total != size {
 		return sb.E(op, sb.EINVALID, fmt.Sprintf("body has %d bytes, %d announced", total, size))
 	}
-	doc, err := xml.Marshal(completeMultipartUpload{Parts: parts})
-	if err != nil {
-		return sb.Wrap(op, sb.EINTERNAL, "", fmt.Errorf("%s: complete multipart upload: %w", op, err))
-	}
+	doc := completeMultipartUpload(parts)
 	cctx, cancel = context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	// S3 may answer 200 and still fail the completion: the error is then
@@ -184,13 +181,22 @@ func (s *Store) putMultipart(ctx context.Context, op, key string, first []byte, 
 }
 
 type completedPart struct {
-	ETag       string `xml:"ETag"`
-	PartNumber int    `xml:"PartNumber"`
+	ETag       string
+	PartNumber int
 }
 
-type completeMultipartUpload struct {
-	XMLName xml.Name        `xml:"http://s3.amazonaws.com/doc/2006-03-01/ CompleteMultipartUpload"`
-	Parts   []completedPart `xml:"Part"`
+// completeMultipartUpload is CompleteMultipartUpload's document, written
+// by hand: xml.Marshal would link the whole XML encoder for these lines.
+func completeMultipartUpload(parts []completedPart) []byte {
+	var b bytes.Buffer
+	b.WriteString(`<CompleteMultipartUpload xmlns="http://s3.amazonaws.com/doc/2006-03-01/">`)
+	for _, p := range parts {
+		b.WriteString("<Part><ETag>")
+		_ = xml.EscapeText(&b, []byte(p.ETag))
+		fmt.Fprintf(&b, "</ETag><PartNumber>%d</PartNumber></Part>", p.PartNumber)
+	}
+	b.WriteString("</CompleteMultipartUpload>")
+	return b.Bytes()
 }
 
 // call sends r and decodes the XML answer into out (nil: none wanted). An
