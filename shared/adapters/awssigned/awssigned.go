@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -23,8 +24,10 @@ import (
 // Endpoint is the base URL of a service: the variable envVar
 // (AWS_ENDPOINT_URL_LAMBDA, …) when set, else AWS_ENDPOINT_URL (the config's
 // base endpoint), else the region's public endpoint host.<region>.amazonaws.com.
+// AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true ignores envVar, as the SDK's
+// clients do (the config has no base endpoint then either).
 func Endpoint(cfg aws.Config, getenv func(string) string, envVar, host string) string {
-	if e := getenv(envVar); e != "" {
+	if e := getenv(envVar); e != "" && !strings.EqualFold(getenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"), "true") {
 		return e
 	}
 	if cfg.BaseEndpoint != nil && *cfg.BaseEndpoint != "" {
