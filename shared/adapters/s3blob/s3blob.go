@@ -241,7 +241,10 @@ func (s *Store) call(ctx context.Context, r request, out any) error {
 func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, sb.BlobInfo, error) {
 	op := "s3 get " + key
 	ctx, cancel := context.WithTimeout(ctx, transferTimeout)
-	resp, err := s.client.do(ctx, request{method: http.MethodGet, bucket: s.bucket, key: key})
+	// identity: Go's transport would otherwise ask for gzip and unpack an
+	// object stored gzip-encoded, losing its length (the SDK asks the same).
+	resp, err := s.client.do(ctx, request{method: http.MethodGet, bucket: s.bucket, key: key,
+		header: http.Header{"Accept-Encoding": {"identity"}}})
 	if err != nil {
 		cancel()
 		return nil, sb.BlobInfo{}, fromS3(op, err)
