@@ -305,6 +305,21 @@ func NewSwitchboardStack(scope constructs.Construct, id string, props *Switchboa
 			ReportBatchItemFailures: jsii.Bool(true),
 		}))
 	}
+	// The span table's stream and its consumer (the grant to read the
+	// stream comes with the event source).
+	if consumer, ok := functions[deploy.SpanStream.Consumer]; ok {
+		s := deploy.SpanStream
+		consumer.AddEventSource(awslambdaeventsources.NewDynamoEventSource(tables[s.Table], &awslambdaeventsources.DynamoEventSourceProps{
+			StartingPosition:        awslambda.StartingPosition_LATEST,
+			BatchSize:               jsii.Number(float64(s.BatchSize)),
+			RetryAttempts:           jsii.Number(float64(s.MaxRetries)),
+			MaxRecordAge:            awscdk.Duration_Seconds(jsii.Number(float64(s.MaxRecordAgeSeconds))),
+			ReportBatchItemFailures: jsii.Bool(true),
+			Filters: &[]*map[string]any{awslambda.FilterCriteria_Filter(&map[string]any{
+				"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
+			})},
+		}))
+	}
 	for _, f := range deploy.Functions {
 		fn := functions[f.Name]
 		for _, name := range f.Invokes {
@@ -422,6 +437,14 @@ func newTable(scope constructs.Construct, t deploy.Table) awsdynamodb.Table {
 	}
 	if t.TTLAttr != "" {
 		props.TimeToLiveAttribute = jsii.String(t.TTLAttr)
+	}
+	if t.Stream != "" {
+		views := map[string]awsdynamodb.StreamViewType{"NEW_IMAGE": awsdynamodb.StreamViewType_NEW_IMAGE}
+		view, ok := views[t.Stream]
+		if !ok {
+			panic(fmt.Sprintf("table %s: stream %q in shared/platform/deploy, want NEW_IMAGE", t.ID, t.Stream))
+		}
+		props.Stream = view
 	}
 	table := awsdynamodb.NewTable(scope, jsii.String(deploy.LogicalID(t.ID, "Table")), props)
 	for _, ix := range t.Indexes {

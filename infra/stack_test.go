@@ -141,6 +141,11 @@ func TestTables(t *testing.T) {
 			if tb.TTLAttr != "" {
 				want["TimeToLiveSpecification"] = map[string]any{"AttributeName": tb.TTLAttr, "Enabled": true}
 			}
+			if tb.Stream != "" {
+				want["StreamSpecification"] = map[string]any{"StreamViewType": tb.Stream}
+			} else if p["StreamSpecification"] != nil {
+				t.Errorf("%s has a stream, catalogue has none", id)
+			}
 			for k, v := range want {
 				if !reflect.DeepEqual(normalize(p[k]), normalize(v)) {
 					t.Errorf("%s.%s = %v, want %v", id, k, p[k], v)
@@ -434,7 +439,10 @@ func TestGrants(t *testing.T) {
 				}
 			}
 			// Step Functions log delivery has no resource ARN; AWS wants "*".
-			if slices.Contains(asList(s["Resource"]), any("*")) && !onlyLogDelivery(s["Action"]) {
+			// dynamodb:ListStreams has no resource ARN either (the stream
+			// consumer's grant).
+			if slices.Contains(asList(s["Resource"]), any("*")) && !onlyLogDelivery(s["Action"]) &&
+				!reflect.DeepEqual(asList(s["Action"]), []any{"dynamodb:ListStreams"}) {
 				t.Errorf("policy %s grants %v on every resource", id, s["Action"])
 			}
 		}
@@ -458,7 +466,9 @@ func TestGrants(t *testing.T) {
 			tid := idOf(t, js, "AWS::DynamoDB::Table", deploy.LogicalID(tb.ID, "Table"))
 			granted := strings.Contains(doc, `"`+tid+`"`)
 			readOnly := slices.Contains(f.ReadTables, tb.ID)
-			if listed := slices.Contains(f.Tables, tb.ID) || readOnly; granted != listed {
+			// The stream consumer reads its table's stream (TestSpanStream).
+			stream := f.Name == deploy.SpanStream.Consumer && tb.ID == deploy.SpanStream.Table
+			if listed := slices.Contains(f.Tables, tb.ID) || readOnly || stream; granted != listed {
 				t.Errorf("function %s: access to table %s is %v, catalogue says %v", f.Name, tb.ID, granted, listed)
 			}
 			if readOnly {
@@ -773,7 +783,7 @@ func asList(v any) []any {
 func TestAlarms(t *testing.T) {
 	tpl, js := synth(t)
 	// An alarm per function no caller sees fail (agent-worker, jobs) and per
-	// state machine: $0.10 a month each.
+	// state machine started asynchronously: $0.10 a month each.
 	var alarmed []string
 	for _, f := range deploy.Functions {
 		if deploy.HasErrorAlarm(f) {
@@ -783,7 +793,16 @@ func TestAlarms(t *testing.T) {
 	if want := []string{"jobs", "agent-worker"}; !reflect.DeepEqual(alarmed, want) {
 		t.Errorf("functions with an errors alarm %v, want %v", alarmed, want)
 	}
-	countIs(t, tpl, "AWS::CloudWatch::Alarm", len(alarmed)+len(deploy.StateMachines))
+	machines := 0
+	for _, m := range deploy.StateMachines {
+		if deploy.HasFailedAlarm(m) {
+			machines++
+		}
+	}
+	if machines != 1 {
+		t.Errorf("%d machines with an alarm on failed executions, want 1 (the document pipeline; ask-agent's caller gets its failures)", machines)
+	}
+	countIs(t, tpl, "AWS::CloudWatch::Alarm", len(alarmed)+machines)
 	for _, f := range deploy.Functions {
 		if !deploy.HasErrorAlarm(f) {
 			continue
@@ -1017,7 +1036,7 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 		s := samRes("AWS::DynamoDB::Table", id)
 		_, r := byConstruct(t, js, "AWS::DynamoDB::Table", id)
 		c := props(r)
-		for _, k := range []string{"BillingMode", "KeySchema", "GlobalSecondaryIndexes", "TimeToLiveSpecification", "PointInTimeRecoverySpecification"} {
+		for _, k := range []string{"BillingMode", "KeySchema", "GlobalSecondaryIndexes", "TimeToLiveSpecification", "PointInTimeRecoverySpecification", "StreamSpecification"} {
 			same(id+"."+k, s[k], c[k])
 		}
 		same(id+".AttributeDefinitions", sortedByName(s["AttributeDefinitions"]), sortedByName(c["AttributeDefinitions"]))
@@ -1143,8 +1162,20 @@ func TestSAMTemplateMatchesStack(t *testing.T) {
 			same(id+" wake queue event", []any{ev["Type"], ep["Queue"], ep["BatchSize"], ep["FunctionResponseTypes"]},
 				[]any{"SQS", map[string]any{"Fn::GetAtt": []any{deploy.WakeQueue.LogicalID(), "Arn"}}, 1, []any{"ReportBatchItemFailures"}})
 		}
+		if f.Name == deploy.SpanStream.Consumer {
+			wantEvents++
+			sp := deploy.SpanStream
+			ev, _ := events[sp.LogicalID()].(map[string]any)
+			ep, _ := ev["Properties"].(map[string]any)
+			m := spanStreamMapping(t, js)
+			same(id+" span stream event", []any{ev["Type"], ep["StartingPosition"], ep["BatchSize"], ep["MaximumRetryAttempts"],
+				ep["MaximumRecordAgeInSeconds"], ep["FunctionResponseTypes"], ep["FilterCriteria"]},
+				[]any{"DynamoDB", m["StartingPosition"], m["BatchSize"], m["MaximumRetryAttempts"],
+					m["MaximumRecordAgeInSeconds"], m["FunctionResponseTypes"], m["FilterCriteria"]})
+			same(id+" span stream", ep["Stream"], map[string]any{"Fn::GetAtt": []any{deploy.LogicalID(sp.Table, "Table"), "StreamArn"}})
+		}
 		if len(events) != wantEvents {
-			t.Errorf("template.yaml: %s has %d events, want %d (its jobs and the wake queue)", id, len(events), wantEvents)
+			t.Errorf("template.yaml: %s has %d events, want %d (its jobs, the wake queue, the span stream)", id, len(events), wantEvents)
 		}
 
 		if deploy.HasErrorAlarm(f) {
@@ -1457,6 +1488,7 @@ func TestMemorySizes(t *testing.T) {
 	want := map[string]float64{
 		"agent-worker": 256, "jobs": 128,
 		"tools": 256, "mcp": 256, "rocketchat-webhook": 256, "approvals": 256, "telegram-webhook": 256, "console": 256,
+		"telemetry-export": 128,
 	}
 	for _, f := range deploy.Functions {
 		id, res := byConstruct(t, js, "AWS::Lambda::Function", deploy.LogicalID(f.Name, "Function"))
@@ -1510,6 +1542,57 @@ func TestWakeQueue(t *testing.T) {
 		}
 		if sends != deploy.SendsWakes(f) {
 			t.Errorf("function %s may send to the wake queue: %v, catalogue says %v", f.Name, sends, deploy.SendsWakes(f))
+		}
+	}
+}
+
+// spanStreamMapping is the properties of the CDK stack's event source
+// mapping from the span table's stream.
+func spanStreamMapping(t *testing.T, js map[string]any) map[string]any {
+	t.Helper()
+	tid := idOf(t, js, "AWS::DynamoDB::Table", deploy.LogicalID(deploy.SpanStream.Table, "Table"))
+	for _, m := range resources(js, "AWS::Lambda::EventSourceMapping") {
+		if reflect.DeepEqual(props(m)["EventSourceArn"], map[string]any{"Fn::GetAtt": []any{tid, "StreamArn"}}) {
+			return props(m)
+		}
+	}
+	t.Fatalf("no event source mapping from the %s table's stream", deploy.SpanStream.Table)
+	return nil
+}
+
+// TestSpanStream: the span table's stream feeds telemetry-export, new
+// items only, with batch item failures and bounded retries; only that
+// function may read the stream, and only the functions that record spans
+// write the table.
+func TestSpanStream(t *testing.T) {
+	_, js := synth(t)
+	s := deploy.SpanStream
+	m := spanStreamMapping(t, js)
+	want := map[string]any{
+		"FunctionName":              map[string]any{"Ref": idOf(t, js, "AWS::Lambda::Function", deploy.LogicalID(s.Consumer, "Function"))},
+		"StartingPosition":          "LATEST",
+		"BatchSize":                 s.BatchSize,
+		"MaximumRetryAttempts":      s.MaxRetries,
+		"MaximumRecordAgeInSeconds": s.MaxRecordAgeSeconds,
+		"FunctionResponseTypes":     []any{"ReportBatchItemFailures"},
+		"FilterCriteria":            map[string]any{"Filters": []any{map[string]any{"Pattern": deploy.StreamInsertsOnly}}},
+	}
+	for k, v := range want {
+		if !reflect.DeepEqual(normalize(m[k]), normalize(v)) {
+			t.Errorf("span stream mapping %s = %v, want %v", k, m[k], v)
+		}
+	}
+	for _, f := range deploy.Functions {
+		reads := false
+		for _, st := range roleStatements(t, js, f.Name) {
+			for _, a := range asList(st["Action"]) {
+				if a == "dynamodb:DescribeStream" {
+					reads = true
+				}
+			}
+		}
+		if reads != (f.Name == s.Consumer) {
+			t.Errorf("function %s may read a table stream: %v, want only %s", f.Name, reads, s.Consumer)
 		}
 	}
 }

@@ -64,15 +64,17 @@ func newStateMachine(stack awscdk.Stack, m deploy.StateMachine, functions map[st
 	for _, name := range m.StoppedBy {
 		functions[name].AddToRolePolicy(allow(deploy.StateMachineStopActions, deploy.StateMachineExecutionsARNSub(m.Name)))
 	}
-	sm.MetricFailed(&awscloudwatch.MetricOptions{
-		Period:    awscdk.Duration_Minutes(jsii.Number(5)),
-		Statistic: jsii.String("Sum"),
-	}).CreateAlarm(stack, jsii.String(deploy.LogicalID(m.Name, "ExecutionsFailed")), &awscloudwatch.CreateAlarmOptions{
-		AlarmDescription:   jsii.String("failed executions of the " + m.Name + " state machine"),
-		Threshold:          jsii.Number(1),
-		EvaluationPeriods:  jsii.Number(1),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-	})
+	if deploy.HasFailedAlarm(m) {
+		sm.MetricFailed(&awscloudwatch.MetricOptions{
+			Period:    awscdk.Duration_Minutes(jsii.Number(5)),
+			Statistic: jsii.String("Sum"),
+		}).CreateAlarm(stack, jsii.String(deploy.LogicalID(m.Name, "ExecutionsFailed")), &awscloudwatch.CreateAlarmOptions{
+			AlarmDescription:   jsii.String("failed executions of the " + m.Name + " state machine"),
+			Threshold:          jsii.Number(1),
+			EvaluationPeriods:  jsii.Number(1),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+	}
 	return sm
 }

@@ -21,9 +21,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/switchboard-dev/switchboard/shared/adapters/collabora/cofake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/adapters/nextcloud/ncfake"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/spantable/spancodec"
 )
 
 // jaegerConfig keeps traces in memory and binds every port to 127.0.0.1
@@ -234,7 +239,10 @@ agents:
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w := &rcWorld{rc: rc, dev: startDevConfig(t, path, "E2E_OTLP_AUTH="+planted), room: room, agentID: hermesID}
+	// The spans go through the span table, as in AWS; its name is the
+	// test's, to read it afterwards.
+	spanTable := fmt.Sprintf("e2e-spans-%d", time.Now().UnixNano())
+	w := &rcWorld{rc: rc, dev: startDevConfig(t, path, "E2E_OTLP_AUTH="+planted, "SWITCHBOARD_TABLE_SPANS="+spanTable), room: room, agentID: hermesID}
 	if _, m := w.dev.invoke("hermes", "Workspace", "write", map[string]any{"path": "personal:q3.csv", "content": "region,revenue\nnorth,10\n"}); m["status"] != "ok" {
 		t.Fatalf("workspace write = %v", m)
 	}
@@ -281,7 +289,8 @@ agents:
 			return false
 		}
 		spans = body.Data[0].Spans
-		return count(spans, "invoke_agent hermes") == 2 && count(spans, "invoke_agent atlas") == 1 && count(spans, "wake hermes") == 2
+		return count(spans, "invoke_agent hermes") == 2 && count(spans, "invoke_agent atlas") == 1 && count(spans, "wake hermes") == 2 &&
+			count(spans, "pipeline Documents.deliver") == 1
 	}) {
 		t.Fatalf("trace %s (root run %s) in Jaeger: %d spans %v, want both Hermes runs, Atlas's and two wakes", traceID, root, len(spans), spanNames(spans))
 	}
@@ -303,8 +312,19 @@ agents:
 	for _, s := range spans {
 		switch {
 		case s.OperationName == "execute_tool ask_agent.ask", s.OperationName == "execute_tool Documents.deliver":
-			if s.parent() != hermesRoot.SpanID || s.tag("switchboard.tool.status") != "ok" {
-				t.Errorf("%s: parent %s status %v, want under Hermes's first run, ok", s.OperationName, parentName(s), s.tag("switchboard.tool.status"))
+			if s.parent() != hermesRoot.SpanID || s.tag("switchboard.tool.status") != "ok" || s.tag("switchboard.tool.staging") != "auto" {
+				t.Errorf("%s: parent %s status %v staging %v, want under Hermes's first run, ok, auto", s.OperationName, parentName(s),
+					s.tag("switchboard.tool.status"), s.tag("switchboard.tool.staging"))
+			}
+		case s.OperationName == "pipeline Documents.deliver":
+			// The delivery's execution, recorded by its finish step in
+			// another invocation, under the run that started it.
+			if s.parent() != hermesRoot.SpanID || s.tag("switchboard.outcome") != "delivered" {
+				t.Errorf("pipeline span: parent %s outcome %v, want under Hermes's first run, delivered", parentName(s), s.tag("switchboard.outcome"))
+			}
+		case strings.HasPrefix(s.OperationName, "step "):
+			if parentName(s) != "pipeline Documents.deliver" || s.tag("switchboard.outcome") != "ok" || s.tag("switchboard.pipeline.attempt") == nil {
+				t.Errorf("%s: parent %s outcome %v, want under the pipeline span, ok, with its attempt", s.OperationName, parentName(s), s.tag("switchboard.outcome"))
 			}
 		case s.OperationName == "invoke_agent atlas":
 			if s.parent() != hermesRoot.SpanID || s.tag("gen_ai.conversation.id") != root {
@@ -327,14 +347,53 @@ agents:
 			}
 		}
 	}
+	for _, step := range []string{"step convert", "step upload", "step share", "step post", "step finish"} {
+		if n := count(spans, step); n != 1 {
+			t.Errorf("%d %q spans, want 1 (all: %v)", n, step, spanNames(spans))
+		}
+	}
 	if strings.Contains(string(raw), planted) {
 		t.Errorf("the planted secret is in the trace:\n%s", raw)
 	}
 	if !strings.Contains(string(raw), "gen_ai.input.messages") {
 		t.Errorf("captureContent is on, but no span carries the messages")
 	}
-	t.Logf("measured: %d spans in the chain's trace (%v); %d OTLP requests, %d bytes exported for %d runs (%d bytes per run)",
-		len(spans), spanNames(spans), exports.Load(), exportedBytes.Load(), 3, exportedBytes.Load()/3)
+	items, fromTable, itemBytes := spanTableItems(t, spanTable, traceID)
+	if fromTable < len(spans) {
+		t.Errorf("the span table holds %d spans of the trace in %d items, want every one of the %d in Jaeger (they go through it)", fromTable, items, len(spans))
+	}
+	t.Logf("measured: %d spans in the chain's trace (%v); %d OTLP requests, %d bytes exported for %d runs (%d bytes per run); "+
+		"%d span-table items, %d bytes of payload (%d per item)",
+		len(spans), spanNames(spans), exports.Load(), exportedBytes.Load(), 3, exportedBytes.Load()/3, items, itemBytes, itemBytes/max(items, 1))
+}
+
+// spanTableItems scans the dev's span table: how many items, how many
+// spans of trace they hold, and their payload bytes.
+func spanTableItems(t *testing.T, table, trace string) (items, spans, bytes int) {
+	t.Helper()
+	c := dynamotest.Client(t)
+	out, err := c.Scan(t.Context(), &dynamodb.ScanInput{TableName: &table})
+	if err != nil {
+		t.Fatalf("scan the span table %s: %v", table, err)
+	}
+	for _, it := range out.Items {
+		p, ok := it[spancodec.PayloadAttr].(*types.AttributeValueMemberB)
+		if !ok {
+			t.Fatalf("span table item without its payload: %v", it)
+		}
+		decoded, err := spancodec.Decode(p.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items++
+		bytes += len(p.Value)
+		for _, s := range decoded {
+			if s.Trace.String() == trace {
+				spans++
+			}
+		}
+	}
+	return items, spans, bytes
 }
 
 func count(spans []jaegerSpan, name string) int {

@@ -217,7 +217,7 @@ func Bill(t Team, c Changes) []Line {
 
 	// DynamoDB write request units a day (docs/performance.md).
 	wakeWRU := 1.0 + 2 + 2 + 2 + 1 + 2*t.ToolCallsPerRun // claim; lease; receipt + byRoot; claim begin/finish; hourly counter; audit + byRoot per tool call
-	askWRU := 2*34.0 + 2 + 2 + 2*2                       // two message rows (table, 3 indexes, ~30 search rows); audit; lease; two receipts
+	askWRU := 2*32.0 + 2 + 2 + 2*2                       // two message rows (table, 4 indexes, ~27 search rows: 300 B of prose); audit; lease; two receipts
 	deliveryWRU := 10.0 + 6*2                            // step markers; audit entries + byRoot
 	pollWRU := t.Messages * t.AgentsPerRoom              // room marker moved, per agent that sees the message
 	jobRecords := jobRuns                                // one record per run
@@ -248,7 +248,12 @@ func Bill(t Team, c Changes) []Line {
 
 	alarms := float64(len(deploy.Functions) + len(deploy.StateMachines))
 	if c.FewerAlarms {
-		alarms = float64(len(deploy.StateMachines))
+		alarms = 0
+		for _, sm := range deploy.StateMachines {
+			if deploy.HasFailedAlarm(sm) {
+				alarms++
+			}
+		}
 		for _, f := range deploy.Functions {
 			if deploy.HasErrorAlarm(f) {
 				alarms++
@@ -275,7 +280,7 @@ func Bill(t Team, c Changes) []Line {
 		{"CloudWatch", "log storage", "GB-month", stored, logsPerGBMonthStored, map[bool]string{false: "kept forever, a year old", true: "30 days"}[c.LogRetention]},
 		{"SQS", "wake queue: the event source mapping's long polls while the queue is empty (5 pollers, 20 s each, assumed)", "request", wakeQueuePolls(c) * m, sqsFIFOPerRequest, ""},
 		{"SQS", "wake queue: send, change visibility or delete per wake", "request", wakeQueueMessages(c, worker) * m, sqsFIFOPerRequest, ""},
-		{"CloudWatch", "alarms", "alarm", alarms, alarmPerMonth, map[bool]string{false: "every function and state machine", true: "agent-worker, jobs, state machines"}[c.FewerAlarms]},
+		{"CloudWatch", "alarms", "alarm", alarms, alarmPerMonth, map[bool]string{false: "every function and state machine", true: "agent-worker, jobs, document pipeline"}[c.FewerAlarms]},
 	}
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app/mcpfn"
 	"github.com/switchboard-dev/switchboard/shared/app/rocketchatwebhookfn"
 	"github.com/switchboard-dev/switchboard/shared/app/telegramwebhookfn"
+	"github.com/switchboard-dev/switchboard/shared/app/telemetryexportfn"
 	"github.com/switchboard-dev/switchboard/shared/app/toolsfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
@@ -66,6 +67,7 @@ var Builders = map[string]Builder{
 	"mcp":                mcpfn.Build,
 	"rocketchat-webhook": rocketchatwebhookfn.Build,
 	"telegram-webhook":   telegramwebhookfn.Build,
+	"telemetry-export":   telemetryexportfn.Build,
 	"tools":              toolsfn.Build,
 }
 
@@ -160,11 +162,18 @@ func (a *App) Handler(fn string) (any, error) {
 		return jobsfn.Handler(a.jobs), nil
 	case "agent-worker":
 		return agentworkerfn.Handler(a.agents), nil
+	case "telemetry-export":
+		exp, err := telemetryexportfn.NewExporter(a.core.Config)
+		if err != nil {
+			return nil, err
+		}
+		h := &telemetryexportfn.Handler{Exporter: exp, Log: a.core.Log}
+		return h.Handle, nil
 	}
 	eps := a.Endpoints(httpapi.RequireIAM)
 	h, ok := eps[fn]
 	if !ok {
-		names := []string{"agent-worker", "jobs"}
+		names := []string{"agent-worker", "jobs", "telemetry-export"}
 		for n := range eps {
 			names = append(names, n)
 		}

@@ -21,13 +21,11 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig/awsprofile"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
-	"github.com/switchboard-dev/switchboard/shared/adapters/otel"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	"github.com/switchboard-dev/switchboard/shared/app"
 	"github.com/switchboard-dev/switchboard/shared/devrt/sandbox"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
-	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 // Embedded defaults for local use.
@@ -279,11 +277,9 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 		return err
 	}
 	env.SFN.warn(a.Log())
-	// Telemetry: runs and wakes export their spans over OTLP/HTTP from here.
-	spans, err := a.StartTelemetry(func() (sb.SpanExporter, error) {
-		tc := a.Config().Instance
-		return otel.New(otel.Config{Endpoint: tc.Telemetry.OTLP.Endpoint, Headers: tc.Telemetry.OTLP.Headers, Instance: tc.Name})
-	})
+	// Telemetry: runs and wakes write their spans into the span table; a
+	// goroutine exports them over OTLP/HTTP from there (spans.go).
+	spans, err := startSpanExport(a)
 	if err != nil {
 		return err
 	}
@@ -345,7 +341,7 @@ func Run(ctx context.Context, o Options, ready func(addr string)) error {
 	}
 	a.Close(sctx) // let queued agent runs finish, up to the deadline
 	if spans != nil {
-		_ = spans.Close(sctx) // the last spans, within the flush bound
+		spans.Close(sctx) // the last spans, within the flush bound
 	}
 	a.Log().Info("switchboard dev stopped")
 	return nil

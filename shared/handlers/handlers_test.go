@@ -126,6 +126,8 @@ func eventType(t *testing.T, fn string) any {
 		return &jobs.Event{}
 	case fn == "agent-worker":
 		return &sb.WakeJob{}
+	case fn == "telemetry-export":
+		return &events.DynamoDBEvent{} // the span table's stream
 	}
 	t.Fatalf("function %q: no event type known to this test; add it to eventType", fn)
 	return nil
@@ -409,6 +411,13 @@ func TestEventsRunThroughHandler(t *testing.T) {
 				last, err := a.Store().LastRuns(context.Background())
 				if err != nil || len(last) != 1 || last[0].Job != want.Job || last[0].Outcome != "ok" {
 					t.Errorf("LastRuns = %+v, %v; want the one run recorded", last, err)
+				}
+			case ev.fn == "telemetry-export":
+				// The example config sets no instance.telemetry.otlp: the
+				// items are acknowledged, none reported failed.
+				var out events.DynamoDBEventResponse
+				if err := json.Unmarshal(resp, &out); err != nil || len(out.BatchItemFailures) != 0 {
+					t.Errorf("response %s (%v), want no batch item failures", resp, err)
 				}
 			default:
 				t.Fatalf("function %q: no response check; add one", ev.fn)

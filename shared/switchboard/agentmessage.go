@@ -2,6 +2,8 @@ package switchboard
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -303,25 +305,37 @@ func (s ScrubbingMessages) Record(ctx context.Context, m AgentMessage) error {
 }
 
 // Search term limits: words shorter than MinTermLength or longer than
-// MaxTermLength are not indexed, and a message indexes at most
-// MaxTermsPerMessage distinct words (the first ones in its text), which
-// bounds the index writes of a very long message.
+// MaxTermLength are not indexed; a message indexes at most MaxIndexedTerms
+// distinct words (its longest, see IndexTerms), which bounds its search
+// rows, one write each. MaxTermsPerMessage bounds SearchTerms where a
+// caller compares texts by their words.
 const (
 	MinTermLength      = 2
 	MaxTermLength      = 64
+	MaxIndexedTerms    = 40
 	MaxTermsPerMessage = 500
 	maxQueryTerms      = 8
 )
 
-// stopWords are too common to narrow a search (English and German); leaving
-// them out keeps the busiest index partitions small.
+// stopWords are too common to narrow a search (English and German function
+// words); leaving them out keeps the busiest index partitions small and
+// saves a search row each.
 var stopWords = map[string]bool{}
 
 func init() {
-	for _, w := range strings.Fields(`a an and are as at be but by for from has have i if in into is it its
-		of on or so that the their then there these this to was we were will with you your not no
-		der die das den dem des ein eine einen einem einer und oder ist sind war mit von zu im in
-		auf für nicht es ich du er sie wir ihr am an als auch bei bis noch nur so wie wird`) {
+	for _, w := range strings.Fields(`a about above after again against all also am an and any are as at be
+		because been before being below between both but by can could did do does doing down during each few
+		for from further had has have having he her here hers him his how i if in into is it its just me more
+		most my no nor not now of off on once only or other our out over own same she should so some such than
+		that the their them then there these they this those through to too under until up very was we were
+		what when where which while who whom why will with would you your yours don doesn didn isn wasn aren
+		aber alle allem allen aller alles als andere anderen auch auf aus bei bis bist da damit dann das dass
+		dein deine dem den der des dessen dich die dies diese diesem diesen dieser dieses dir doch dort du durch
+		ein eine einem einen einer eines er es etwas euch euer eure für gegen gewesen habe haben hat hatte hatten
+		hier hin ich ihm ihn ihnen ihr ihre ihrem ihren ihrer im indem ins ist jede jedem jeden jeder jedes jetzt
+		kann kein keine können könnte mein meine mich mir mit muss nach nicht nichts noch nun nur ob oder ohne
+		sehr sein seine sich sie sind soll sollte sondern über um und uns unser unter viel vom von vor war waren
+		weil welche wenn wer werden wie wieder wir wird wo zu zum zur zwischen`) {
 		stopWords[w] = true
 	}
 }
@@ -329,15 +343,26 @@ func init() {
 // SearchTerms splits text into the distinct words a search matches:
 // letters and digits in runs, lower-cased, 2 to 64 bytes long, stop words
 // left out, in order of first appearance, at most limit (0 = no limit).
-// Stores index messages with it and split queries with it, so both agree.
+// Stores split queries with it and index messages with IndexTerms, its
+// capped form, so both agree.
 func SearchTerms(text string, limit int) []string {
-	var terms []string
+	terms, _ := splitTerms(text, limit)
+	return terms
+}
+
+// splitTerms is SearchTerms and whether text had a word that was left out
+// only for being a stop word.
+func splitTerms(text string, limit int) (terms []string, stopped bool) {
 	seen := map[string]bool{}
 	for _, w := range strings.FieldsFunc(text, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	}) {
 		w = strings.ToLower(w)
-		if len(w) < MinTermLength || len(w) > MaxTermLength || stopWords[w] || seen[w] {
+		if len(w) < MinTermLength || len(w) > MaxTermLength || seen[w] {
+			continue
+		}
+		if stopWords[w] {
+			stopped = true
 			continue
 		}
 		seen[w] = true
@@ -346,17 +371,48 @@ func SearchTerms(text string, limit int) []string {
 			break
 		}
 	}
-	return terms
+	return terms, stopped
+}
+
+// IndexTerms are the words a store indexes for a message of text: its
+// SearchTerms, and of a text with more than MaxIndexedTerms of them the
+// MaxIndexedTerms longest (the first of equally long ones), in order of
+// first appearance. Long words are the rarer ones, so a search for a word
+// of a long message finds it unless the message has 40 longer words; the
+// shorter ones of such a message are not searchable.
+func IndexTerms(text string) []string {
+	terms := SearchTerms(text, 0)
+	if len(terms) <= MaxIndexedTerms {
+		return terms
+	}
+	byLength := make([]int, len(terms))
+	for i := range byLength {
+		byLength[i] = i
+	}
+	slices.SortStableFunc(byLength, func(x, y int) int { return len(terms[y]) - len(terms[x]) })
+	keep := byLength[:MaxIndexedTerms]
+	slices.Sort(keep)
+	out := make([]string, len(keep))
+	for i, k := range keep {
+		out[i] = terms[k]
+	}
+	return out
 }
 
 // QueryTerms is SearchTerms for a search text: EINVALID when it has no
 // searchable word or more than eight.
 func QueryTerms(text string) ([]string, error) {
 	const op = "agentMessages.search"
-	terms := SearchTerms(text, 0)
+	terms, stopped := splitTerms(text, 0)
 	switch {
+	case len(terms) == 0 && stopped:
+		what := "these words are"
+		if t := strings.TrimSpace(text); len(t) <= 60 {
+			what = fmt.Sprintf("%q is", t)
+		}
+		return nil, E(op, EINVALID, what+" too common to search for; add a rarer word")
 	case len(terms) == 0:
-		return nil, E(op, EINVALID, "search needs at least one word of two or more letters that is not a stop word")
+		return nil, E(op, EINVALID, "search needs at least one word of two or more letters or digits")
 	case len(terms) > maxQueryTerms:
 		return nil, E(op, EINVALID, "search takes at most 8 words")
 	}

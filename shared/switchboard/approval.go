@@ -109,6 +109,10 @@ type Approval struct {
 	// runs the call and no follow-up run is queued: the execution tells the
 	// agent.
 	TaskToken string `json:"taskToken,omitempty"`
+	// StagedSpan is the span (SpanID.String) of the tool call that staged
+	// it, when telemetry recorded one: the wait for the decision is
+	// recorded under it (docs/telemetry.md).
+	StagedSpan string `json:"stagedSpan,omitempty"`
 }
 
 type taskTokenKey struct{}

@@ -67,6 +67,26 @@ type AuditEntry struct {
 	Client string `json:"client,omitempty"`
 }
 
+// ToolAudit receives the audit entry of the tool call made under a
+// context carrying it (WithToolAudit): the executor copies its entry
+// there once the call is over, so that a caller (a run's execute_tool
+// span) can say what the staging policy decided without a second lookup.
+type ToolAudit struct{ Entry AuditEntry }
+
+type toolAuditKey struct{}
+
+// WithToolAudit returns ctx carrying a; nil carries none (a nested call's
+// entry does not overwrite its caller's).
+func WithToolAudit(ctx context.Context, a *ToolAudit) context.Context {
+	return context.WithValue(ctx, toolAuditKey{}, a)
+}
+
+// ToolAuditFrom returns the ToolAudit ctx carries, or nil.
+func ToolAuditFrom(ctx context.Context) *ToolAudit {
+	a, _ := ctx.Value(toolAuditKey{}).(*ToolAudit)
+	return a
+}
+
 // Receipt is written once per agent run.
 type Receipt struct {
 	Run       RunContext    `json:"run"`

@@ -193,6 +193,16 @@ type ChatTool interface {
 	SendMessage(ctx context.Context, by ToolCall, a ChatPostArgs) (ChatPosted, error)
 	// Reply posts into thread Tmid of Room (RocketChat.reply).
 	Reply(ctx context.Context, by ToolCall, a ChatPostArgs) (ChatPosted, error)
+	// AttachText posts Text as a file named FileName into Room (thread
+	// Tmid when set) with Description as its message: the text is kept in
+	// the agent's workspace (personal:answers/<FileName>) and sent as
+	// RocketChat.send_file, staged and audited like the model's call.
+	AttachText(ctx context.Context, by ToolCall, a ChatTextFile) (ChatPosted, error)
+}
+
+// ChatTextFile is a text AttachText posts as a file.
+type ChatTextFile struct {
+	Room, Tmid, FileName, Text, Description string
 }
 
 // ChatPostArgs are RocketChat.send_message's and reply's arguments.
@@ -206,6 +216,30 @@ type ChatPostArgs struct {
 type ChatPosted struct {
 	MessageID string
 	RoomID    string
+}
+
+// The keys of a RocketChat post's envelope (send_message, reply,
+// send_file) that ChatPostedFrom reads; the tool writes them.
+const (
+	PostedRoomIDKey    = "roomId"
+	PostedMessageIDKey = "messageId"
+)
+
+// ChatPostedFrom is the post a successful RocketChat send_message, reply
+// or send_file call answered in env; ok is false for any other call, a
+// failed one, or an envelope that names no room.
+func ChatPostedFrom(tool, action string, env Envelope) (p ChatPosted, ok bool) {
+	if tool != "RocketChat" || env.Status != "ok" {
+		return p, false
+	}
+	switch action {
+	case "send_message", "reply", "send_file":
+	default:
+		return p, false
+	}
+	p.RoomID, _ = env.Data[PostedRoomIDKey].(string)
+	p.MessageID, _ = env.Data[PostedMessageIDKey].(string)
+	return p, p.RoomID != ""
 }
 
 // Provisioning: creating an agent's chat user and its personal access

@@ -70,6 +70,32 @@ func ChatSpan(runID string, step int) SpanID {
 	return derivedSpan("chat " + runID + " " + strconv.Itoa(step))
 }
 
+// PipelineSpan is the span of document-pipeline execution (its name) that
+// run runID started; StepSpan is the attempt-th try (from 1) of one of its
+// steps. Each step runs in its own Lambda invocation and finds its parent
+// from these ids alone.
+func PipelineSpan(runID, execution string) SpanID {
+	return derivedSpan("pipeline " + runID + " " + execution)
+}
+
+func StepSpan(runID, execution, step string, attempt int) SpanID {
+	return derivedSpan("step " + runID + " " + execution + " " + step + " " + strconv.Itoa(attempt))
+}
+
+// ApprovalSpan is the span of the wait for approval id, from staging to
+// the decision.
+func ApprovalSpan(approvalID string) SpanID { return derivedSpan("approval " + approvalID) }
+
+// ParseSpanID reads a SpanID's String form; ok is false for anything else.
+func ParseSpanID(s string) (id SpanID, ok bool) {
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != len(id) {
+		return SpanID{}, false
+	}
+	copy(id[:], b)
+	return id, !id.IsZero()
+}
+
 func derivedSpan(key string) SpanID {
 	var s SpanID
 	sum := sha256.Sum256([]byte("switchboard span " + key))
@@ -141,8 +167,17 @@ const (
 	AttrOutcome     = "switchboard.outcome"
 	AttrSteps       = "switchboard.run.steps"
 	AttrToolStatus  = "switchboard.tool.status" // the envelope's: ok | error | pending_approval
-	AttrApprovalID  = "switchboard.approval.id"
-	AttrRetries     = "switchboard.model.retries"
+	// AttrToolStaging is the executor's decision as its audit entry
+	// records it: auto | approve (staged) | deny | approved | allowed.
+	AttrToolStaging    = "switchboard.tool.staging"
+	AttrApprovalID     = "switchboard.approval.id"
+	AttrApprovalResult = "switchboard.approval.decision" // approved | denied | expired
+	AttrDecidedBy      = "switchboard.approval.decided_by"
+	AttrWaitMS         = "switchboard.approval.wait_ms"
+	AttrExecution      = "switchboard.pipeline.execution"
+	AttrStep           = "switchboard.pipeline.step"
+	AttrAttempt        = "switchboard.pipeline.attempt"
+	AttrRetries        = "switchboard.model.retries"
 
 	// Content: only with instance.telemetry.captureContent.
 	AttrInputMessages      = "gen_ai.input.messages"

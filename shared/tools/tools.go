@@ -195,10 +195,24 @@ func (x *Executor) Specs(agentID string) []sb.ToolSpec {
 // entry. The audit write comes after the action: if it fails, the entry goes
 // to the error log (scrubbed) so that it is never lost silently.
 func (x *Executor) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
+	ctx, sink := auditSink(ctx)
 	call, entry, start := x.begin(call)
 	env := x.invoke(ctx, call, &entry)
-	x.audited(ctx, entry, start, env)
+	entry = x.audited(ctx, entry, start, env)
+	if sink != nil {
+		sink.Entry = entry
+	}
 	return env
+}
+
+// auditSink takes the sb.ToolAudit ctx carries for this call and hides it
+// from the calls the tool makes in turn.
+func auditSink(ctx context.Context) (context.Context, *sb.ToolAudit) {
+	sink := sb.ToolAuditFrom(ctx)
+	if sink != nil {
+		ctx = sb.WithToolAudit(ctx, nil)
+	}
+	return ctx, sink
 }
 
 // Run is the typed path for the system's own callers (the document
@@ -213,6 +227,7 @@ func (x *Executor) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
 // or *switchboard.PendingApproval when it waits for a human. Replay does not
 // apply: such callers keep their own markers.
 func (x *Executor) Run(ctx context.Context, call sb.ToolCall, do func(ctx context.Context) error) error {
+	ctx, sink := auditSink(ctx)
 	call, entry, start := x.begin(call)
 	answered, answer := false, error(nil)
 	env := func() sb.Envelope {
@@ -230,7 +245,10 @@ func (x *Executor) Run(ctx context.Context, call sb.ToolCall, do func(ctx contex
 			return sb.OK(nil)
 		})
 	}()
-	x.audited(ctx, entry, start, env)
+	entry = x.audited(ctx, entry, start, env)
+	if sink != nil {
+		sink.Entry = entry
+	}
 	if answered {
 		return answer
 	}
@@ -270,8 +288,8 @@ func (x *Executor) begin(call sb.ToolCall) (sb.ToolCall, sb.AuditEntry, time.Tim
 	return call, entry, start
 }
 
-// audited closes entry with the call's answer and writes it.
-func (x *Executor) audited(ctx context.Context, entry sb.AuditEntry, start time.Time, env sb.Envelope) {
+// audited closes entry with the call's answer, writes it and returns it.
+func (x *Executor) audited(ctx context.Context, entry sb.AuditEntry, start time.Time, env sb.Envelope) sb.AuditEntry {
 	entry.Duration = x.now().Sub(start)
 	if env.Status == "error" && entry.Error == "" {
 		entry.Error = x.scrub.String(env.Error)
@@ -281,6 +299,7 @@ func (x *Executor) audited(ctx context.Context, entry sb.AuditEntry, start time.
 			"tool", entry.Tool, "action", entry.Action, "agent", entry.AgentID,
 			"runId", entry.Run.RunID, "outcome", entry.Outcome, "args", entry.Args)
 	}
+	return entry
 }
 
 // admit is the call's tool when the call names a known action of a tool

@@ -171,7 +171,7 @@ func (a *AgentMessages) Record(ctx context.Context, m switchboard.AgentMessage) 
 	return err
 }
 
-// toItems is m's row and its search rows (one per word, see SearchTerms):
+// toItems is m's row and its search rows (one per word, see IndexTerms):
 // content up to IndexedContent in "content", longer in "body", over
 // InlineContent only a pointer (the caller puts the content there).
 func toItems(m switchboard.AgentMessage, retention time.Duration) (messageItem, []tokenItem) {
@@ -193,7 +193,7 @@ func toItems(m switchboard.AgentMessage, retention time.Duration) (messageItem, 
 		it.Body, it.Content = m.Content, ""
 	}
 	var tokens []tokenItem
-	for _, w := range switchboard.SearchTerms(m.Content, switchboard.MaxTermsPerMessage) {
+	for _, w := range switchboard.IndexTerms(m.Content) {
 		tokens = append(tokens, tokenItem{PK: tokenPrefix + w, SK: sk, Pair: it.PairKey, Channel: it.Channel, ExpiresAt: exp})
 	}
 	return it, tokens

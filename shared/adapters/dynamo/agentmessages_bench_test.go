@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -120,6 +121,17 @@ func BenchmarkAgentMessages(b *testing.B) {
 	}
 	st := s.Stats()
 	load := st.Total
+	var rows, formerRows int
+	for _, m := range corpus {
+		rows += len(switchboard.IndexTerms(m.Content))
+		formerRows += len(dynamo.FormerIndexTerms(m.Content))
+	}
+	// On AWS every search row and index entry of this corpus is one write
+	// unit (each under 1 KB), as is the message itself.
+	b.Logf("search rows per message: %.2f (%.2f with the former words); items per message %.2f (%.2f), AWS WCU per message %.2f (%.2f: the message, 4 index entries, the search rows)",
+		float64(rows)/float64(n), float64(formerRows)/float64(n),
+		1+float64(rows)/float64(n), 1+float64(formerRows)/float64(n),
+		5+float64(rows)/float64(n), 5+float64(formerRows)/float64(n))
 	b.Logf("loaded %d messages in %v (%.0f msg/s): %d calls (%d PutItem, %d BatchWriteItem), %.0f WCU reported by dynalite (%.2f per message)",
 		n, time.Since(began).Round(time.Millisecond), float64(n)/time.Since(began).Seconds(),
 		load.Calls, st.Ops["agentMessages.record"].Calls, st.Ops["agentMessages.index"].Calls,

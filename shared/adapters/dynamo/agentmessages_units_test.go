@@ -42,15 +42,11 @@ func itemBytes(av map[string]types.AttributeValue, keep func(string) bool) int {
 func writeUnits(bytes int) int { return max(1, int(math.Ceil(float64(bytes)/1024))) }
 
 // messageWrites is the write units one message costs on AWS: its row, one
-// entry per index (projected as indexes says: nil = the catalogue's), and
-// its search rows; before is the layout these replaced (every index
-// projecting every attribute, search rows carrying the message's pk).
-func messageWrites(t *testing.T, m switchboard.AgentMessage, before bool) (row, index, search int) {
+// entry per index (projected as the catalogue says), and one search row
+// per word of words(m.Content).
+func messageWrites(t *testing.T, m switchboard.AgentMessage, words func(string) []string) (row, index, search int) {
 	t.Helper()
 	it, tokens := toItems(m, 30*24*time.Hour)
-	if before && it.Body != "" {
-		it.Content, it.Body = it.Body, ""
-	}
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +56,7 @@ func messageWrites(t *testing.T, m switchboard.AgentMessage, before bool) (row, 
 	table, _ := deploy.TableByID("agentmessages")
 	for _, ix := range table.Indexes {
 		keep := all
-		if attrs := ix.NonKeyAttributes(table); attrs != nil && !before {
+		if attrs := ix.NonKeyAttributes(table); attrs != nil {
 			keep = func(name string) bool {
 				switch name {
 				case table.PK.Name, table.SK.Name, ix.PK.Name, ix.SK.Name:
@@ -76,16 +72,14 @@ func messageWrites(t *testing.T, m switchboard.AgentMessage, before bool) (row, 
 		}
 		index += writeUnits(itemBytes(av, keep))
 	}
-	for _, tok := range tokens {
+	tok := tokens[0]
+	for _, w := range words(m.Content) {
+		tok.PK = tokenPrefix + w
 		av, err := attributevalue.MarshalMap(tok)
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := itemBytes(av, all)
-		if before {
-			n += len("mpk") + len(it.PK)
-		}
-		search += writeUnits(n)
+		search += writeUnits(itemBytes(av, all))
 	}
 	return row, index, search
 }
@@ -103,58 +97,65 @@ func textOf(distinct, size int) string {
 	return b.String()
 }
 
-// TestAgentMessageWriteUnits computes what a message writes on AWS, from
-// the item shapes (dynalite reports no index writes): every index entry
-// is one write unit whatever the content's length, and no message writes
-// more than under the former layout. go test -v prints the table that
-// docs/performance.md quotes.
-func TestAgentMessageWriteUnits(t *testing.T) {
-	at := time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
-	for _, tc := range []struct {
-		name           string
-		distinct, size int
-	}{
-		{"benchmark-like message (16 words, 13 distinct)", 13, 140},
-		{"short ask (200 B, 25 words)", 25, 200},
-		{"1 KB message of 30 words", 30, 1024},
-		{"3 KB answer, 120 distinct words", 120, 3 << 10},
-		{"20 KB report, 400 distinct words", 400, 20 << 10},
-	} {
-		m := switchboard.AgentMessage{
-			ID: "01JQ7Z3X9K2M4N6P8R0T2V4X6Z", From: "hermes", To: "atlas", Channel: switchboard.ChannelAsk,
-			Direction: switchboard.DirectionResponse, Content: textOf(tc.distinct, tc.size),
-			RunID: "run-01JQ7Z3X9K2M4N6P8R0T2V4X6Z", ParentRunID: "run-01JQ7Z3X9K2M4N6P8R0T2V4X60",
-			RootRunID: "run-01JQ7Z3X9K2M4N6P8R0T2V4X60", Status: switchboard.MessageDelivered, OccurredAt: at,
-		}
-		r0, i0, s0 := messageWrites(t, m, true)
-		r1, i1, s1 := messageWrites(t, m, false)
-		requests := 1 + (len(switchboard.SearchTerms(m.Content, switchboard.MaxTermsPerMessage))+24)/25
-		t.Logf("| %s | %d | %d + %d + %d = %d | %d + %d + %d = %d |", tc.name, requests,
-			r0, i0, s0, r0+i0+s0, r1, i1, s1, r1+i1+s1)
-		if i1 != 4 {
-			t.Errorf("%s: the four index entries cost %d write units, want 4", tc.name, i1)
-		}
-		if r1+i1+s1 > r0+i0+s0 {
-			t.Errorf("%s: %d write units, more than the former %d", tc.name, r1+i1+s1, r0+i0+s0)
-		}
-	}
-	// Prose: the 1 KB pieces of the design document, on average.
-	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "design.md"))
+// proseOf is the pieces of size bytes of a document of this repository.
+func proseOf(t *testing.T, doc string, size int) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n, requests, words, before, after int
-	for text := string(doc); len(text) >= 1024; text = text[1024:] {
-		m := switchboard.AgentMessage{ID: "01JQ7Z3X9K2M4N6P8R0T2V4X6Z", From: "hermes", To: "atlas",
-			Channel: switchboard.ChannelAsk, Direction: switchboard.DirectionResponse, Content: strings.ToValidUTF8(text[:1024], ""),
-			RunID: "run-01JQ7Z3X9K2M4N6P8R0T2V4X6Z", RootRunID: "run-01JQ7Z3X9K2M4N6P8R0T2V4X60",
-			Status: switchboard.MessageDelivered, OccurredAt: at}
-		r0, i0, s0 := messageWrites(t, m, true)
-		r1, i1, s1 := messageWrites(t, m, false)
-		terms := len(switchboard.SearchTerms(m.Content, switchboard.MaxTermsPerMessage))
-		n, words, requests = n+1, words+terms, requests+1+(terms+24)/25
-		before, after = before+r0+i0+s0, after+r1+i1+s1
+	var pieces []string
+	for text := string(b); len(text) >= size; text = text[size:] {
+		pieces = append(pieces, strings.ToValidUTF8(text[:size], ""))
 	}
-	t.Logf("| 1 KB of prose (docs/design.md, %d pieces, %.0f distinct words each) | %.1f | %.1f | %.1f |",
-		n, float64(words)/float64(n), float64(requests)/float64(n), float64(before)/float64(n), float64(after)/float64(n))
+	return pieces
+}
+
+// TestAgentMessageWriteUnits computes what a message writes on AWS, from
+// the item shapes (dynalite reports no index writes), with the words
+// messages were indexed by before (FormerIndexTerms) and now (IndexTerms):
+// every index entry is one write unit whatever the content's length, and
+// no message writes more than before. go test -v prints the table that
+// docs/performance.md quotes.
+func TestAgentMessageWriteUnits(t *testing.T) {
+	at := time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
+	msg := func(content string) switchboard.AgentMessage {
+		return switchboard.AgentMessage{
+			ID: "01JQ7Z3X9K2M4N6P8R0T2V4X6Z", From: "hermes", To: "atlas", Channel: switchboard.ChannelAsk,
+			Direction: switchboard.DirectionResponse, Content: content,
+			RunID: "run-01JQ7Z3X9K2M4N6P8R0T2V4X6Z", ParentRunID: "run-01JQ7Z3X9K2M4N6P8R0T2V4X60",
+			RootRunID: "run-01JQ7Z3X9K2M4N6P8R0T2V4X60", Status: switchboard.MessageDelivered, OccurredAt: at,
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		pieces []string
+	}{
+		{"benchmark-like (13 distinct words, 140 B)", []string{textOf(13, 140)}},
+		{"short ask (25 distinct words, 200 B)", []string{textOf(25, 200)}},
+		{"1 KB of 30 words", []string{textOf(30, 1024)}},
+		{"3 KB answer, 120 distinct words", []string{textOf(120, 3<<10)}},
+		{"20 KB report, 400 distinct words", []string{textOf(400, 20<<10)}},
+		{"300 B of prose (docs/agents.md)", proseOf(t, "agents.md", 300)},
+		{"1 KB of prose (docs/design.md)", proseOf(t, "design.md", 1024)},
+		{"1 KB of prose (docs/agents.md)", proseOf(t, "agents.md", 1024)},
+	} {
+		var words0, words1, wcu0, wcu1 int
+		for _, text := range tc.pieces {
+			m := msg(text)
+			r0, i0, s0 := messageWrites(t, m, FormerIndexTerms)
+			r1, i1, s1 := messageWrites(t, m, switchboard.IndexTerms)
+			if i1 != 4 {
+				t.Errorf("%s: the four index entries cost %d write units, want 4", tc.name, i1)
+			}
+			if r1+i1+s1 > r0+i0+s0 {
+				t.Errorf("%s: %d write units, more than the former %d", tc.name, r1+i1+s1, r0+i0+s0)
+			}
+			words0, words1 = words0+len(FormerIndexTerms(text)), words1+len(switchboard.IndexTerms(text))
+			wcu0, wcu1 = wcu0+r0+i0+s0, wcu1+r1+i1+s1
+		}
+		n := float64(len(tc.pieces))
+		t.Logf("| %s | %d | %.1f → %.1f | %.1f → %.1f (%+.0f %%) |", tc.name, len(tc.pieces),
+			float64(words0)/n, float64(words1)/n, float64(wcu0)/n, float64(wcu1)/n, 100*float64(wcu1-wcu0)/float64(wcu0))
+	}
 }

@@ -88,7 +88,9 @@ type approvalItem struct {
 	ExecRun   *runItem `dynamodbav:"execRun,omitempty"`
 	Notice    string   `dynamodbav:"notice,omitempty"`
 	TaskToken string   `dynamodbav:"taskToken,omitempty"`
-	ExpiresAt int64    `dynamodbav:"expiresAt"`
+	// StagedSpan: see switchboard.Approval.
+	StagedSpan string `dynamodbav:"stagedSpan,omitempty"`
+	ExpiresAt  int64  `dynamodbav:"expiresAt"`
 }
 
 type runItem struct {
@@ -161,7 +163,7 @@ func toApprovalItem(a switchboard.Approval) (map[string]types.AttributeValue, er
 		Reason: a.Reason, ReplyTo: toReplyToItem(a.ReplyTo),
 		DenyReason: a.DenyReason, AllowanceID: a.AllowanceID, Target: a.Target,
 		CreatedAt: timeKey(a.CreatedAt), Expires: timeKey(a.ExpiresAt), Status: string(a.Status),
-		DecidedBy: a.DecidedBy, Notice: string(a.Notice), TaskToken: a.TaskToken,
+		DecidedBy: a.DecidedBy, Notice: string(a.Notice), TaskToken: a.TaskToken, StagedSpan: a.StagedSpan,
 		ExpiresAt: a.ExpiresAt.Add(approvalRetention).Unix(),
 	}
 	if !a.DecidedAt.IsZero() {
@@ -194,6 +196,7 @@ func fromApprovalItem(av map[string]types.AttributeValue) (switchboard.Approval,
 		Args: json.RawMessage(it.Args), ArgsHash: it.ArgsHash, Run: it.Run.run(), Origin: it.Origin, Client: it.Client,
 		Reason: it.Reason, Status: switchboard.ApprovalStatus(it.Status), DecidedBy: it.DecidedBy,
 		TaskToken: it.TaskToken, DenyReason: it.DenyReason, AllowanceID: it.AllowanceID, Target: it.Target,
+		StagedSpan: it.StagedSpan,
 	}
 	a.ReplyTo = it.ReplyTo.replyTo()
 	if a.ReplyTo == nil && it.Context != "" {

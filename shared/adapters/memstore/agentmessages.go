@@ -78,7 +78,7 @@ func (a *AgentMessages) All(_ context.Context, q switchboard.MessageQuery) (swit
 	return a.list("agentMessages.all", q, func(switchboard.AgentMessage) bool { return true })
 }
 
-// Search keeps messages whose SearchTerms contain every query word.
+// Search keeps messages whose IndexTerms contain every query word.
 func (a *AgentMessages) Search(_ context.Context, s switchboard.MessageSearch) (switchboard.MessagePage, error) {
 	terms, err := switchboard.QueryTerms(s.Text)
 	if err != nil {
@@ -91,7 +91,7 @@ func (a *AgentMessages) Search(_ context.Context, s switchboard.MessageSearch) (
 		if !s.InScope(m.PairKey) {
 			return false
 		}
-		have := switchboard.SearchTerms(m.Content, switchboard.MaxTermsPerMessage)
+		have := switchboard.IndexTerms(m.Content)
 		for _, t := range terms {
 			if !slices.Contains(have, t) {
 				return false

@@ -353,6 +353,10 @@ func RunAgentMessages(t *testing.T, newStore func(t *testing.T) switchboard.Agen
 				_, err := s.Search(ctx, switchboard.MessageSearch{Text: "the and a"})
 				return err
 			}},
+			{"German stop words only", func() error {
+				_, err := s.Search(ctx, switchboard.MessageSearch{Text: "und die"})
+				return err
+			}},
 			{"peer without agent", func() error {
 				_, err := s.Search(ctx, switchboard.MessageSearch{Text: "message", Peer: "bob"})
 				return err
@@ -411,6 +415,32 @@ func RunAgentMessages(t *testing.T, newStore func(t *testing.T) switchboard.Agen
 		})
 		if msgIDs(got) != "m5,m4,m2,m1" {
 			t.Fatalf("search paged by 2: %s", msgIDs(got))
+		}
+	})
+
+	// A message indexes at most switchboard.MaxIndexedTerms words, its
+	// longest: a search finds those in any store, and not the shorter ones
+	// of a message that has more.
+	t.Run("SearchFindsTheLongestWordsOfALongMessage", func(t *testing.T) {
+		s, ctx := newStore(t), t.Context()
+		var words []string
+		for i := range switchboard.MaxIndexedTerms {
+			words = append(words, fmt.Sprintf("indexed%03d", i))
+		}
+		m := agentMsg("m1", "alice", "bob", "root1", base)
+		m.Content = "short " + strings.Join(words, " ") + " tail"
+		record(t, s, m)
+		for _, tc := range []struct{ text, want string }{
+			{"indexed000", "m1"},
+			{"indexed039 indexed007", "m1"},
+			{"short", ""},
+			{"tail", ""},
+		} {
+			p, err := s.Search(ctx, switchboard.MessageSearch{Text: tc.text})
+			noErr(t, "search "+tc.text, err)
+			if got := msgIDs(p.Messages); got != tc.want {
+				t.Errorf("search %q: got [%s], want [%s]", tc.text, got, tc.want)
+			}
 		}
 	})
 

@@ -10,6 +10,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/wakequeue"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/agents"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/spans"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/usecases/askagent"
 )
@@ -22,11 +23,12 @@ func Build(ctx context.Context, getenv func(string) string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec := spans.Start(a) // before agents.New, which hands it to the engine and the worker
 	g, err := agents.New(a)
 	if err != nil {
 		return nil, err
 	}
-	return Handler(g), nil
+	return spans.Handler(Handler(g), rec)
 }
 
 // Handler serves wake jobs with g's worker and the ask-agent machine's

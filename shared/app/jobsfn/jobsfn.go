@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/spans"
 	"github.com/switchboard-dev/switchboard/shared/app/telegramwebhookfn"
 	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
@@ -30,17 +31,18 @@ func Build(ctx context.Context, getenv func(string) string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec := spans.Start(a)
 	r, err := Runner(a, telegramwebhookfn.Inbound(a.Decide))
 	if err != nil {
 		return nil, err
 	}
-	return Handler(r), nil
+	return spans.After(Handler(r), rec), nil
 }
 
 // Handler runs the job an EventBridge schedule names ({"job":"heartbeat"}).
 // A failing job returns an error so that Lambda's retry and the error
 // alarm see it.
-func Handler(r *jobs.Runner) any {
+func Handler(r *jobs.Runner) func(context.Context, jobs.Event) (sb.JobRun, error) {
 	return func(ctx context.Context, ev jobs.Event) (sb.JobRun, error) {
 		return r.Run(ctx, ev.Job, "schedule")
 	}

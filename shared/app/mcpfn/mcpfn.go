@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/spans"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/httpapi/mcpserver"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -22,11 +23,16 @@ func Build(ctx context.Context, getenv func(string) string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec := spans.Start(a)
 	h, err := Handler(a, "")
 	if err != nil {
 		return nil, err
 	}
-	return handlers.URL("mcp", h, a.Core.Log, a.Core.Scrubber)
+	url, err := handlers.URL("mcp", h, a.Core.Log, a.Core.Scrubber)
+	if err != nil {
+		return nil, err
+	}
+	return spans.Handler(url, rec)
 }
 
 // Handler serves POST /mcp to the clients of instance.mcp.clients: each

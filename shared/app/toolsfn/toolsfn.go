@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/app/internal/actions"
 	"github.com/switchboard-dev/switchboard/shared/app/internal/decide"
+	"github.com/switchboard-dev/switchboard/shared/app/internal/spans"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
 	"github.com/switchboard-dev/switchboard/shared/platform/runtoken"
@@ -25,11 +26,12 @@ func Build(ctx context.Context, getenv func(string) string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec := spans.Start(a)
 	url, err := handlers.URL("tools", httpapi.RequireIAM(Handler(a)), a.Core.Log, a.Core.Scrubber)
 	if err != nil {
 		return nil, err
 	}
-	return handlers.URLWithTasks(url, Tasks(a)), nil
+	return spans.Handler(handlers.URLWithTasks(url, Tasks(a)), rec)
 }
 
 // Handler serves GET /tools and POST /tools/invoke without auth; the
@@ -60,7 +62,7 @@ func Tasks(a *actions.Actions) handlers.Tasks {
 	// approval store itself: the task output only names it.
 	steps := &pipeline.Steps{Files: a.NextcloudTool.Service(a.Tools), Chat: a.RocketChatTool.Service(a.Tools), KV: c.Store.KV(), Notify: d.Router, Waker: c.Dispatcher, Audit: c.Store,
 		Tokens: decide.TaskTokens{Core: c}, Approvals: c.Store.Approvals(),
-		ShareLimitWaitSeconds: c.Config.Instance.Documents.ShareLimitWaitSeconds, Log: c.Log}
+		ShareLimitWaitSeconds: c.Config.Instance.Documents.ShareLimitWaitSeconds, Telemetry: c.Telemetry, Log: c.Log}
 	return handlers.Tasks{
 		askagent.OpGuard: handlers.TaskOf(func(ctx context.Context, q askagent.Question) (any, error) {
 			return nil, guard.Admit(ctx, q)

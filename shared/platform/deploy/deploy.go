@@ -70,6 +70,9 @@ type Table struct {
 	SK      KeyAttr
 	Indexes []Index
 	TTLAttr string // "" = no TTL. Local creation skips TTL (dynalite has no UpdateTimeToLive).
+	// Stream is the table's DynamoDB stream view ("" = no stream,
+	// "NEW_IMAGE"); a Stream entry (SpanStream) names its consumer.
+	Stream string
 }
 
 var (
@@ -148,6 +151,12 @@ var Tables = []Table{
 			{Name: IndexByOpen, PK: openPart, SK: createdAt},
 			{Name: IndexByWake, PK: wakePart, SK: createdAt},
 		},
+	},
+	{
+		ID: "spans", EnvVar: "SWITCHBOARD_TABLE_SPANS",
+		Doc: "finished telemetry spans on their way to the OTLP collector: one item per exported batch, pk spans#day, sk time#random; " +
+			"its stream feeds telemetry-export, the TTL drops what no one exported after a day",
+		PK: pk, SK: sk, TTLAttr: "expiresAt", Stream: "NEW_IMAGE",
 	},
 }
 
@@ -232,6 +241,28 @@ func (q Queue) VisibilitySeconds() int {
 	return f.TimeoutSeconds + 30
 }
 
+// Stream is a table's DynamoDB stream feeding one function (an event
+// source mapping with batch item failures): a batch that fails is retried
+// from the first failed record up to MaxRetries times, then skipped.
+type Stream struct {
+	Table     string // table ID
+	Consumer  string
+	BatchSize int
+	// MaxRetries bounds the retries of a failing batch; MaxRecordAgeSeconds
+	// drops a record that old, whatever the retries left.
+	MaxRetries          int
+	MaxRecordAgeSeconds int
+}
+
+// LogicalID of the event source mapping.
+func (s Stream) LogicalID() string { return LogicalID(s.Table, "Stream") }
+
+// SpanStream hands the span table's new items to telemetry-export, which
+// sends them to the collector. A collector that is down fails the batch:
+// three retries (a few seconds apart, Lambda's backoff), then the records
+// are skipped; their items stay in the table until the TTL deletes them.
+var SpanStream = Stream{Table: "spans", Consumer: "telemetry-export", BatchSize: 100, MaxRetries: 3, MaxRecordAgeSeconds: 3600}
+
 // DeadLetterRetentionSeconds keeps a wake that failed every receive 14 days
 // (SQS's maximum), for the operator to look at.
 const DeadLetterRetentionSeconds = 14 * 24 * 3600
@@ -268,7 +299,7 @@ var Functions = []Function{
 		// Taskboard's; tasks, agent-worker: a Taskboard call records the task
 		// and wakes the other party. The AgentCommAnalysis tool reads the
 		// messages and the chain costs.
-		Tables: []string{"audit", "state", "tasks", "agentmessages"}, Bucket: true,
+		Tables: []string{"audit", "state", "tasks", "agentmessages", "spans"}, Bucket: true,
 		ReadTables: []string{"receipts"},
 		Invokes:    []string{"agent-worker"},
 	},
@@ -279,7 +310,7 @@ var Functions = []Function{
 		// The same calls as the tools function: a call may upload a file,
 		// record a task, wake an agent or stage an approval (state).
 		MemoryMB: 256, TimeoutSeconds: 120,
-		Tables: []string{"audit", "state", "tasks", "agentmessages"}, Bucket: true,
+		Tables: []string{"audit", "state", "tasks", "agentmessages", "spans"}, Bucket: true,
 		ReadTables: []string{"receipts"},
 		Invokes:    []string{"agent-worker"},
 	},
@@ -291,7 +322,9 @@ var Functions = []Function{
 		MemoryMB: 128, TimeoutSeconds: 120,
 		// agentmessages: the heartbeat describes every table.
 		// tasks: the task-watchdog job.
-		Tables: []string{"audit", "receipts", "state", "agentmessages", "tasks"}, Bucket: true,
+		// spans (here, in tools, mcp and the agent-worker): the spans it
+		// records when instance.telemetry.otlp is set (docs/telemetry.md).
+		Tables: []string{"audit", "receipts", "state", "agentmessages", "tasks", "spans"}, Bucket: true,
 		Invokes: []string{"agent-worker"},
 	},
 	{
@@ -339,8 +372,15 @@ var Functions = []Function{
 		// tasks, agentmessages: an agent's Taskboard calls record the task
 		// and its message; the wakes they cause go to the wake queue
 		// (SendsWakes).
-		Tables: []string{"audit", "receipts", "state", "tasks", "agentmessages"}, Bucket: true,
+		Tables: []string{"audit", "receipts", "state", "tasks", "agentmessages", "spans"}, Bucket: true,
 		RunsAgents: true, AsyncRetries: 2,
+	},
+	{
+		Name: "telemetry-export", Description: "sends the spans the span table's stream brings to the OTLP collector (instance.telemetry.otlp)",
+		// 128 MB: it decodes a few KB of spans per item and posts them;
+		// 60 s: a batch of 100 items, each export cut after 2 s (a dead
+		// collector fails the batch at its first item).
+		MemoryMB: 128, TimeoutSeconds: 60,
 	},
 }
 
@@ -379,8 +419,10 @@ var Jobs = []Job{
 // 5xx that Rocket.Chat and Telegram retry, the console's or the tool
 // caller's answer), and the tools function's calls from the state machines
 // are covered by the machines' own failed-executions alarms. Each alarm
-// costs $0.10 a month (docs/cost.md).
-func HasErrorAlarm(f Function) bool { return f.URLAuth == "" }
+// costs $0.10 a month (docs/cost.md). The telemetry-export function gets
+// none: it reports a collector that is down as batch item failures, not
+// errors, and what it loses is spans, which hold up no one.
+func HasErrorAlarm(f Function) bool { return f.URLAuth == "" && f.Name != SpanStream.Consumer }
 
 // FunctionByName finds a function.
 func FunctionByName(name string) (Function, bool) {

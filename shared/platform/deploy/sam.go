@@ -398,6 +398,10 @@ func (w *samWriter) table(t Table) {
 			}
 		}
 	}
+	if t.Stream != "" {
+		w.line(3, "StreamSpecification:")
+		w.line(4, "StreamViewType: %s", t.Stream)
+	}
 	if t.TTLAttr != "" {
 		w.line(3, "TimeToLiveSpecification:")
 		w.line(4, "AttributeName: %s", quote(t.TTLAttr))
@@ -621,8 +625,12 @@ func (w *samWriter) function(f Function, asyncConfig bool) {
 		w.line(6, "FunctionResponseTypes:")
 		w.line(7, "- ReportBatchItemFailures")
 	}
+	if f.Name == SpanStream.Consumer {
+		w.line(3, "Events:")
+		w.stream(SpanStream)
+	}
 	if len(jobs) > 0 {
-		if f.Name != WakeQueue.Consumer {
+		if f.Name != WakeQueue.Consumer && f.Name != SpanStream.Consumer {
 			w.line(3, "Events:")
 		}
 		for _, j := range jobs {
@@ -637,6 +645,29 @@ func (w *samWriter) function(f Function, asyncConfig bool) {
 		}
 	}
 }
+
+// stream writes the event source mapping of s: only its INSERTs (the
+// TTL's removals never reach the function), batch item failures, bounded
+// retries. SAM grants the stream's read actions.
+func (w *samWriter) stream(s Stream) {
+	w.line(4, "%s:", s.LogicalID())
+	w.line(5, "Type: DynamoDB")
+	w.line(5, "Properties:")
+	w.line(6, "Stream: !GetAtt %s.StreamArn", LogicalID(s.Table, "Table"))
+	w.line(6, "StartingPosition: LATEST")
+	w.line(6, "BatchSize: %d", s.BatchSize)
+	w.line(6, "MaximumRetryAttempts: %d", s.MaxRetries)
+	w.line(6, "MaximumRecordAgeInSeconds: %d", s.MaxRecordAgeSeconds)
+	w.line(6, "FunctionResponseTypes:")
+	w.line(7, "- ReportBatchItemFailures")
+	w.line(6, "FilterCriteria:")
+	w.line(7, "Filters:")
+	w.line(8, "- Pattern: %s", singleQuote(StreamInsertsOnly))
+}
+
+// StreamInsertsOnly is the event filter of a stream's mapping: new items
+// only.
+const StreamInsertsOnly = `{"eventName":["INSERT"]}`
 
 // statement writes one Allow statement of an inline policy; resources are
 // Fn::Sub strings.

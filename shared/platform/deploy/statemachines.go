@@ -28,11 +28,23 @@ type StateMachine struct {
 	// the operator stops the chain that started them (DescribeExecution
 	// and StopExecution on this machine's executions only).
 	StoppedBy []string
+	// StartedSync says the machine is only started with
+	// StartSyncExecution: its caller waits for the result and gets every
+	// failure (HasFailedAlarm).
+	StartedSync bool
 	// LogLevel of the execution log (ALL, ERROR, FATAL). Execution data
 	// (inputs and outputs) is never logged: it holds message contents,
 	// which the tables keep scrubbed.
 	LogLevel string
 }
+
+// HasFailedAlarm says whether a machine gets an alarm on its failed
+// executions: the ones started asynchronously, whose failures nobody
+// waits for. A machine started only with StartSyncExecution (ask_agent)
+// hands every failure to its caller, the asking run, which tells its
+// agent; an alarm there would cost $0.10 a month (docs/cost.md) to say
+// what the caller already knows.
+func HasFailedAlarm(m StateMachine) bool { return !m.StartedSync }
 
 // Substitution fills one ${Key} of a definition with a function's ARN.
 type Substitution struct {
@@ -53,7 +65,7 @@ var StateMachines = []StateMachine{
 		// the guard (which records the question) and the rows of a timeout
 		// or a failure run on tools, the asked agent's run (which records
 		// its answer) on agent-worker (which has the models).
-		Name: "ask-agent", Definition: StateMachineDir + "/ask-agent.asl.json", Type: "EXPRESS", LogLevel: "ERROR",
+		Name: "ask-agent", Definition: StateMachineDir + "/ask-agent.asl.json", Type: "EXPRESS", LogLevel: "ERROR", StartedSync: true,
 		Substitutions: []Substitution{
 			{Key: "AskGuardFunctionArn", Function: "tools"},
 			{Key: "AgentMessageFunctionArn", Function: "tools"},
@@ -238,8 +250,10 @@ func (w *samWriter) stateMachine(m StateMachine) {
 		w.line(8, "- %s", a)
 	}
 	w.line(7, "Resource: \"*\"")
-	w.sumAlarm(LogicalID(m.Name, "ExecutionsFailed"), "failed executions of the "+m.Name+" state machine",
-		"AWS/States", "ExecutionsFailed", "StateMachineArn", id)
+	if HasFailedAlarm(m) {
+		w.sumAlarm(LogicalID(m.Name, "ExecutionsFailed"), "failed executions of the "+m.Name+" state machine",
+			"AWS/States", "ExecutionsFailed", "StateMachineArn", id)
+	}
 }
 
 // startGrant writes, inside a function's inline policy, the statements

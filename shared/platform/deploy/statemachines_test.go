@@ -14,7 +14,7 @@ import (
 // by agent-worker (where asking runs run).
 func askAgentForTest() StateMachine {
 	return StateMachine{
-		Name: "ask-agent", Definition: StateMachineDir + "/ask-agent.asl.json", Type: "EXPRESS", LogLevel: "ERROR",
+		Name: "ask-agent", Definition: StateMachineDir + "/ask-agent.asl.json", Type: "EXPRESS", LogLevel: "ERROR", StartedSync: true,
 		Substitutions: []Substitution{
 			{Key: "AskGuardFunctionArn", Function: "tools"},
 			{Key: "AgentMessageFunctionArn", Function: "tools"},
@@ -91,8 +91,14 @@ func TestSAMStateMachine(t *testing.T) {
 			t.Errorf("AskAgentStateMachine lacks %q:\n%s", want, sm)
 		}
 	}
-	if !strings.Contains(res["AskAgentExecutionsFailed"], "Value: !Ref AskAgentStateMachine") {
-		t.Errorf("no failed-executions alarm on the machine:\n%s", res["AskAgentExecutionsFailed"])
+	if a, ok := res["AskAgentExecutionsFailed"]; ok {
+		t.Errorf("a failed-executions alarm on a machine started only synchronously:\n%s", a)
+	}
+	async := askAgentForTest()
+	async.StartedSync = false
+	withStateMachines(t, async)
+	if a := samResources(t, string(SAMTemplate()))["AskAgentExecutionsFailed"]; !strings.Contains(a, "Value: !Ref AskAgentStateMachine") {
+		t.Errorf("no failed-executions alarm on a machine started asynchronously:\n%s", a)
 	}
 	worker := res["AgentWorkerFunction"]
 	arn := `!Sub "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:${AWS::StackName}-ask-agent"`

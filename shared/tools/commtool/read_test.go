@@ -261,7 +261,7 @@ func TestBadArgumentsAreRefusedClearly(t *testing.T) {
 		{"stats", map[string]any{"since": "yesterday"}, "RFC 3339"},
 		{"list_pairs", map[string]any{"since": "2025-01-01T00:00:00Z"}, "at most 366 days"},
 		{"list_pairs", map[string]any{"since": "2026-03-10T00:00:00Z", "until": "2026-03-01T00:00:00Z"}, "since must be before until"},
-		{"search", map[string]any{"query": "the of"}, "search needs at least one word"},
+		{"search", map[string]any{"query": "the of"}, "too common to search for; add a rarer word"},
 		{"search", map[string]any{"query": "x", "peer": "bob"}, `"peer" needs "agent"`},
 		{"chain", map[string]any{}, `missing argument "rootRunId"`},
 		{"stats", map[string]any{"write": true}, `unknown argument "write"`},

@@ -1,8 +1,6 @@
 package rctool
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"mime"
 	"path"
@@ -86,10 +84,10 @@ func (c *invocation) posted(p *post, err error) sb.Envelope {
 		return checked
 	}
 	data := map[string]any{
-		"roomId":    p.roomID(),
-		"room":      p.room.display(),
-		"messageId": p.sent.ID,
-		"ts":        rfc(p.sent.At),
+		sb.PostedRoomIDKey:    p.roomID(),
+		"room":                p.room.display(),
+		sb.PostedMessageIDKey: p.sent.ID,
+		"ts":                  rfc(p.sent.At),
 	}
 	if p.tmid != "" {
 		data["tmid"] = p.tmid
@@ -101,115 +99,140 @@ func (c *invocation) posted(p *post, err error) sb.Envelope {
 func (p *post) roomID() string { return firstNonEmpty(p.sent.RoomID, p.room.ID) }
 
 // sendFile sends a workspace file into a room in two steps.
-func (c *invocation) sendFile() sb.Envelope {
+func (c *invocation) sendFile() sb.Envelope { return c.sentFile(c.doSendFile()) }
+
+// sent is a file send_file posted; nil in a preflight.
+type sent struct {
+	msg  sb.ChatMessage
+	room room
+	name string
+	size int64
+	ref  string
+}
+
+func (c *invocation) doSendFile() (*sent, error) {
 	var a sendFileArgs
 	if err := c.decodeArgs(&a); err != nil {
-		return c.fail(err)
+		return nil, err
 	}
 	if a.LocalPath == nil {
-		return c.failMsg(sb.EINVALID, "missing argument \"localPath\"; send_file takes {room, localPath, fileName?, description?, tmid?} with a workspace path such as personal:reports/q3.md")
+		return nil, sb.E(c.op, sb.EINVALID, "missing argument \"localPath\"; send_file takes {room, localPath, fileName?, description?, tmid?} with a workspace path such as personal:reports/q3.md")
 	}
 	if a.Room == nil {
-		return c.failMsg(sb.EINVALID, "missing argument \"room\"; send_file takes {room, localPath, fileName?, description?, tmid?}")
+		return nil, sb.E(c.op, sb.EINVALID, "missing argument \"room\"; send_file takes {room, localPath, fileName?, description?, tmid?}")
 	}
 	roomArg, err := c.text("room", a.Room)
 	if err != nil {
-		return c.fail(err)
+		return nil, err
 	}
 	localPath, err := c.text("localPath", a.LocalPath)
 	if err != nil {
-		return c.fail(err)
+		return nil, err
 	}
 	description := c.optional(a.Description)
 	tmid, err := c.id("tmid", a.Tmid, false)
 	if err != nil {
-		return c.fail(err)
+		return nil, err
 	}
 	// Every path rule lives in workspace.Resolve: prefixes, "..", absolute
 	// paths, colons, backslashes, control characters.
 	key, err := workspace.Resolve(c.call.AgentID, localPath)
 	if err != nil {
-		return c.fail(err)
+		return nil, err
 	}
 	ref := workspace.DisplayRef(c.call.AgentID, key)
 	name := path.Base(key)
 	if a.FileName != nil {
 		if name, err = c.outgoingName(*a.FileName); err != nil {
-			return c.fail(err)
+			return nil, err
 		}
 	}
 	limitMB := c.agent.MaxUploadMB
 	if limitMB <= 0 {
 		limitMB = DefaultMaxUploadMB
 	}
-	tooLarge := func(size int64) sb.Envelope {
-		return c.failMsg(sb.EINVALID, "%s is %s, more than this agent's upload limit of %d MB (RocketChat.maxUploadMb); send a smaller file, or upload it to Nextcloud and share a link",
-			ref, sb.HumanSize(size), limitMB)
+	tooLarge := func(size int64) error {
+		return sb.E(c.op, sb.EINVALID, fmt.Sprintf("%s is %s, more than this agent's upload limit of %d MB (RocketChat.maxUploadMb); send a smaller file, or upload it to Nextcloud and share a link",
+			ref, sb.HumanSize(size), limitMB))
 	}
 	if c.preflight {
-		return c.fileThere(key, ref, int64(limitMB)<<20, tooLarge)
+		return nil, c.fileThere(key, ref, int64(limitMB)<<20, tooLarge)
 	}
 
 	r, err := c.checkedRoom(roomArg, true)
 	if err != nil {
-		return c.fail(err)
+		return nil, err
 	}
 
 	body, info, err := c.t.blobs.Get(c.ctx, key)
 	if err != nil {
 		if sb.ErrorCode(err) == sb.ENOTFOUND {
-			return c.failMsg(sb.ENOTFOUND, "no file %s in the workspace; check the path (Workspace list shows the files)", ref)
+			return nil, sb.E(c.op, sb.ENOTFOUND, fmt.Sprintf("no file %s in the workspace; check the path (Workspace list shows the files)", ref))
 		}
-		return c.storeFailure("read", ref, err)
+		return nil, c.storeError("read", ref, err)
 	}
 	defer body.Close()
 	if info.Size > int64(limitMB)<<20 {
-		return tooLarge(info.Size)
+		return nil, tooLarge(info.Size)
 	}
 	ctype := mime.TypeByExtension(path.Ext(name))
 	msg, err := c.agent.Client.UploadFile(c.ctx, r.ID, name, ctype, body, info.Size, description, tmid)
 	if err != nil {
 		if sb.ErrorCode(err) == sb.EFORBIDDEN {
 			// rooms.media answers 403 for rooms the user cannot post into.
-			return c.fail(sb.Wrap(c.op, sb.EFORBIDDEN, fmt.Sprintf(
-				"Rocket.Chat refused the upload into %s (403); the agent's user is probably not a member of that room", r.display()), err))
+			return nil, sb.Wrap(c.op, sb.EFORBIDDEN, fmt.Sprintf(
+				"Rocket.Chat refused the upload into %s (403); the agent's user is probably not a member of that room", r.display()), err)
 		}
+		return nil, err
+	}
+	return &sent{msg: msg, room: r, name: name, size: info.Size, ref: ref}, nil
+}
+
+// sentFile is the model's answer for a sent file.
+func (c *invocation) sentFile(f *sent, err error) sb.Envelope {
+	if err != nil {
 		return c.fail(err)
 	}
+	if f == nil {
+		return checked
+	}
 	data := map[string]any{
-		"roomId":    firstNonEmpty(msg.RoomID, r.ID),
-		"room":      r.display(),
-		"messageId": msg.ID,
-		"fileName":  name,
-		"size":      info.Size,
-		"path":      ref,
+		sb.PostedRoomIDKey:    f.roomID(),
+		"room":                f.room.display(),
+		sb.PostedMessageIDKey: f.msg.ID,
+		"fileName":            f.name,
+		"size":                f.size,
+		"path":                f.ref,
 	}
-	if len(msg.Files) > 0 {
-		data["fileId"] = msg.Files[0].ID
+	if len(f.msg.Files) > 0 {
+		data["fileId"] = f.msg.Files[0].ID
 	}
-	if !msg.At.IsZero() {
-		data["ts"] = rfc(msg.At)
+	if !f.msg.At.IsZero() {
+		data["ts"] = rfc(f.msg.At)
 	}
 	return sb.OK(data)
 }
 
+// roomID is the room the file went to, as the server says it.
+func (f *sent) roomID() string { return firstNonEmpty(f.msg.RoomID, f.room.ID) }
+
 // fileThere is send_file's preflight: the workspace file exists and is
 // within the upload limit. It lists the store (there is no stat) with the
 // key as prefix; a store that cannot answer is no reason to refuse.
-func (c *invocation) fileThere(key, ref string, limit int64, tooLarge func(int64) sb.Envelope) sb.Envelope {
+func (c *invocation) fileThere(key, ref string, limit int64, tooLarge func(int64) error) error {
 	list, err := c.t.blobs.List(c.ctx, key, 1)
 	if err != nil {
 		c.t.log.WarnContext(c.ctx, "rocketchat tool: preflight could not check the workspace", "agent", c.call.AgentID,
 			"path", ref, "runId", c.call.Run.RunID, "err", err.Error())
-		return checked
+		return nil
 	}
 	if len(list) == 0 || list[0].Key != key {
-		return c.failMsg(sb.ENOTFOUND, "no file %s in the workspace; check the path (Workspace list shows the files)", ref)
+		return sb.E(c.op, sb.ENOTFOUND, fmt.Sprintf("no file %s in the workspace; check the path (Workspace list shows the files)", ref))
 	}
 	if list[0].Size > limit {
 		return tooLarge(list[0].Size)
 	}
-	return checked
+	return nil
 }
 
 // outgoingName checks the name a sent file gets in the chat: a bare name.
@@ -232,12 +255,7 @@ func (c *invocation) outgoingName(v string) (string, error) {
 
 // storeFailure logs err and answers with a caller-safe message.
 func (c *invocation) storeFailure(verb, ref string, err error) sb.Envelope {
-	c.t.log.ErrorContext(c.ctx, "rocketchat tool: workspace store failed", "action", c.call.Action, "agent", c.call.AgentID,
-		"path", ref, "runId", c.call.Run.RunID, "err", err.Error())
-	if sb.ErrorCode(err) == sb.EUNAVAILABLE || errors.Is(err, context.DeadlineExceeded) {
-		return c.failMsg(sb.EUNAVAILABLE, "could not %s %s: the workspace storage is unavailable right now; try again in a minute", verb, ref)
-	}
-	return c.failMsg(sb.EINTERNAL, "could not %s %s because of an internal error; the operator can find details in the logs", verb, ref)
+	return c.fail(c.storeError(verb, ref, err))
 }
 
 func firstNonEmpty(ss ...string) string {

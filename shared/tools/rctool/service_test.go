@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tools"
 	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
 	"github.com/switchboard-dev/switchboard/shared/tools/staging"
+	"github.com/switchboard-dev/switchboard/shared/tools/workspace"
 )
 
 // typed is the tool's typed service behind a real executor, with its
@@ -94,4 +95,55 @@ func TestServiceErrors(t *testing.T) {
 	if _, err := chat.Reply(ctx, by, sb.ChatPostArgs{Room: e.finanz, Text: "no thread"}); sb.ErrorCode(err) != sb.EINVALID {
 		t.Errorf("reply without tmid = %v, want invalid", err)
 	}
+}
+
+// AttachText keeps the text in the agent's workspace and sends it as
+// send_file: the file lands in the thread with its description, the
+// default approval rule lets the router's call pass, a deny rule does not,
+// and the audit entry is the model's send_file.
+func TestServiceAttachesATextAsAFile(t *testing.T) {
+	e := newEnv(t)
+	audit, chat := e.typed(nil)
+	ctx := context.Background()
+	first, err := chat.SendMessage(ctx, by, sb.ChatPostArgs{Text: "the question"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	posted, err := chat.AttachText(ctx, by, sb.ChatTextFile{Room: e.finanz, Tmid: first.MessageID,
+		FileName: "answer-run-typed.md", Text: "# a long answer\n", Description: "the first paragraph"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := e.rc.Messages(e.finanz)
+	last := msgs[len(msgs)-1]
+	if last.ID != posted.MessageID || last.ThreadID != first.MessageID || last.Text != "the first paragraph" || len(last.FileIDs) != 1 {
+		t.Fatalf("room's last message %+v, want the file in the thread with its description", last)
+	}
+	if up, _ := e.rc.Upload(last.FileIDs[0]); up.Name != "answer-run-typed.md" || string(up.Content) != "# a long answer\n" {
+		t.Errorf("upload %q %q, want the answer as answer-run-typed.md", up.Name, up.Content)
+	}
+	if kept := string(e.get(workspaceKey(t, "personal:answers/answer-run-typed.md"))); kept != "# a long answer\n" {
+		t.Errorf("workspace keeps %q, want the answer", kept)
+	}
+	entries, _ := audit.ByRoot(ctx, "root-typed")
+	if n := len(entries); n != 2 || entries[1].Action != "send_file" || entries[1].Outcome != sb.OutcomeOK || entries[1].Decision != sb.DecisionAuto {
+		t.Errorf("audit %+v, want a send_file entry decided auto and ok", entries)
+	}
+
+	_, denied := e.typed(map[string]string{"RocketChat.send_file": "deny"})
+	if _, err := denied.AttachText(ctx, by, sb.ChatTextFile{Room: e.finanz, FileName: "answer.md", Text: "x"}); sb.ErrorCode(err) != sb.EFORBIDDEN {
+		t.Errorf("AttachText under a deny rule = %v, want forbidden", err)
+	}
+	if _, err := chat.AttachText(ctx, by, sb.ChatTextFile{Room: e.finanz, FileName: "../x.md", Text: "x"}); sb.ErrorCode(err) != sb.EINVALID {
+		t.Errorf("AttachText with ../x.md = %v, want invalid", err)
+	}
+}
+
+func workspaceKey(t *testing.T, ref string) string {
+	t.Helper()
+	key, err := workspace.Resolve(agentID, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
 }

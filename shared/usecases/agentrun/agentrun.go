@@ -171,10 +171,11 @@ loop:
 				break loop
 			}
 			began := spans.clock()
-			env := e.Tools.Invoke(spans.toolContext(ctx, index), sb.ToolCall{AgentID: agent.ID, Tool: tc.Tool, Action: tc.Action,
+			callCtx, audit := spans.toolContext(ctx, index)
+			env := e.Tools.Invoke(callCtx, sb.ToolCall{AgentID: agent.ID, Tool: tc.Tool, Action: tc.Action,
 				Args: tc.Args, Run: res.Run, Origin: sb.OriginAgent, ReplyTo: st.ReplyTo.Clone(),
 				Replay: st.Replay, CallIndex: index})
-			spans.tool(ctx, index, tc, began, env)
+			spans.tool(ctx, index, tc, began, env, audit)
 			index++
 			args := tc.Args
 			if !json.Valid(args) {

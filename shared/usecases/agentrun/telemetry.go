@@ -111,8 +111,10 @@ func (r *runSpans) chat(ctx context.Context, step int, start time.Time, req sb.M
 	r.tel.Record(ctx, s)
 }
 
-// tool records the run's index-th tool call.
-func (r *runSpans) tool(ctx context.Context, index int, tc sb.ModelToolCall, start time.Time, env sb.Envelope) {
+// tool records the run's index-th tool call, with what the executor's
+// audit entry says of it (audit: see toolContext; nil or empty when the
+// invoker records none).
+func (r *runSpans) tool(ctx context.Context, index int, tc sb.ModelToolCall, start time.Time, env sb.Envelope, audit *sb.ToolAudit) {
 	if r.tel == nil {
 		return
 	}
@@ -124,8 +126,30 @@ func (r *runSpans) tool(ctx context.Context, index int, tc sb.ModelToolCall, sta
 			sb.StringAttr(sb.AttrOperation, sb.OpExecuteTool), sb.StringAttr(sb.AttrToolName, name),
 			sb.StringAttr(sb.AttrToolCallID, tc.ID), sb.StringAttr(sb.AttrToolStatus, env.Status),
 		}}
-	if id, ok := env.Data["approval_id"].(string); ok && id != "" {
+	var entry sb.AuditEntry
+	if audit != nil {
+		entry = audit.Entry
+	}
+	if entry.Decision != "" {
+		s.Attrs = append(s.Attrs, sb.StringAttr(sb.AttrToolStaging, string(entry.Decision)))
+	}
+	if entry.Outcome != "" {
+		s.Attrs = append(s.Attrs, sb.StringAttr(sb.AttrOutcome, entry.Outcome))
+	}
+	id := entry.ApprovalID
+	if id == "" {
+		id, _ = env.Data["approval_id"].(string)
+	}
+	if id != "" {
 		s.Attrs = append(s.Attrs, sb.StringAttr(sb.AttrApprovalID, id))
+	}
+	if ex, ok := env.Data["executionId"].(string); ok && ex != "" {
+		// A state machine it started (Documents.deliver): the execution's
+		// span hangs under this run's, named by it.
+		s.Attrs = append(s.Attrs, sb.StringAttr(sb.AttrExecution, ex))
+	}
+	if entry.DecidedBy != "" {
+		s.Attrs = append(s.Attrs, sb.StringAttr(sb.AttrDecidedBy, entry.DecidedBy))
 	}
 	if env.Status == "error" {
 		s.Error = env.Error
@@ -139,12 +163,16 @@ func (r *runSpans) tool(ctx context.Context, index int, tc sb.ModelToolCall, sta
 }
 
 // toolContext is ctx for the index-th tool call: a run started under it in
-// this process (an ask_agent target) hangs under the tool call's span.
-func (r *runSpans) toolContext(ctx context.Context, index int) context.Context {
+// this process (an ask_agent target) and an approval it stages hang under
+// the tool call's span, and the executor leaves its audit entry in the
+// returned ToolAudit (nil when telemetry is off).
+func (r *runSpans) toolContext(ctx context.Context, index int) (context.Context, *sb.ToolAudit) {
 	if r.tel == nil {
-		return ctx
+		return ctx, nil
 	}
-	return sb.WithSpanParent(ctx, sb.SpanParent{Trace: r.span.Trace, Span: sb.ToolSpan(r.run.RunID, index)})
+	audit := &sb.ToolAudit{}
+	ctx = sb.WithToolAudit(ctx, audit)
+	return sb.WithSpanParent(ctx, sb.SpanParent{Trace: r.span.Trace, Span: sb.ToolSpan(r.run.RunID, index)}), audit
 }
 
 // end records the run's span with its totals and outcome.

@@ -159,3 +159,88 @@ func TestRunRecordsAModelFailure(t *testing.T) {
 		t.Errorf("run span = %+v", got)
 	}
 }
+
+// auditingInvoker answers like the executor: it leaves its audit entry in
+// the sb.ToolAudit the call's context carries.
+type auditingInvoker struct {
+	recInvoker
+	entry sb.AuditEntry
+	env   sb.Envelope
+}
+
+func (a *auditingInvoker) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
+	a.recInvoker.Invoke(ctx, call)
+	if sink := sb.ToolAuditFrom(ctx); sink != nil {
+		sink.Entry = a.entry
+	}
+	return a.env
+}
+
+// An execute_tool span says what the staging policy decided, as the
+// executor's audit entry records it: the decision, the outcome, the
+// approval and who (or which allowance) let it run.
+func TestToolSpanCarriesTheStagingDecision(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		entry sb.AuditEntry
+		env   sb.Envelope
+		want  map[string]any
+	}{
+		{"ran at once", sb.AuditEntry{Decision: sb.DecisionAuto, Outcome: sb.OutcomeOK}, sb.OK(nil),
+			map[string]any{sb.AttrToolStaging: "auto", sb.AttrOutcome: "ok", sb.AttrApprovalID: nil, sb.AttrDecidedBy: nil}},
+		{"staged", sb.AuditEntry{Decision: sb.DecisionApprove, Outcome: sb.OutcomePending, ApprovalID: "ap-7"},
+			sb.Envelope{Status: sb.OutcomePending, Data: map[string]any{"approval_id": "ap-7"}},
+			map[string]any{sb.AttrToolStaging: "approve", sb.AttrOutcome: "pending_approval", sb.AttrApprovalID: "ap-7", sb.AttrToolStatus: "pending_approval"}},
+		{"denied", sb.AuditEntry{Decision: sb.DecisionDeny, Outcome: sb.OutcomeDenied}, sb.Fail("not allowed here"),
+			map[string]any{sb.AttrToolStaging: "deny", sb.AttrOutcome: "denied", sb.AttrToolStatus: "error"}},
+		{"allowance", sb.AuditEntry{Decision: sb.DecisionAllowed, Outcome: sb.OutcomeOK, ApprovalID: "ap-3", DecidedBy: "allowance al-1 granted by link"}, sb.OK(nil),
+			map[string]any{sb.AttrToolStaging: "allowed", sb.AttrApprovalID: "ap-3", sb.AttrDecidedBy: "allowance al-1 granted by link"}},
+		{"rejected before the policy", sb.AuditEntry{Outcome: sb.OutcomeRejected}, sb.Fail("unknown tool"),
+			map[string]any{sb.AttrToolStaging: nil, sb.AttrOutcome: "rejected"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spans := &telemetrytest.Spans{}
+			inv := &auditingInvoker{entry: tc.entry, env: tc.env}
+			m := &stepModel{steps: []step{calls(1, 1, call("c1", "Nextcloud", "delete", `{}`)), answer("done", 1, 1)}}
+			e, _ := newEngine(inv, memstore.New())
+			e.Telemetry = spans
+			if _, err := e.Run(context.Background(), agent(m), "hello", nil); err != nil {
+				t.Fatal(err)
+			}
+			tool := one(t, spans, "execute_tool Nextcloud.delete")
+			for key, want := range tc.want {
+				if got := telemetrytest.Attr(tool, key); got != want {
+					t.Errorf("%s = %v, want %v", key, got, want)
+				}
+			}
+		})
+	}
+}
+
+// Without telemetry the engine asks the executor for no audit copy.
+func TestToolCallCarriesNoAuditSinkWithoutTelemetry(t *testing.T) {
+	var sinks int
+	inv := &recInvoker{}
+	inv.reply = func(sb.ToolCall) sb.Envelope { return sb.OK(nil) }
+	probe := &sinkProbe{recInvoker: inv, seen: &sinks}
+	m := &stepModel{steps: []step{calls(1, 1, call("c1", "Echo", "say", `{}`)), answer("done", 1, 1)}}
+	e, _ := newEngine(probe, memstore.New())
+	if _, err := e.Run(context.Background(), agent(m), "hello", nil); err != nil {
+		t.Fatal(err)
+	}
+	if sinks != 0 {
+		t.Errorf("%d calls carried an audit sink with telemetry off, want 0", sinks)
+	}
+}
+
+type sinkProbe struct {
+	*recInvoker
+	seen *int
+}
+
+func (p *sinkProbe) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
+	if sb.ToolAuditFrom(ctx) != nil {
+		*p.seen++
+	}
+	return p.recInvoker.Invoke(ctx, call)
+}

@@ -90,8 +90,11 @@ type Options struct {
 	// Scrub masks what the confirmation page shows; nil masks the
 	// well-known secret patterns only.
 	Scrub Scrubber
-	Now   func() time.Time
-	Log   *slog.Logger
+	// Telemetry records the wait for each decision as a span
+	// (docs/telemetry.md); nil records none.
+	Telemetry sb.Telemetry
+	Now       func() time.Time
+	Log       *slog.Logger
 }
 
 // TaskTokens resume or fail a Step Functions execution waiting on a token.
@@ -127,6 +130,7 @@ type Service struct {
 	allowances sb.AllowanceStore
 	allowHours []float64
 	auditStore sb.AuditStore
+	telemetry  sb.Telemetry
 }
 
 // New checks o and builds the Service (once per cold start).
@@ -149,7 +153,7 @@ func New(o Options) (*Service, error) {
 	s := &Service{store: o.Store, signer: o.Signer, exec: o.Executor, notifier: o.Notifier, waker: o.Waker,
 		base: strings.TrimRight(o.PublicBaseURL, "/"), ttl: o.TTL, stuckAfter: o.StuckAfter, startIn: o.StartWithin,
 		scrub: o.Scrub, now: o.Now, log: o.Log, tokens: o.Tokens,
-		allowances: o.Allowances, allowHours: o.AllowForHours, auditStore: o.Audit}
+		allowances: o.Allowances, allowHours: o.AllowForHours, auditStore: o.Audit, telemetry: o.Telemetry}
 	if len(s.allowHours) == 0 {
 		s.allowHours = DefaultAllowForHours
 	}
@@ -178,6 +182,11 @@ func New(o Options) (*Service, error) {
 // (Execute). The executor stages through the service in turn, so one of
 // the two is set after both are built, once at cold start.
 func (s *Service) SetExecutor(x Executor) { s.exec = x }
+
+// SetTelemetry makes the service record the wait for each decision
+// (Options.Telemetry), for a process that starts telemetry after building
+// it (the dev runtime); once at start, before any request.
+func (s *Service) SetTelemetry(t sb.Telemetry) { s.telemetry = t }
 
 // Link is the URL that shows the confirmation page for decision d. The
 // token in it is a credential: hand it to the Notifier only.
@@ -228,6 +237,7 @@ func (s *Service) Stage(ctx context.Context, call sb.ToolCall, reason string) (s
 		ReplyTo:   call.ReplyTo.Clone(),
 		CreatedAt: now, ExpiresAt: now.Add(s.ttl).Truncate(time.Second),
 		Status: StatusPending, TaskToken: sb.TaskTokenFrom(ctx), Target: call.Target,
+		StagedSpan: stagedSpan(ctx, call.Run),
 	}
 	if err := s.store.Create(ctx, a); err != nil {
 		s.log.ErrorContext(ctx, "approval could not be stored", s.attrs(a, "err", err)...)
@@ -565,6 +575,7 @@ func (s *Service) decide(ctx context.Context, a Approval, d Decision, by string,
 	// From here on the decision is recorded: finish even if the caller
 	// goes away.
 	ctx = context.WithoutCancel(ctx)
+	s.recordWait(ctx, won)
 	s.log.InfoContext(ctx, "approval decided", s.attrs(won, "decision", string(d), "decidedBy", by, "denyReason", won.DenyReason)...)
 	allowed := ""
 	if allowID != "" {
@@ -884,6 +895,9 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("approval %s: %w", a.ID, err))
 			continue
+		}
+		if b.Status == StatusExpired {
+			s.recordWait(ctx, b)
 		}
 		s.finish(ctx, b)
 		n++

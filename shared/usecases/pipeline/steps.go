@@ -122,8 +122,11 @@ type Steps struct {
 	// The waits are this base times 1, 2, 4, 4 (shareLimitFactors); after
 	// them the step fails.
 	ShareLimitWaitSeconds int
-	Log                   *slog.Logger
-	Now                   func() time.Time
+	// Telemetry records the spans of each execution and step
+	// (docs/telemetry.md); nil records none.
+	Telemetry sb.Telemetry
+	Log       *slog.Logger
+	Now       func() time.Time
 }
 
 // DefaultShareLimitWaitSeconds is the first share-limit wait when
@@ -149,6 +152,9 @@ type marker struct {
 	Waited int      `json:"waited,omitempty"`
 	Told   bool     `json:"told,omitempty"`
 	Done   Progress `json:"done"`
+	// StartedAt is when the step's first attempt began (the execution's
+	// span starts at its first step's).
+	StartedAt time.Time `json:"startedAt,omitzero"`
 }
 
 // markerKeep bounds how long a step is remembered: longer than any
@@ -182,6 +188,9 @@ func (s *Steps) begin(ctx context.Context, execution, step string) (m marker, pr
 		prior = found
 		next := m
 		next.State, next.Attempts = "started", m.Attempts+1
+		if next.StartedAt.IsZero() {
+			next.StartedAt = s.now().UTC()
+		}
 		b, _ := json.Marshal(next)
 		old := ""
 		if found {
@@ -196,6 +205,15 @@ func (s *Steps) begin(ctx context.Context, execution, step string) (m marker, pr
 		}
 	}
 	return m, false, false, &taskerr.TransientError{Message: "the step marker changed under concurrent attempts"}
+}
+
+// readMarker is the step's marker, if any.
+func (s *Steps) readMarker(ctx context.Context, execution, step string) (m marker, found bool, err error) {
+	raw, found, err := s.KV.Get(ctx, markerKey(execution, step))
+	if err != nil || !found {
+		return m, false, err
+	}
+	return m, true, json.Unmarshal([]byte(raw), &m)
 }
 
 // save writes the step's marker (done, or a started one with a new wait count).
@@ -222,11 +240,13 @@ func by(d Delivery) sb.ToolCall {
 }
 
 // Convert turns the workspace file into the asked format (Nextcloud.convert).
-func (s *Steps) Convert(ctx context.Context, in StepInput) (State, error) {
+func (s *Steps) Convert(ctx context.Context, in StepInput) (st State, err error) {
 	m, _, done, err := s.begin(ctx, in.Execution, StepConvert)
 	if err != nil || done {
 		return State{Delivery: in.Delivery, Done: m.Done}, err
 	}
+	trace := s.traceStep(ctx, in, StepConvert, StepConvert, m.Attempts)
+	defer func() { trace.end(st.Wait, err) }()
 	cv, err := s.Files.Convert(ctx, by(in.Delivery), sb.ConvertArgs{LocalPath: in.Delivery.LocalPath, Format: in.Delivery.Format})
 	if err := stepError(StepConvert, err); err != nil {
 		return State{}, err
@@ -241,11 +261,13 @@ func (s *Steps) Convert(ctx context.Context, in StepInput) (State, error) {
 // timestamped name by the tool). Repeating it after an unknown outcome
 // writes the same path again, which Nextcloud keeps as a version, not a
 // second copy.
-func (s *Steps) Upload(ctx context.Context, in StepInput) (State, error) {
+func (s *Steps) Upload(ctx context.Context, in StepInput) (st State, err error) {
 	m, _, done, err := s.begin(ctx, in.Execution, StepUpload)
 	if err != nil || done {
 		return State{Delivery: in.Delivery, Done: m.Done}, err
 	}
+	trace := s.traceStep(ctx, in, StepUpload, StepUpload, m.Attempts)
+	defer func() { trace.end(st.Wait, err) }()
 	src := in.Done.Converted
 	if src == "" {
 		src = in.Delivery.LocalPath
@@ -269,11 +291,13 @@ func (s *Steps) Upload(ctx context.Context, in StepInput) (State, error) {
 // waits the step fails (PermanentError). The first wait tells the human,
 // once per delivery. A retry after an unknown outcome first looks for the
 // share it may have made.
-func (s *Steps) Share(ctx context.Context, in StepInput) (State, error) {
+func (s *Steps) Share(ctx context.Context, in StepInput) (st State, err error) {
 	m, _, done, err := s.begin(ctx, in.Execution, StepShare)
 	if err != nil || done {
 		return State{Delivery: in.Delivery, Done: m.Done}, err
 	}
+	trace := s.traceStep(ctx, in, StepShare, StepShare, m.Attempts)
+	defer func() { trace.end(st.Wait, err) }()
 	sh := in.Delivery.Share
 	if sh == nil {
 		return s.finishStep(ctx, in, StepShare, m, in.Done)
@@ -379,7 +403,7 @@ func shareArgsOf(sh *Share, path string) sb.ShareArgs {
 // or fails it). When the policy lets the link run at once (an operator's
 // override), the share is made here and the execution resumed at once.
 // A retried request finds its marker and asks no one twice.
-func (s *Steps) RequestApproval(ctx context.Context, in ApprovalInput) (struct{}, error) {
+func (s *Steps) RequestApproval(ctx context.Context, in ApprovalInput) (_ struct{}, err error) {
 	// Keyed by the token: a retried Task waits on a new token, which a new
 	// approval must carry (the first one could no longer resume anything).
 	sum := sha256.Sum256([]byte(in.Token))
@@ -388,6 +412,8 @@ func (s *Steps) RequestApproval(ctx context.Context, in ApprovalInput) (struct{}
 	if err != nil || done {
 		return struct{}{}, err
 	}
+	trace := s.traceStep(ctx, in.StepInput, step, "approval", m.Attempts)
+	defer func() { trace.end(0, err) }()
 	if in.Token == "" {
 		return struct{}{}, &taskerr.PermanentError{Message: "approval: the task has no token"}
 	}
@@ -395,7 +421,7 @@ func (s *Steps) RequestApproval(ctx context.Context, in ApprovalInput) (struct{}
 	if err != nil {
 		return struct{}{}, err
 	}
-	shared, err := s.Files.Share(sb.WithTaskToken(ctx, in.Token), shareBy(in.Delivery), args)
+	shared, err := s.Files.Share(sb.WithTaskToken(trace.context(ctx), in.Token), shareBy(in.Delivery), args)
 	var pending *sb.PendingApproval
 	switch {
 	case errors.As(err, &pending):
@@ -403,6 +429,7 @@ func (s *Steps) RequestApproval(ctx context.Context, in ApprovalInput) (struct{}
 		if id == "" {
 			return struct{}{}, &taskerr.PermanentError{Message: "share: a public link needs a human's approval, and approvals are not set up on this instance (instance.approvals)"}
 		}
+		trace.outcome = spanPending
 		// The Share step accepts this approval only: a retried Task (a new
 		// token) stages a new one, which replaces it.
 		b, _ := json.Marshal(askedApproval{ApprovalID: id})
@@ -610,11 +637,13 @@ func (s *Steps) existingShare(ctx context.Context, in StepInput) (Progress, bool
 }
 
 // Post puts the message with the link into the room (RocketChat.send_message).
-func (s *Steps) Post(ctx context.Context, in StepInput) (State, error) {
+func (s *Steps) Post(ctx context.Context, in StepInput) (st State, err error) {
 	m, _, done, err := s.begin(ctx, in.Execution, StepPost)
 	if err != nil || done {
 		return State{Delivery: in.Delivery, Done: m.Done}, err
 	}
+	trace := s.traceStep(ctx, in, StepPost, StepPost, m.Attempts)
+	defer func() { trace.end(st.Wait, err) }()
 	d := in.Delivery
 	posted, err := s.Chat.SendMessage(ctx, by(d), sb.ChatPostArgs{Room: d.Room, Text: postText(d.Message, postLink(in.Done)), Tmid: d.Tmid})
 	if err := stepError(StepPost, err); err != nil {
@@ -654,7 +683,7 @@ func postLink(d Progress) string {
 // the human when it failed (what failed, at which step, what was done) and
 // wakes the agent with the same facts in a follow-up run of the run that
 // started the delivery. A repeated Finish does nothing.
-func (s *Steps) Finish(ctx context.Context, in FinishInput) (Outcome, error) {
+func (s *Steps) Finish(ctx context.Context, in FinishInput) (_ Outcome, err error) {
 	const step = "finish"
 	m, _, done, err := s.begin(ctx, in.Execution, step)
 	out := Outcome{Status: in.Status, FailedStep: in.FailedStep, Done: in.Done}
@@ -665,6 +694,13 @@ func (s *Steps) Finish(ctx context.Context, in FinishInput) (Outcome, error) {
 	if err != nil || done {
 		return out, err
 	}
+	trace := s.traceStep(ctx, in.StepInput, step, step, m.Attempts)
+	defer func() {
+		trace.end(0, err)
+		if err == nil {
+			s.recordExecution(ctx, in, out)
+		}
+	}()
 	d := in.Delivery
 	facts := Facts(in.Execution, out)
 	entry := sb.AuditEntry{ID: sb.NewID(s.now()), At: s.now().UTC(), Run: d.Run, AgentID: d.AgentID, Tool: ToolName,

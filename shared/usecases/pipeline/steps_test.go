@@ -86,6 +86,10 @@ func (s *scriptedTools) Reply(_ context.Context, by sb.ToolCall, a sb.ChatPostAr
 	return answer[sb.ChatPosted](s.next(by, "RocketChat", "reply", a))
 }
 
+func (s *scriptedTools) AttachText(context.Context, sb.ToolCall, sb.ChatTextFile) (sb.ChatPosted, error) {
+	return sb.ChatPosted{}, sb.E("test", sb.EINTERNAL, "the pipeline attaches no texts")
+}
+
 // args returns the arguments of the calls of "Tool.action".
 func (s *scriptedTools) args(t *testing.T, k string) []map[string]any {
 	t.Helper()

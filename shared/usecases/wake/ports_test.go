@@ -17,7 +17,7 @@ type (
 	replyFunc    func(ctx context.Context, job sb.WakeJob, run sb.RunContext, text string) error
 	attachFunc   func(ctx context.Context, job sb.WakeJob, run sb.RunContext, text, caption string) error
 	fallbackFunc func(ctx context.Context, job sb.WakeJob, text string) error
-	sendFunc     func(ctx context.Context, chatID, text string) error
+	sendFunc     func(ctx context.Context, m sb.TelegramText) error
 	notifyFunc   func(ctx context.Context, agentID, text string) error
 )
 
@@ -43,7 +43,9 @@ func (f fallbackFunc) Fallback(ctx context.Context, job sb.WakeJob, text string)
 	return f(ctx, job, text)
 }
 
-func (f sendFunc) Send(ctx context.Context, chatID, text string) error { return f(ctx, chatID, text) }
+func (f sendFunc) SendLongWait(ctx context.Context, m sb.TelegramText, _ sb.TelegramWait) ([]sb.TelegramSent, error) {
+	return nil, f(ctx, m)
+}
 
 func (f notifyFunc) NotifyHuman(ctx context.Context, agentID, text string) error {
 	return f(ctx, agentID, text)

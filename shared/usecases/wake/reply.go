@@ -2,31 +2,21 @@ package wake
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// FileUploader posts a file into a Rocket.Chat room (rooms.media +
-// rooms.mediaConfirm), with description as its message.
-type FileUploader interface {
-	UploadFile(ctx context.Context, rid, name, contentType string, r io.Reader, size int64, description, tmid string) (sb.ChatMessage, error)
-}
-
 // Account is what the wake needs of one agent's Rocket.Chat account: the
-// client that reads and posts as the agent, its wake rules and hourly
-// limit, and its web address for links ("" when unknown).
+// client that reads as the agent, its wake rules and hourly limit, and its
+// web address for links ("" when unknown).
 type Account struct {
 	Messages sb.ChatMessageSource
-	Files    FileUploader
 	Rules    Rules
 	MaxWakes int
 	BaseURL  string
@@ -52,12 +42,6 @@ func (p AccountPreparer) PrepareJob(ctx context.Context, job sb.WakeJob) (sb.Wak
 	return p.Preparer.Prepare(ctx, job, a.Messages, a.Rules, a.MaxWakes)
 }
 
-// TelegramChats posts into a Telegram chat as the bot (one bot speaks for
-// every agent).
-type TelegramChats interface {
-	Send(ctx context.Context, chatID, text string) error
-}
-
 // AgentNames names an agent for people.
 type AgentNames interface {
 	AgentName(agentID string) string
@@ -76,12 +60,12 @@ type Replier struct {
 	// service, so that an answer is audited like any other post.
 	Chat     sb.ChatTool
 	Accounts Accounts
-	// Telegram answers a message that came in over Telegram, the text
-	// headed by the agent's name; nil when no bot is configured.
-	Telegram TelegramChats
+	// Telegram answers a message that came in over Telegram as the bot
+	// (one bot speaks for every agent), the text headed by the agent's
+	// name and without link previews; nil when no bot is configured.
+	Telegram sb.TelegramSender
 	Names    AgentNames
 	Human    HumanNotifier
-	Audit    sb.AuditStore
 	Scrubber Scrubber
 	Log      *slog.Logger
 }
@@ -105,7 +89,9 @@ func (r *Replier) Reply(ctx context.Context, job sb.WakeJob, run sb.RunContext, 
 		if r.Telegram == nil {
 			return sb.E(op, sb.EINVALID, "instance.telegram.botToken is not set")
 		}
-		return r.Telegram.Send(ctx, chat, r.Names.AgentName(job.AgentID)+": "+text)
+		_, err := r.Telegram.SendLongWait(ctx, sb.TelegramText{ChatID: chat, Text: r.Names.AgentName(job.AgentID) + ": " + text,
+			DisableWebPagePreview: true}, sb.TelegramWait{})
+		return err
 	}
 	post := sb.ChatPostArgs{Room: job.ReplyTo.RoomID, Text: text, Tmid: job.ReplyTo.ThreadID}
 	by := sb.ToolCall{AgentID: job.AgentID, Run: run, Origin: sb.OriginRouter}
@@ -115,6 +101,14 @@ func (r *Replier) Reply(ctx context.Context, job sb.WakeJob, run sb.RunContext, 
 	} else {
 		_, err = r.Chat.SendMessage(ctx, by, post)
 	}
+	return classified(op, err)
+}
+
+// classified sorts a post's error for the worker: temporary refusals (429,
+// 5xx, no answer) are ERATELIMITED or EUNAVAILABLE, which it retries; a
+// 4xx, a deny and a refused argument are EINVALID and a call staged for
+// approval ECONFLICT, all final.
+func classified(op string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -125,6 +119,10 @@ func (r *Replier) Reply(ctx context.Context, job sb.WakeJob, run sb.RunContext, 
 		code = sb.ERATELIMITED
 	case s >= 400 && s < 500:
 		code = sb.EINVALID
+	case sb.ErrorCode(err) == sb.EFORBIDDEN || sb.ErrorCode(err) == sb.EINVALID:
+		// The staging policy's deny, a refused argument: trying again
+		// changes nothing.
+		code = sb.EINVALID
 	case errors.As(err, &pending):
 		code, msg = sb.ECONFLICT, pending.Message
 	}
@@ -132,30 +130,23 @@ func (r *Replier) Reply(ctx context.Context, job sb.WakeJob, run sb.RunContext, 
 }
 
 // Attach posts an answer too long for a few messages as a Markdown file
-// with caption as its message, and audits it like the RocketChat tool's
-// send_file.
+// with caption as its message, through the RocketChat tool's typed
+// send_file (kept in the agent's workspace, staged and audited like the
+// model's call; the router origin lets an approval rule pass, never a
+// deny). Errors are classified like Reply's.
 func (r *Replier) Attach(ctx context.Context, job sb.WakeJob, run sb.RunContext, text, caption string) error {
-	a, ok := r.Accounts[job.AgentID]
-	if !ok || a.Files == nil || job.ReplyTo == nil {
-		return sb.E("wake.reply", sb.EINVALID, fmt.Sprintf("agent %q has no RocketChat block", job.AgentID))
+	if job.ReplyTo == nil {
+		return sb.E("wake.reply", sb.EINVALID, "the wake job names no place to answer (replyTo)")
 	}
 	name := "answer-" + run.RunID + ".md"
 	if run.RunID == "" {
 		name = "answer.md"
 	}
-	start := time.Now()
 	text = r.Scrubber.String(text) // the client scrubs texts, not file contents
-	_, err := a.Files.UploadFile(ctx, job.ReplyTo.RoomID, name, "text/markdown", strings.NewReader(text), int64(len(text)), caption, job.ReplyTo.ThreadID)
-	args, _ := json.Marshal(map[string]any{"room": job.ReplyTo.RoomID, "fileName": name, "tmid": job.ReplyTo.ThreadID, "bytes": len(text)})
-	entry := sb.AuditEntry{ID: sb.NewID(start), At: start, Run: run, AgentID: job.AgentID, Tool: "RocketChat",
-		Action: "send_file", Args: string(args), Decision: sb.DecisionAuto, Outcome: sb.OutcomeOK, Duration: time.Since(start)}
-	if err != nil {
-		entry.Outcome, entry.Error = sb.OutcomeError, r.Scrubber.String(sb.ErrorMessage(err))
-	}
-	if aerr := r.Audit.Append(context.WithoutCancel(ctx), entry); aerr != nil {
-		r.Log.ErrorContext(ctx, "audit entry of a reply file not written", "agent", job.AgentID, "err", aerr)
-	}
-	return err
+	by := sb.ToolCall{AgentID: job.AgentID, Run: run, Origin: sb.OriginRouter}
+	_, err := r.Chat.AttachText(ctx, by, sb.ChatTextFile{Room: job.ReplyTo.RoomID, Tmid: job.ReplyTo.ThreadID,
+		FileName: name, Text: text, Description: caption})
+	return classified("wake.reply", err)
 }
 
 // Fallback hands an answer that Rocket.Chat would not take (after the

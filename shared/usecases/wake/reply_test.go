@@ -3,14 +3,11 @@ package wake_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
@@ -42,6 +39,16 @@ func (i *invoker) Reply(_ context.Context, by sb.ToolCall, a sb.ChatPostArgs) (s
 	return i.post(by, "reply", a)
 }
 
+func (i *invoker) AttachText(_ context.Context, by sb.ToolCall, a sb.ChatTextFile) (sb.ChatPosted, error) {
+	by.Tool, by.Action = "RocketChat", "attach"
+	by.Args, _ = json.Marshal(a)
+	i.calls = append(i.calls, by)
+	if i.err != nil {
+		return sb.ChatPosted{}, i.err
+	}
+	return sb.ChatPosted{MessageID: "m-file", RoomID: a.Room}, nil
+}
+
 // rcAnswered is the status Rocket.Chat rcAnswered, as its adapter keeps it in
 // the chain of the tool's error.
 type rcAnswered int
@@ -56,28 +63,15 @@ func rcErr(code string, status int, msg string) error {
 	return sb.Wrap("rctool.send_message", code, msg, rcAnswered(status))
 }
 
-// uploader records uploads and fails with err.
-type uploader struct {
-	name, room, tmid, caption, body string
-	err                             error
-}
-
-func (u *uploader) UploadFile(_ context.Context, rid, name, _ string, r io.Reader, _ int64, description, tmid string) (sb.ChatMessage, error) {
-	b, _ := io.ReadAll(r)
-	u.room, u.name, u.caption, u.tmid, u.body = rid, name, description, tmid, string(b)
-	return sb.ChatMessage{}, u.err
-}
-
-func newReplier(inv *invoker, up *uploader, store *memstore.Store, told *[]string) *wake.Replier {
+func newReplier(inv *invoker, told *[]string) *wake.Replier {
 	return &wake.Replier{
 		Chat:     inv,
-		Accounts: wake.Accounts{"hermes": {Files: up, BaseURL: "https://chat.example.org/"}},
+		Accounts: wake.Accounts{"hermes": {BaseURL: "https://chat.example.org/"}},
 		Names:    agentIDs{},
 		Human: notifyFunc(func(_ context.Context, agentID, text string) error {
 			*told = append(*told, agentID+": "+text)
 			return nil
 		}),
-		Audit:    store,
 		Scrubber: replaceScrubber{"s3cret", "[redacted]"},
 		Log:      slog.New(slog.DiscardHandler),
 	}
@@ -104,7 +98,7 @@ func TestReplierReplyPostsThroughTheRocketChatTool(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			inv := &invoker{err: tt.err}
 			var told []string
-			r := newReplier(inv, &uploader{}, memstore.New(), &told)
+			r := newReplier(inv, &told)
 			run := sb.NewRun("hermes", nil, time.Now())
 			to := tt.to
 			err := r.Reply(context.Background(), sb.WakeJob{AgentID: "hermes", ReplyTo: &to}, run, "the answer")
@@ -128,50 +122,51 @@ func TestReplierReplyPostsThroughTheRocketChatTool(t *testing.T) {
 func TestReplierReplyGoesBackToTelegram(t *testing.T) {
 	inv := &invoker{}
 	var told []string
-	r := newReplier(inv, &uploader{}, memstore.New(), &told)
+	r := newReplier(inv, &told)
 	job := sb.WakeJob{AgentID: "hermes", ReplyTo: &wake.ReplyTo{TelegramChatID: "42"}}
 	if err := r.Reply(context.Background(), job, sb.RunContext{}, "hi"); sb.ErrorCode(err) != sb.EINVALID {
 		t.Errorf("Reply without a bot = %v, want EINVALID naming the missing bot token", err)
 	}
 	var sent []string
-	r.Telegram = sendFunc(func(_ context.Context, chatID, text string) error {
-		sent = append(sent, chatID+": "+text)
+	r.Telegram = sendFunc(func(_ context.Context, m sb.TelegramText) error {
+		sent = append(sent, fmt.Sprintf("%s: %s (previews off: %v)", m.ChatID, m.Text, m.DisableWebPagePreview))
 		return nil
 	})
 	if err := r.Reply(context.Background(), job, sb.RunContext{}, "hi"); err != nil {
 		t.Fatal(err)
 	}
-	if len(sent) != 1 || sent[0] != "42: hermes: hi" || len(inv.calls) != 0 {
-		t.Errorf("sent %q, tool calls %d; want one Telegram message and no Rocket.Chat post", sent, len(inv.calls))
+	if len(sent) != 1 || sent[0] != "42: hermes: hi (previews off: true)" || len(inv.calls) != 0 {
+		t.Errorf("sent %q, tool calls %d; want one Telegram message without link previews and no Rocket.Chat post", sent, len(inv.calls))
 	}
 }
 
-func TestReplierAttachUploadsScrubbedAndAudits(t *testing.T) {
-	for _, fail := range []bool{false, true} {
-		up := &uploader{}
-		if fail {
-			up.err = errors.New("upload refused")
-		}
-		store := memstore.New()
-		var told []string
-		r := newReplier(&invoker{}, up, store, &told)
-		run := sb.NewRun("hermes", nil, time.Now())
-		job := sb.WakeJob{AgentID: "hermes", ReplyTo: &wake.ReplyTo{RoomID: "r1", ThreadID: "m1"}}
-		err := r.Attach(context.Background(), job, run, "long s3cret answer", "first paragraph")
-		if (err != nil) != fail {
-			t.Fatalf("Attach = %v, want failure %v", err, fail)
-		}
-		if up.name != "answer-"+run.RunID+".md" || up.room != "r1" || up.tmid != "m1" || up.caption != "first paragraph" || up.body != "long [redacted] answer" {
-			t.Errorf("upload = %+v, want the scrubbed answer as answer-<run>.md in the thread with the caption", up)
-		}
-		entries, _ := store.ByRoot(context.Background(), run.RootRunID)
-		want := sb.OutcomeOK
-		if fail {
-			want = sb.OutcomeError
-		}
-		if len(entries) != 1 || entries[0].Action != "send_file" || entries[0].Outcome != want {
-			t.Errorf("audit = %+v, want one send_file entry with outcome %s", entries, want)
-		}
+// A long answer goes through the RocketChat tool's typed AttachText as
+// the router: the scrubbed text as answer-<run>.md in the thread, with the
+// caption; a refusal comes back classified like a post's.
+func TestReplierAttachSendsTheScrubbedAnswerThroughTheTool(t *testing.T) {
+	inv := &invoker{}
+	var told []string
+	r := newReplier(inv, &told)
+	run := sb.NewRun("hermes", nil, time.Now())
+	job := sb.WakeJob{AgentID: "hermes", ReplyTo: &wake.ReplyTo{RoomID: "r1", ThreadID: "m1"}}
+	if err := r.Attach(context.Background(), job, run, "long s3cret answer", "first paragraph"); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"Room":"r1","Tmid":"m1","FileName":"answer-` + run.RunID + `.md","Text":"long [redacted] answer","Description":"first paragraph"}`
+	if len(inv.calls) != 1 || string(inv.calls[0].Args) != want || inv.calls[0].Origin != sb.OriginRouter || inv.calls[0].Run.RunID != run.RunID {
+		t.Errorf("tool calls %+v, want one attach %s by the router for the run", inv.calls, want)
+	}
+	inv.err = rcErr(sb.ERATELIMITED, 429, "slow down")
+	if err := r.Attach(context.Background(), job, run, "again", "c"); sb.ErrorCode(err) != sb.ERATELIMITED {
+		t.Errorf("Attach refused with 429 = %v, want rate_limited (retried)", err)
+	}
+	inv.err = rcErr(sb.EFORBIDDEN, 403, "not a member")
+	if err := r.Attach(context.Background(), job, run, "again", "c"); sb.ErrorCode(err) != sb.EINVALID {
+		t.Errorf("Attach refused with 403 = %v, want invalid (final)", err)
+	}
+	inv.err = sb.E("tools.RocketChat.send_file", sb.EFORBIDDEN, "RocketChat.send_file is not allowed here by the staging policy")
+	if err := r.Attach(context.Background(), job, run, "again", "c"); sb.ErrorCode(err) != sb.EINVALID {
+		t.Errorf("Attach denied by the policy = %v, want invalid (final, not retried)", err)
 	}
 }
 
@@ -186,7 +181,7 @@ func TestReplierFallbackLinksTheRoom(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var told []string
-		r := newReplier(&invoker{}, &uploader{}, memstore.New(), &told)
+		r := newReplier(&invoker{}, &told)
 		to := tt.to
 		if err := r.Fallback(context.Background(), sb.WakeJob{AgentID: "hermes", ReplyTo: &to}, "the answer"); err != nil {
 			t.Fatal(err)

@@ -554,22 +554,15 @@ func (h *handling) undeliverable(ctx context.Context, res agentrun.Result, err e
 }
 
 // AlreadyAnswered reports whether the run itself posted successfully into
-// the reply room (send_message, reply or send_file): then the automatic
-// reply would say the same thing twice. The RocketChat tool reports the
-// room id it posted to as "roomId".
+// the reply room (send_message, reply or send_file: sb.ChatPostedFrom):
+// then the automatic reply would say the same thing twice.
 func AlreadyAnswered(res agentrun.Result, to *ReplyTo) bool {
 	if to == nil {
 		return false
 	}
 	for _, c := range res.Calls {
-		if c.Tool != "RocketChat" || c.Envelope.Status != "ok" {
-			continue
-		}
-		switch c.Action {
-		case "send_message", "reply", "send_file":
-			if rid, _ := c.Envelope.Data["roomId"].(string); rid != "" && rid == to.RoomID {
-				return true
-			}
+		if p, ok := sb.ChatPostedFrom(c.Tool, c.Action, c.Envelope); ok && p.RoomID == to.RoomID {
+			return true
 		}
 	}
 	return false

@@ -1,7 +1,6 @@
 package actions
 
 import (
-	"context"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun"
@@ -16,8 +15,8 @@ import (
 // defaults (5 tasks per run, 30 per agent and hour, 3 hand-overs).
 func (a *Actions) setupTaskboard() {
 	c := a.Core
-	a.Budget = &agentrun.Budget{Store: c.Store, Limits: c, Notifier: budgetNotices{a.Decide.Router}, Log: c.Log}
-	c.Control().Notifier = budgetNotices{a.Decide.Router}
+	a.Budget = &agentrun.Budget{Store: c.Store, Limits: c, Notifier: router.Notices{Router: a.Decide.Router}, Log: c.Log}
+	c.Control().Notifier = router.Notices{Router: a.Decide.Router}
 	a.Taskboard = &taskboard.Service{
 		Tasks:         c.Store.Tasks(),
 		Messages:      a.MessageLog(),
@@ -30,18 +29,4 @@ func (a *Actions) setupTaskboard() {
 		WatchdogAfter: time.Duration(c.Config.Instance.Taskboard.WatchdogHours) * time.Hour,
 		Log:           c.Log,
 	}
-}
-
-// budgetNotices tell the human through the router's budget notice.
-type budgetNotices struct{ router *router.Router }
-
-func (n budgetNotices) NotifyBudget(ctx context.Context, text string) error {
-	_, err := n.router.Deliver(ctx, router.Notice{Kind: router.KindBudget, Text: text})
-	return err
-}
-
-// NotifyChain tells the human that a chain used up its budget.
-func (n budgetNotices) NotifyChain(ctx context.Context, text string) error {
-	_, err := n.router.Deliver(ctx, router.Notice{Kind: router.KindChainBudget, Text: text})
-	return err
 }

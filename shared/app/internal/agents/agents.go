@@ -70,6 +70,7 @@ func New(a *actions.Actions) (*Agents, error) {
 	if ap := a.Decide.Approvals; ap != nil { // never a nil *Service in the interface
 		g.Worker.Approvals = ap
 	}
+	g.Engine.Telemetry, g.Worker.Telemetry = c.Telemetry, c.Telemetry
 	return g, nil
 }
 

@@ -115,6 +115,9 @@ type Core struct {
 	// agent-worker (nil otherwise); the agent-worker sets a failed wake's
 	// retry delay through it.
 	WakeQueue *wakequeue.Queue
+	// Telemetry records spans (nil: none, as in the receivers); the
+	// functions that run agents and tools set it (shared/app/internal/spans).
+	Telemetry sb.Telemetry
 
 	control *control.Control
 }
