@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -167,11 +168,11 @@ func retryDelay(err error) (time.Duration, bool) {
 		return transientBase, api.Status >= 500
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return 0, false
-	case strings.HasPrefix(err.Error(), "credentials:"), strings.HasPrefix(err.Error(), "sign:"),
-		strings.HasPrefix(err.Error(), "no AWS credentials"):
-		return 0, false
 	}
-	return transientBase, true // no answer: the connection failed
+	// No answer: the HTTP client's *url.Error (refused, reset, timed out).
+	// Credentials or signing that failed are not worth another attempt.
+	var ue *url.Error
+	return transientBase, errors.As(err, &ue)
 }
 
 // apiCode is the error code of a Secrets Manager API error (this client's

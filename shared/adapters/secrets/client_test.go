@@ -103,3 +103,16 @@ func TestResolverOverTheClient(t *testing.T) {
 		t.Errorf("error = %v", err)
 	}
 }
+
+// Nothing listening: the call is tried three times and fails with the
+// connection's error, which the resolver reports as a failed read.
+func TestClientWithoutAServer(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close()
+	t.Setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", srv.URL)
+	c := secrets.NewClient(aws.Config{Region: "eu-central-1", Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")})
+	_, err := secrets.NewResolver(c).Resolve(context.Background(), "secretsmanager:any")
+	if err == nil || !strings.Contains(err.Error(), "reading secret any from Secrets Manager failed") || !strings.Contains(err.Error(), "connect") {
+		t.Errorf("error = %v, want a failed read naming the connection", err)
+	}
+}
