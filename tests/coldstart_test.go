@@ -118,6 +118,19 @@ func BenchmarkColdStart(b *testing.B) {
 			b.Fatalf("build %s: %v\n%s", fn, err, out)
 		}
 	}
+	// COLDSTART_BEFORE names a folder of binaries built the same way from
+	// an earlier commit (one per function, named after it): each runs in
+	// the same rounds as "<name> (before)", for a before/after comparison
+	// on the same busy machine.
+	var before []string
+	if d := os.Getenv("COLDSTART_BEFORE"); d != "" {
+		for _, fn := range coldFunctions {
+			if _, err := os.Stat(filepath.Join(d, fn)); err == nil {
+				before = append(before, fn+" (before)")
+				bins[fn+" (before)"] = filepath.Join(d, fn)
+			}
+		}
+	}
 	config := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(config, []byte(coldConfig), 0o600); err != nil {
 		b.Fatal(err)
@@ -178,7 +191,7 @@ func BenchmarkColdStart(b *testing.B) {
 		fmt.Sscan(s, &rounds)
 	}
 	rounds = max(rounds, b.N)
-	names := append([]string{coldRef}, coldFunctions...)
+	names := append(append([]string{coldRef}, coldFunctions...), before...)
 	got := map[string][]time.Duration{}
 	b.ResetTimer()
 	for i := 0; i < rounds; i++ {
@@ -197,10 +210,11 @@ func BenchmarkColdStart(b *testing.B) {
 	for _, name := range names {
 		p50, p90 := pct(got[name], 50), pct(got[name], 90)
 		b.Logf("%-20s %8.1f %8.1f %6.2f", name, p50, p90, p50/ref)
-		b.ReportMetric(p50, name+"-p50-ms")
-		b.ReportMetric(p90, name+"-p90-ms")
+		metric := strings.ReplaceAll(name, " (before)", "-before")
+		b.ReportMetric(p50, metric+"-p50-ms")
+		b.ReportMetric(p90, metric+"-p90-ms")
 		if name != coldRef {
-			b.ReportMetric(p50/ref, name+"-x-ref")
+			b.ReportMetric(p50/ref, metric+"-x-ref")
 		}
 	}
 }

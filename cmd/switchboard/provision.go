@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
-	"github.com/switchboard-dev/switchboard/shared/adapters/secrets"
+	"github.com/switchboard-dev/switchboard/shared/adapters/secrets/smstore"
 	"github.com/switchboard-dev/switchboard/shared/usecases/provision"
 )
 
@@ -46,7 +46,7 @@ func provisionAgent(ctx context.Context, configPath, data, username, name, email
 		if err != nil {
 			return fmt.Errorf("AWS config for Secrets Manager: %w", err)
 		}
-		opts.Store = &secrets.Store{Client: secrets.NewClient(awsCfg), Instance: cfg.Instance.Name}
+		opts.Store = &smstore.Store{Client: smstore.NewClient(awsCfg), Instance: cfg.Instance.Name}
 	default:
 		// secretsmanager:<name>: a key of that JSON secret (the stack's
 		// instance secret), one secret for every agent.
@@ -58,7 +58,7 @@ func provisionAgent(ctx context.Context, configPath, data, username, name, email
 		if err != nil {
 			return fmt.Errorf("AWS config for Secrets Manager: %w", err)
 		}
-		opts.Store = &secrets.Store{Client: secrets.NewClient(awsCfg), Instance: cfg.Instance.Name, JSONSecret: jsonSecret}
+		opts.Store = &smstore.Store{Client: smstore.NewClient(awsCfg), Instance: cfg.Instance.Name, JSONSecret: jsonSecret}
 	}
 	res, err := provision.Agent(ctx, opts)
 	for _, w := range res.Warnings {

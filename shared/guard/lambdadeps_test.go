@@ -53,6 +53,18 @@ var devOnly = []string{
 	// (awsconfig.FromEnvironment).
 	"github.com/aws/aws-sdk-go-v2/config\n",
 	"shared/adapters/awsconfig/awsprofile",
+	// The SDK's S3, Secrets Manager, Step Functions and Bedrock Runtime
+	// clients: their endpoint rules, types and schemas cost 0.06–0.31 MiB
+	// of zip each, and building the schemas ran at every cold start. The
+	// functions sign those few calls themselves (s3blob, secrets, sfntoken,
+	// bedrock); the SDK clients stay in the dev runtime's Step Functions
+	// tests and provision-agent's secret store (secrets/smstore).
+	"aws-sdk-go-v2/service/s3",
+	"aws-sdk-go-v2/service/secretsmanager",
+	"aws-sdk-go-v2/service/sfn",
+	"aws-sdk-go-v2/service/bedrockruntime",
+	"shared/adapters/sfn\n",
+	"shared/adapters/secrets/smstore",
 }
 
 // devOnlyExcept lets a function link what devOnly lists for all others:

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -23,8 +24,10 @@ import (
 // Endpoint is the base URL of a service: the variable envVar
 // (AWS_ENDPOINT_URL_LAMBDA, …) when set, else AWS_ENDPOINT_URL (the config's
 // base endpoint), else the region's public endpoint host.<region>.amazonaws.com.
+// AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true ignores envVar, as the SDK's
+// clients do (the config has no base endpoint then either).
 func Endpoint(cfg aws.Config, getenv func(string) string, envVar, host string) string {
-	if e := getenv(envVar); e != "" {
+	if e := getenv(envVar); e != "" && !strings.EqualFold(getenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"), "true") {
 		return e
 	}
 	if cfg.BaseEndpoint != nil && *cfg.BaseEndpoint != "" {
@@ -56,6 +59,11 @@ type Signer struct {
 // the response headers and at most MaxAnswer bytes of the body. err is set
 // only when no answer came (credentials, signing, the network).
 func (s Signer) Post(ctx context.Context, url string, headers map[string]string, payload []byte) (int, http.Header, []byte, error) {
+	return s.PostLimited(ctx, url, headers, payload, MaxAnswer)
+}
+
+// PostLimited is Post reading at most limit bytes of the answer.
+func (s Signer) PostLimited(ctx context.Context, url string, headers map[string]string, payload []byte, limit int64) (int, http.Header, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
 	if err != nil {
 		return 0, nil, nil, err
@@ -76,6 +84,6 @@ func (s Signer) Post(ctx context.Context, url string, headers map[string]string,
 		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, limit))
 	return resp.StatusCode, resp.Header, body, nil
 }

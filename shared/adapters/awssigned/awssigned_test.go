@@ -22,6 +22,8 @@ func TestEndpointPrefersTheServiceVariable(t *testing.T) {
 		{"service variable", aws.Config{Region: "eu-central-1", BaseEndpoint: &base}, map[string]string{"AWS_ENDPOINT_URL_SFN": "http://127.0.0.1:8083"}, "http://127.0.0.1:8083"},
 		{"base endpoint", aws.Config{Region: "eu-central-1", BaseEndpoint: &base}, nil, base},
 		{"public endpoint", aws.Config{Region: "eu-central-1"}, nil, "https://states.eu-central-1.amazonaws.com"},
+		{"overrides ignored", aws.Config{Region: "eu-central-1"}, map[string]string{"AWS_ENDPOINT_URL_SFN": "http://127.0.0.1:8083",
+			"AWS_IGNORE_CONFIGURED_ENDPOINT_URLS": "true"}, "https://states.eu-central-1.amazonaws.com"},
 	} {
 		if got := Endpoint(tc.cfg, env(tc.env), "AWS_ENDPOINT_URL_SFN", "states"); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)

@@ -1,9 +1,10 @@
 // Package bedrock is the model provider for Amazon Bedrock's Converse API:
-// it turns an sb.ModelRequest into a ConverseInput (system blocks,
-// text/toolUse/toolResult content blocks, a tool configuration), the output
+// it turns an sb.ModelRequest into a Converse request (system blocks,
+// text/toolUse/toolResult content blocks, a tool configuration), the answer
 // back into an sb.ModelResponse, and every failure into a switchboard error
-// code. Credentials, region and endpoint are the SDK client's business: the
-// caller builds the client once per cold start (AWS_ENDPOINT_URL* applies).
+// code. Client sends the request, SigV4-signed, without the SDK's Bedrock
+// Runtime client; the caller builds it once per cold start from the AWS
+// config (AWS_ENDPOINT_URL* applies).
 package bedrock
 
 import (
@@ -13,27 +14,20 @@ import (
 	"net"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
-
 	"github.com/switchboard-dev/switchboard/shared/adapters/modelretry"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-// ConverseAPI is the one call of the Bedrock Runtime client the provider
-// uses; *bedrockruntime.Client satisfies it, tests pass a fake.
+// ConverseAPI is the Converse call: body is the request's JSON for modelID,
+// the answer the response's JSON. Errors as Client's (an *APIError for a
+// refusal, a *SendError when nothing answered). *Client implements it,
+// tests pass a fake.
 type ConverseAPI interface {
-	Converse(ctx context.Context, params *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error)
+	Converse(ctx context.Context, modelID string, body []byte) ([]byte, error)
 }
 
-var _ ConverseAPI = (*bedrockruntime.Client)(nil)
-
 // Model is one Bedrock model (a model id, inference profile id or ARN). It is
-// safe for concurrent use when the client is (the SDK client is).
+// safe for concurrent use when the client is (Client is).
 type Model struct {
 	client  ConverseAPI
 	modelID string
@@ -55,18 +49,6 @@ func (m *Model) WithRetry(p modelretry.Policy) *Model {
 	return &c
 }
 
-// noSDKRetries turns the SDK's own retryer off for Converse: modelretry
-// retries instead. Both at once would multiply the attempts (the SDK's
-// standard retryer makes 3 per call, so 6 of ours would be 18) and the wait,
-// and the SDK's client-side retry quota would fail calls fast on its own
-// schedule; one loop keeps one policy, one count and the deadline rule.
-// Setting RetryMaxAttempts to 0 keeps a client-wide value (AWS_MAX_ATTEMPTS)
-// from wrapping the no-op retryer again.
-func noSDKRetries(o *bedrockruntime.Options) {
-	o.Retryer = aws.NopRetryer{}
-	o.RetryMaxAttempts = 0
-}
-
 // maxServerMessage caps an AWS validation message passed on to a caller.
 const maxServerMessage = 500
 
@@ -81,9 +63,9 @@ const maxServerMessage = 500
 //
 // Throttling, exhausted quotas, unavailability, internal errors, model
 // timeouts, a model that is not ready and network failures are retried by
-// the model's retry policy within ctx's deadline (the SDK's own retryer is
-// off for this call); when it gives up the error is EUNAVAILABLE and says
-// after how many attempts.
+// the model's retry policy within ctx's deadline (the client itself never
+// retries); when it gives up the error is EUNAVAILABLE and says after how
+// many attempts.
 func (m *Model) Complete(ctx context.Context, req sb.ModelRequest) (sb.ModelResponse, error) {
 	const op = "bedrock.converse"
 	if m.modelID == "" {
@@ -93,8 +75,8 @@ func (m *Model) Complete(ctx context.Context, req sb.ModelRequest) (sb.ModelResp
 	if err != nil {
 		return sb.ModelResponse{}, err
 	}
-	out, _, err := modelretry.Do(ctx, m.retry, op, func(ctx context.Context) (*bedrockruntime.ConverseOutput, error) {
-		out, err := m.client.Converse(ctx, in, noSDKRetries)
+	out, _, err := modelretry.Do(ctx, m.retry, op, func(ctx context.Context) ([]byte, error) {
+		out, err := m.client.Converse(ctx, m.modelID, in)
 		if err != nil {
 			return nil, m.mapError(op, err)
 		}
@@ -116,54 +98,46 @@ func (m *Model) Complete(ctx context.Context, req sb.ModelRequest) (sb.ModelResp
 // in the wrapped cause for the logs.
 func (m *Model) mapError(op string, err error) error {
 	var (
-		throttled   *types.ThrottlingException
-		quota       *types.ServiceQuotaExceededException
-		unavailable *types.ServiceUnavailableException
-		internal    *types.InternalServerException
-		timeout     *types.ModelTimeoutException
-		modelErr    *types.ModelErrorException
-		notReady    *types.ModelNotReadyException
-		denied      *types.AccessDeniedException
-		invalid     *types.ValidationException
-		notFound    *types.ResourceNotFoundException
-		apiErr      smithy.APIError
-		respErr     *awshttp.ResponseError
-		sendErr     *smithyhttp.RequestSendError
-		netErr      net.Error
-		canceled    *aws.RequestCanceledError
+		apiErr  *APIError
+		sendErr *SendError
+		netErr  net.Error
 	)
+	code := ""
+	if errors.As(err, &apiErr) {
+		code = apiErr.Code
+	}
 	switch {
-	case errors.As(err, &throttled):
+	case code == "ThrottlingException":
 		return sb.Wrap(op, sb.ERATELIMITED, fmt.Sprintf("Bedrock is throttling requests to model %s; retry later, and raise the account's quota if this persists", m.modelID), err)
-	case errors.As(err, &quota):
+	case code == "ServiceQuotaExceededException":
 		return sb.Wrap(op, sb.ERATELIMITED, fmt.Sprintf("the account's Bedrock quota for model %s is exhausted; retry later or request a higher quota", m.modelID), err)
-	case errors.As(err, &unavailable), errors.As(err, &internal):
+	case code == "ServiceUnavailableException", code == "InternalServerException":
 		return sb.Wrap(op, sb.EUNAVAILABLE, "Bedrock is temporarily unavailable; try again later", err)
-	case errors.As(err, &timeout):
+	case code == "ModelTimeoutException":
 		return sb.Wrap(op, sb.EUNAVAILABLE, fmt.Sprintf("model %s took too long to answer; try again, or ask for less at once", m.modelID), err)
-	case errors.As(err, &modelErr):
+	case code == "ModelErrorException":
 		return sb.Wrap(op, sb.EUNAVAILABLE, fmt.Sprintf("model %s failed while answering; try again later", m.modelID), err)
-	case errors.As(err, &notReady):
+	case code == "ModelNotReadyException":
 		return sb.Wrap(op, sb.EUNAVAILABLE, fmt.Sprintf("model %s is not ready yet; try again in a minute", m.modelID), err)
-	case errors.As(err, &denied):
+	case code == "AccessDeniedException":
 		return sb.Wrap(op, sb.EUNAUTHORIZED, fmt.Sprintf("access to Bedrock model %s was denied; grant bedrock:InvokeModel for the model to the function's role and enable model access in the Bedrock console", m.modelID), err)
-	case errors.As(err, &invalid):
-		return sb.Wrap(op, sb.EINVALID, fmt.Sprintf("Bedrock rejected the request for model %s: %s", m.modelID, capMessage(invalid.ErrorMessage())), err)
-	case errors.As(err, &notFound):
+	case code == "ValidationException":
+		return sb.Wrap(op, sb.EINVALID, fmt.Sprintf("Bedrock rejected the request for model %s: %s", m.modelID, capMessage(apiErr.Message)), err)
+	case code == "ResourceNotFoundException":
 		return sb.Wrap(op, sb.ENOTFOUND, fmt.Sprintf("Bedrock model %s was not found in this region; check model.model and model.region", m.modelID), err)
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
 		return sb.Wrap(op, sb.EUNAVAILABLE, fmt.Sprintf("Bedrock did not answer in time for model %s; try again later", m.modelID), err)
-	case errors.Is(err, context.Canceled) || errors.As(err, &canceled):
+	case errors.Is(err, context.Canceled):
 		return sb.Wrap(op, sb.EUNAVAILABLE, "the Bedrock request was cancelled", err)
 	case errors.As(err, &sendErr):
 		return sb.Wrap(op, sb.EUNAVAILABLE, "cannot reach Bedrock; check the network and model.baseUrl if one is set", err)
-	case errors.As(err, &respErr) && respErr.HTTPStatusCode() >= 500:
+	case apiErr != nil && apiErr.Status >= 500:
 		// Not a modelled error, or not even a JSON body (a proxy's 502).
-		return sb.Wrap(op, sb.EUNAVAILABLE, fmt.Sprintf("Bedrock failed (HTTP %d); try again later", respErr.HTTPStatusCode()), err)
-	case errors.As(err, &apiErr):
-		return sb.Wrap(op, sb.EINTERNAL, fmt.Sprintf("Bedrock answered model %s with error %s; the operator can find details in the logs", m.modelID, apiErr.ErrorCode()), err)
-	case errors.As(err, &respErr):
-		return sb.Wrap(op, sb.EINTERNAL, fmt.Sprintf("Bedrock answered model %s with an unexpected HTTP %d; the operator can find details in the logs", m.modelID, respErr.HTTPStatusCode()), err)
+		return sb.Wrap(op, sb.EUNAVAILABLE, fmt.Sprintf("Bedrock failed (HTTP %d); try again later", apiErr.Status), err)
+	case apiErr != nil && code != "":
+		return sb.Wrap(op, sb.EINTERNAL, fmt.Sprintf("Bedrock answered model %s with error %s; the operator can find details in the logs", m.modelID, code), err)
+	case apiErr != nil:
+		return sb.Wrap(op, sb.EINTERNAL, fmt.Sprintf("Bedrock answered model %s with an unexpected HTTP %d; the operator can find details in the logs", m.modelID, apiErr.Status), err)
 	default:
 		// Typically credentials or region that could not be resolved: the
 		// request never left.

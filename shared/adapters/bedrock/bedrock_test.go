@@ -1,6 +1,7 @@
 package bedrock_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,13 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
-
 	"github.com/switchboard-dev/switchboard/shared/adapters/bedrock"
 	"github.com/switchboard-dev/switchboard/shared/platform/errtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -24,23 +18,51 @@ import (
 
 const modelID = "anthropic.claude-3-5-haiku-20241022-v1:0"
 
-// fakeConverse answers Converse with queued outputs or errors and keeps
-// every input.
+// fakeConverse answers Converse with queued answers (JSON) or errors and
+// keeps every request, decoded.
 type fakeConverse struct {
 	mu      sync.Mutex
-	inputs  []*bedrockruntime.ConverseInput
+	inputs  []wireRequest
 	answers []answer
 }
 
 type answer struct {
-	out   *bedrockruntime.ConverseOutput
+	out   string
 	err   error
-	check func(in *bedrockruntime.ConverseInput)
+	check func(in wireRequest)
+}
+
+// wireRequest is a Converse request as the provider sent it.
+type wireRequest struct {
+	ModelID  string `json:"-"`
+	Messages []struct {
+		Role    string                       `json:"role"`
+		Content []map[string]json.RawMessage `json:"content"`
+	} `json:"messages"`
+	System []struct {
+		Text string `json:"text"`
+	} `json:"system"`
+	ToolConfig *struct {
+		Tools []struct {
+			ToolSpec struct {
+				Name        string  `json:"name"`
+				Description *string `json:"description"`
+				InputSchema struct {
+					JSON json.RawMessage `json:"json"`
+				} `json:"inputSchema"`
+			} `json:"toolSpec"`
+		} `json:"tools"`
+	} `json:"toolConfig"`
 }
 
 var _ bedrock.ConverseAPI = (*fakeConverse)(nil)
 
-func (f *fakeConverse) Converse(_ context.Context, in *bedrockruntime.ConverseInput, _ ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error) {
+func (f *fakeConverse) Converse(_ context.Context, id string, body []byte) ([]byte, error) {
+	var in wireRequest
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, fmt.Errorf("fakeConverse: request is not JSON: %v", err)
+	}
+	in.ModelID = id
 	f.mu.Lock()
 	f.inputs = append(f.inputs, in)
 	if len(f.answers) == 0 {
@@ -53,16 +75,35 @@ func (f *fakeConverse) Converse(_ context.Context, in *bedrockruntime.ConverseIn
 	if a.check != nil {
 		a.check(in)
 	}
-	return a.out, a.err
+	if a.err != nil {
+		return nil, a.err
+	}
+	return []byte(a.out), nil
 }
 
-func textOutput(text string, in, out int32) *bedrockruntime.ConverseOutput {
-	return &bedrockruntime.ConverseOutput{
-		Output: &types.ConverseOutputMemberMessage{Value: types.Message{Role: types.ConversationRoleAssistant,
-			Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: text}}}},
-		StopReason: types.StopReasonEndTurn,
-		Usage:      &types.TokenUsage{InputTokens: aws.Int32(in), OutputTokens: aws.Int32(out), TotalTokens: aws.Int32(in + out)},
+// converseAnswer is an answer with the message content blocks (JSON), the
+// stop reason and the usage (nil: none).
+func converseAnswer(stop string, usage []int, content ...string) string {
+	u := ""
+	if usage != nil {
+		u = fmt.Sprintf(`,"usage":{"inputTokens":%d,"outputTokens":%d,"totalTokens":%d}`, usage[0], usage[1], usage[0]+usage[1])
 	}
+	return fmt.Sprintf(`{"output":{"message":{"role":"assistant","content":[%s]}},"stopReason":%q%s}`, strings.Join(content, ","), stop, u)
+}
+
+func textBlock(s string) string { b, _ := json.Marshal(map[string]string{"text": s}); return string(b) }
+
+func toolUseBlock(id, name string, input any) string {
+	u := map[string]any{"toolUseId": id, "name": name}
+	if input != nil {
+		u["input"] = input
+	}
+	b, _ := json.Marshal(map[string]any{"toolUse": u})
+	return string(b)
+}
+
+func textOutput(text string, in, out int) string {
+	return converseAnswer("end_turn", []int{in, out}, textBlock(text))
 }
 
 // request is one conversation with every message kind.
@@ -98,43 +139,67 @@ func request() sb.ModelRequest {
 	}
 }
 
-func docJSON(t *testing.T, d document.Interface) string {
+// canonical is a JSON value with sorted keys and exact numbers.
+func canonical(t *testing.T, raw json.RawMessage) string {
 	t.Helper()
-	b, err := d.MarshalSmithyDocument()
-	if err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("not JSON: %s", raw)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	return strings.TrimSpace(buf.String())
 }
 
 // blocks describes the content of a message, one word per block.
-func blocks(t *testing.T, m types.Message) string {
+func blocks(t *testing.T, role string, content []map[string]json.RawMessage) string {
 	t.Helper()
 	var s []string
-	for _, b := range m.Content {
-		switch b := b.(type) {
-		case *types.ContentBlockMemberText:
-			s = append(s, fmt.Sprintf("text(%s)", b.Value))
-		case *types.ContentBlockMemberToolUse:
-			s = append(s, fmt.Sprintf("toolUse(%s %s %s)", aws.ToString(b.Value.ToolUseId), aws.ToString(b.Value.Name), docJSON(t, b.Value.Input)))
-		case *types.ContentBlockMemberToolResult:
+	for _, b := range content {
+		switch {
+		case b["text"] != nil:
+			var x string
+			_ = json.Unmarshal(b["text"], &x)
+			s = append(s, fmt.Sprintf("text(%s)", x))
+		case b["toolUse"] != nil:
+			var u struct {
+				ToolUseID string          `json:"toolUseId"`
+				Name      string          `json:"name"`
+				Input     json.RawMessage `json:"input"`
+			}
+			_ = json.Unmarshal(b["toolUse"], &u)
+			s = append(s, fmt.Sprintf("toolUse(%s %s %s)", u.ToolUseID, u.Name, canonical(t, u.Input)))
+		case b["toolResult"] != nil:
+			var r struct {
+				ToolUseID string                       `json:"toolUseId"`
+				Content   []map[string]json.RawMessage `json:"content"`
+			}
+			_ = json.Unmarshal(b["toolResult"], &r)
 			var c []string
-			for _, rc := range b.Value.Content {
-				switch rc := rc.(type) {
-				case *types.ToolResultContentBlockMemberJson:
-					c = append(c, "json"+docJSON(t, rc.Value))
-				case *types.ToolResultContentBlockMemberText:
-					c = append(c, "text:"+rc.Value)
+			for _, rc := range r.Content {
+				switch {
+				case rc["json"] != nil:
+					c = append(c, "json"+canonical(t, rc["json"]))
+				case rc["text"] != nil:
+					var x string
+					_ = json.Unmarshal(rc["text"], &x)
+					c = append(c, "text:"+x)
 				default:
-					c = append(c, fmt.Sprintf("%T", rc))
+					c = append(c, fmt.Sprint(rc))
 				}
 			}
-			s = append(s, fmt.Sprintf("toolResult(%s %s)", aws.ToString(b.Value.ToolUseId), strings.Join(c, ",")))
+			s = append(s, fmt.Sprintf("toolResult(%s %s)", r.ToolUseID, strings.Join(c, ",")))
 		default:
-			s = append(s, fmt.Sprintf("%T", b))
+			s = append(s, fmt.Sprint(b))
 		}
 	}
-	return string(m.Role) + ": " + strings.Join(s, " ")
+	return role + ": " + strings.Join(s, " ")
 }
 
 // TestEveryMessageKind: system → system block; user → text; assistant →
@@ -146,10 +211,10 @@ func TestEveryMessageKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := f.inputs[0]
-	if got := aws.ToString(in.ModelId); got != modelID {
+	if got := in.ModelID; got != modelID {
 		t.Errorf("ModelId = %q, want %q", got, modelID)
 	}
-	if len(in.System) != 1 || in.System[0].(*types.SystemContentBlockMemberText).Value != "You are Ada, a careful assistant." {
+	if len(in.System) != 1 || in.System[0].Text != "You are Ada, a careful assistant." {
 		t.Errorf("System = %#v", in.System)
 	}
 	want := []string{
@@ -163,20 +228,19 @@ func TestEveryMessageKind(t *testing.T) {
 		t.Fatalf("%d messages, want %d", len(in.Messages), len(want))
 	}
 	for i, m := range in.Messages {
-		if got := blocks(t, m); got != want[i] {
+		if got := blocks(t, m.Role, m.Content); got != want[i] {
 			t.Errorf("message %d:\n got %s\nwant %s", i, got, want[i])
 		}
 	}
 
 	var tools []string
 	for _, tl := range in.ToolConfig.Tools {
-		spec := tl.(*types.ToolMemberToolSpec).Value
+		spec := tl.ToolSpec
 		desc := "<nil>"
 		if spec.Description != nil {
 			desc = *spec.Description
 		}
-		tools = append(tools, fmt.Sprintf("%s|%s|%s", aws.ToString(spec.Name), desc,
-			docJSON(t, spec.InputSchema.(*types.ToolInputSchemaMemberJson).Value)))
+		tools = append(tools, fmt.Sprintf("%s|%s|%s", spec.Name, desc, canonical(t, spec.InputSchema.JSON)))
 	}
 	wantTools := []string{
 		`Clock__now|<nil>|{"properties":{},"type":"object"}`,
@@ -201,39 +265,27 @@ func TestNoToolConfigWithoutTools(t *testing.T) {
 }
 
 func TestOutputs(t *testing.T) {
-	msg := func(stop types.StopReason, usage *types.TokenUsage, content ...types.ContentBlock) *bedrockruntime.ConverseOutput {
-		return &bedrockruntime.ConverseOutput{StopReason: stop, Usage: usage,
-			Output: &types.ConverseOutputMemberMessage{Value: types.Message{Role: types.ConversationRoleAssistant, Content: content}}}
-	}
-	use := func(id, name string, input any) types.ContentBlock {
-		b := types.ToolUseBlock{ToolUseId: aws.String(id), Name: aws.String(name)}
-		if input != nil {
-			b.Input = document.NewLazyDocument(input)
-		}
-		return &types.ContentBlockMemberToolUse{Value: b}
-	}
-	usage := &types.TokenUsage{InputTokens: aws.Int32(1200), OutputTokens: aws.Int32(85), TotalTokens: aws.Int32(1285)}
+	usage := []int{1200, 85}
 	tests := []struct {
 		name string
-		out  *bedrockruntime.ConverseOutput
+		out  string
 		want string
 	}{
 		{name: "text and usage", out: textOutput("Done.", 1200, 85), want: `text="Done." in=1200 out=85`},
 		{name: "tool_use with text before the calls",
-			out: msg(types.StopReasonToolUse, usage, &types.ContentBlockMemberText{Value: "Let me write it."},
-				use("tooluse_A", "Workspace__write", map[string]any{"path": "a.md", "n": 3}), use("tooluse_B", "Clock__now", nil)),
+			out: converseAnswer("tool_use", usage, textBlock("Let me write it."),
+				toolUseBlock("tooluse_A", "Workspace__write", map[string]any{"path": "a.md", "n": 3}), toolUseBlock("tooluse_B", "Clock__now", nil)),
 			want: `text="Let me write it." in=1200 out=85 call{id="tooluse_A" tool="Workspace" action="write" args={"n":3,"path":"a.md"}} call{id="tooluse_B" tool="Clock" action="now" args={}}`},
-		{name: "unknown name passes through as the tool", out: msg(types.StopReasonToolUse, nil, use("t1", "search", map[string]any{})),
+		{name: "unknown name passes through as the tool", out: converseAnswer("tool_use", nil, toolUseBlock("t1", "search", map[string]any{})),
 			want: `text="" in=0 out=0 call{id="t1" tool="search" action="" args={}}`},
-		{name: "max_tokens says the answer was cut off", out: msg(types.StopReasonMaxTokens, usage, &types.ContentBlockMemberText{Value: "The three parts are"}),
+		{name: "max_tokens says the answer was cut off", out: converseAnswer("max_tokens", usage, textBlock("The three parts are")),
 			want: `text="The three parts are\n\n[The answer was cut off: the model reached its output token limit.]" in=1200 out=85`},
-		{name: "guardrail", out: msg(types.StopReasonGuardrailIntervened, nil, &types.ContentBlockMemberText{Value: "Sorry."}),
+		{name: "guardrail", out: converseAnswer("guardrail_intervened", nil, textBlock("Sorry.")),
 			want: `text="Sorry.\n\n[The model's provider withheld the rest of the answer (content filter or guardrail).]" in=0 out=0`},
-		{name: "malformed tool use", out: msg(types.StopReasonMalformedToolUse, nil),
+		{name: "malformed tool use", out: converseAnswer("malformed_tool_use", nil),
 			want: `text="\n\n[The model produced a malformed tool call; ask again.]" in=0 out=0`},
-		{name: "reasoning blocks are not the answer", out: msg(types.StopReasonEndTurn, nil,
-			&types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberReasoningText{Value: types.ReasoningTextBlock{Text: aws.String("thinking…")}}},
-			&types.ContentBlockMemberText{Value: "Answer."}),
+		{name: "reasoning blocks are not the answer", out: converseAnswer("end_turn", nil,
+			`{"reasoningContent":{"reasoningText":{"text":"thinking…"}}}`, textBlock("Answer.")),
 			want: `text="Answer." in=0 out=0`},
 	}
 	for _, tt := range tests {
@@ -251,7 +303,7 @@ func TestOutputs(t *testing.T) {
 }
 
 func TestUnexpectedOutput(t *testing.T) {
-	f := &fakeConverse{answers: []answer{{out: &bedrockruntime.ConverseOutput{Output: &types.UnknownUnionMember{Tag: "audio"}}}}}
+	f := &fakeConverse{answers: []answer{{out: `{"output":{"audio":{}},"stopReason":"end_turn"}`}}}
 	_, err := bedrock.New(f, modelID).Complete(context.Background(), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
 	checkErr(t, err, sb.EINTERNAL, "answered model "+modelID+" in an unexpected shape")
 }
@@ -264,26 +316,26 @@ func TestErrors(t *testing.T) {
 		wantMsg  []string
 		wantNot  []string
 	}{
-		{"throttling", &types.ThrottlingException{Message: aws.String("Too many requests, please wait before trying again.")}, sb.ERATELIMITED, []string{"throttling requests to model " + modelID}, nil},
-		{"quota", &types.ServiceQuotaExceededException{Message: aws.String("quota")}, sb.ERATELIMITED, []string{"quota"}, nil},
-		{"service unavailable", &types.ServiceUnavailableException{Message: aws.String("down")}, sb.EUNAVAILABLE, []string{"temporarily unavailable"}, nil},
-		{"internal server", &types.InternalServerException{Message: aws.String("oops")}, sb.EUNAVAILABLE, []string{"temporarily unavailable"}, nil},
-		{"model timeout", &types.ModelTimeoutException{Message: aws.String("timeout")}, sb.EUNAVAILABLE, []string{"took too long"}, nil},
-		{"model error", &types.ModelErrorException{Message: aws.String("model failed")}, sb.EUNAVAILABLE, []string{"failed while answering"}, nil},
-		{"model not ready", &types.ModelNotReadyException{Message: aws.String("loading")}, sb.EUNAVAILABLE, []string{"not ready yet"}, nil},
-		{"access denied hides the ARNs", &types.AccessDeniedException{Message: aws.String("User: arn:aws:sts::123456789012:assumed-role/fn/x is not authorized to perform: bedrock:InvokeModel")},
+		{"throttling", apiErr(429, "ThrottlingException", "Too many requests, please wait before trying again."), sb.ERATELIMITED, []string{"throttling requests to model " + modelID}, nil},
+		{"quota", apiErr(400, "ServiceQuotaExceededException", "quota"), sb.ERATELIMITED, []string{"quota"}, nil},
+		{"service unavailable", apiErr(503, "ServiceUnavailableException", "down"), sb.EUNAVAILABLE, []string{"temporarily unavailable"}, nil},
+		{"internal server", apiErr(500, "InternalServerException", "oops"), sb.EUNAVAILABLE, []string{"temporarily unavailable"}, nil},
+		{"model timeout", apiErr(408, "ModelTimeoutException", "timeout"), sb.EUNAVAILABLE, []string{"took too long"}, nil},
+		{"model error", apiErr(424, "ModelErrorException", "model failed"), sb.EUNAVAILABLE, []string{"failed while answering"}, nil},
+		{"model not ready", apiErr(429, "ModelNotReadyException", "loading"), sb.EUNAVAILABLE, []string{"not ready yet"}, nil},
+		{"access denied hides the ARNs", apiErr(403, "AccessDeniedException", "User: arn:aws:sts::123456789012:assumed-role/fn/x is not authorized to perform: bedrock:InvokeModel"),
 			sb.EUNAUTHORIZED, []string{"grant bedrock:InvokeModel for the model"}, []string{"123456789012"}},
-		{"validation passes the reason on", &types.ValidationException{Message: aws.String("A conversation must start with a user message. Try again with a conversation that starts with a user message.")},
+		{"validation passes the reason on", apiErr(400, "ValidationException", "A conversation must start with a user message. Try again with a conversation that starts with a user message."),
 			sb.EINVALID, []string{"Bedrock rejected the request for model " + modelID, "must start with a user message"}, nil},
-		{"validation message is capped", &types.ValidationException{Message: aws.String(strings.Repeat("x", 2000))}, sb.EINVALID, []string{"xxx…"}, []string{strings.Repeat("x", 501)}},
-		{"resource not found", &types.ResourceNotFoundException{Message: aws.String("Model not found")}, sb.ENOTFOUND, []string{"not found in this region", "model.model"}, nil},
-		{"wrapped as the SDK does", &smithy.OperationError{ServiceID: "Bedrock Runtime", OperationName: "Converse", Err: &types.ThrottlingException{}}, sb.ERATELIMITED, nil, nil},
+		{"validation message is capped", apiErr(400, "ValidationException", strings.Repeat("x", 2000)), sb.EINVALID, []string{"xxx…"}, []string{strings.Repeat("x", 501)}},
+		{"resource not found", apiErr(404, "ResourceNotFoundException", "Model not found"), sb.ENOTFOUND, []string{"not found in this region", "model.model"}, nil},
+		{"wrapped", fmt.Errorf("operation error Bedrock Runtime: Converse: %w", apiErr(429, "ThrottlingException", "")), sb.ERATELIMITED, nil, nil},
 		{"deadline", fmt.Errorf("operation error: %w", context.DeadlineExceeded), sb.EUNAVAILABLE, []string{"did not answer in time"}, nil},
-		{"cancelled", &aws.RequestCanceledError{Err: context.Canceled}, sb.EUNAVAILABLE, []string{"cancelled"}, nil},
-		{"network", &smithyhttp.RequestSendError{Err: errors.New("dial tcp 127.0.0.1:1: connect: connection refused")}, sb.EUNAVAILABLE, []string{"cannot reach Bedrock"}, nil},
-		{"unmodelled API error", &smithy.GenericAPIError{Code: "UnrecognizedClientException", Message: "The security token included in the request is invalid."},
+		{"cancelled", &bedrock.SendError{Err: context.Canceled}, sb.EUNAVAILABLE, []string{"cancelled"}, nil},
+		{"network", &bedrock.SendError{Err: errors.New("dial tcp 127.0.0.1:1: connect: connection refused")}, sb.EUNAVAILABLE, []string{"cannot reach Bedrock"}, nil},
+		{"unmodelled API error", apiErr(403, "UnrecognizedClientException", "The security token included in the request is invalid."),
 			sb.EINTERNAL, []string{"error UnrecognizedClientException"}, []string{"security token"}},
-		{"credentials not found", errors.New("get identity: failed to retrieve credentials: no EC2 IMDS role found"), sb.EINTERNAL, []string{"check the AWS credentials and region"}, []string{"IMDS"}},
+		{"credentials not found", errors.New("credentials: failed to retrieve credentials: no EC2 IMDS role found"), sb.EINTERNAL, []string{"check the AWS credentials and region"}, []string{"IMDS"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -324,6 +376,10 @@ func TestRequestsRejectedBeforeTheCall(t *testing.T) {
 			}
 		})
 	}
+}
+
+func apiErr(status int, code, msg string) *bedrock.APIError {
+	return &bedrock.APIError{Status: status, Code: code, Message: msg}
 }
 
 func checkErr(t *testing.T, err error, wantCode string, wantMsg ...string) {

@@ -7,12 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
-	smithydocument "github.com/aws/smithy-go/document"
-
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -32,50 +26,123 @@ const (
 	noteMalformed     = "\n\n[The model produced a malformed tool call; ask again.]"
 )
 
-// toInput converts the conversation. Converse wants strictly alternating
-// user/assistant messages and tool results inside a user message, so tool
-// turns (and anything else of the same role in a row) merge into one
-// message.
-func (m *Model) toInput(req sb.ModelRequest) (*bedrockruntime.ConverseInput, error) {
-	const op = "bedrock.converse"
-	in := &bedrockruntime.ConverseInput{ModelId: aws.String(m.modelID)}
-	if strings.TrimSpace(req.System) != "" {
-		in.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: req.System}}
+// The Converse request and answer on the wire (restJson1; the API
+// reference's ConverseRequest and ConverseResponse). Only what the provider
+// sends and reads.
+type (
+	converseRequest struct {
+		Messages   []message     `json:"messages"`
+		System     []systemBlock `json:"system,omitempty"`
+		ToolConfig *toolConfig   `json:"toolConfig,omitempty"`
 	}
-	add := func(role types.ConversationRole, blocks ...types.ContentBlock) {
+	systemBlock struct {
+		Text string `json:"text"`
+	}
+	message struct {
+		Role    string         `json:"role"` // user, assistant
+		Content []contentBlock `json:"content"`
+	}
+	// contentBlock is a union: exactly one member is set.
+	contentBlock struct {
+		Text       *string     `json:"text,omitempty"`
+		ToolUse    *toolUse    `json:"toolUse,omitempty"`
+		ToolResult *toolResult `json:"toolResult,omitempty"`
+	}
+	toolUse struct {
+		Input     any    `json:"input"`
+		Name      string `json:"name"`
+		ToolUseID string `json:"toolUseId"`
+	}
+	toolResult struct {
+		Content   []resultBlock `json:"content"`
+		ToolUseID string        `json:"toolUseId"`
+	}
+	// resultBlock is a union: JSON or Text.
+	resultBlock struct {
+		JSON any     `json:"json,omitempty"`
+		Text *string `json:"text,omitempty"`
+	}
+	toolConfig struct {
+		Tools []toolEntry `json:"tools"`
+	}
+	toolEntry struct {
+		ToolSpec toolSpec `json:"toolSpec"`
+	}
+	toolSpec struct {
+		Description string      `json:"description,omitempty"` // Converse: min length 1 when present
+		InputSchema inputSchema `json:"inputSchema"`
+		Name        string      `json:"name"`
+	}
+	inputSchema struct {
+		JSON any `json:"json"`
+	}
+
+	converseResponse struct {
+		Output struct {
+			Message *struct {
+				Content []struct {
+					Text    *string `json:"text"`
+					ToolUse *struct {
+						Input     json.RawMessage `json:"input"`
+						Name      string          `json:"name"`
+						ToolUseID string          `json:"toolUseId"`
+					} `json:"toolUse"`
+					// Reasoning, citations and other blocks are not part of the answer.
+				} `json:"content"`
+			} `json:"message"`
+		} `json:"output"`
+		StopReason string `json:"stopReason"`
+		Usage      *struct {
+			InputTokens  int `json:"inputTokens"`
+			OutputTokens int `json:"outputTokens"`
+		} `json:"usage"`
+	}
+)
+
+// toInput converts the conversation into the request's JSON. Converse
+// wants strictly alternating user/assistant messages and tool results
+// inside a user message, so tool turns (and anything else of the same role
+// in a row) merge into one message.
+func (m *Model) toInput(req sb.ModelRequest) ([]byte, error) {
+	const op = "bedrock.converse"
+	var in converseRequest
+	if strings.TrimSpace(req.System) != "" {
+		in.System = []systemBlock{{Text: req.System}}
+	}
+	add := func(role string, blocks ...contentBlock) {
 		if n := len(in.Messages); n > 0 && in.Messages[n-1].Role == role {
 			in.Messages[n-1].Content = append(in.Messages[n-1].Content, blocks...)
 			return
 		}
-		in.Messages = append(in.Messages, types.Message{Role: role, Content: blocks})
+		in.Messages = append(in.Messages, message{Role: role, Content: blocks})
 	}
 	for i, msg := range req.Messages {
 		switch msg.Role {
 		case "user":
-			add(types.ConversationRoleUser, text(msg.Content, emptyMessage))
+			add("user", text(msg.Content, emptyMessage))
 		case "assistant":
-			var blocks []types.ContentBlock
+			var blocks []contentBlock
 			if strings.TrimSpace(msg.Content) != "" || len(msg.ToolCalls) == 0 {
 				blocks = append(blocks, text(msg.Content, emptyMessage))
 			}
 			for _, tc := range msg.ToolCalls {
-				blocks = append(blocks, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
-					ToolUseId: aws.String(tc.ID),
-					Name:      aws.String(sb.CalledFunctionName(tc.Tool, tc.Action)),
-					Input:     document.NewLazyDocument(argsValue(tc.Args)),
+				blocks = append(blocks, contentBlock{ToolUse: &toolUse{
+					ToolUseID: tc.ID,
+					Name:      sb.CalledFunctionName(tc.Tool, tc.Action),
+					Input:     argsValue(tc.Args),
 				}})
 			}
-			add(types.ConversationRoleAssistant, blocks...)
+			add("assistant", blocks...)
 		case "tool":
-			add(types.ConversationRoleUser, &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
-				ToolUseId: aws.String(msg.ToolCallID),
-				Content:   []types.ToolResultContentBlock{resultContent(msg.Content)},
+			add("user", contentBlock{ToolResult: &toolResult{
+				ToolUseID: msg.ToolCallID,
+				Content:   []resultBlock{resultContent(msg.Content)},
 			}})
 		default:
 			return nil, sb.E(op, sb.EINTERNAL, fmt.Sprintf("message %d has role %q; want user, assistant or tool", i, msg.Role))
 		}
 	}
-	var specs []types.Tool
+	var specs []toolEntry
 	for _, t := range req.Tools {
 		for _, a := range t.Actions {
 			if err := sb.CheckFunctionName(t.Name, a.Name); err != nil {
@@ -85,49 +152,59 @@ func (m *Model) toInput(req sb.ModelRequest) (*bedrockruntime.ConverseInput, err
 			if params == nil {
 				params = map[string]any{"type": "object", "properties": map[string]any{}}
 			}
-			// Through encoding/json and back to plain JSON values: the
-			// SDK's document encoder panics on NaN and drops what it cannot
-			// encode, where encoding/json reports it.
 			raw, err := json.Marshal(params)
 			schema, ok := decodeJSON(raw)
 			if err != nil || !ok {
 				return nil, sb.Wrap(op, sb.EINVALID, fmt.Sprintf("the parameter schema of %s.%s cannot be encoded as JSON", t.Name, a.Name), err)
 			}
-			spec := types.ToolSpecification{
-				Name:        aws.String(sb.FunctionName(t.Name, a.Name)),
-				InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(schema)},
-			}
-			if d := sb.FunctionDescription(t.Description, a.Description); d != "" {
-				spec.Description = aws.String(d) // Converse: min length 1 when present
-			}
-			specs = append(specs, &types.ToolMemberToolSpec{Value: spec})
+			specs = append(specs, toolEntry{ToolSpec: toolSpec{
+				Name:        sb.FunctionName(t.Name, a.Name),
+				Description: sb.FunctionDescription(t.Description, a.Description),
+				InputSchema: inputSchema{JSON: schema},
+			}})
 		}
 	}
 	if len(specs) > 0 {
-		in.ToolConfig = &types.ToolConfiguration{Tools: specs}
+		in.ToolConfig = &toolConfig{Tools: specs}
 	}
-	return in, nil
+	body, err := marshal(in)
+	if err != nil {
+		return nil, sb.Wrap(op, sb.EINTERNAL, "the Bedrock request could not be encoded", err)
+	}
+	return body, nil
 }
 
-func text(s, placeholder string) types.ContentBlock {
+// marshal is json.Marshal without HTML escaping: the text goes to the
+// model as it was written.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+func text(s, placeholder string) contentBlock {
 	if strings.TrimSpace(s) == "" {
 		s = placeholder
 	}
-	return &types.ContentBlockMemberText{Value: s}
+	return contentBlock{Text: &s}
 }
 
 // resultContent sends a tool's answer (an envelope) as a JSON block when
 // it is a JSON object, otherwise as text.
-func resultContent(content string) types.ToolResultContentBlock {
+func resultContent(content string) resultBlock {
 	if v, ok := decodeJSON([]byte(content)); ok {
 		if _, isObject := v.(map[string]any); isObject {
-			return &types.ToolResultContentBlockMemberJson{Value: document.NewLazyDocument(v)}
+			return resultBlock{JSON: v}
 		}
 	}
 	if strings.TrimSpace(content) == "" {
 		content = emptyResult
 	}
-	return &types.ToolResultContentBlockMemberText{Value: content}
+	return resultBlock{Text: &content}
 }
 
 // argsValue is a call's input for the history. Bedrock hands inputs out as
@@ -143,9 +220,8 @@ func argsValue(args json.RawMessage) any {
 	return string(args)
 }
 
-// decodeJSON decodes one JSON value keeping numbers exact: json.Number
-// becomes smithy's document.Number, which the document encoder writes
-// verbatim (a json.Number would be written as a string).
+// decodeJSON decodes one JSON value keeping numbers exact (json.Number,
+// which encoding/json writes back verbatim).
 func decodeJSON(b []byte) (any, bool) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
@@ -153,68 +229,50 @@ func decodeJSON(b []byte) (any, bool) {
 	if dec.Decode(&v) != nil || dec.More() {
 		return nil, false
 	}
-	return numbers(v), true
-}
-
-func numbers(v any) any {
-	switch v := v.(type) {
-	case json.Number:
-		return smithydocument.Number(v)
-	case map[string]any:
-		for k, e := range v {
-			v[k] = numbers(e)
-		}
-	case []any:
-		for i, e := range v {
-			v[i] = numbers(e)
-		}
-	}
-	return v
+	return v, true
 }
 
 // fromOutput converts Bedrock's answer. Every toolUse block is a call,
 // whatever the stop reason says (it is tool_use whenever there are calls).
-func fromOutput(out *bedrockruntime.ConverseOutput) (sb.ModelResponse, error) {
+func fromOutput(body []byte) (sb.ModelResponse, error) {
 	var resp sb.ModelResponse
-	if out == nil {
-		return resp, errors.New("no output")
+	var out converseResponse
+	if err := json.Unmarshal(body, &out); err != nil {
+		return resp, fmt.Errorf("decode answer: %w", err)
 	}
 	if u := out.Usage; u != nil {
-		resp.TokensIn, resp.TokensOut = int(aws.ToInt32(u.InputTokens)), int(aws.ToInt32(u.OutputTokens))
+		resp.TokensIn, resp.TokensOut = u.InputTokens, u.OutputTokens
 	}
-	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
-	if !ok {
-		return resp, fmt.Errorf("output is %T, not a message", out.Output)
+	msg := out.Output.Message
+	if msg == nil {
+		return resp, errors.New("output is not a message")
 	}
 	var texts []string
-	for _, block := range msg.Value.Content {
-		switch b := block.(type) {
-		case *types.ContentBlockMemberText:
-			texts = append(texts, b.Value)
-		case *types.ContentBlockMemberToolUse:
+	for _, block := range msg.Content {
+		switch {
+		case block.Text != nil:
+			texts = append(texts, *block.Text)
+		case block.ToolUse != nil:
 			args := json.RawMessage("{}")
-			if b.Value.Input != nil {
-				raw, err := b.Value.Input.MarshalSmithyDocument()
-				if err != nil {
-					return resp, fmt.Errorf("toolUse %s input: %w", aws.ToString(b.Value.ToolUseId), err)
+			if s := bytes.TrimSpace(block.ToolUse.Input); len(s) > 0 && string(s) != "null" {
+				var compact bytes.Buffer
+				if err := json.Compact(&compact, s); err != nil {
+					return resp, fmt.Errorf("toolUse %s input: %w", block.ToolUse.ToolUseID, err)
 				}
-				if s := bytes.TrimSpace(raw); len(s) > 0 && string(s) != "null" {
-					args = s
-				}
+				args = compact.Bytes()
 			}
-			tool, action := sb.ParseFunctionName(aws.ToString(b.Value.Name))
-			resp.ToolCalls = append(resp.ToolCalls, sb.ModelToolCall{ID: aws.ToString(b.Value.ToolUseId), Tool: tool, Action: action, Args: args})
+			tool, action := sb.ParseFunctionName(block.ToolUse.Name)
+			resp.ToolCalls = append(resp.ToolCalls, sb.ModelToolCall{ID: block.ToolUse.ToolUseID, Tool: tool, Action: action, Args: args})
 		}
-		// Reasoning, citations and other blocks are not part of the answer.
 	}
 	resp.Text = strings.Join(texts, "\n")
 	if len(resp.ToolCalls) == 0 {
 		switch out.StopReason {
-		case types.StopReasonMaxTokens, types.StopReasonModelContextWindowExceeded:
+		case "max_tokens", "model_context_window_exceeded":
 			resp.Text += noteLength
-		case types.StopReasonContentFiltered, types.StopReasonGuardrailIntervened:
+		case "content_filtered", "guardrail_intervened":
 			resp.Text += noteContentFilter
-		case types.StopReasonMalformedToolUse, types.StopReasonMalformedModelOutput:
+		case "malformed_tool_use", "malformed_model_output":
 			resp.Text += noteMalformed
 		}
 	}

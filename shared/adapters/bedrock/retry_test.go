@@ -20,31 +20,30 @@ const answerText = `{"metrics":{"latencyMs":412},"output":{"message":{"role":"as
 "stopReason":"end_turn","usage":{"inputTokens":12,"outputTokens":2,"totalTokens":14}}`
 
 var (
-	throttled   = sdkReply{429, "ThrottlingException", `{"message":"Too many requests, please wait before trying again."}`}
-	unavailable = sdkReply{503, "ServiceUnavailableException", `{"message":"Service Unavailable"}`}
-	internal    = sdkReply{500, "InternalServerException", `{"message":"Internal Server Error"}`}
-	notReady    = sdkReply{429, "ModelNotReadyException", `{"message":"Model is not ready for inference."}`}
-	modelSlow   = sdkReply{408, "ModelTimeoutException", `{"message":"Model has timed out in processing the request."}`}
-	validation  = sdkReply{400, "ValidationException", `{"message":"The provided model identifier is invalid."}`}
-	denied      = sdkReply{403, "AccessDeniedException", `{"message":"You don't have access to the model with the specified model ID."}`}
-	answered    = sdkReply{200, "", answerText}
+	throttled   = wireReply{429, "ThrottlingException", `{"message":"Too many requests, please wait before trying again."}`}
+	unavailable = wireReply{503, "ServiceUnavailableException", `{"message":"Service Unavailable"}`}
+	internal    = wireReply{500, "InternalServerException", `{"message":"Internal Server Error"}`}
+	notReady    = wireReply{429, "ModelNotReadyException", `{"message":"Model is not ready for inference."}`}
+	modelSlow   = wireReply{408, "ModelTimeoutException", `{"message":"Model has timed out in processing the request."}`}
+	validation  = wireReply{400, "ValidationException", `{"message":"The provided model identifier is invalid."}`}
+	denied      = wireReply{403, "AccessDeniedException", `{"message":"You don't have access to the model with the specified model ID."}`}
+	answered    = wireReply{200, "", answerText}
 )
 
-// TestRetriesThroughTheSDK runs the provider over the real SDK client (its
-// default retryer left on, as the app builds it) against a loopback Bedrock:
-// the server must see exactly the attempts of our policy, so the SDK's
-// retryer is really off for Converse.
-func TestRetriesThroughTheSDK(t *testing.T) {
+// TestRetriesOnTheWire runs the provider over the Client against a
+// loopback Bedrock: the server must see exactly the attempts of our
+// policy (the client itself never retries).
+func TestRetriesOnTheWire(t *testing.T) {
 	tests := []struct {
 		name      string
-		replies   []sdkReply // then the fixed reply
-		last      sdkReply
+		replies   []wireReply // then the fixed reply
+		last      wireReply
 		wantCalls int
 		wantWaits string
 		wantCode  string // "" means the answer arrives
 	}{
-		{"throttling then the answer", []sdkReply{throttled}, answered, 2, "[1s]", ""},
-		{"unavailable, internal, not ready, model timeout then the answer", []sdkReply{unavailable, internal, notReady, modelSlow}, answered, 5, "[1s 2s 4s 8s]", ""},
+		{"throttling then the answer", []wireReply{throttled}, answered, 2, "[1s]", ""},
+		{"unavailable, internal, not ready, model timeout then the answer", []wireReply{unavailable, internal, notReady, modelSlow}, answered, 5, "[1s 2s 4s 8s]", ""},
 		{"validation is not retried", nil, validation, 1, "[]", sb.EINVALID},
 		{"access denied is not retried", nil, denied, 1, "[]", sb.EUNAUTHORIZED},
 		{"always throttled gives up after six attempts", nil, throttled, 6, "[1s 2s 4s 8s 16s]", sb.EUNAVAILABLE},
@@ -54,7 +53,7 @@ func TestRetriesThroughTheSDK(t *testing.T) {
 			s := newConverseServer(t, tt.last.status, tt.last.errTyp, tt.last.answer)
 			s.before = tt.replies
 			clock := retrytest.New()
-			m := bedrock.New(sdkClient(s.srv), modelID).WithRetry(clock.Policy(modelretry.Default()))
+			m := bedrock.New(wireClient(s.srv), modelID).WithRetry(clock.Policy(modelretry.Default()))
 			var rec sb.ModelCallCounter
 			got, err := m.Complete(sb.WithModelCallCounter(context.Background(), &rec), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
 			s.mu.Lock()
@@ -80,10 +79,10 @@ func TestRetriesThroughTheSDK(t *testing.T) {
 	}
 }
 
-func TestGivesUpWithAClearErrorThroughTheSDK(t *testing.T) {
+func TestGivesUpWithAClearErrorOnTheWire(t *testing.T) {
 	s := newConverseServer(t, throttled.status, throttled.errTyp, throttled.answer)
 	clock := retrytest.New()
-	m := bedrock.New(sdkClient(s.srv), modelID).WithRetry(clock.Policy(modelretry.Policy{MaxAttempts: 3}))
+	m := bedrock.New(wireClient(s.srv), modelID).WithRetry(clock.Policy(modelretry.Policy{MaxAttempts: 3}))
 	_, err := m.Complete(context.Background(), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
 	checkErr(t, err, sb.EUNAVAILABLE, "the model server is rate limiting after 3 attempts over 3s; try again later", "Bedrock is throttling")
 	if clock.Total() != 3*time.Second {

@@ -5,11 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
-
 	"github.com/switchboard-dev/switchboard/shared/adapters/bedrock"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/agentrun/agentruntest"
@@ -19,28 +14,20 @@ import (
 // model calls Notes.write twice (once with a missing field), sees both
 // executor answers under its toolUseIds in one user message, and answers.
 func TestToolCallRoundTrip(t *testing.T) {
-	step1 := &bedrockruntime.ConverseOutput{
-		StopReason: types.StopReasonToolUse,
-		Usage:      &types.TokenUsage{InputTokens: aws.Int32(300), OutputTokens: aws.Int32(40), TotalTokens: aws.Int32(340)},
-		Output: &types.ConverseOutputMemberMessage{Value: types.Message{Role: types.ConversationRoleAssistant, Content: []types.ContentBlock{
-			&types.ContentBlockMemberText{Value: "Saving it."},
-			&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("tooluse_bad"), Name: aws.String("Notes__write"),
-				Input: document.NewLazyDocument(map[string]any{"name": "todo"})}},
-			&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String("tooluse_good"), Name: aws.String("Notes__write"),
-				Input: document.NewLazyDocument(map[string]any{"name": "todo", "text": "buy milk"})}},
-		}}},
-	}
+	step1 := converseAnswer("tool_use", []int{300, 40}, textBlock("Saving it."),
+		toolUseBlock("tooluse_bad", "Notes__write", map[string]any{"name": "todo"}),
+		toolUseBlock("tooluse_good", "Notes__write", map[string]any{"name": "todo", "text": "buy milk"}))
 	var second string
 	f := &fakeConverse{answers: []answer{
-		{out: step1, check: func(in *bedrockruntime.ConverseInput) {
+		{out: step1, check: func(in wireRequest) {
 			if n := len(in.ToolConfig.Tools); n != 1 {
 				t.Errorf("step 1 offers %d tools, want 1", n)
 			}
 		}},
-		{out: textOutput(`Saved the note "todo".`, 420, 9), check: func(in *bedrockruntime.ConverseInput) {
+		{out: textOutput(`Saved the note "todo".`, 420, 9), check: func(in wireRequest) {
 			var s []string
 			for _, m := range in.Messages {
-				s = append(s, blocks(t, m))
+				s = append(s, blocks(t, m.Role, m.Content))
 			}
 			second = strings.Join(s, "\n")
 		}},

@@ -3,33 +3,31 @@ package s3blob
 import (
 	"context"
 	"errors"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"net/http"
+	"strings"
 )
 
 // EnsureBucket creates bucket unless it exists already; concurrent callers
 // and repeated calls are fine. Outside us-east-1 it sends the region as the
 // location constraint, as S3 requires.
-func EnsureBucket(ctx context.Context, client *s3.Client, bucket string) error {
+func EnsureBucket(ctx context.Context, client *Client, bucket string) error {
 	exists, err := bucketExists(ctx, client, bucket)
 	if err != nil || exists {
 		return err
 	}
-	in := &s3.CreateBucketInput{Bucket: aws.String(bucket)}
-	if region := client.Options().Region; region != "" && region != "us-east-1" {
-		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{
-			LocationConstraint: types.BucketLocationConstraint(region),
-		}
+	r := request{method: http.MethodPut, bucket: bucket}
+	if region := client.region; region != "" && region != "us-east-1" {
+		doc := `<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><LocationConstraint>` +
+			region + `</LocationConstraint></CreateBucketConfiguration>`
+		r.body, r.size = strings.NewReader(doc), int64(len(doc))
 	}
-	_, err = client.CreateBucket(ctx, in)
+	resp, err := client.do(ctx, r)
 	if err == nil {
+		resp.Body.Close()
 		return nil
 	}
-	var owned *types.BucketAlreadyOwnedByYou
-	var taken *types.BucketAlreadyExists
-	if errors.As(err, &owned) || errors.As(err, &taken) {
+	var api *APIError
+	if errors.As(err, &api) && (api.Code == "BucketAlreadyOwnedByYou" || api.Code == "BucketAlreadyExists") {
 		// Someone created it in between (or, for BucketAlreadyExists, it
 		// belongs to another account: then HeadBucket answers 403 below).
 		if exists, herr := bucketExists(ctx, client, bucket); herr == nil && exists {
@@ -39,14 +37,14 @@ func EnsureBucket(ctx context.Context, client *s3.Client, bucket string) error {
 	return fromS3("s3 create bucket "+bucket, err)
 }
 
-func bucketExists(ctx context.Context, client *s3.Client, bucket string) (bool, error) {
-	_, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)})
+func bucketExists(ctx context.Context, client *Client, bucket string) (bool, error) {
+	resp, err := client.do(ctx, request{method: http.MethodHead, bucket: bucket})
 	if err == nil {
+		resp.Body.Close()
 		return true, nil
 	}
-	var nf *types.NotFound
-	var nsb *types.NoSuchBucket
-	if errors.As(err, &nf) || errors.As(err, &nsb) {
+	var api *APIError
+	if errors.As(err, &api) && (api.Status == http.StatusNotFound || api.Code == "NoSuchBucket") {
 		return false, nil
 	}
 	return false, fromS3("s3 head bucket "+bucket, err)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 )
 
@@ -78,20 +76,19 @@ func TestNewClientFromEnvironment(t *testing.T) {
 			if err != nil {
 				t.Fatalf("NewClient: %v", err)
 			}
-			o := client.Options()
-			if got := aws.ToString(o.BaseEndpoint); got != tt.wantEndpoint {
+			if got := client.Endpoint(); got != tt.wantEndpoint {
 				t.Errorf("endpoint = %q, want %q", got, tt.wantEndpoint)
 			}
-			if o.UsePathStyle != tt.wantPathStyle {
-				t.Errorf("UsePathStyle = %v, want %v", o.UsePathStyle, tt.wantPathStyle)
+			if client.PathStyle() != tt.wantPathStyle {
+				t.Errorf("path style = %v, want %v", client.PathStyle(), tt.wantPathStyle)
 			}
-			if o.Region != tt.wantRegion {
-				t.Errorf("region = %q, want %q", o.Region, tt.wantRegion)
+			if client.Region() != tt.wantRegion {
+				t.Errorf("region = %q, want %q", client.Region(), tt.wantRegion)
 			}
 			if tt.wantKey == "" {
 				return
 			}
-			creds, err := o.Credentials.Retrieve(context.Background())
+			creds, err := client.Credentials().Retrieve(context.Background())
 			if err != nil {
 				t.Fatalf("credentials: %v", err)
 			}

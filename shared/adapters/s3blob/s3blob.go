@@ -7,18 +7,14 @@ package s3blob
 import (
 	"bytes"
 	"context"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/aws/smithy-go"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -41,7 +37,7 @@ var (
 
 // Store is a BlobStore over one S3 bucket.
 type Store struct {
-	client *s3.Client
+	client *Client
 	bucket string
 }
 
@@ -49,7 +45,7 @@ var _ sb.BlobStore = (*Store)(nil)
 
 // New returns a Store for bucket. The bucket must exist (EnsureBucket creates
 // it in dev mode; infra/ creates it in AWS).
-func New(client *s3.Client, bucket string) *Store {
+func New(client *Client, bucket string) *Store {
 	return &Store{client: client, bucket: bucket}
 }
 
@@ -81,35 +77,42 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64, co
 }
 
 func (s *Store) putOnce(ctx context.Context, op, key string, body io.ReadSeeker, size int64, contentType string) error {
-	in := &s3.PutObjectInput{
-		Bucket:        aws.String(s.bucket),
-		Key:           aws.String(key),
-		Body:          body,
-		ContentLength: aws.Int64(size),
-	}
-	if contentType != "" {
-		in.ContentType = aws.String(contentType)
-	}
 	ctx, cancel := context.WithTimeout(ctx, transferTimeout)
 	defer cancel()
-	if _, err := s.client.PutObject(ctx, in); err != nil {
+	resp, err := s.client.do(ctx, request{
+		method: http.MethodPut, bucket: s.bucket, key: key,
+		header: contentTypeHeader(contentType), body: body, size: size, withMD5: true,
+	})
+	if err != nil {
 		return fromS3(op, err)
 	}
+	resp.Body.Close()
 	return nil
+}
+
+func contentTypeHeader(contentType string) http.Header {
+	if contentType == "" {
+		return nil
+	}
+	return http.Header{"Content-Type": {contentType}}
 }
 
 // putMultipart uploads first and then the rest of r in PartSize parts.
 func (s *Store) putMultipart(ctx context.Context, op, key string, first []byte, r io.Reader, size int64, contentType string) (err error) {
-	create := &s3.CreateMultipartUploadInput{Bucket: aws.String(s.bucket), Key: aws.String(key)}
-	if contentType != "" {
-		create.ContentType = aws.String(contentType)
-	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
-	up, err := s.client.CreateMultipartUpload(cctx, create)
+	var up struct {
+		UploadID string `xml:"UploadId"`
+	}
+	err = s.call(cctx, request{method: http.MethodPost, bucket: s.bucket, key: key,
+		query: url.Values{"uploads": {""}}, header: contentTypeHeader(contentType)}, &up)
 	cancel()
+	if err == nil && up.UploadID == "" {
+		err = errors.New("create multipart upload: no upload id in the answer")
+	}
 	if err != nil {
 		return fromS3(op, err)
 	}
+	upload := url.Values{"uploadId": {up.UploadID}}
 	defer func() {
 		if err == nil {
 			return
@@ -118,35 +121,31 @@ func (s *Store) putMultipart(ctx context.Context, op, key string, first []byte, 
 		// parts must not linger (they are billed until aborted).
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
 		defer cancel()
-		_, abortErr := s.client.AbortMultipartUpload(actx, &s3.AbortMultipartUploadInput{
-			Bucket: aws.String(s.bucket), Key: aws.String(key), UploadId: up.UploadId,
-		})
+		abortErr := s.call(actx, request{method: http.MethodDelete, bucket: s.bucket, key: key, query: upload}, nil)
 		if abortErr != nil {
 			err = errors.Join(err, fmt.Errorf("%s: abort multipart upload: %w", op, abortErr))
 		}
 	}()
 
 	var (
-		parts []types.CompletedPart
+		parts []completedPart
 		total int64
 		buf   = first
 		last  bool
 	)
-	for part := int32(1); ; part++ {
+	for part := 1; ; part++ {
 		pctx, cancel := context.WithTimeout(ctx, transferTimeout)
-		out, err := s.client.UploadPart(pctx, &s3.UploadPartInput{
-			Bucket:        aws.String(s.bucket),
-			Key:           aws.String(key),
-			UploadId:      up.UploadId,
-			PartNumber:    aws.Int32(part),
-			Body:          bytes.NewReader(buf),
-			ContentLength: aws.Int64(int64(len(buf))),
+		resp, err := s.client.do(pctx, request{
+			method: http.MethodPut, bucket: s.bucket, key: key,
+			query: url.Values{"partNumber": {strconv.Itoa(part)}, "uploadId": {up.UploadID}},
+			body:  bytes.NewReader(buf), size: int64(len(buf)), withMD5: true,
 		})
 		cancel()
 		if err != nil {
 			return fromS3(op, err)
 		}
-		parts = append(parts, types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(part)})
+		resp.Body.Close()
+		parts = append(parts, completedPart{ETag: resp.Header.Get("ETag"), PartNumber: part})
 		total += int64(len(buf))
 		if last {
 			break
@@ -168,16 +167,70 @@ func (s *Store) putMultipart(ctx context.Context, op, key string, first []byte, 
 	if size >= 0 && total != size {
 		return sb.E(op, sb.EINVALID, fmt.Sprintf("body has %d bytes, %d announced", total, size))
 	}
+	doc := completeMultipartUpload(parts)
 	cctx, cancel = context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	_, err = s.client.CompleteMultipartUpload(cctx, &s3.CompleteMultipartUploadInput{
-		Bucket:          aws.String(s.bucket),
-		Key:             aws.String(key),
-		UploadId:        up.UploadId,
-		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts},
-	})
+	// S3 may answer 200 and still fail the completion: the error is then
+	// the answer's document (call reads it as one).
+	err = s.call(cctx, request{method: http.MethodPost, bucket: s.bucket, key: key, query: upload,
+		body: bytes.NewReader(doc), size: int64(len(doc))}, nil)
 	if err != nil {
 		return fromS3(op, err)
+	}
+	return nil
+}
+
+type completedPart struct {
+	ETag       string
+	PartNumber int
+}
+
+// completeMultipartUpload is CompleteMultipartUpload's document, written
+// by hand: xml.Marshal would link the whole XML encoder for these lines.
+func completeMultipartUpload(parts []completedPart) []byte {
+	var b bytes.Buffer
+	b.WriteString(`<CompleteMultipartUpload xmlns="http://s3.amazonaws.com/doc/2006-03-01/">`)
+	for _, p := range parts {
+		b.WriteString("<Part><ETag>")
+		_ = xml.EscapeText(&b, []byte(p.ETag))
+		fmt.Fprintf(&b, "</ETag><PartNumber>%d</PartNumber></Part>", p.PartNumber)
+	}
+	b.WriteString("</CompleteMultipartUpload>")
+	return b.Bytes()
+}
+
+// call sends r and decodes the XML answer into out (nil: none wanted). An
+// answer whose document is an <Error> fails as the API error it names, as
+// S3 answers a failed CompleteMultipartUpload with 200.
+func (s *Store) call(ctx context.Context, r request, out any) error {
+	resp, err := s.client.do(ctx, r)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return &SendError{Err: fmt.Errorf("read answer: %w", err)}
+	}
+	var root struct {
+		XMLName xml.Name
+		Code    string `xml:"Code"`
+		Message string `xml:"Message"`
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	if err := xml.Unmarshal(data, &root); err != nil {
+		return fmt.Errorf("decode answer: %w", err)
+	}
+	if root.XMLName.Local == "Error" {
+		return &APIError{Status: resp.StatusCode, Code: root.Code, Message: root.Message, RequestID: resp.Header.Get("X-Amz-Request-Id")}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := xml.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("decode answer: %w", err)
 	}
 	return nil
 }
@@ -188,13 +241,19 @@ func (s *Store) putMultipart(ctx context.Context, op, key string, first []byte, 
 func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, sb.BlobInfo, error) {
 	op := "s3 get " + key
 	ctx, cancel := context.WithTimeout(ctx, transferTimeout)
-	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	// identity: Go's transport would otherwise ask for gzip and unpack an
+	// object stored gzip-encoded, losing its length (the SDK asks the same).
+	resp, err := s.client.do(ctx, request{method: http.MethodGet, bucket: s.bucket, key: key,
+		header: http.Header{"Accept-Encoding": {"identity"}}})
 	if err != nil {
 		cancel()
 		return nil, sb.BlobInfo{}, fromS3(op, err)
 	}
-	info := sb.BlobInfo{Key: key, Size: aws.ToInt64(out.ContentLength), Modified: aws.ToTime(out.LastModified).UTC()}
-	return &cancelOnClose{ReadCloser: out.Body, cancel: cancel}, info, nil
+	info := sb.BlobInfo{Key: key, Size: max(resp.ContentLength, 0)}
+	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
+		info.Modified = t.UTC()
+	}
+	return &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}, info, nil
 }
 
 // cancelOnClose ends the call's deadline when the body is closed (the body
@@ -214,31 +273,41 @@ func (c *cancelOnClose) Close() error {
 // binary order), at most limit of them; limit <= 0 means all.
 func (s *Store) List(ctx context.Context, prefix string, limit int) ([]sb.BlobInfo, error) {
 	op := "s3 list " + prefix
-	in := &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(prefix)}
+	query := url.Values{"list-type": {"2"}, "prefix": {prefix}}
 	if limit > 0 && limit < 1000 {
-		in.MaxKeys = aws.Int32(int32(limit))
+		query.Set("max-keys", strconv.Itoa(limit))
 	}
 	var out []sb.BlobInfo
-	pages := s3.NewListObjectsV2Paginator(s.client, in)
-	for pages.HasMorePages() {
+	for {
+		var page listBucketResult
 		pctx, cancel := context.WithTimeout(ctx, callTimeout)
-		page, err := pages.NextPage(pctx)
+		err := s.call(pctx, request{method: http.MethodGet, bucket: s.bucket, query: query}, &page)
 		cancel()
 		if err != nil {
 			return nil, fromS3(op, err)
 		}
 		for _, o := range page.Contents {
-			out = append(out, sb.BlobInfo{
-				Key:      aws.ToString(o.Key),
-				Size:     aws.ToInt64(o.Size),
-				Modified: aws.ToTime(o.LastModified).UTC(),
-			})
+			out = append(out, sb.BlobInfo{Key: o.Key, Size: o.Size, Modified: o.LastModified.UTC()})
 			if limit > 0 && len(out) == limit {
 				return out, nil
 			}
 		}
+		if !page.IsTruncated || page.NextContinuationToken == "" {
+			return out, nil
+		}
+		query.Set("continuation-token", page.NextContinuationToken)
 	}
-	return out, nil
+}
+
+// listBucketResult is one page of ListObjectsV2.
+type listBucketResult struct {
+	IsTruncated           bool   `xml:"IsTruncated"`
+	NextContinuationToken string `xml:"NextContinuationToken"`
+	Contents              []struct {
+		Key          string    `xml:"Key"`
+		Size         int64     `xml:"Size"`
+		LastModified time.Time `xml:"LastModified"`
+	} `xml:"Contents"`
 }
 
 // Delete removes key; a missing key is not an error (S3 answers 204 either way).
@@ -246,32 +315,30 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	op := "s3 delete " + key
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)}); err != nil {
+	if err := s.call(ctx, request{method: http.MethodDelete, bucket: s.bucket, key: key}, nil); err != nil {
 		return fromS3(op, err)
 	}
 	return nil
 }
 
-// fromS3 translates an SDK error into the domain vocabulary. The message is
-// caller-safe; the SDK error stays in Err for the logs.
+// fromS3 translates a client error into the domain vocabulary. The
+// message is caller-safe; the client's error stays in Err for the logs.
 func fromS3(op string, err error) error {
 	cause := fmt.Errorf("%s: %w", op, err)
-	var api smithy.APIError
+	var api *APIError
 	code := ""
 	if errors.As(err, &api) {
-		code = api.ErrorCode()
+		code = api.Code
 	}
 	switch {
 	case code == "NoSuchBucket":
-		// Not modeled for GetObject, so it comes as a generic API error.
 		return sb.Wrap(op, sb.EINTERNAL, "the workspace storage is not set up (its bucket is missing); the operator has to create it", cause)
 	case code == "NoSuchKey" || code == "NotFound":
 		return sb.Wrap(op, sb.ENOTFOUND, "no such object", cause)
 	case unavailable(err):
 		return sb.Wrap(op, sb.EUNAVAILABLE, "the workspace storage is unavailable right now; try again in a minute", cause)
 	}
-	var re *awshttp.ResponseError
-	if errors.As(err, &re) && re.HTTPStatusCode() == http.StatusNotFound && code == "" {
+	if api != nil && api.Status == http.StatusNotFound && code == "" {
 		// HEAD answers carry no error document, only the status.
 		return sb.Wrap(op, sb.ENOTFOUND, "no such object", cause)
 	}
@@ -279,26 +346,19 @@ func fromS3(op string, err error) error {
 }
 
 // unavailable reports whether err is worth retrying later: throttling, a 5xx,
-// a connection failure or a timeout. The SDK has already retried by then.
+// a connection failure or a timeout. The client has already retried by then.
 func unavailable(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
-	// Refused, reset and dropped connections (smithy's RequestSendError).
-	if (retry.RetryableConnectionError{}).IsErrorRetryable(err) == aws.TrueTernary {
-		return true
+	var se *SendError
+	if errors.As(err, &se) {
+		return !errors.Is(err, context.Canceled)
 	}
-	var api smithy.APIError
+	var api *APIError
 	if errors.As(err, &api) {
-		code := api.ErrorCode()
-		if _, ok := retry.DefaultThrottleErrorCodes[code]; ok || code == "SlowDown" || code == "ServiceUnavailable" || code == "InternalError" {
-			return true
-		}
-	}
-	var re *awshttp.ResponseError
-	if errors.As(err, &re) {
-		st := re.HTTPStatusCode()
-		return st == http.StatusTooManyRequests || st >= 500
+		return throttleCodes[api.Code] || api.Code == "ServiceUnavailable" || api.Code == "InternalError" ||
+			api.Status == http.StatusTooManyRequests || api.Status >= 500
 	}
 	return false
 }

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -42,7 +40,7 @@ func localEnv(t *testing.T, endpoint string) {
 }
 
 // newStore starts a fresh fake (memory, or bolt under dir) with the bucket.
-func newStore(t *testing.T, dir string) (*s3blob.Store, *s3.Client) {
+func newStore(t *testing.T, dir string) (*s3blob.Store, *s3blob.Client) {
 	t.Helper()
 	endpoint, stop, err := s3fake.StartFake(dir)
 	if err != nil {
@@ -415,4 +413,60 @@ func keysOf(list []sb.BlobInfo) string {
 		keys[i] = b.Key
 	}
 	return strings.Join(keys, ",")
+}
+
+// Keys with spaces, plus signs, percent signs and non-ASCII letters are
+// signed, stored, listed and read back under exactly that key.
+func TestOddKeysRoundTrip(t *testing.T) {
+	s, _ := newStore(t, "")
+	ctx := context.Background()
+	keys := []string{"a b/c+d.txt", "100%/ü ñ.csv", "x/(1)&[2]=~'.md"}
+	for _, key := range keys {
+		if err := s.Put(ctx, key, strings.NewReader(key), int64(len(key)), "text/plain"); err != nil {
+			t.Fatalf("Put(%q): %v", key, err)
+		}
+		if got, _ := get(t, s, key); got != key {
+			t.Errorf("Get(%q) = %q", key, got)
+		}
+	}
+	list, err := s.List(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := keysOf(list), "100%/ü ñ.csv,a b/c+d.txt,x/(1)&[2]=~'.md"; got != want {
+		t.Errorf("List = %q, want %q", got, want)
+	}
+}
+
+// A PUT that S3 fails with a 500 is sent again, whole, with the same
+// Content-MD5, and the second answer counts.
+func TestFailedPutIsRetriedWithTheWholeBody(t *testing.T) {
+	var bodies []string
+	var md5s []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, string(b))
+		md5s = append(md5s, r.Header.Get("Content-MD5"))
+		if len(bodies) == 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(w, `<Error><Code>InternalError</Code><Message>m</Message></Error>`)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	localEnv(t, srv.URL)
+	client, err := s3blob.NewClient(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s3blob.New(client, bucket).Put(context.Background(), "k", strings.NewReader("hello"), 5, ""); err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	if len(bodies) != 2 || bodies[0] != "hello" || bodies[1] != "hello" {
+		t.Errorf("bodies sent = %q, want hello twice", bodies)
+	}
+	if md5s[0] == "" || md5s[0] != md5s[1] {
+		t.Errorf("Content-MD5 = %q, want the same digest on both attempts", md5s)
+	}
 }

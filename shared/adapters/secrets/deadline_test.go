@@ -6,17 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-
 	"github.com/switchboard-dev/switchboard/shared/adapters/secrets"
 )
 
 // hungSecretsManager never answers; it returns when the call's context ends.
 type hungSecretsManager struct{}
 
-func (hungSecretsManager) GetSecretValue(ctx context.Context, _ *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+func (hungSecretsManager) ReadSecret(ctx context.Context, _ string) (string, error) {
 	<-ctx.Done()
-	return nil, ctx.Err()
+	return "", ctx.Err()
 }
 
 // A Secrets Manager that does not answer fails the start within

@@ -9,9 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 )
 
 // CallTimeout bounds one GetSecretValue call, retries included.
@@ -20,10 +17,13 @@ var CallTimeout = 5 * time.Second
 // prefix starts every reference Resolver reads.
 const prefix = "secretsmanager:"
 
-// ReaderAPI is the part of the Secrets Manager client Resolver uses;
-// *secretsmanager.Client satisfies it, tests use a fake.
+// ReaderAPI is what Resolver reads secrets with: ReadSecret returns the
+// secret's current value (SecretString, else SecretBinary), and an error
+// whose ErrorCode() names Secrets Manager's refusal
+// (ResourceNotFoundException, AccessDeniedException, …). *Client
+// implements it, tests use smfake.
 type ReaderAPI interface {
-	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
+	ReadSecret(ctx context.Context, id string) (string, error)
 }
 
 // Resolver resolves secretsmanager:<name-or-arn>[#jsonKey] references.
@@ -108,16 +108,9 @@ func (r *Resolver) secret(ctx context.Context, id string) (string, error) {
 	// rather than the init timeout.
 	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
 	defer cancel()
-	out, err := r.Client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(id)})
+	s, err := r.Client.ReadSecret(ctx, id)
 	if err != nil {
 		return "", smError(id, err)
-	}
-	var s string
-	switch {
-	case out.SecretString != nil:
-		s = *out.SecretString
-	case out.SecretBinary != nil:
-		s = string(out.SecretBinary)
 	}
 	if s == "" {
 		return "", fmt.Errorf("secret %s is empty; store a value with aws secretsmanager put-secret-value --secret-id %s", id, id)

@@ -1,7 +1,9 @@
-// Package sfn builds the Step Functions client. Every use of Step Functions
-// goes through aws-sdk-go-v2/service/sfn with the endpoint the environment
-// gives (AWS_ENDPOINT_URL_SFN or AWS_ENDPOINT_URL), so the same code reaches
-// AWS, LocalStack or the local runtime (sfnlocal) without a change.
+// Package sfn builds the SDK's Step Functions client for the dev runtime
+// and the tests (the functions make their few Step Functions calls signed
+// by hand, shared/adapters/sfntoken, and link no SDK client), with the
+// endpoint the environment gives (AWS_ENDPOINT_URL_SFN or
+// AWS_ENDPOINT_URL), so the same code reaches AWS, LocalStack or the local
+// runtime (sfnlocal) without a change.
 package sfn
 
 import (

@@ -128,3 +128,27 @@ func TestStopAWaitingExecution(t *testing.T) {
 		t.Errorf("Stop of a string that is no ARN = %v, want EINVALID", err)
 	}
 }
+
+// Machine starts an execution once per name: the same name and input
+// answer the same execution, other input is a conflict.
+func TestMachineStartsOncePerName(t *testing.T) {
+	t.Parallel()
+	c, env, _, _ := waiting(t)
+	m := sfntoken.Machine{Client: c, ARN: func() string { return env.ARN(t, "approval") }}
+	ctx := context.Background()
+	in := `{"path":"q4.xlsx","approvalTimeoutSeconds":30}`
+	first, err := m.Start(ctx, "run-1", in)
+	if err != nil || !strings.Contains(first, ":execution:") {
+		t.Fatalf("Start = %q, %v; want an execution ARN", first, err)
+	}
+	if again, err := m.Start(ctx, "run-1", in); err != nil || again != first {
+		t.Errorf("Start again = %q, %v; want %q", again, err, first)
+	}
+	if _, err := m.Start(ctx, "run-1", `{"path":"other.xlsx"}`); sb.ErrorCode(err) != sb.ECONFLICT {
+		t.Errorf("Start with other input: %v, want conflict", err)
+	}
+	none := sfntoken.Machine{Client: c, ARN: func() string { return "" }}
+	if _, err := none.Start(ctx, "run-2", in); sb.ErrorCode(err) != sb.ENOTFOUND {
+		t.Errorf("without an ARN: %v, want not_found", err)
+	}
+}

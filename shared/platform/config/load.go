@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -151,10 +152,10 @@ func parseYAML(data []byte) (root *yaml.Node, err error) {
 	return nil, nil
 }
 
-var lineRe = regexp.MustCompile(`line (\d+)`)
+var lineRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) }) // only for a broken config
 
 func syntaxLine(err error) int {
-	if m := lineRe.FindStringSubmatch(err.Error()); m != nil {
+	if m := lineRe().FindStringSubmatch(err.Error()); m != nil {
 		if l, e := strconv.Atoi(m[1]); e == nil {
 			return l
 		}
@@ -162,6 +163,6 @@ func syntaxLine(err error) int {
 	return 0
 }
 
-var yamlPrefixRe = regexp.MustCompile(`^yaml: (line \d+: )?`)
+var yamlPrefixRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (line \d+: )?`) })
 
-func syntaxMessage(err error) string { return yamlPrefixRe.ReplaceAllString(err.Error(), "") }
+func syntaxMessage(err error) string { return yamlPrefixRe().ReplaceAllString(err.Error(), "") }

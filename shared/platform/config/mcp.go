@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"sync"
 )
 
 // MCP lets Model Context Protocol clients call the agents' tools at
@@ -19,7 +20,9 @@ type MCPClient struct {
 	Token string `yaml:"token"`
 }
 
-var mcpClientNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+// Compiled on first use: the bounded repetition makes it one of the
+// costliest expressions to compile, and most configs name no MCP client.
+var mcpClientNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`) })
 
 // validateMCP checks the client list: unique names, agents that exist,
 // a token each and no token twice.
@@ -31,7 +34,7 @@ func validateMCP(c *Config, ps *problems) {
 		switch {
 		case cl.Name == "":
 			ps.at(p+".name", "is required", "name the client for the audit, e.g. name: laptop-desktop")
-		case !mcpClientNameRe.MatchString(cl.Name):
+		case !mcpClientNameRe().MatchString(cl.Name):
 			ps.at(p+".name", fmt.Sprintf("%q is not a valid client name", shorten(cl.Name)),
 				`use up to 63 lower-case letters, digits, ".", "_" and "-", starting with a letter or digit`)
 		case seen[cl.Name]:

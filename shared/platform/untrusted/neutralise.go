@@ -3,6 +3,7 @@ package untrusted
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -47,9 +48,14 @@ func Neutralise(text string) string {
 	return b.String()
 }
 
+// Compiled on first use, not at every cold start of every function.
 var (
-	asciiLT    = regexp.MustCompile(`\A(?i)(?:&(?:amp;)*(?:lt;?|#0*60;?|#x0*3c;?)|\\+(?:u003c|x3c|u\{3c\})|%(?:25)*3c)`)
-	asciiSlash = regexp.MustCompile(`\A(?i)(?:&(?:amp;)*(?:sol;|#0*47;?|#x0*2f;?)|\\+(?:/|u002f|x2f)|%(?:25)*2f)`)
+	asciiLT = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\A(?i)(?:&(?:amp;)*(?:lt;?|#0*60;?|#x0*3c;?)|\\+(?:u003c|x3c|u\{3c\})|%(?:25)*3c)`)
+	})
+	asciiSlash = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\A(?i)(?:&(?:amp;)*(?:sol;|#0*47;?|#x0*2f;?)|\\+(?:/|u002f|x2f)|%(?:25)*2f)`)
+	})
 )
 
 // window limits the text an escape or entity regexp looks at: regexp's
@@ -65,7 +71,7 @@ func ltAt(text string, i int) int {
 	case c == '<':
 		return 1
 	case c == '&' || c == '\\' || c == '%':
-		if m := asciiLT.FindStringIndex(window(text, i)); m != nil {
+		if m := asciiLT().FindStringIndex(window(text, i)); m != nil {
 			return m[1]
 		}
 	case c >= utf8.RuneSelf && utf8.RuneStart(c):
@@ -88,7 +94,7 @@ func slashAt(text string, i int) int {
 	case c == '/':
 		return 1
 	case c == '&' || c == '\\' || c == '%':
-		if m := asciiSlash.FindStringIndex(window(text, i)); m != nil {
+		if m := asciiSlash().FindStringIndex(window(text, i)); m != nil {
 			return m[1]
 		}
 	case c >= utf8.RuneSelf:

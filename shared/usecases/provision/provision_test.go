@@ -14,8 +14,8 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
-	"github.com/switchboard-dev/switchboard/shared/adapters/secrets"
 	"github.com/switchboard-dev/switchboard/shared/adapters/secrets/smfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/secrets/smstore"
 	"github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/platform/errtest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -50,7 +50,7 @@ func newWorld(t *testing.T) *world {
 
 func (w *world) opts() provision.Options {
 	return provision.Options{AdminClient: w.admin, Username: "agent-hermes", Name: "Hermes", Email: "hermes@agents.example.org",
-		Store: &secrets.Store{Client: w.sm, Instance: "acme"}, Logins: rocketchat.Logins{HTTP: w.s.Client()}}
+		Store: &smstore.Store{Client: w.sm, Instance: "acme"}, Logins: rocketchat.Logins{HTTP: w.s.Client()}}
 }
 
 func ctx(t *testing.T) context.Context {
@@ -153,12 +153,12 @@ func TestAgentHappyPath(t *testing.T) {
 }
 
 func TestAgentConfigBlockIsTheConfigsRocketChatBlock(t *testing.T) {
-	for _, store := range []provision.SecretStore{nil, &secrets.Store{Instance: "acme"}} {
+	for _, store := range []provision.SecretStore{nil, &smstore.Store{Instance: "acme"}} {
 		w := newWorld(t)
 		w.s.SetSetting(rcfake.SettingEmail2FAAutoOptIn, false)
 		o := w.opts()
 		o.Store = store
-		if sm, ok := store.(*secrets.Store); ok {
+		if sm, ok := store.(*smstore.Store); ok {
 			sm.Client = w.sm
 		}
 		res, err := provision.Agent(ctx(t), o)

@@ -4,12 +4,12 @@ import (
 	"context"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/secrets"
+	"github.com/switchboard-dev/switchboard/shared/adapters/secrets/smstore"
 	"github.com/switchboard-dev/switchboard/shared/usecases/provision"
 )
 
 // The Secrets Manager adapter keeps the token in a deployment.
-var _ provision.SecretStore = (*secrets.Store)(nil)
+var _ provision.SecretStore = (*smstore.Store)(nil)
 
 func TestPrintOnce(t *testing.T) {
 	tests := []struct {

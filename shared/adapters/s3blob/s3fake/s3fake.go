@@ -15,7 +15,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3bolt"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -102,12 +101,10 @@ func NewStore(bucket string) (store *s3blob.Store, stop func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	client := s3.New(s3.Options{
+	client := s3blob.NewClientFromConfig(aws.Config{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(endpoint),
-		UsePathStyle: true,
 		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
-		DisableLogOutputChecksumValidationSkipped: true,
 	})
 	if err := s3blob.EnsureBucket(context.Background(), client, bucket); err != nil {
 		stop()

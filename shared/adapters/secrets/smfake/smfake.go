@@ -54,6 +54,15 @@ func (f *Fake) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretVal
 	return &secretsmanager.GetSecretValueOutput{SecretString: aws.String(s)}, nil
 }
 
+// ReadSecret is GetSecretValue for secrets.Resolver: the SecretString.
+func (f *Fake) ReadSecret(ctx context.Context, id string) (string, error) {
+	out, err := f.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(id)})
+	if err != nil {
+		return "", err
+	}
+	return aws.ToString(out.SecretString), nil
+}
+
 // CreateSecret creates the secret, ResourceExistsException when it exists.
 func (f *Fake) CreateSecret(_ context.Context, in *secretsmanager.CreateSecretInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.CreateSecretOutput, error) {
 	f.mu.Lock()

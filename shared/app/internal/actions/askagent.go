@@ -3,7 +3,7 @@ package actions
 import (
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/adapters/sfn"
+	"github.com/switchboard-dev/switchboard/shared/adapters/sfntoken"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/usecases/askagent"
 )
@@ -17,7 +17,7 @@ const AskAgentMachine = "ask-agent"
 func (a *Actions) askTool() *askagent.Tool {
 	env := deploy.StateMachineEnvVar(AskAgentMachine)
 	return &askagent.Tool{
-		Machine: sfn.SyncMachine{Client: a.sfnClient(), ARN: func() string { return a.Core.Getenv(env) }},
+		Machine: sfntoken.SyncMachine{Client: a.sfnClient(), ARN: func() string { return a.Core.Getenv(env) }},
 		Timeout: time.Duration(a.Core.Config.Instance.AskAgent.TimeoutSeconds) * time.Second,
 		Log:     a.Core.Log,
 	}

@@ -3,9 +3,7 @@ package actions
 import (
 	"context"
 
-	sfnapi "github.com/aws/aws-sdk-go-v2/service/sfn"
-
-	"github.com/switchboard-dev/switchboard/shared/adapters/sfn"
+	"github.com/switchboard-dev/switchboard/shared/adapters/sfntoken"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
 	"github.com/switchboard-dev/switchboard/shared/tools/rctool"
@@ -24,7 +22,7 @@ const DocumentPipelineMachine = "document-pipeline"
 // its run's chain, so that stopping the chain stops it. Runs after
 // setupNextcloud.
 func (a *Actions) documentsTool() *pipeline.Tool {
-	return &pipeline.Tool{Machine: sfn.Machine{Client: a.sfnClient(), ARN: func() string {
+	return &pipeline.Tool{Machine: sfntoken.Machine{Client: a.sfnClient(), ARN: func() string {
 		return a.Core.Getenv(deploy.StateMachineEnvVar(DocumentPipelineMachine))
 	}}, KV: a.Core.Store.KV(), Log: a.Core.Log,
 		Checks:    map[string]pipeline.Preflighter{nctool.ToolName: a.NextcloudTool, rctool.ToolName: a.RocketChatTool},
@@ -44,6 +42,6 @@ func (a *Actions) documentRooms(agentID string) (pipeline.Rooms, bool) {
 }
 
 // sfnClient is the Step Functions client (the local runtime in dev).
-func (a *Actions) sfnClient() *sfnapi.Client {
-	return sfn.NewClient(a.Core.StepFunctionsConfig(context.Background()))
+func (a *Actions) sfnClient() *sfntoken.Client {
+	return sfntoken.New(a.Core.StepFunctionsConfig(context.Background()), a.Core.Getenv)
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/bedrock"
 	"github.com/switchboard-dev/switchboard/shared/adapters/openai"
@@ -95,7 +94,7 @@ func (p providers) Model(m swcfg.Model) (sb.Model, error) {
 		if m.Region != "" {
 			cfg.Region = m.Region
 		}
-		return bedrock.New(bedrockruntime.NewFromConfig(cfg), m.Model), nil
+		return bedrock.New(bedrock.NewClient(cfg), m.Model), nil
 	}
 	return nil, sb.E("app.model", sb.EINVALID, fmt.Sprintf("unknown model provider %q; use openai, bedrock or scripted", m.Provider))
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/bedrock"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -42,11 +41,11 @@ type converseServer struct {
 	mu     sync.Mutex
 	calls  int
 	body   []byte
-	before []sdkReply // answered first, in order, before the fixed reply
+	before []wireReply // answered first, in order, before the fixed reply
 }
 
-// sdkReply is one answer of converseServer.
-type sdkReply struct {
+// wireReply is one answer of converseServer.
+type wireReply struct {
 	status int
 	errTyp string
 	answer string
@@ -65,7 +64,7 @@ func (s *converseServer) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.calls++
 	s.body = body
-	rp := sdkReply{s.status, s.errTyp, s.answer}
+	rp := wireReply{s.status, s.errTyp, s.answer}
 	if len(s.before) > 0 {
 		rp, s.before = s.before[0], s.before[1:]
 	}
@@ -93,21 +92,21 @@ func (s *converseServer) serve(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, rp.answer)
 }
 
-// sdkModel is the provider over a real bedrockruntime.Client pointed at srv
-// with dummy credentials; one attempt, so error tests do not retry.
-func sdkModel(srv *httptest.Server) *bedrock.Model {
-	return bedrock.New(sdkClient(srv), modelID).WithRetry(oneAttempt)
+// wireModel is the provider over a Client pointed at srv with dummy
+// credentials; one attempt, so error tests do not retry.
+func wireModel(srv *httptest.Server) *bedrock.Model {
+	return bedrock.New(wireClient(srv), modelID).WithRetry(oneAttempt)
 }
 
-// sdkClient is a real bedrockruntime.Client pointed at srv with dummy
-// credentials and the SDK's default (standard) retryer.
-func sdkClient(srv *httptest.Server) *bedrockruntime.Client {
-	return bedrockruntime.New(bedrockruntime.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(srv.URL),
-		Credentials:  credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ""),
-		HTTPClient:   srv.Client(),
+// wireClient is a Client pointed at srv with dummy credentials.
+func wireClient(srv *httptest.Server) *bedrock.Client {
+	c := bedrock.NewClient(aws.Config{
+		Region:      "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ""),
+		HTTPClient:  srv.Client(),
 	})
+	c.Endpoint = srv.URL
+	return c
 }
 
 // answerToolUse is a Converse answer as Bedrock sends it for a tool call.
@@ -122,12 +121,13 @@ const answerToolUse = `{
   "usage": {"inputTokens": 1043, "outputTokens": 87, "totalTokens": 1130}
 }`
 
-// TestWireShapeThroughTheSDK sends request() through the real SDK: the body
-// must match testdata/converse_request.golden.json, and the answer must map
-// back to a tool call with exact arguments.
-func TestWireShapeThroughTheSDK(t *testing.T) {
+// TestWireShapeOnTheWire sends request() through the Client: the body must
+// match testdata/converse_request.golden.json (written from what the SDK's
+// bedrockruntime client sent for the same request), and the answer must
+// map back to a tool call with exact arguments.
+func TestWireShape(t *testing.T) {
 	s := newConverseServer(t, 200, "", answerToolUse)
-	got, err := sdkModel(s.srv).Complete(context.Background(), request())
+	got, err := wireModel(s.srv).Complete(context.Background(), request())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,8 +137,7 @@ func TestWireShapeThroughTheSDK(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", g, want)
 	}
 
-	// The body, with keys sorted (the SDK writes document maps in Go map
-	// order) and numbers exact.
+	// The body, with keys sorted and numbers exact.
 	var v any
 	s.mu.Lock()
 	sent := s.body
@@ -187,7 +186,7 @@ func normalizeArgs(t *testing.T, r sb.ModelResponse) sb.ModelResponse {
 	return r
 }
 
-func TestErrorsThroughTheSDK(t *testing.T) {
+func TestErrorsOnTheWire(t *testing.T) {
 	tests := []struct {
 		name     string
 		status   int
@@ -210,7 +209,7 @@ func TestErrorsThroughTheSDK(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newConverseServer(t, tt.status, tt.errType, tt.body)
-			_, err := sdkModel(s.srv).Complete(context.Background(), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
+			_, err := wireModel(s.srv).Complete(context.Background(), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
 			checkErr(t, err, tt.wantCode, tt.wantMsg)
 			s.mu.Lock()
 			defer s.mu.Unlock()
@@ -221,9 +220,9 @@ func TestErrorsThroughTheSDK(t *testing.T) {
 	}
 }
 
-func TestUnreachableThroughTheSDK(t *testing.T) {
+func TestUnreachableOnTheWire(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	srv.Close()
-	_, err := sdkModel(srv).Complete(context.Background(), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
+	_, err := wireModel(srv).Complete(context.Background(), sb.ModelRequest{Messages: []sb.ModelMessage{{Role: "user", Content: "hi"}}})
 	checkErr(t, err, sb.EUNAVAILABLE, "cannot reach Bedrock")
 }

@@ -1,4 +1,4 @@
-package secrets_test
+package smstore_test
 
 import (
 	"context"
@@ -12,12 +12,13 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/secrets"
 	"github.com/switchboard-dev/switchboard/shared/adapters/secrets/smfake"
+	"github.com/switchboard-dev/switchboard/shared/adapters/secrets/smstore"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
 func TestStorePut(t *testing.T) {
 	sm := smfake.New(nil)
-	store := &secrets.Store{Client: sm, Instance: "acme", KMSKeyID: "alias/switchboard"}
+	store := &smstore.Store{Client: sm, Instance: "acme", KMSKeyID: "alias/switchboard"}
 
 	ref, err := store.Put(context.Background(), "agent-hermes", "pat-1")
 	if err != nil {
@@ -53,38 +54,38 @@ func TestStoreErrors(t *testing.T) {
 	denied := &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "User is not authorized to perform: secretsmanager:CreateSecret"}
 	tests := []struct {
 		name     string
-		store    func(sm *smfake.Fake) *secrets.Store
+		store    func(sm *smfake.Fake) *smstore.Store
 		key, val string
 		wantCode string
 		wantMsg  string
 	}{
-		{"access denied", func(sm *smfake.Fake) *secrets.Store {
+		{"access denied", func(sm *smfake.Fake) *smstore.Store {
 			sm.FailCreate = denied
-			return &secrets.Store{Client: sm, Instance: "acme"}
+			return &smstore.Store{Client: sm, Instance: "acme"}
 		}, "agent-hermes", "pat", sb.EFORBIDDEN, "grant secretsmanager:CreateSecret, GetSecretValue and PutSecretValue"},
-		{"scheduled for deletion", func(sm *smfake.Fake) *secrets.Store {
+		{"scheduled for deletion", func(sm *smfake.Fake) *smstore.Store {
 			sm.Set("switchboard/acme/agent-hermes", "old")
 			sm.FailPut = &types.InvalidRequestException{Message: aws.String("You can't perform this operation on the secret because it was marked for deletion.")}
-			return &secrets.Store{Client: sm, Instance: "acme"}
+			return &smstore.Store{Client: sm, Instance: "acme"}
 		}, "agent-hermes", "pat", sb.ECONFLICT, "restore-secret --secret-id switchboard/acme/agent-hermes"},
-		{"network", func(sm *smfake.Fake) *secrets.Store {
+		{"network", func(sm *smfake.Fake) *smstore.Store {
 			sm.FailCreate = errors.New("dial tcp: connection refused")
-			return &secrets.Store{Client: sm, Instance: "acme"}
+			return &smstore.Store{Client: sm, Instance: "acme"}
 		}, "agent-hermes", "pat", sb.EUNAVAILABLE, "AWS_REGION"},
-		{"instance is not a slug", func(sm *smfake.Fake) *secrets.Store {
-			return &secrets.Store{Client: sm, Instance: "Acme Corp"}
+		{"instance is not a slug", func(sm *smfake.Fake) *smstore.Store {
+			return &smstore.Store{Client: sm, Instance: "Acme Corp"}
 		}, "agent-hermes", "pat", sb.EINVALID, "not a slug"},
-		{"no instance", func(sm *smfake.Fake) *secrets.Store {
-			return &secrets.Store{Client: sm}
+		{"no instance", func(sm *smfake.Fake) *smstore.Store {
+			return &smstore.Store{Client: sm}
 		}, "agent-hermes", "pat", sb.EINVALID, "not a slug"},
-		{"name with a slash", func(sm *smfake.Fake) *secrets.Store {
-			return &secrets.Store{Client: sm, Instance: "acme"}
+		{"name with a slash", func(sm *smfake.Fake) *smstore.Store {
+			return &smstore.Store{Client: sm, Instance: "acme"}
 		}, "../x", "pat", sb.EINVALID, "cannot be part of a secret name"},
-		{"empty token", func(sm *smfake.Fake) *secrets.Store {
-			return &secrets.Store{Client: sm, Instance: "acme"}
+		{"empty token", func(sm *smfake.Fake) *smstore.Store {
+			return &smstore.Store{Client: sm, Instance: "acme"}
 		}, "agent-hermes", "", sb.EINVALID, "token is empty"},
-		{"no client", func(*smfake.Fake) *secrets.Store {
-			return &secrets.Store{Instance: "acme"}
+		{"no client", func(*smfake.Fake) *smstore.Store {
+			return &smstore.Store{Instance: "acme"}
 		}, "agent-hermes", "pat", sb.EINVALID, "no Secrets Manager client"},
 	}
 	for _, tt := range tests {
@@ -108,7 +109,7 @@ func TestStoreErrors(t *testing.T) {
 func TestStorePutKeyOfTheInstanceSecret(t *testing.T) {
 	const id = "switchboard/instance"
 	sm := smfake.New(map[string]string{id: `{"approvalSigningKey":"k","telegramBotToken":"REPLACE_ME"}`})
-	store := &secrets.Store{Client: sm, Instance: "acme", JSONSecret: id}
+	store := &smstore.Store{Client: sm, Instance: "acme", JSONSecret: id}
 	ref, err := store.Put(context.Background(), "agent-hermes", "pat-1")
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +159,7 @@ func TestStorePutKeyErrors(t *testing.T) {
 				sm.FailGet = map[string]error{"switchboard/instance": tt.failGet}
 			}
 			sm.FailPut = tt.failPut
-			store := &secrets.Store{Client: sm, Instance: "acme", JSONSecret: "switchboard/instance"}
+			store := &smstore.Store{Client: sm, Instance: "acme", JSONSecret: "switchboard/instance"}
 			ref, err := store.Put(context.Background(), "agent-hermes", "pat")
 			if ref != "" {
 				t.Errorf("ref = %q on failure", ref)

@@ -1,13 +1,19 @@
-package secrets
+// Package smstore writes agents' Rocket.Chat tokens to AWS Secrets Manager
+// for provision-agent (Store, over the SDK's Secrets Manager client,
+// NewClient). It is apart from package secrets, which the functions link to
+// read their secrets, so that no function links the SDK client.
+package smstore
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/smithy-go"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -134,4 +140,19 @@ func smFailure(op, id string, err error) error {
 		return sb.Wrap(op, sb.EFORBIDDEN, fmt.Sprintf("secret %s cannot be encrypted; check the KMS key and kms:GenerateDataKey for this role", id), err)
 	}
 	return sb.Wrap(op, sb.EUNAVAILABLE, fmt.Sprintf("writing secret %s to Secrets Manager failed; check the region (AWS_REGION), the credentials and the endpoint, then try again", id), err)
+}
+
+// NewClient builds the Secrets Manager client from the loaded AWS config;
+// AWS_ENDPOINT_URL_SECRETS_MANAGER or AWS_ENDPOINT_URL points it at
+// LocalStack.
+func NewClient(cfg aws.Config) *secretsmanager.Client { return secretsmanager.NewFromConfig(cfg) }
+
+// apiCode is the error code of a Secrets Manager API error, "" for any
+// other error.
+func apiCode(err error) string {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		return api.ErrorCode()
+	}
+	return ""
 }
