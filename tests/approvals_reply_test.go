@@ -127,7 +127,7 @@ agents:
 	}
 
 	var approve string
-	for deadline := time.Now().Add(15 * time.Second); approve == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	tg.Until(soft{t}, 15*time.Second, "the approval request", func() bool {
 		for _, msg := range tg.Messages(tgChat) {
 			for _, l := range linkRE.FindAllStringSubmatch(msg.Text, -1) {
 				if l[2] == "approve" {
@@ -135,7 +135,8 @@ agents:
 				}
 			}
 		}
-	}
+		return approve != ""
+	})
 	if approve == "" {
 		t.Fatalf("no approval request in Telegram: %+v", tg.Messages(tgChat))
 	}

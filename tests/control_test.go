@@ -91,7 +91,7 @@ func newStepModel(t *testing.T, think time.Duration) *stepModel {
 				}
 			}
 			m.mu.Unlock()
-			time.Sleep(m.think) // the model thinking
+			thinking(r, m.think) // keeps Atlas at work while the stop is sent
 			msg["tool_calls"] = call("Workspace", "write", map[string]any{"path": fmt.Sprintf("personal:count-%d.txt", n), "content": fmt.Sprint(n)})
 		case last.Role == "user" && strings.Contains(last.Content, "delegate the count"):
 			msg["tool_calls"] = call("Taskboard", "task_create", map[string]any{"assignee": "atlas", "title": "Count the trucks",

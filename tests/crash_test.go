@@ -82,7 +82,7 @@ func newHangingModel(t *testing.T, hang int) *hangingModel {
 		m.inFlight++
 		m.maxInFlight = max(m.maxInFlight, m.inFlight)
 		m.mu.Unlock()
-		time.Sleep(think) // the model thinking
+		thinking(r, think)
 		m.mu.Lock()
 		m.inFlight--
 		m.mu.Unlock()
@@ -178,9 +178,25 @@ func tickUntil(t *testing.T, d *devServer, within time.Duration, cond func() boo
 		if cond() {
 			return true
 		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond) // sleep-ok: a claim window passes on the dev child's own clock; no event marks it
 	}
 	return cond()
+}
+
+// thinking is a fake model's time to answer: a stated latency the
+// benchmark-style tests need for their figures and for runs to overlap if
+// they could. It ends early when the caller gives up, and no assertion
+// depends on how long it takes.
+func thinking(r *http.Request, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+	}
 }
 
 // kill -9 of `switchboard dev` in the middle of a run: after a restart the

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram"
 	"github.com/switchboard-dev/switchboard/shared/adapters/telegram/tgfake"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
+	"github.com/switchboard-dev/switchboard/shared/platform/waittest"
 )
 
 // outageWorld is `switchboard dev` on a DynamoDB endpoint of the test's
@@ -164,15 +165,10 @@ func (w *outageWorld) telegramReplies(text string) int {
 	return n
 }
 
-// eventually polls cond for up to d.
-func eventually(d time.Duration, cond func() bool) bool {
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
-}
+// eventually polls cond for up to d: what it waits for is done by the
+// switchboard dev child process, seen through its API or a fake it calls.
+// A wait on one fake's requests is the fake's Until.
+func eventually(d time.Duration, cond func() bool) bool { return waittest.PollFor(d, cond) }
 
 // slack is what the test allows beyond a budget for scheduling on a busy
 // machine; the point is "answers at the budget", not "hangs for minutes".

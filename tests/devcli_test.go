@@ -200,10 +200,12 @@ func TestUserStepFunctionsEndpointRunsAskAgent(t *testing.T) {
 	if sf["ok"] != false {
 		t.Errorf("healthz stepfunctions after the server stopped = %v, want not ok", sf)
 	}
-	if !strings.Contains(d.logs.String(), `"msg":"healthz: stepfunctions does not answer"`) ||
-		!strings.Contains(d.logs.String(), `"endpoint":"`+rt.Endpoint+`","error":"`) {
-		t.Errorf("the log does not say why Step Functions failed the health check:\n%s", d.logs.String())
-	}
+	// The line reaches the test through the child's stdout, maybe after
+	// the answer: wait for it.
+	d.untilLog(5*time.Second, "the log line saying why Step Functions failed the health check", func([]string) bool {
+		return strings.Contains(d.logs.String(), `"msg":"healthz: stepfunctions does not answer"`) &&
+			strings.Contains(d.logs.String(), `"endpoint":"`+rt.Endpoint+`","error":"`)
+	})
 }
 
 // With the sandbox on, the App loads the sandbox's copy of the config; a

@@ -21,20 +21,16 @@ func TestDevLogsOneLinePerRequest(t *testing.T) {
 		t.Fatal("the run answer carries no X-Switchboard-Run-Id")
 	}
 	var seen map[string]map[string]any
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	d.untilLog(5*time.Second, "request lines for both requests", func(lines []string) bool {
 		seen = map[string]map[string]any{}
-		for _, line := range d.logLines() {
+		for _, line := range lines {
 			var rec map[string]any
 			if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == "request" {
 				seen[str(rec["method"])+" "+str(rec["path"])] = rec
 			}
 		}
-		if len(seen) >= 2 {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return len(seen) >= 2
+	})
 	h, ok := seen["GET /healthz"]
 	if !ok || h["status"] != float64(200) || h["durationMs"] == nil {
 		t.Errorf("no request line for GET /healthz with status and duration: %v", seen)

@@ -38,7 +38,7 @@ func (w *outageWorld) deliverWithRetries(t testing.TB, m rcfake.Message) []int {
 		if !retryable || try == len(rcRetryDelays) {
 			return statuses
 		}
-		time.Sleep(rcRetryDelays[try])
+		time.Sleep(rcRetryDelays[try]) // sleep-ok: Rocket.Chat's retry schedule against the dev child's real-time claim windows
 	}
 }
 

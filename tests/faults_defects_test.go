@@ -68,10 +68,7 @@ func TestFaultTelegram429ApprovalOutcome(t *testing.T) {
 	_, links := stageDelete(t, w.tg, w.dev, "personal:o.md")
 	w.tg.FailNext("editMessageText", 429, 1)
 	postDecision(t, links["approve"], "approve", nil)
-	deadline := time.Now().Add(3 * time.Second)
-	for len(w.tg.Edits()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	w.tg.Until(soft{t}, 3*time.Second, "the outcome edit", func() bool { return len(w.tg.Edits()) > 0 })
 	_, onRC := w.seen("Outcome")
 	shown := len(w.tg.Edits()) + onRC
 	lost, doubled := lostDoubled(shown)
@@ -88,7 +85,6 @@ func TestFaultTelegram429ConversationReply(t *testing.T) {
 	w.tg.FailNext("sendMessage", 429, 1)
 	long := strings.Repeat("word ", 800) + "TAIL-OF-THE-QUESTION"
 	w.tg.InjectMessage(tgChat, tgfake.User{ID: tgApprover, FirstName: "Richard"}, long)
-	deadline := time.Now().Add(5 * time.Second)
 	tails := func() int {
 		n := 0
 		for _, m := range w.tg.Messages(tgChat) {
@@ -98,9 +94,7 @@ func TestFaultTelegram429ConversationReply(t *testing.T) {
 		}
 		return n
 	}
-	for tails() == 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	w.tg.Until(soft{t}, 5*time.Second, "part 2 of the reply", func() bool { return tails() > 0 })
 	lost, doubled := lostDoubled(tails())
 	reportFault(t, "Telegram 429 retry_after 1 on part 2 of the agent's reply over Telegram",
 		fmt.Sprintf("part 2 arrived %d×", tails()), lost, doubled)

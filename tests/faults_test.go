@@ -51,10 +51,18 @@ func (w *rcWorld) mention(t *testing.T, rid, text string) {
 	}
 	// The poll's marker is exclusive and the fake's clock has millisecond
 	// resolution: keep posts apart.
-	time.Sleep(2 * time.Millisecond)
+	nextMillisecond()
 	if _, err := w.rc.Post("richard", rid, text, rcfake.PostOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// nextMillisecond waits for the clock's next millisecond: Rocket.Chat
+// stamps messages, and the poll keeps its exclusive markers, at
+// millisecond resolution on the real clock (the dev child process cannot
+// share a fake one).
+func nextMillisecond() {
+	time.Sleep(2 * time.Millisecond) // sleep-ok: the real clock must pass a millisecond; the dev child process cannot share a fake clock
 }
 
 // answers counts agent-hermes's messages in rid that answer text.
@@ -74,19 +82,14 @@ func (w *rcWorld) answers(rid, text string) int {
 // more (extra answers counted).
 func (w *rcWorld) settle(t *testing.T, want map[string]string) (lost, doubled int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		done := true
+	w.rc.Until(soft{t}, 10*time.Second, "an answer to every text", func() bool {
 		for text, rid := range want {
 			if w.answers(rid, text) == 0 {
-				done = false
+				return false
 			}
 		}
-		if done {
-			break
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+		return true
+	})
 	w.dev.idle() // a second answer would have been posted by now
 	for text, rid := range want {
 		switch n := w.answers(rid, text); {
@@ -563,7 +566,7 @@ func TestFaultRocketChatOutageSeenOnTelegram(t *testing.T) {
 		return status, run
 	}
 	job("rocketchat-poll") // markers start here
-	time.Sleep(2 * time.Millisecond)
+	nextMillisecond()
 	question := "are you there while the server is down?"
 	if _, err := w.rc.Post("richard", w.dm, question, rcfake.PostOptions{}); err != nil {
 		t.Fatal(err)
@@ -595,10 +598,7 @@ func TestFaultRocketChatOutageSeenOnTelegram(t *testing.T) {
 		job("rocketchat-poll")
 	}
 	back, _ := w.seen("Rocket.Chat is back")
-	deadline := time.Now().Add(5 * time.Second)
-	for w.answersIn(question) == 0 && time.Now().Before(deadline) {
-		time.Sleep(25 * time.Millisecond)
-	}
+	w.rc.Until(soft{t}, 5*time.Second, "the answer to the question", func() bool { return w.answersIn(question) > 0 })
 	w.dev.idle()
 	answered := w.answersIn(question)
 	if back != 1 {

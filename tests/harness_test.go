@@ -21,6 +21,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
+	"github.com/switchboard-dev/switchboard/shared/platform/waittest"
 )
 
 var binary string
@@ -60,13 +61,15 @@ type devServer struct {
 }
 
 // syncBuffer collects the server's output; the exec copier writes while
-// tests read.
+// tests read, or wait for a line (written notifies every write).
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written waittest.Signal
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
+	defer s.written.Notify()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
@@ -161,7 +164,7 @@ func startDevOnce(t testing.TB, config, endpoint, s3 string, extraEnv []string) 
 		if time.Now().After(deadline) {
 			t.Fatalf("switchboard dev not healthy after 30 s\n%s", d.logs.String())
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // sleep-ok: a child process becoming ready sends no event; /healthz is polled
 	}
 }
 
@@ -217,6 +220,36 @@ func (d *devServer) idle() {
 	if status, _, m := d.do("GET", "/dev/idle", "", nil); status != http.StatusOK {
 		d.t.Fatalf("GET /dev/idle = %d %v: wakes still running", status, m)
 	}
+}
+
+// idleWithin is idle for wakes that may take longer than one GET
+// /dev/idle waits (its budget, 60 s): it asks again until within passes.
+func (d *devServer) idleWithin(within time.Duration) {
+	d.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		status, _, m := d.do("GET", "/dev/idle", "", nil)
+		if status == http.StatusOK {
+			return
+		}
+		if status != http.StatusGatewayTimeout || time.Now().After(deadline) {
+			d.t.Fatalf("GET /dev/idle = %d %v: wakes still running after %v", status, m, within)
+		}
+	}
+}
+
+// soft lets a test wait with a fake's Until and report a miss itself,
+// with what it saw: the wait's own failure is only logged.
+type soft struct{ t testing.TB }
+
+func (s soft) Helper()                        { s.t.Helper() }
+func (s soft) Fatalf(format string, a ...any) { s.t.Logf(format, a...) }
+
+// untilLog waits until cond holds for the server's log lines so far,
+// checking again at every write of the server, and fails after timeout.
+func (d *devServer) untilLog(timeout time.Duration, what string, cond func(lines []string) bool) {
+	d.t.Helper()
+	d.logs.written.Until(d.t, timeout, what, func() bool { return cond(d.logLines()) })
 }
 
 // settled is idle, then one Rocket.Chat poll and idle again: what the

@@ -43,19 +43,15 @@ func TestLongAnswerArrivesWhole(t *testing.T) {
 		t.Fatalf("webhook = %d", status)
 	}
 	var parts []string
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
+	w.rc.Until(soft{t}, 15*time.Second, "the whole answer", func() bool {
 		parts = parts[:0]
 		for _, msg := range w.rc.Messages(w.room) {
 			if msg.Username == "agent-hermes" {
 				parts = append(parts, msg.Text)
 			}
 		}
-		if strings.Join(parts, "\n\n") == answer {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return strings.Join(parts, "\n\n") == answer
+	})
 	if got := strings.Join(parts, "\n\n"); got != answer {
 		t.Fatalf("room holds %d messages by the agent, %d characters joined; want the %d-character answer in order\nlog:\n%s",
 			len(parts), len(got), len(answer), w.dev.logs.String())

@@ -86,17 +86,21 @@ func yamlString(s string) string {
 // waitForReply waits until agent-hermes posted in rid a message containing want.
 func (w *rcWorld) waitForReply(t *testing.T, rid, want string) rcfake.Message {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
+	var reply rcfake.Message
+	found := func() bool {
 		for _, m := range w.rc.Messages(rid) {
 			if m.Username == "agent-hermes" && strings.Contains(m.Text, want) {
-				return m
+				reply = m
+				return true
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		return false
 	}
-	t.Fatalf("no reply by agent-hermes containing %q in %s; messages: %+v\nserver log:\n%s", want, rid, w.rc.Messages(rid), w.dev.logs.String())
-	return rcfake.Message{}
+	w.rc.Until(soft{t}, 15*time.Second, "the reply", found)
+	if !found() {
+		t.Fatalf("no reply by agent-hermes containing %q in %s; messages: %+v\nserver log:\n%s", want, rid, w.rc.Messages(rid), w.dev.logs.String())
+	}
+	return reply
 }
 
 func (w *rcWorld) replies(rid string) int {
@@ -140,7 +144,7 @@ func TestRocketChatWebhookWakesAndReplies(t *testing.T) {
 	if status, _ := w.deliver(t, m); status != http.StatusOK {
 		t.Fatalf("redelivery = %d", status)
 	}
-	time.Sleep(500 * time.Millisecond)
+	w.dev.idle() // a wake the redelivery queued has answered by now
 	if n := w.replies(w.room); n != 1 {
 		t.Errorf("agent replied %d times, want once", n)
 	}
@@ -150,7 +154,7 @@ func TestRocketChatWebhookWakesAndReplies(t *testing.T) {
 	w.deliver(t, plain)
 	other, _ := w.rc.Post("agent-atlas", w.room, "status report done", rcfake.PostOptions{})
 	w.deliver(t, other)
-	time.Sleep(500 * time.Millisecond)
+	w.dev.idle()
 	if n := w.replies(w.room); n != 1 {
 		t.Errorf("agent replied %d times after unaddressed messages, want still 1", n)
 	}
@@ -194,7 +198,7 @@ func TestRocketChatPollWakesAndReplies(t *testing.T) {
 	}
 	// The next tick finds nothing new: no second reply.
 	w.dev.do("POST", "/dev/jobs/rocketchat-poll", "", nil)
-	time.Sleep(500 * time.Millisecond)
+	w.dev.idle()
 	if n := w.replies(w.dm); n != 1 {
 		t.Errorf("agent replied %d times in the DM, want once", n)
 	}

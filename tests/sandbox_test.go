@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
+	"github.com/switchboard-dev/switchboard/shared/platform/waittest"
 )
 
 // The example config: what a newcomer runs with `make dev`.
@@ -104,18 +105,14 @@ func (s *sandbox) write(rid string, body map[string]any) string {
 	return str(m["id"])
 }
 
-// waitFor polls until cond holds for what fetch returns.
+// waitFor polls until cond holds for what fetch returns: the sandbox
+// lives in the switchboard dev child process, which sends no event.
 func waitFor[T any](t *testing.T, d *devServer, what string, fetch func() T, cond func(T) bool) T {
 	t.Helper()
 	var v T
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if v = fetch(); cond(v) {
-			return v
-		}
-		time.Sleep(100 * time.Millisecond)
+	if !waittest.PollFor(20*time.Second, func() bool { v = fetch(); return cond(v) }) {
+		t.Fatalf("timed out waiting for %s; last: %+v\nserver log:\n%s", what, v, d.logs.String())
 	}
-	t.Fatalf("timed out waiting for %s; last: %+v\nserver log:\n%s", what, v, d.logs.String())
 	return v
 }
 

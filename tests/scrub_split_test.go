@@ -26,17 +26,16 @@ func TestSecretAtTheCutOfALongAnswerIsMaskedWhole(t *testing.T) {
 		t.Fatalf("webhook = %d", status)
 	}
 	var parts []string
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	w.rc.Until(soft{t}, 15*time.Second, "the answer's last part", func() bool {
 		parts = parts[:0]
 		for _, msg := range w.rc.Messages(w.room) {
 			if msg.Username == "agent-hermes" {
 				parts = append(parts, msg.Text)
 			}
 		}
-		if n := len(parts); n > 0 && strings.HasSuffix(parts[n-1], "yyyy") {
-			break
-		}
-	}
+		n := len(parts)
+		return n > 0 && strings.HasSuffix(parts[n-1], "yyyy")
+	})
 	if n := len(parts); n < 2 || !strings.HasSuffix(parts[n-1], "yyyy") {
 		t.Fatalf("room holds %d messages by the agent, want the whole answer in parts\nlog:\n%s", n, w.dev.logs.String())
 	}

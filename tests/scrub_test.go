@@ -174,14 +174,18 @@ func (w *scrubWorld) checkText(t *testing.T, sink, text string) {
 
 func (w *scrubWorld) rcMessage(t *testing.T, rid, label string) rcfake.Message {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
+	var got *rcfake.Message
+	w.rc.Until(soft{t}, 15*time.Second, "the message", func() bool {
 		for _, m := range w.rc.Messages(rid) {
 			if m.Username == "agent-hermes" && strings.Contains(m.Text, label) {
-				return m
+				got = &m
+				return true
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		return false
+	})
+	if got != nil {
+		return *got
 	}
 	t.Fatalf("no message by agent-hermes with %q in %s; server log:\n%s", label, rid, w.dev.logs.String())
 	return rcfake.Message{}

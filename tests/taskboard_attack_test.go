@@ -105,18 +105,13 @@ func (w *attackWorld) charged(t *testing.T, agent string) float64 {
 	return spent
 }
 
-// receiptsOf waits until root's chain holds want receipts (the pool runs
-// the wakes in the background) and returns them.
-func (w *attackWorld) receiptsOf(t *testing.T, root string, want int) []map[string]any {
+// receiptsOf waits until the wakes of root's chain are over (the pool runs
+// them in the background) and returns its receipts.
+func (w *attackWorld) receiptsOf(t *testing.T, root string) []map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		_, receipts := chainOf(t, w.d, root)
-		if len(receipts) >= want || time.Now().After(deadline) {
-			return receipts
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	w.d.idleWithin(90 * time.Second)
+	_, receipts := chainOf(t, w.d, root)
+	return receipts
 }
 
 // TestTaskboardAttackReplayed replays the attack run's taskboard abuse
@@ -172,7 +167,7 @@ func TestTaskboardAttackReplayed(t *testing.T) {
 		if count["ok"] != 5 || count["refused"] != calls-5 {
 			t.Fatalf("storm answers %v, want 5 ok and %d refused for the run's bound", count, calls-5)
 		}
-		receipts := w.receiptsOf(t, run.RootRunID, 5)
+		receipts := w.receiptsOf(t, run.RootRunID)
 		tasks, err := w.store.Tasks().List(t.Context(), sb.TaskQuery{Party: "hermes", Role: sb.TaskCreatedBy, Limit: 100})
 		if err != nil || len(tasks) != 5 {
 			t.Fatalf("hermes created %d tasks (%v), want 5", len(tasks), err)
@@ -217,12 +212,8 @@ func TestTaskboardAttackReplayed(t *testing.T) {
 		}
 		rr, _ := m["run"].(map[string]any)
 		root := str(rr["rootRunId"])
-		deadline := time.Now().Add(90 * time.Second)
-		for w.denied(t, "atlas", "hermes")["hop_limit"] == 0 && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Millisecond)
-		}
+		receipts := w.receiptsOf(t, root) // the chain's wakes are over: its denials are written
 		got := w.denied(t, "atlas", "hermes")
-		receipts := w.receiptsOf(t, root, 4)
 		var chain []string
 		for _, r := range receipts {
 			rr, _ := r["run"].(map[string]any)
@@ -304,10 +295,7 @@ func TestTaskboardAttackReplayed(t *testing.T) {
 		if created < 1 || created+refused != 35 {
 			t.Fatalf("%d created, %d refused; want the first created and the rest refused", created, refused)
 		}
-		deadline := time.Now().Add(90 * time.Second)
-		for w.denied(t, "pauper", "atlas")["payer_budget"] < 34 && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Millisecond)
-		}
+		w.d.idleWithin(90 * time.Second) // the refused wakes are written
 		_, receipts := chainOf(t, w.d, run.RootRunID)
 		denied := w.denied(t, "pauper", "atlas")
 		t.Logf("pauper: %d of 35 tasks created, %d refused at task_create, %d wakes refused; %d run of atlas; pauper charged %.4f USD (budget 0.0001)",

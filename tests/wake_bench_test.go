@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat/rcfake"
 	"github.com/switchboard-dev/switchboard/shared/httpapi"
+	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
 )
@@ -84,6 +85,8 @@ func BenchmarkPollTick(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			rc := rcfake.New()
 			defer rc.Close()
+			clk := clocktest.New(time.Now())
+			rc.SetClock(clk.Now)
 			rc.SetRateLimit(0, 0)
 			rc.AddUser("richard")
 			id, tok := rc.AddUser("agent-hermes", "bot", "user")
@@ -98,7 +101,7 @@ func BenchmarkPollTick(b *testing.B) {
 			c := dynamotest.Client(b)
 			store := dynamo.New(c, dynamotest.FreshTables(b, c))
 			d := &countingDispatcher{}
-			p := &wake.Poller{KV: store.KV(), Counters: store, Claims: store, Wakes: &sb.WakeClaims{KV: store.KV()}, Dispatch: d, Log: quietLog(), Loc: time.UTC, Now: time.Now}
+			p := &wake.Poller{KV: store.KV(), Counters: store, Claims: store, Wakes: &sb.WakeClaims{KV: store.KV(), Now: clk.Now}, Dispatch: d, Log: quietLog(), Loc: time.UTC, Now: clk.Now}
 			agent := wake.PollAgent{ID: "hermes", Chat: client, MaxMessages: 20, Lookback: 5 * time.Minute, MaxWakesPerHour: 1 << 30,
 				Rules: wake.Rules{Username: "agent-hermes", UserID: id, MentionOnly: true}}
 			ctx := context.Background()
@@ -110,12 +113,13 @@ func BenchmarkPollTick(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
+				clk.Add(2 * time.Millisecond) // after the last tick's marker
 				for r := 0; r < k; r++ {
 					if _, err := rc.Post("richard", rooms[r], "@agent-hermes number "+time.Now().String(), rcfake.PostOptions{}); err != nil {
 						b.Fatal(err)
 					}
 				}
-				time.Sleep(2 * time.Millisecond) // history's oldest is exclusive at ms resolution
+				clk.Add(2 * time.Millisecond) // history's oldest is exclusive at ms resolution: the tick comes after the posts
 				beforeRC, beforeDB := total(client.Calls()), store.Stats().Total
 				b.StartTimer()
 				if _, err := p.Tick(ctx, []wake.PollAgent{agent}); err != nil {

@@ -4,6 +4,6 @@
 // Lambda binary, the domain imports no AWS SDK and no net/http, functions
 // never import CDK, every package has one doc comment, functions, the deploy
 // catalogue and the handlers agree, comments and docs cite no document
-// outside the repository, and `make help` lists the documented targets. It
-// has no code of its own.
+// outside the repository, `make help` lists the documented targets, and
+// tests wait for events instead of sleeping. It has no code of its own.
 package guard

@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -128,16 +129,16 @@ agents:
 	}
 	root := first.Run.RootRunID
 
-	var chain sb.ChainCost
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if chain, err = a.Store().ChainCost(t.Context(), root); err != nil {
-			t.Fatal(err)
-		}
-		if chain.Runs >= 3 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
+	// The follow-up wakes run in the app's pool; each queues the next
+	// before it ends, so the pool falls idle once the chain is over.
+	idle, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := a.Idle(idle); err != nil {
+		t.Fatalf("the wake chain still runs after 30 s: %v", err)
+	}
+	chain, err := a.Store().ChainCost(t.Context(), root)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if chain.Runs != 3 {
 		t.Fatalf("chain %s has %d runs, want ada → bob → ada: %+v", root, chain.Runs, chain.Receipts)

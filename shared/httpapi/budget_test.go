@@ -157,14 +157,16 @@ func TestWithBudgetsPropagatesAPanic(t *testing.T) {
 func TestWithBudgetsUsesTheMatchedPattern(t *testing.T) {
 	withBudget(t, "GET /items/{id}", httpapi.Budget{Limit: 30 * time.Millisecond, Status: http.StatusServiceUnavailable, Message: "items"})
 	var calls atomic.Int32
+	answered := make(chan struct{})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /items/{id}", func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		<-r.Context().Done()
-		time.Sleep(20 * time.Millisecond) // answers too late
+		<-answered // answers too late: only after the budget's answer
 	})
 	rec := httptest.NewRecorder()
 	httpapi.WithBudgets(mux, quiet()).ServeHTTP(rec, httptest.NewRequest("GET", "/items/42", nil))
+	close(answered)
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), `"items"`) {
 		t.Errorf("got %d %s, want the budget answer of GET /items/{id}", rec.Code, rec.Body.String())
 	}

@@ -541,12 +541,10 @@ func (g *gatedReader) Read(p []byte) (int, error) {
 		return n, err
 	}
 	if !g.opened {
-		deadline := time.Now().Add(5 * time.Second)
-		for g.fake.Received() == 0 {
-			if time.Now().After(deadline) {
-				return 0, errors.New("the server saw no byte of the file while the client was still reading it: the body is buffered, not streamed")
-			}
-			time.Sleep(2 * time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if !g.fake.Wait(ctx, func() bool { return g.fake.Received() > 0 }) {
+			return 0, errors.New("the server saw no byte of the file while the client was still reading it: the body is buffered, not streamed")
 		}
 		g.opened = true
 	}
@@ -588,16 +586,16 @@ func TestConvertStreamsTheBody(t *testing.T) {
 			// The handler records the request when it ends, which can be
 			// after the client has read the whole answer: wait for it.
 			var last cofake.Request
-			for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			fake.Wait(ctx, func() bool {
 				for _, r := range fake.Requests() {
 					if r.Size > last.Size {
 						last = r
 					}
 				}
-				if last.Size > 0 {
-					break
-				}
-			}
+				return last.Size > 0
+			})
 			if last.Size != firstLen+restLen {
 				t.Errorf("server got %d file bytes, want %d", last.Size, firstLen+restLen)
 			}

@@ -3,6 +3,7 @@ package nextcloud_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -367,18 +368,12 @@ func TestShortReader(t *testing.T) {
 			t.Errorf("mode %d: upload left on the server", mode)
 		}
 		// The client may return before the server finished undoing the
-		// aborted PUT (Nextcloud's .part handling); give it a moment.
-		deadline := time.Now().Add(2 * time.Second)
-		for {
-			if _, err := fake.File("short.bin"); err != nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("mode %d: a partial file was left behind", mode)
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		// aborted PUT (Nextcloud's .part handling): the fake's answer to it
+		// comes after the undo.
+		fake.Until(t, 2*time.Second, fmt.Sprintf("mode %d: the partial file removed", mode), func() bool {
+			_, err := fake.File("short.bin")
+			return err != nil
+		})
 	}
 }
 

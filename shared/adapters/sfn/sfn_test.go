@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn/sfnlocal"
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn/sfntest"
 	"github.com/switchboard-dev/switchboard/shared/platform/taskerr"
+	"github.com/switchboard-dev/switchboard/shared/platform/waittest"
 )
 
 // messageRow is what the ask-agent machine hands the AgentMessages function.
@@ -358,22 +359,20 @@ func startApproval(t *testing.T, env *sfntest.Env, input string) string {
 	return aws.ToString(out.ExecutionArn)
 }
 
+// waitDone polls: the execution runs in the Step Functions Local child
+// process, which sends no event when it ends.
 func waitDone(t *testing.T, c *sfnapi.Client, arn string) *sfnapi.DescribeExecutionOutput {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		d, err := c.DescribeExecution(context.Background(), &sfnapi.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+	var d *sfnapi.DescribeExecutionOutput
+	waittest.Poll(t, 10*time.Second, "execution ended", func() bool {
+		var err error
+		d, err = c.DescribeExecution(context.Background(), &sfnapi.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
 		if err != nil {
 			t.Fatalf("DescribeExecution: %v", err)
 		}
-		if d.Status != types.ExecutionStatusRunning {
-			return d
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("execution still running after 10 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return d.Status != types.ExecutionStatusRunning
+	})
+	return d
 }
 
 func TestTaskTokenSuccessResumes(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn/sfnlocal"
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn/sfntest"
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfntoken"
+	"github.com/switchboard-dev/switchboard/shared/platform/waittest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -45,19 +46,20 @@ func waiting(t *testing.T) (*sfntoken.Client, *sfntest.Env, string, string) {
 	return c, env, aws.ToString(out.ExecutionArn), <-tokens
 }
 
+// ended polls: the execution runs in the Step Functions Local child
+// process, which sends no event when it ends.
 func ended(t *testing.T, env *sfntest.Env, arn string) *sfnapi.DescribeExecutionOutput {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		d, err := env.Client.DescribeExecution(context.Background(), &sfnapi.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+	var d *sfnapi.DescribeExecutionOutput
+	waittest.Poll(t, 10*time.Second, "execution ended", func() bool {
+		var err error
+		d, err = env.Client.DescribeExecution(context.Background(), &sfnapi.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.Status != types.ExecutionStatusRunning {
-			return d
-		}
-	}
-	t.Fatal("execution still running")
-	return nil
+		return d.Status != types.ExecutionStatusRunning
+	})
+	return d
 }
 
 func TestSucceedResumesOnce(t *testing.T) {

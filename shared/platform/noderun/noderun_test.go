@@ -1,6 +1,7 @@
 package noderun
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,10 +36,12 @@ func TestTailKeepsTheLastBytes(t *testing.T) {
 }
 
 // TestMain lets the test binary stand in for a long-running child: with
-// NODERUN_TEST_SLEEP set it only waits, so no outside command is needed.
+// NODERUN_TEST_SLEEP set it only waits until its stdin ends (the test
+// holds the other end, so a child outlives no test), and no outside
+// command is needed.
 func TestMain(m *testing.M) {
 	if os.Getenv("NODERUN_TEST_SLEEP") != "" {
-		time.Sleep(time.Minute)
+		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -51,7 +54,14 @@ func TestStartAndStop(t *testing.T) {
 	}
 	child := exec.Command(self)
 	child.Env = append(os.Environ(), "NODERUN_TEST_SLEEP=1")
+	stdin, hold, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hold.Close() })
+	child.Stdin = stdin
 	p, err := Start(child)
+	stdin.Close() // the child has its own copy
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func agedEnv(t *testing.T) *env {
 	e.seed(root+"/reports/2026-01.md", "jan")
 	e.seed(root+"/reports/archive/2025-12.md", "dec!")
 	e.seed(root+"/reports/locked-old.md", "l")
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond) // sleep-ok: the fake's WebDAV memory FS (x/net/webdav) stamps mtimes with the real clock, at second resolution
 	e.seed(root+"/reports/2026-05.md", "may")
 	e.seed(root+"/notes-old-but-not-a-report.md", "n")  // outside reports: never touched
 	e.seed("/Switchboard/Atlas/reports/theirs.md", "t") // another agent's reports

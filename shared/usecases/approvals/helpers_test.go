@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,12 +32,10 @@ type executor struct {
 	calls recordtest.List[sb.ToolCall]
 	n     atomic.Int64
 	env   sb.Envelope
-	delay time.Duration
 }
 
 func (e *executor) Invoke(_ context.Context, call sb.ToolCall) sb.Envelope {
 	e.n.Add(1)
-	time.Sleep(e.delay) // widens the window for racing deciders
 	e.calls.Add(call)
 	return e.env
 }
@@ -172,17 +171,42 @@ func (e *env) service(t *testing.T, store approvals.Store) *approvals.Service {
 	return svc
 }
 
-// slowReads holds every Get back for a while, so that racing deciders all
-// read "pending" before any of them writes: only the store's conditional
-// write can then keep the action from running twice.
-type slowReads struct {
+// readBarrier holds each of the first n Gets back until all n have read,
+// so that n racing deciders all read the same state ("pending") before any
+// of them writes: only the store's conditional write can then keep the
+// action from running twice. Later Gets pass straight through.
+type readBarrier struct {
 	approvals.Store
-	delay time.Duration
+	t       *testing.T
+	n       int
+	mu      sync.Mutex
+	arrived int
+	all     chan struct{} // closed when the n-th Get has read
 }
 
-func (s slowReads) Get(ctx context.Context, id string) (approvals.Approval, error) {
-	a, err := s.Store.Get(ctx, id)
-	time.Sleep(s.delay)
+func newReadBarrier(t *testing.T, store approvals.Store, n int) *readBarrier {
+	return &readBarrier{Store: store, t: t, n: n, all: make(chan struct{})}
+}
+
+func (b *readBarrier) Get(ctx context.Context, id string) (approvals.Approval, error) {
+	a, err := b.Store.Get(ctx, id)
+	b.mu.Lock()
+	held := b.arrived < b.n
+	if held {
+		b.arrived++
+		if b.arrived == b.n {
+			close(b.all)
+		}
+	}
+	arrived := b.arrived
+	b.mu.Unlock()
+	if held {
+		select {
+		case <-b.all:
+		case <-time.After(10 * time.Second):
+			b.t.Errorf("only %d of %d deciders read the approval: one decided without reading it", arrived, b.n)
+		}
+	}
 	return a, err
 }
 

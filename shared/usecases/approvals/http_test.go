@@ -282,12 +282,11 @@ func TestPostDenyAnswersOK(t *testing.T) {
 
 func TestConcurrentPostsExecuteOnce(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e *env) {
-		e.exec.delay = 20 * time.Millisecond
-		srv := httptest.NewServer(httpapi.Approvals(e.service(t, slowReads{Store: e.store, delay: 30 * time.Millisecond})))
+		const n = 20
+		srv := httptest.NewServer(httpapi.Approvals(e.service(t, newReadBarrier(t, e.store, n))))
 		t.Cleanup(srv.Close)
 		_, req := e.stage(t)
 		id, _, tok := linkParts(t, req.ApproveURL)
-		const n = 20
 		statuses := make([]int, n)
 		var wg sync.WaitGroup
 		start := make(chan struct{})

@@ -371,12 +371,11 @@ func TestCallbackDecisions(t *testing.T) {
 
 func TestConcurrentDecisionsExecuteOnce(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e *env) {
-		e.exec.delay = 20 * time.Millisecond
+		const n = 20
 		_, req := e.stage(t)
 		id, _, approveToken := linkParts(t, req.ApproveURL)
 		_, _, denyToken := linkParts(t, req.DenyURL)
-		svc := e.service(t, slowReads{Store: e.store, delay: 50 * time.Millisecond})
-		const n = 20
+		svc := e.service(t, newReadBarrier(t, e.store, n))
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		kinds := make([]approvals.OutcomeKind, n)
@@ -531,15 +530,15 @@ func TestApprovedButNeverStartedIsClosedAndNeverRuns(t *testing.T) {
 // (Lambda's at-least-once delivery, concurrent workers): one runs it.
 func TestConcurrentWorkersExecuteOnce(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e *env) {
-		e.exec.delay = 20 * time.Millisecond
+		const n = 10
 		_, req := e.stage(t)
 		id, d, tok := linkParts(t, req.ApproveURL)
 		if o, err := e.svc.DecideByLink(t.Context(), id, d, tok); err != nil || o.Kind != approvals.KindApproved {
 			t.Fatalf("approve: %+v, %v", o, err)
 		}
-		svc := e.service(t, slowReads{Store: e.store, delay: 50 * time.Millisecond})
+		svc := e.service(t, newReadBarrier(t, e.store, n))
 		var wg sync.WaitGroup
-		for range 10 {
+		for range n {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

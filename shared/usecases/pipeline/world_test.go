@@ -35,6 +35,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfntoken"
 	"github.com/switchboard-dev/switchboard/shared/platform/clock/clocktest"
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
+	"github.com/switchboard-dev/switchboard/shared/platform/waittest"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/tools"
 	"github.com/switchboard-dev/switchboard/shared/tools/nctool"
@@ -135,9 +136,11 @@ type askedNotifier struct {
 	mu       sync.Mutex
 	requests []approvals.Request
 	decided  []approvals.Approval
+	asked    waittest.Signal // notified at every request
 }
 
 func (n *askedNotifier) RequestApproval(_ context.Context, r approvals.Request) (json.RawMessage, error) {
+	defer n.asked.Notify()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.requests = append(n.requests, r)
@@ -154,19 +157,17 @@ func (n *askedNotifier) Decided(_ context.Context, a approvals.Approval) error {
 // request waits for the approval request of the delivery.
 func (n *askedNotifier) request(t *testing.T) approvals.Request {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var r approvals.Request
+	n.asked.Until(t, 10*time.Second, "the approval request", func() bool {
 		n.mu.Lock()
-		if len(n.requests) > 0 {
-			r := n.requests[0]
-			n.mu.Unlock()
-			return r
+		defer n.mu.Unlock()
+		if len(n.requests) == 0 {
+			return false
 		}
-		n.mu.Unlock()
-		time.Sleep(2 * time.Millisecond)
-	}
-	t.Fatal("no approval request within 10 s")
-	return approvals.Request{}
+		r = n.requests[0]
+		return true
+	})
+	return r
 }
 
 // jobRecorder stands in for the agent-worker queue (the follow-up runs).
@@ -431,24 +432,22 @@ func (w *world) exec2() *tools.Executor {
 	return x
 }
 
-// wait waits for the execution to end and returns its description.
+// wait waits for the execution to end and returns its description. It
+// polls: the execution runs in the Step Functions Local child process,
+// which sends no event when it ends.
 func (w *world) wait(name string) *sfnapi.DescribeExecutionOutput {
 	w.t.Helper()
 	arn := strings.Replace(w.sfn.ARN(w.t, machine), ":stateMachine:", ":execution:", 1) + ":" + name
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		d, err := w.sfn.Client.DescribeExecution(context.Background(), &sfnapi.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+	var d *sfnapi.DescribeExecutionOutput
+	waittest.Poll(w.t, 20*time.Second, "execution "+name+" ended", func() bool {
+		var err error
+		d, err = w.sfn.Client.DescribeExecution(context.Background(), &sfnapi.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
 		if err != nil {
 			w.t.Fatalf("DescribeExecution: %v", err)
 		}
-		if d.Status != types.ExecutionStatusRunning {
-			return d
-		}
-		if time.Now().After(deadline) {
-			w.t.Fatalf("execution %s still running after 20 s", name)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return d.Status != types.ExecutionStatusRunning
+	})
+	return d
 }
 
 // started returns the execution id of an ok envelope.

@@ -9,8 +9,8 @@ package wake_test
 
 import (
 	"context"
+	"sync"
 	"testing"
-	"time"
 
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/wake"
@@ -24,11 +24,25 @@ func TestPoolDispatchDuringClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	closed := make(chan struct{})
-	go func() { p.Close(context.Background()); close(closed) }()
-	time.Sleep(20 * time.Millisecond) // Close has closed the queue and waits for the running job
+	waiting := &doneWatched{Context: context.Background(), asked: make(chan struct{})}
+	go func() { p.Close(waiting); close(closed) }()
+	<-waiting.asked // Close has closed the queue and waits for the running job
 	if err := p.Dispatch(context.Background(), sb.WakeJob{AgentID: "late"}); sb.ErrorCode(err) != sb.EUNAVAILABLE {
 		t.Errorf("Dispatch during Close: %v, want EUNAVAILABLE", err)
 	}
 	close(release)
 	<-closed
+}
+
+// doneWatched is a context that tells when its Done is first asked for:
+// Close asks once it has closed the queue, to wait for the running jobs.
+type doneWatched struct {
+	context.Context
+	once  sync.Once
+	asked chan struct{}
+}
+
+func (c *doneWatched) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.asked) })
+	return c.Context.Done()
 }

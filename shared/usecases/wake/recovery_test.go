@@ -121,7 +121,10 @@ func TestPollThrottledRoomStillHoldsALiveClaim(t *testing.T) {
 func TestReceiverRetryTakesOverADeadRun(t *testing.T) {
 	e := newHookEnv(t, []string{hookToken}, nil, nil)
 	log, _ := newLog()
-	recv := wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{hermesHook(e.ids)}, &sb.WakeClaims{KV: e.store.KV()}, e.disp, log)
+	e.store.Now = e.clk.Now
+	claims := &sb.WakeClaims{KV: e.store.KV(), Now: e.clk.Now}
+	recv := wake.NewReceiver([]string{hookToken}, []wake.WebhookAgent{hermesHook(e.ids)}, claims, e.disp, log)
+	wake.SetReceiverClock(recv, e.clk.Now)
 	recv.ClaimFor = 200 * time.Millisecond
 	srv := httptest.NewServer(httpapi.RocketChatWebhook(recv))
 	t.Cleanup(srv.Close)
@@ -133,7 +136,7 @@ func TestReceiverRetryTakesOverADeadRun(t *testing.T) {
 	if e.disp.Len() != 1 {
 		t.Fatalf("%d jobs while the first run is live, want 1", e.disp.Len())
 	}
-	time.Sleep(300 * time.Millisecond) // the window passes: the run is gone
+	e.clk.Add(300 * time.Millisecond) // the window passes: the run is gone
 	checkOK(t, e.deliver(t, body))
 	checkOK(t, e.deliver(t, body))
 	if e.disp.Len() != 2 {
@@ -144,8 +147,8 @@ func TestReceiverRetryTakesOverADeadRun(t *testing.T) {
 		t.Errorf("take-over claim %+v after %+v", jobs[1].Claim, jobs[0].Claim)
 	}
 	// Done is done: no retry wakes it again.
-	finishClaims(&sb.WakeClaims{KV: e.store.KV()})(jobs[1])
-	time.Sleep(300 * time.Millisecond)
+	finishClaims(claims)(jobs[1])
+	e.clk.Add(300 * time.Millisecond)
 	checkOK(t, e.deliver(t, body))
 	if e.disp.Len() != 2 {
 		t.Errorf("%d jobs after the claim was done, want 2", e.disp.Len())

@@ -17,11 +17,13 @@ import (
 )
 
 // leases counts calls and can play a holder that crashed: with crash set,
-// Release does nothing, so the lease stays until it expires.
+// Release does nothing, so the lease stays until it expires. Every release
+// leaves a token in freed (one at most), for a waiter to wake on.
 type leases struct {
 	sb.Leases
 	acquired, released atomic.Int64
 	crash              atomic.Bool
+	freed              chan struct{}
 }
 
 func (l *leases) Acquire(ctx context.Context, key, holder string, until time.Time) (bool, error) {
@@ -37,7 +39,24 @@ func (l *leases) Release(ctx context.Context, key, holder string) error {
 		return nil
 	}
 	l.released.Add(1)
-	return l.Leases.Release(ctx, key, holder)
+	err := l.Leases.Release(ctx, key, holder)
+	select {
+	case l.freed <- struct{}{}:
+	default: // a token is there already
+	}
+	return err
+}
+
+// untilFreed is a worker's wait for a busy agent's lease: it ends at the
+// next release (or one since the last wait) or with ctx, never on a timer.
+// A wake that comes early only tries the lease again.
+func (l *leases) untilFreed(ctx context.Context, _ time.Duration) error {
+	select {
+	case <-l.freed:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // replies records what Worker.Reply was asked to post.
@@ -75,10 +94,10 @@ func rcCall(action, status, roomID string) agentrun.Call {
 	return agentrun.Call{Tool: "RocketChat", Action: action, Envelope: env}
 }
 
-// newWorker is a worker on a memstore with a fast sleep; tests replace what
-// they need.
+// newWorker is a worker on a memstore whose waits (a retry's backoff, a
+// busy agent's lease) end at once; tests replace what they need.
 func newWorker(store *memstore.Store, run func(context.Context, sb.WakeJob) (agentrun.Result, error)) (*wake.Worker, *leases, *replies) {
-	l := &leases{Leases: store}
+	l := &leases{Leases: store, freed: make(chan struct{}, 1)}
 	r := &replies{}
 	w := &wake.Worker{
 		Leases: l,
@@ -89,10 +108,7 @@ func newWorker(store *memstore.Store, run func(context.Context, sb.WakeJob) (age
 		Replies: r,
 		RunFor:  time.Minute,
 		WaitFor: 5 * time.Second,
-		Sleep: func(ctx context.Context, d time.Duration) error {
-			time.Sleep(time.Millisecond)
-			return ctx.Err()
-		},
+		Sleep:   func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
 	}
 	return w, l, r
 }
@@ -134,10 +150,9 @@ func TestWorkerRunsOfOneAgentNeverOverlap(t *testing.T) {
 	})
 	waiting := make(chan struct{}) // closed when a Handle first pauses for the lease
 	var once sync.Once
-	pause := w.Sleep
 	w.Sleep = func(ctx context.Context, d time.Duration) error {
 		once.Do(func() { close(waiting) })
-		return pause(ctx, d)
+		return l.untilFreed(ctx, d)
 	}
 	errs := make(chan error, 2)
 	first, second := job("hermes"), job("hermes")

@@ -15,6 +15,7 @@
 package cofake
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/waittest"
 )
 
 // MaxRecorded caps the file bytes kept per request in Request.Body (and used
@@ -71,6 +74,7 @@ type Server struct {
 
 	srv      *httptest.Server
 	received atomic.Int64
+	changed  waittest.Signal // notified at every file byte received and every request recorded
 
 	mu   sync.Mutex
 	opts Options
@@ -109,6 +113,11 @@ func (s *Server) Requests() []Request {
 // requests, counted while they stream in.
 func (s *Server) Received() int64 { return s.received.Load() }
 
+// Wait returns true as soon as cond holds, checking it now, at every file
+// byte received and after every request recorded (Received, Requests);
+// false when ctx ends first. Tests wait with it instead of sleeping.
+func (s *Server) Wait(ctx context.Context, cond func() bool) bool { return s.changed.Wait(ctx, cond) }
+
 func (s *Server) options() Options {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -121,6 +130,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.reqs = append(s.reqs, rec)
 		s.mu.Unlock()
+		s.changed.Notify()
 	}()
 	fail := func(status int) {
 		rec.Status = status
@@ -225,7 +235,7 @@ func (s *Server) readFile(r *http.Request, body io.Reader, rec *Request) int {
 		}
 		found = true
 		rec.FieldName, rec.FileName = part.FormName(), path.Base(part.FileName())
-		keep := &capped{max: MaxRecorded, count: &s.received}
+		keep := &capped{max: MaxRecorded, count: &s.received, changed: &s.changed}
 		n, err := io.Copy(keep, part)
 		rec.Body, rec.Size = keep.buf, n
 		if errors.As(err, &tooBig) {
@@ -243,9 +253,10 @@ func (s *Server) readFile(r *http.Request, body io.Reader, rec *Request) int {
 
 // capped keeps the first max bytes written to it and counts all of them.
 type capped struct {
-	buf   []byte
-	max   int
-	count *atomic.Int64
+	buf     []byte
+	max     int
+	count   *atomic.Int64
+	changed *waittest.Signal
 }
 
 func (c *capped) Write(p []byte) (int, error) {
@@ -253,5 +264,6 @@ func (c *capped) Write(p []byte) (int, error) {
 		c.buf = append(c.buf, p[:min(room, len(p))]...)
 	}
 	c.count.Add(int64(len(p)))
+	c.changed.Notify()
 	return len(p), nil
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/net/webdav"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/waittest"
 )
 
 // Options configure a fake. Zero values take the defaults noted.
@@ -50,6 +52,8 @@ type Server struct {
 	mem  webdav.FileSystem // the memory FS behind ncFS
 	fs   *ncFS
 	dav  *webdav.Handler
+
+	served waittest.Signal // notified after every request
 
 	mu sync.Mutex
 	// switches
@@ -329,6 +333,15 @@ func ocsRoute(p string) string {
 	return ""
 }
 
+// Until waits until cond holds, checking it now and after every request
+// the fake has answered, and fails t, naming what, after timeout. Tests
+// wait with it for what a request does to the fake's state instead of
+// sleeping.
+func (s *Server) Until(t waittest.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	s.served.Until(t, timeout, what, cond)
+}
+
 // ServeHTTP serves the fake Nextcloud.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt := route(r)
@@ -347,6 +360,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.requests = append(s.requests, rec)
 		s.calls[rt]++
 		s.mu.Unlock()
+		s.served.Notify()
 	}()
 	f, ok := s.takeFault(rt)
 	if !ok && rt == "PUT uploads" {

@@ -48,6 +48,7 @@ var known = map[string]bool{
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	defer s.served.Notify()
 	body, _ := io.ReadAll(io.LimitReader(r.Body, maxRequestBody))
 	route := routeName(r.URL.Path)
 

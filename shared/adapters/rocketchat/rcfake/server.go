@@ -46,6 +46,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/waittest"
 )
 
 // Version is what the fake reports as its version (an admin sees it whole,
@@ -91,6 +93,7 @@ type Server struct {
 	dropping map[string]bool
 
 	requests []Request
+	served   waittest.Signal // notified after every request
 	calls    map[string]int
 
 	adm *adminState // provisioning endpoints (admin.go); built on first use
@@ -188,6 +191,15 @@ func New() *Server {
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s
+}
+
+// Until waits until cond holds, checking it now and after every request
+// the fake has answered, and fails t, naming what, after timeout. Tests
+// wait with it for what a server under test does through the fake (a
+// reply posted) instead of sleeping.
+func (s *Server) Until(t waittest.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	s.served.Until(t, timeout, what, cond)
 }
 
 // Close shuts the server down.

@@ -77,6 +77,7 @@ func statusText(status, retryAfter int) string {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	defer s.served.Notify()
 	body, _ := io.ReadAll(io.LimitReader(r.Body, maxRequestBody))
 	token, method, shapeOK := splitPath(r.URL.Path)
 	name := canonical(method)

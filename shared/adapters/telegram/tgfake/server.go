@@ -61,6 +61,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/platform/waittest"
 )
 
 // DefaultToken is the valid token until SetTokens. Its bot id is 7000000001.
@@ -86,8 +88,9 @@ type Server struct {
 	// the value for telegram.apiBaseUrl.
 	URL string
 
-	srv  *httptest.Server
-	hook *http.Client // for webhook pushes
+	srv    *httptest.Server
+	hook   *http.Client    // for webhook pushes
+	served waittest.Signal // notified after every request
 
 	mu      sync.Mutex
 	now     func() time.Time
@@ -178,6 +181,15 @@ func New() *Server {
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s
+}
+
+// Until waits until cond holds, checking it now and after every request
+// the fake has answered, and fails t, naming what, after timeout. Tests
+// wait with it for what a bot under test does through the fake (a message
+// sent) instead of sleeping.
+func (s *Server) Until(t waittest.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	s.served.Until(t, timeout, what, cond)
 }
 
 // Close shuts the server down, ending long polls.

@@ -8,7 +8,6 @@ package clocktest
 import (
 	"context"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -85,17 +84,3 @@ func (c *Stepping) Now() time.Time {
 
 // Step is the clock's step.
 func (c *Stepping) Step() time.Duration { return c.step }
-
-// WaitFor polls cond in real time until it holds, and fails t after 5 s.
-// For what another goroutine does on its own schedule (a server's
-// delivery loop); code that takes a clock is tested with Clock instead.
-func WaitFor(t testing.TB, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 5s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
