@@ -361,7 +361,7 @@ var Functions = []Function{
 		Invokes:    []string{"agent-worker"},
 	},
 	{
-		Name: "agent-worker", Description: "runs one woken agent (async invoke with a wake job) and replies where it was woken",
+		Name: "agent-worker", Description: "runs one woken agent (a wake from the wake queue) and replies where it was woken",
 		// 256 MB: the whole dev runtime peaked at 52 MB (VmHWM) over the
 		// end-to-end runs, plus up to two 25 MB file bodies of a tool call;
 		// a run mostly waits for the model, and waiting is billed by the
@@ -373,7 +373,7 @@ var Functions = []Function{
 		// and its message; the wakes they cause go to the wake queue
 		// (SendsWakes).
 		Tables: []string{"audit", "receipts", "state", "tasks", "agentmessages", "spans"}, Bucket: true,
-		RunsAgents: true, AsyncRetries: 2,
+		RunsAgents: true,
 	},
 	{
 		Name: "telemetry-export", Description: "sends the spans the span table's stream brings to the OTLP collector (instance.telemetry.otlp)",
