@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/app/internal/core"
 	swcfg "github.com/switchboard-dev/switchboard/shared/platform/config"
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
+	"github.com/switchboard-dev/switchboard/shared/usecases/approvals/notices"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 )
 
@@ -111,8 +112,8 @@ func (d *Decide) setupApprovals() error {
 
 // approvalNotices shows approval requests and their outcomes over the
 // router, Telegram first.
-func (d *Decide) approvalNotices() *approvals.Notices {
-	n := &approvals.Notices{Router: d.Router, Telegram: d.TelegramChannel(), Names: d.Core.AgentName, Scrub: d.Core.Scrubber}
+func (d *Decide) approvalNotices() *notices.Notifier {
+	n := &notices.Notifier{Router: d.Router, Telegram: d.TelegramChannel(), Names: d.Core.AgentName, Scrub: d.Core.Scrubber}
 	if d.Telegram != nil { // never a nil *Client in the interface
 		n.Edits = d.Telegram
 	}

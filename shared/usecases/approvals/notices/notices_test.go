@@ -1,4 +1,4 @@
-package approvals_test
+package notices_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/memstore"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 	"github.com/switchboard-dev/switchboard/shared/usecases/approvals"
+	"github.com/switchboard-dev/switchboard/shared/usecases/approvals/notices"
 	"github.com/switchboard-dev/switchboard/shared/usecases/router"
 )
 
@@ -55,9 +56,9 @@ func (e *editor) EditMessageText(_ context.Context, chatID string, messageID int
 	return e.err
 }
 
-func notices(rc, tg *channel, ed *editor) *approvals.Notices {
+func notifier(rc, tg *channel, ed *editor) *notices.Notifier {
 	channels := []router.Channel{rc}
-	n := &approvals.Notices{Names: func(id string) string { return "Agent " + id }}
+	n := &notices.Notifier{Names: func(id string) string { return "Agent " + id }}
 	if tg != nil {
 		channels = append(channels, tg)
 		n.Telegram = tg
@@ -79,7 +80,7 @@ func request() approvals.Request {
 // and names the Telegram message for the outcome.
 func TestNoticesRequestPrefersTelegram(t *testing.T) {
 	rc, tg := &channel{name: "RocketChat"}, &channel{name: "Telegram"}
-	ref, err := notices(rc, tg, nil).RequestApproval(context.Background(), request())
+	ref, err := notifier(rc, tg, nil).RequestApproval(context.Background(), request())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestNoticesRequestPrefersTelegram(t *testing.T) {
 // next channel, and there is no message to edit later.
 func TestNoticesRequestFallsBackWithoutTelegram(t *testing.T) {
 	rc, tg := &channel{name: "RocketChat"}, &channel{name: "Telegram", fail: sb.E("tg", sb.ERATELIMITED, "flood")}
-	ref, err := notices(rc, tg, nil).RequestApproval(context.Background(), request())
+	ref, err := notifier(rc, tg, nil).RequestApproval(context.Background(), request())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestNoticesDecided(t *testing.T) {
 			rc, ed := &channel{name: "RocketChat"}, &editor{err: tt.editErr}
 			ap := request().Approval
 			ap.Status, ap.Notice, ap.DecidedBy = tt.status, tt.notice, "human"
-			err := notices(rc, nil, ed).Decided(context.Background(), ap)
+			err := notifier(rc, nil, ed).Decided(context.Background(), ap)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err %v, want error %v", err, tt.wantErr)
 			}
