@@ -97,39 +97,31 @@ type WakeRetry interface {
 	RetryIn(ctx context.Context, arn, receipt string, delay time.Duration) error
 }
 
-// WakeQueueEvents runs the wake jobs of one SQS batch from the wake queue
-// (a FIFO queue grouped by agent) in order. A job that failed and may be
-// tried again is reported as a batch item failure, together with the rest
-// of the batch (SQS then keeps the order of its group), and comes again
-// after the retry delay of its receive count — as Lambda's async retries
-// did; the worker counts its attempts in the job's claim and tells the
-// person on the last one.
+// WakeQueueEvents hands one SQS batch from the wake queue to the worker
+// (wake.Worker.HandleBatch decides what fails and when it comes again)
+// and translates the outcome: the failed message and the rest of the
+// batch are batch item failures, and the failed one's visibility is set
+// to its retry delay.
 func WakeQueueEvents(ctx context.Context, w *wake.Worker, retry WakeRetry, records []events.SQSMessage) (events.SQSEventResponse, error) {
-	var out events.SQSEventResponse
+	batch := make([]wake.QueuedJob, len(records))
 	for i, r := range records {
-		var job sb.WakeJob
-		if err := json.Unmarshal([]byte(r.Body), &job); err != nil {
-			// A body that is no job never becomes one: drop it, loudly.
-			slog.ErrorContext(ctx, "wake queue: a message is not a wake job; dropped", "messageId", r.MessageId, "err", err)
-			continue
+		q := wake.QueuedJob{MessageID: r.MessageId}
+		q.BadBody = json.Unmarshal([]byte(r.Body), &q.Job)
+		q.Receives, _ = strconv.Atoi(r.Attributes["ApproximateReceiveCount"])
+		batch[i] = q
+	}
+	res := w.HandleBatch(ctx, batch)
+	var out events.SQSEventResponse
+	if res.Failed >= len(records) {
+		return out, nil
+	}
+	if failed := records[res.Failed]; retry != nil && res.Retry {
+		if err := retry.RetryIn(context.WithoutCancel(ctx), failed.EventSourceARN, failed.ReceiptHandle, res.RetryIn); err != nil {
+			slog.WarnContext(ctx, "wake queue: could not set the retry delay; the message comes again after the queue's visibility timeout", "err", err)
 		}
-		err := w.Handle(ctx, job)
-		if err == nil {
-			continue
-		}
-		slog.WarnContext(ctx, "wake queue: the wake failed; it comes again", "agent", job.AgentID, "messageId", r.MessageId, "err", err)
-		if retry != nil {
-			n, _ := strconv.Atoi(r.Attributes["ApproximateReceiveCount"])
-			if n >= 1 && n <= len(wake.LambdaRetryDelays) {
-				if rerr := retry.RetryIn(context.WithoutCancel(ctx), r.EventSourceARN, r.ReceiptHandle, wake.LambdaRetryDelays[n-1]); rerr != nil {
-					slog.WarnContext(ctx, "wake queue: could not set the retry delay; the message comes again after the queue's visibility timeout", "err", rerr)
-				}
-			}
-		}
-		for _, rest := range records[i:] {
-			out.BatchItemFailures = append(out.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rest.MessageId})
-		}
-		break
+	}
+	for _, rest := range records[res.Failed:] {
+		out.BatchItemFailures = append(out.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rest.MessageId})
 	}
 	return out, nil
 }

@@ -466,6 +466,14 @@ type TelegramSender interface {
 	SendLongWait(ctx context.Context, m TelegramText, w TelegramWait) ([]TelegramSent, error)
 }
 
+// TelegramEditor replaces the text of a sent message and its inline
+// buttons (nil markup removes them). ENOTFOUND when the message is gone;
+// ECONFLICT when it already reads exactly so ("message is not modified"),
+// which a caller repeating an edit may treat as done.
+type TelegramEditor interface {
+	EditMessageText(ctx context.Context, chatID string, messageID int64, text string, markup *TelegramKeyboard) error
+}
+
 // TelegramUpdates fetches pending updates (getUpdates) from offset on,
 // waiting up to timeout for one (0: answer at once), of the allowed kinds.
 // ECONFLICT while a webhook is set.

@@ -53,6 +53,7 @@ type Client struct {
 
 var (
 	_ sb.TelegramSender  = (*Client)(nil)
+	_ sb.TelegramEditor  = (*Client)(nil)
 	_ sb.TelegramUpdates = (*Client)(nil)
 )
 

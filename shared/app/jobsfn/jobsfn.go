@@ -59,12 +59,25 @@ func Runner(a *actions.Actions, tg *tginbound.Inbound) (*jobs.Runner, error) {
 		"heartbeat":         j.heartbeat,
 		"rocketchat-poll":   j.pollRocketChat,
 		"rocketchat-health": j.healthCheck,
-		"nextcloud-cleanup": j.cleanupNextcloud,
+		"nextcloud-cleanup": nextcloudCleanup(a).Run,
 		"approvals-expire":  j.expireApprovals,
 		"telegram-poll":     j.pollTelegram,
 		"task-watchdog":     a.Taskboard.Watchdog,
 		"task-wakes":        a.Taskboard.RunDeferredWakes,
 	}, c.Store, c.Log)
+}
+
+// nextcloudCleanup is the nextcloud-cleanup job over the agents that have
+// Nextcloud.
+func nextcloudCleanup(a *actions.Actions) *jobs.NextcloudCleanup {
+	c := a.Core
+	var agents []string
+	for _, ag := range c.Config.Agents {
+		if _, ok := a.Nextcloud[ag.ID]; ok {
+			agents = append(agents, ag.ID)
+		}
+	}
+	return &jobs.NextcloudCleanup{Agents: agents, Cleaner: a.NextcloudTool, Audit: c.Store, Scrub: c.Scrubber, Log: c.Log, Now: time.Now}
 }
 
 // jobSet holds what the jobs run on.

@@ -16,6 +16,8 @@ import (
 func (a *Actions) setupTaskboard() {
 	c := a.Core
 	a.Budget = &agentrun.Budget{Store: c.Store, Limits: c, Notifier: router.Notices{Router: a.Decide.Router}, Log: c.Log}
+	// The core builds the control without a router; it gets its notifier
+	// here, at build time, before anything runs.
 	c.Control().Notifier = router.Notices{Router: a.Decide.Router}
 	a.Taskboard = &taskboard.Service{
 		Tasks:         c.Store.Tasks(),
