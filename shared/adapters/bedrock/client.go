@@ -2,9 +2,7 @@ package bedrock
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -50,7 +48,7 @@ func (c *Client) Converse(ctx context.Context, modelID string, body []byte) ([]b
 	if c.Signer.Credentials == nil {
 		return nil, errors.New("no AWS credentials configured")
 	}
-	u := strings.TrimRight(c.Endpoint, "/") + "/model/" + escapeLabel(modelID) + "/converse"
+	u := strings.TrimRight(c.Endpoint, "/") + "/model/" + awssigned.Escape(modelID, "") + "/converse"
 	status, header, answer, err := c.Signer.PostLimited(ctx, u, map[string]string{"Content-Type": "application/json"}, body, maxAnswer)
 	if err != nil {
 		var ue *url.Error
@@ -60,81 +58,16 @@ func (c *Client) Converse(ctx context.Context, modelID string, body []byte) ([]b
 		return nil, err
 	}
 	if status != http.StatusOK {
-		return nil, readAPIError(status, header, answer)
+		return nil, awssigned.ReadJSONError(status, header, answer)
 	}
 	return answer, nil
-}
-
-// escapeLabel percent-encodes a path label as the SDK does: everything but
-// the unreserved characters (an ARN's ':' and '/' included).
-func escapeLabel(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		if 'A' <= ch && ch <= 'Z' || 'a' <= ch && ch <= 'z' || '0' <= ch && ch <= '9' || strings.IndexByte("-_.~", ch) >= 0 {
-			b.WriteByte(ch)
-			continue
-		}
-		fmt.Fprintf(&b, "%%%02X", ch)
-	}
-	return b.String()
 }
 
 // APIError is an answer other than 200: its status and Bedrock's error
 // code (ThrottlingException, ValidationException, …; "" when the answer
 // named none, as a proxy's 502 does).
-type APIError struct {
-	Status    int
-	Code      string
-	Message   string
-	RequestID string
-}
-
-func (e *APIError) Error() string {
-	code := e.Code
-	if code == "" {
-		code = "UnknownError"
-	}
-	return fmt.Sprintf("https response error StatusCode: %d, RequestID: %s, api error %s: %s", e.Status, e.RequestID, code, e.Message)
-}
-
-// ErrorCode is the error code, as the SDK's API errors name it.
-func (e *APIError) ErrorCode() string { return e.Code }
+type APIError = awssigned.APIError
 
 // SendError is a request that got no answer (the connection failed or
 // timed out).
-type SendError struct{ Err error }
-
-func (e *SendError) Error() string { return "request send failed: " + e.Err.Error() }
-func (e *SendError) Unwrap() error { return e.Err }
-
-// readAPIError reads a restJson1 error answer: the code in the
-// X-Amzn-ErrorType header (or the body's __type or code), possibly as
-// namespace#Code or Code:uri, the message in the body.
-func readAPIError(status int, header http.Header, body []byte) *APIError {
-	var doc struct {
-		Type     string `json:"__type"`
-		Code     string `json:"code"`
-		Message  string `json:"message"`
-		MessageU string `json:"Message"`
-	}
-	_ = json.Unmarshal(body, &doc)
-	code := firstNonEmpty(header.Get("X-Amzn-ErrorType"), doc.Type, doc.Code)
-	if i := strings.IndexByte(code, ':'); i >= 0 {
-		code = code[:i]
-	}
-	if i := strings.LastIndexByte(code, '#'); i >= 0 {
-		code = code[i+1:]
-	}
-	return &APIError{Status: status, Code: code, Message: firstNonEmpty(doc.Message, doc.MessageU),
-		RequestID: header.Get("X-Amzn-Requestid")}
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
+type SendError = awssigned.SendError

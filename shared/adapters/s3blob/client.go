@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig"
+	"github.com/switchboard-dev/switchboard/shared/adapters/awssigned"
 )
 
 // Dummy credentials for a loopback S3 server: in-process gofakes3 and a local
@@ -157,7 +158,7 @@ const (
 func backoff(attempt int, err error) time.Duration {
 	base := transientBase
 	var api *APIError
-	if errors.As(err, &api) && (throttleCodes[api.Code] || api.Status == http.StatusTooManyRequests) {
+	if errors.As(err, &api) && (awssigned.Throttling(api.Code) || api.Status == http.StatusTooManyRequests) {
 		base = throttleBase
 	}
 	return time.Duration(rand.Float64() * float64(min(base<<(attempt-1), maxBackoff)))
@@ -268,7 +269,7 @@ func (c *Client) once(ctx context.Context, r request, body *rewindable) (*http.R
 // cover), else as bucket.s3.<region>.amazonaws.com.
 func (c *Client) url(bucket, key string, query url.Values) (*url.URL, error) {
 	base := c.endpoint
-	path := "/" + escapePath(key)
+	path := "/" + awssigned.Escape(key, "/")
 	if c.pathStyle || strings.Contains(bucket, ".") {
 		if base == "" {
 			base = "https://s3." + c.region + ".amazonaws.com"
@@ -290,44 +291,13 @@ func (c *Client) url(bucket, key string, query url.Values) (*url.URL, error) {
 	return u, nil
 }
 
-// escapePath percent-encodes a key as S3 signs it: everything but the
-// unreserved characters and the slashes.
-func escapePath(key string) string {
-	var b strings.Builder
-	for i := 0; i < len(key); i++ {
-		ch := key[i]
-		if 'A' <= ch && ch <= 'Z' || 'a' <= ch && ch <= 'z' || '0' <= ch && ch <= '9' || strings.IndexByte("-_.~/", ch) >= 0 {
-			b.WriteByte(ch)
-			continue
-		}
-		fmt.Fprintf(&b, "%%%02X", ch)
-	}
-	return b.String()
-}
-
 // APIError is an S3 answer other than 2xx: its status and, when the answer
 // had an error document (HEAD answers have none), its code.
-type APIError struct {
-	Status    int
-	Code      string
-	Message   string
-	RequestID string
-}
-
-func (e *APIError) Error() string {
-	code := e.Code
-	if code == "" {
-		code = http.StatusText(e.Status)
-	}
-	return fmt.Sprintf("https response error StatusCode: %d, RequestID: %s, api error %s: %s", e.Status, e.RequestID, code, e.Message)
-}
+type APIError = awssigned.APIError
 
 // SendError is a request that got no answer: credentials, the connection,
 // the deadline.
-type SendError struct{ Err error }
-
-func (e *SendError) Error() string { return "request send failed: " + e.Err.Error() }
-func (e *SendError) Unwrap() error { return e.Err }
+type SendError = awssigned.SendError
 
 func readAPIError(resp *http.Response) error {
 	e := &APIError{Status: resp.StatusCode, RequestID: resp.Header.Get("X-Amz-Request-Id")}
@@ -346,17 +316,6 @@ func readAPIError(resp *http.Response) error {
 	return e
 }
 
-// throttleCodes are the error codes the SDK's retryer treats as
-// throttling (retry.DefaultThrottleErrorCodes) plus S3's own.
-var throttleCodes = map[string]bool{
-	"Throttling": true, "ThrottlingException": true, "ThrottledException": true,
-	"RequestThrottledException": true, "TooManyRequestsException": true,
-	"ProvisionedThroughputExceededException": true, "TransactionInProgressException": true,
-	"RequestLimitExceeded": true, "BandwidthLimitExceeded": true, "LimitExceededException": true,
-	"RequestThrottled": true, "SlowDown": true, "PriorRequestNotComplete": true,
-	"EC2ThrottledException": true,
-}
-
 // retryable reports whether another attempt may succeed: a failed
 // connection (unless the caller's context ended), throttling, a 5xx or a
 // request timeout.
@@ -370,7 +329,7 @@ func retryable(ctx context.Context, err error) bool {
 	}
 	var api *APIError
 	if errors.As(err, &api) {
-		return throttleCodes[api.Code] || api.Code == "RequestTimeout" || api.Code == "RequestTimeoutException" ||
+		return awssigned.Throttling(api.Code) || api.Code == "RequestTimeout" || api.Code == "RequestTimeoutException" ||
 			api.Status == http.StatusTooManyRequests || api.Status >= 500
 	}
 	return false

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/awssigned"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -357,7 +358,7 @@ func unavailable(err error) bool {
 	}
 	var api *APIError
 	if errors.As(err, &api) {
-		return throttleCodes[api.Code] || api.Code == "ServiceUnavailable" || api.Code == "InternalError" ||
+		return awssigned.Throttling(api.Code) || api.Code == "ServiceUnavailable" || api.Code == "InternalError" ||
 			api.Status == http.StatusTooManyRequests || api.Status >= 500
 	}
 	return false

@@ -82,7 +82,7 @@ func (c *Client) getOnce(ctx context.Context, payload []byte) (string, error) {
 		return "", err
 	}
 	if status != http.StatusOK {
-		return "", readAPIError(status, header, body)
+		return "", awssigned.ReadJSONError(status, header, body)
 	}
 	var out struct {
 		SecretString *string `json:"SecretString"`
@@ -101,58 +101,9 @@ func (c *Client) getOnce(ctx context.Context, payload []byte) (string, error) {
 	return string(b), nil
 }
 
-// APIError is an answer other than 200 from Secrets Manager.
-type APIError struct {
-	Status  int
-	Code    string // "ResourceNotFoundException", …
-	Message string
-}
-
-func (e *APIError) Error() string {
-	return fmt.Sprintf("api error %s (%d): %s", e.Code, e.Status, e.Message)
-}
-
-// ErrorCode is the error code, as the SDK's API errors name it.
-func (e *APIError) ErrorCode() string { return e.Code }
-
-// readAPIError reads an AWS JSON error answer: the code in __type (or the
-// X-Amzn-ErrorType header), possibly as namespace#Code or Code:uri.
-func readAPIError(status int, header http.Header, body []byte) *APIError {
-	var doc struct {
-		Type     string `json:"__type"`
-		Code     string `json:"code"`
-		Message  string `json:"message"`
-		MessageU string `json:"Message"`
-	}
-	_ = json.Unmarshal(body, &doc)
-	code := cmpOr(header.Get("X-Amzn-ErrorType"), doc.Type, doc.Code)
-	if i := strings.LastIndexByte(code, '#'); i >= 0 {
-		code = code[i+1:]
-	}
-	if i := strings.IndexByte(code, ':'); i >= 0 {
-		code = code[:i]
-	}
-	return &APIError{Status: status, Code: code, Message: cmpOr(doc.Message, doc.MessageU)}
-}
-
-func cmpOr(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// throttleCodes are the codes the SDK's retryer treats as throttling.
-var throttleCodes = map[string]bool{
-	"Throttling": true, "ThrottlingException": true, "ThrottledException": true,
-	"RequestThrottledException": true, "TooManyRequestsException": true,
-	"ProvisionedThroughputExceededException": true, "TransactionInProgressException": true,
-	"RequestLimitExceeded": true, "BandwidthLimitExceeded": true, "LimitExceededException": true,
-	"RequestThrottled": true, "SlowDown": true, "PriorRequestNotComplete": true,
-	"EC2ThrottledException": true,
-}
+// APIError is an answer other than 200 from Secrets Manager (its Code
+// "ResourceNotFoundException", …).
+type APIError = awssigned.APIError
 
 // retryDelay says whether err is worth another attempt and the base of the
 // wait before it.
@@ -162,7 +113,7 @@ func retryDelay(err error) (time.Duration, bool) {
 	case err == nil:
 		return 0, false
 	case errors.As(err, &api):
-		if throttleCodes[api.Code] || api.Status == http.StatusTooManyRequests {
+		if awssigned.Throttling(api.Code) || api.Status == http.StatusTooManyRequests {
 			return throttleBase, true
 		}
 		return transientBase, api.Status >= 500
