@@ -35,7 +35,7 @@ func TestReadJSONError(t *testing.T) {
 }
 
 func TestEscape(t *testing.T) {
-	if got := Escape("agents/hermes/a b+ü.md", "/"); got != "agents/hermes/a%20b%2B%C3%BC.md" {
+	if got := Escape("agents/hermes/a b+(1).md", "/"); got != "agents/hermes/a%20b%2B%281%29.md" {
 		t.Errorf("key = %q", got)
 	}
 	if got := Escape("arn:aws:bedrock:eu-central-1::foundation-model/x", ""); got != "arn%3Aaws%3Abedrock%3Aeu-central-1%3A%3Afoundation-model%2Fx" {

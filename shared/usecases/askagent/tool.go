@@ -13,7 +13,7 @@ import (
 )
 
 // Machine runs the ask-agent state machine and waits for its output
-// (shared/adapters/sfn.SyncMachine). It returns EUNAVAILABLE when the
+// (shared/adapters/sfntoken.SyncMachine). It returns EUNAVAILABLE when the
 // service cannot be reached or the execution did not succeed, and
 // ENOTFOUND when no machine is configured.
 type Machine interface {

@@ -21,9 +21,9 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/adapters/lambdalocal"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob/s3fake"
-	"github.com/switchboard-dev/switchboard/shared/adapters/sfn"
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn/sfnlocal"
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfn/sfntest"
+	"github.com/switchboard-dev/switchboard/shared/adapters/sfntoken"
 	"github.com/switchboard-dev/switchboard/shared/platform/scrub"
 	"github.com/switchboard-dev/switchboard/shared/platform/taskerr"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -191,7 +191,9 @@ func newWorld(t testing.TB, timeout time.Duration, agents map[string]agentSpec) 
 		},
 	})
 	arn := env.ARN(t, "ask-agent")
-	w.machine = &timedMachine{inner: sfn.SyncMachine{Client: env.Client, ARN: func() string { return arn }}}
+	signed := sfntoken.New(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")},
+		func(k string) string { return map[string]string{"AWS_ENDPOINT_URL_SFN": env.Runtime.Endpoint}[k] })
+	w.machine = &timedMachine{inner: sfntoken.SyncMachine{Client: signed, ARN: func() string { return arn }}}
 	ask.Machine = w.machine
 	return w
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // Starter starts an execution of the document-pipeline machine
-// (shared/adapters/sfn.Machine). Starting the same name with the same
+// (shared/adapters/sfntoken.Machine). Starting the same name with the same
 // input again is no new execution (Step Functions answers the running
 // one). Returns ENOTFOUND when no machine is configured, EUNAVAILABLE when
 // the service cannot be reached.

@@ -345,7 +345,7 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	w.exec.SetStager(w.approvals)
-	w.starts = &countingStarter{Starter: sfn.Machine{Client: w.sfn.Client, ARN: func() string { return w.sfn.ARN(t, machine) }}}
+	w.starts = &countingStarter{Starter: sfntoken.Machine{Client: tokens, ARN: func() string { return w.sfn.ARN(t, machine) }}}
 	w.tool = &pipeline.Tool{Machine: w.starts, KV: w.kv, Log: log,
 		Checks: map[string]pipeline.Preflighter{nctool.ToolName: nct, rctool.ToolName: rct}, Workspace: blobs,
 		Rooms: func(id string) (pipeline.Rooms, bool) {
