@@ -14,7 +14,6 @@ import (
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
-
 // The functions start the ask-agent machine with sfntoken's signed
 // StartSyncExecution, not this package's SDK client: the same outcomes.
 func TestSignedSyncMachine(t *testing.T) {

@@ -42,6 +42,7 @@ type askInput struct {
 	RootRunID      string   `json:"rootRunId"`
 	CallPath       []string `json:"callPath"`
 	TimeoutSeconds int      `json:"timeoutSeconds"`
+	ParentSpanID   string   `json:"parentSpanId"`          // always there: RunTarget's path to it must resolve
 	ExecutionID    string   `json:"executionId,omitempty"` // the guard's payload only
 }
 
@@ -49,6 +50,7 @@ type runInput struct {
 	Agent, From, Question string
 	ParentRunID           string `json:"parentRunId"`
 	RootRunID             string `json:"rootRunId"`
+	ParentSpanID          string `json:"parentSpanId"`
 	ExecutionID           string `json:"executionId"`
 }
 
@@ -69,6 +71,7 @@ type askWorld struct {
 	recordFails  int         // the next n record calls fail with a TransientError
 	recordCalls  []time.Time // every record call, failed ones included
 	targetCalled int
+	parentSpan   string // the asking span the answering Task was handed
 }
 
 func (w *askWorld) handlers() lambdalocal.Invoker {
@@ -98,6 +101,7 @@ func (w *askWorld) handlers() lambdalocal.Invoker {
 		"ask-run": lambda.NewHandler(func(ctx context.Context, in runInput) (runOutput, error) {
 			w.mu.Lock()
 			w.targetCalled++
+			w.parentSpan = in.ParentSpanID
 			w.mu.Unlock()
 			switch in.Agent {
 			case "silent":
@@ -179,7 +183,7 @@ func ask(t testing.TB, env *sfntest.Env, in askInput) askResult {
 
 func question(from, to string, path ...string) askInput {
 	return askInput{From: from, To: to, Question: "what is 6×7?", RunID: "run-" + from, RootRunID: "root-1",
-		CallPath: append(path, from), TimeoutSeconds: 5}
+		CallPath: append(path, from), TimeoutSeconds: 5, ParentSpanID: "5b2e9d0c4f1a7e36"}
 }
 
 func TestAskAgentDelivered(t *testing.T) {
@@ -192,6 +196,11 @@ func TestAskAgentDelivered(t *testing.T) {
 	if got.Status != "delivered" || got.Agent != "bob" || !strings.Contains(got.Answer, "bob says: 42") || got.RunID != "run-bob" {
 		t.Fatalf("got %+v, want delivered with bob's answer", got)
 	}
+	w.mu.Lock()
+	if w.parentSpan != "5b2e9d0c4f1a7e36" {
+		t.Errorf("the answering Task got parentSpanId %q, want the asking tool call's span", w.parentSpan)
+	}
+	w.mu.Unlock()
 	rows := w.snapshot()
 	if len(rows) != 2 {
 		t.Fatalf("got %d rows %+v, want request and response", len(rows), rows)

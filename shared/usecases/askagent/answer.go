@@ -23,6 +23,7 @@ type Ask struct {
 	ParentRunID    string   `json:"parentRunId"`
 	RootRunID      string   `json:"rootRunId"`
 	CallPath       []string `json:"callPath"`
+	ParentSpanID   string   `json:"parentSpanId,omitempty"`
 	ExecutionID    string   `json:"executionId"`
 	TimeoutSeconds int      `json:"timeoutSeconds"`
 	// AskedAt is the execution's start: the request row's time, as a
@@ -134,7 +135,12 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 	receipts := an.Engine.Receipts
 	engine := *an.Engine
 	engine.Receipts = writtenLater{receipts}
-	res, err := engine.Start(ctx, ag, agentrun.Start{
+	runCtx := ctx
+	if span, ok := sb.ParseSpanID(a.ParentSpanID); ok && a.RootRunID != "" {
+		// The answering run hangs under the asking tool call's span.
+		runCtx = sb.WithSpanParent(ctx, sb.SpanParent{Trace: sb.ChainTrace(a.RootRunID), Span: span})
+	}
+	res, err := engine.Start(runCtx, ag, agentrun.Start{
 		Wake:     untrusted.Frame("agent "+a.From+" asks (ask_agent)", a.Question),
 		Parent:   parent,
 		CallPath: joinPath(a.CallPath),

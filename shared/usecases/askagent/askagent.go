@@ -49,6 +49,11 @@ type Question struct {
 	// run's own path plus the asker.
 	CallPath       []string `json:"callPath"`
 	TimeoutSeconds int      `json:"timeoutSeconds"`
+	// ParentSpanID is the asking execute_tool span (hex; "" without
+	// telemetry): the answering run's span hangs under it in whichever
+	// Lambda it runs. Always present, so that the machine's path to it
+	// resolves.
+	ParentSpanID string `json:"parentSpanId"`
 	// ExecutionID and AskedAt come from the machine (its execution's id and
 	// start): they make the request row's key and time, the same for a
 	// retried Task.

@@ -82,6 +82,9 @@ func (t *Tool) Invoke(ctx context.Context, call sb.ToolCall) sb.Envelope {
 	secs := int(timeout / time.Second)
 	q := Question{From: call.AgentID, To: strings.TrimSpace(*args.Agent), Question: *args.Question,
 		RunID: call.Run.RunID, RootRunID: root, CallPath: callPathOf(call.Run, call.AgentID), TimeoutSeconds: secs}
+	if p, ok := sb.SpanParentFrom(ctx); ok {
+		q.ParentSpanID = p.Span.String()
+	}
 	in, _ := json.Marshal(q)
 	// The machine ends the wait itself; this bound only catches a machine
 	// that never comes back.

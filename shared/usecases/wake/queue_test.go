@@ -68,7 +68,7 @@ func TestHandleBatchStopsAtTheFirstFailure(t *testing.T) {
 			wantRan: []string{"a1", "a2"}, wantFailed: 3},
 		{name: "second fails on its second receive", batch: []wake.QueuedJob{queued("a1", 1), queued("a2", 2), queued("a3", 1)},
 			fail: map[string]bool{"a2": true}, wantRan: []string{"a1", "a2"}, wantFailed: 1, wantDelay: wake.LambdaRetryDelays[1], wantRetry: true},
-		{name: "a failure past the retries leaves the delay to the queue", batch: []wake.QueuedJob{queued("a1", len(wake.LambdaRetryDelays) + 1)},
+		{name: "a failure past the retries leaves the delay to the queue", batch: []wake.QueuedJob{queued("a1", len(wake.LambdaRetryDelays)+1)},
 			fail: map[string]bool{"a1": true}, wantRan: []string{"a1"}, wantFailed: 0},
 	}
 	for _, tt := range tests {
