@@ -256,18 +256,31 @@ type AgentMessageLog interface {
 	// m's pair exists already (a retried write never doubles a message);
 	// EUNAVAILABLE when the store is temporarily unreachable.
 	Record(ctx context.Context, m AgentMessage) error
-	// RecordAll stores ms, and the receipt of the run that gave them when
-	// receipt is not nil, together: in as few requests as the store
+	// RecordAll stores b's messages, and with them b's receipt and the
+	// release of b's lease when given: in as few requests as the store
 	// allows (DynamoDB: one BatchWriteItem for up to 25 items, across
-	// tables, the messages' search rows included). No write is
-	// conditional, so each item must be the same on every attempt (a
-	// message's ID and OccurredAt derived from what is retried, not drawn
-	// anew): an item written again overwrites itself and a repeat is
-	// success, never ECONFLICT. EINVALID when a message fails Validate or
-	// the receipt has no agent or run id (then nothing is written);
-	// EUNAVAILABLE when the store is temporarily unreachable (some items
-	// may be in; the same call again completes them).
-	RecordAll(ctx context.Context, ms []AgentMessage, receipt *Receipt) error
+	// tables, the messages' search rows included; the lease's delete goes
+	// last). No write is conditional, so each item must be the same on
+	// every attempt (a message's ID and OccurredAt derived from what is
+	// retried, not drawn anew): an item written again overwrites itself
+	// and a repeat is success, never ECONFLICT. EINVALID when a message
+	// fails Validate, the receipt has no agent or run id or the lease key
+	// is bad (then nothing is written); EUNAVAILABLE when the store is
+	// temporarily unreachable (some items may be in; the same call again
+	// completes them).
+	RecordAll(ctx context.Context, b MessageBatch) error
+}
+
+// MessageBatch is what one RecordAll writes together.
+type MessageBatch struct {
+	Messages []AgentMessage
+	// Receipt is the receipt of the run that gave the messages, or nil.
+	Receipt *Receipt
+	// Release is a lease (Leases) the caller holds and gives back with
+	// the messages, or "". The delete takes no condition (a batch cannot
+	// carry one), so the caller must hold the lease until well after the
+	// call can have ended: a lease of another holder would go too.
+	Release string
 }
 
 // AgentMessageReader lists and searches recorded messages. Listings are
@@ -317,15 +330,15 @@ func (s ScrubbingMessages) Record(ctx context.Context, m AgentMessage) error {
 }
 
 // RecordAll scrubs each message's Content and Reason and records them
-// with receipt (a receipt holds no message text).
-func (s ScrubbingMessages) RecordAll(ctx context.Context, ms []AgentMessage, receipt *Receipt) error {
+// with the rest of b (a receipt holds no message text).
+func (s ScrubbingMessages) RecordAll(ctx context.Context, b MessageBatch) error {
 	if s.Scrub != nil {
-		ms = slices.Clone(ms)
-		for i := range ms {
-			ms[i].Content, ms[i].Reason = s.Scrub(ms[i].Content), s.Scrub(ms[i].Reason)
+		b.Messages = slices.Clone(b.Messages)
+		for i := range b.Messages {
+			b.Messages[i].Content, b.Messages[i].Reason = s.Scrub(b.Messages[i].Content), s.Scrub(b.Messages[i].Reason)
 		}
 	}
-	return s.Log.RecordAll(ctx, ms, receipt)
+	return s.Log.RecordAll(ctx, b)
 }
 
 // Search term limits: words shorter than MinTermLength or longer than

@@ -94,8 +94,8 @@ func (r *recordingLog) Record(_ context.Context, m AgentMessage) error {
 	return nil
 }
 
-func (r *recordingLog) RecordAll(_ context.Context, ms []AgentMessage, _ *Receipt) error {
-	r.got = append(r.got, ms...)
+func (r *recordingLog) RecordAll(_ context.Context, b MessageBatch) error {
+	r.got = append(r.got, b.Messages...)
 	return nil
 }
 
@@ -114,7 +114,7 @@ func TestScrubbingMessagesScrubsContentOnly(t *testing.T) {
 	}
 	log.got = nil
 	ms := []AgentMessage{m}
-	if err := s.RecordAll(t.Context(), ms, nil); err != nil {
+	if err := s.RecordAll(t.Context(), MessageBatch{Messages: ms}); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(log.got, []AgentMessage{want}) {

@@ -172,21 +172,29 @@ func (a *AgentMessages) Record(ctx context.Context, m switchboard.AgentMessage) 
 	return err
 }
 
-// RecordAll writes ms with their search rows, and receipt, as unconditional
-// puts in BatchWriteItem calls of 25 items across the two tables (one call
-// for a short question or answer with its run's receipt); content over
-// InlineContent goes to the blob store first. The items' keys come from
-// the messages and the receipt, so a repeated call rewrites the same items.
-func (a *AgentMessages) RecordAll(ctx context.Context, ms []switchboard.AgentMessage, receipt *switchboard.Receipt) error {
+// RecordAll writes b's messages with their search rows, and its receipt,
+// as unconditional puts in BatchWriteItem calls of 25 items across the
+// tables (one call for a short question and answer with the run's receipt
+// and the lease); content over InlineContent goes to the blob store first.
+// The receipt goes in the first call, the lease's delete in the last. The
+// items' keys come from the messages and the receipt, so a repeated call
+// rewrites the same items.
+func (a *AgentMessages) RecordAll(ctx context.Context, b switchboard.MessageBatch) error {
 	const op = "agentMessages.recordAll"
 	s := a.s
+	ms, receipt := b.Messages, b.Receipt
+	if b.Release != "" {
+		if err := switchboard.CheckStateKey(op, "lease", b.Release); err != nil {
+			return err
+		}
+	}
 	var items []tableItem
 	add := func(table string, v any, what string) error {
 		av, err := attributevalue.MarshalMap(v)
 		if err != nil {
 			return switchboard.Wrap(op, switchboard.EINTERNAL, what+" could not be encoded", err)
 		}
-		items = append(items, tableItem{table, av})
+		items = append(items, tableItem{table: table, item: av})
 		return nil
 	}
 	if receipt != nil {
@@ -223,6 +231,9 @@ func (a *AgentMessages) RecordAll(ctx context.Context, ms []switchboard.AgentMes
 		if err := a.blobs.Put(ctx, blobKey(pk, sk), strings.NewReader(m.Content), int64(len(m.Content)), "text/plain; charset=utf-8"); err != nil {
 			return fmt.Errorf("agent message %s content: %w", m.ID, err)
 		}
+	}
+	if b.Release != "" {
+		items = append(items, tableItem{table: s.state, item: itemKey(leaseKey(b.Release)), delete: true})
 	}
 	return s.batchWrite(ctx, op, items)
 }
@@ -1007,15 +1018,16 @@ func batchRounds(ctx context.Context, op, table string, pending func() bool, rou
 func (s *Store) batchPut(ctx context.Context, op, table string, items []map[string]types.AttributeValue) error {
 	all := make([]tableItem, len(items))
 	for i, it := range items {
-		all[i] = tableItem{table, it}
+		all[i] = tableItem{table: table, item: it}
 	}
 	return s.batchWrite(ctx, op, all)
 }
 
-// tableItem is one put of a batch, which may span tables.
+// tableItem is one put or delete of a batch, which may span tables.
 type tableItem struct {
-	table string
-	item  map[string]types.AttributeValue
+	table  string
+	item   map[string]types.AttributeValue
+	delete bool // item is a key to delete, not an item to put
 }
 
 // batchWrite puts items with BatchWriteItem, 25 per call whatever their
@@ -1025,7 +1037,11 @@ func (s *Store) batchWrite(ctx context.Context, op string, items []tableItem) er
 		n := min(len(items), 25)
 		pending := map[string][]types.WriteRequest{}
 		for _, it := range items[:n] {
-			pending[it.table] = append(pending[it.table], types.WriteRequest{PutRequest: &types.PutRequest{Item: it.item}})
+			w := types.WriteRequest{PutRequest: &types.PutRequest{Item: it.item}}
+			if it.delete {
+				w = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: it.item}}
+			}
+			pending[it.table] = append(pending[it.table], w)
 		}
 		table := items[0].table // for the error of a missing table
 		items = items[n:]

@@ -35,15 +35,16 @@ func TestAgentMessages(t *testing.T) {
 }
 
 func TestRecordAll(t *testing.T) {
-	storetest.RunRecordAll(t, func(t *testing.T) (switchboard.AgentMessageStore, switchboard.ReceiptStore) {
+	storetest.RunRecordAll(t, func(t *testing.T) (switchboard.AgentMessageStore, storetest.ReceiptsAndLeases) {
 		s, m := newMessages(t)
 		return m, s
 	})
 }
 
-// TestRecordAllIsOneRequest: an answer of a few words, its search rows and
-// its run's receipt are one BatchWriteItem across the two tables; 30
-// messages of five words (180 items) are eight.
+// TestRecordAllIsOneRequest: a question and an answer of a few words,
+// their search rows, the run's receipt and the lease's release are one
+// BatchWriteItem across the three tables; 30 messages of five words (180
+// items) are eight.
 func TestRecordAllIsOneRequest(t *testing.T) {
 	s, m := newMessages(t)
 	at := time.Now()
@@ -53,17 +54,23 @@ func TestRecordAllIsOneRequest(t *testing.T) {
 			RunID: "run-bob", RootRunID: "root", OccurredAt: at.Add(time.Duration(i) * time.Millisecond)}
 	}
 	rec := switchboard.Receipt{Run: switchboard.RunContext{RunID: "run-bob", RootRunID: "root", AgentID: "bob"}, AgentID: "bob", StartedAt: at}
-	if err := m.RecordAll(t.Context(), []switchboard.AgentMessage{msg(0)}, &rec); err != nil {
+	question := msg(0)
+	question.ID, question.From, question.To, question.Direction, question.Content = "q", "alice", "bob", switchboard.DirectionRequest, "how many trucks?"
+	if ok, err := s.Acquire(t.Context(), "agent#bob", "h", at.Add(time.Minute)); err != nil || !ok {
+		t.Fatalf("Acquire = %v, %v", ok, err)
+	}
+	if err := m.RecordAll(t.Context(), switchboard.MessageBatch{Messages: []switchboard.AgentMessage{question, msg(0)},
+		Receipt: &rec, Release: "agent#bob"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.Stats().Ops["agentMessages.recordAll"].Calls; got != 1 {
-		t.Errorf("RecordAll of one answer and its receipt: %d requests, want 1", got)
+		t.Errorf("RecordAll of a question, its answer, the receipt and the lease: %d requests, want 1", got)
 	}
 	var many []switchboard.AgentMessage
 	for i := range 30 {
 		many = append(many, msg(i+1))
 	}
-	if err := m.RecordAll(t.Context(), many, nil); err != nil {
+	if err := m.RecordAll(t.Context(), switchboard.MessageBatch{Messages: many}); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.Stats().Ops["agentMessages.recordAll"].Calls; got != 1+8 {

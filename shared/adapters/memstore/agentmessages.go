@@ -18,7 +18,8 @@ var _ switchboard.AgentMessageStore = (*AgentMessages)(nil)
 // any length stays in memory. The zero value is ready to use.
 type AgentMessages struct {
 	// Receipts is where RecordAll puts a receipt (the DynamoDB adapter's
-	// receipts table); nil: RecordAll refuses a receipt with EINTERNAL.
+	// receipts table) and gives a lease back; nil: RecordAll refuses a
+	// receipt or a lease with EINTERNAL.
 	Receipts *Store
 
 	mu   sync.Mutex
@@ -49,20 +50,27 @@ func (a *AgentMessages) Record(_ context.Context, m switchboard.AgentMessage) er
 	return nil
 }
 
-// RecordAll stores ms, overwriting a message of the same pair, time and
-// id, and receipt in Receipts, overwriting one of the same agent, start and
-// run id. Everything is checked before anything is stored.
-func (a *AgentMessages) RecordAll(_ context.Context, ms []switchboard.AgentMessage, receipt *switchboard.Receipt) error {
+// RecordAll stores b.Messages, overwriting a message of the same pair,
+// time and id; b.Receipt in Receipts, overwriting one of the same agent,
+// start and run id; and deletes b.Release's lease in Receipts whoever
+// holds it (as the DynamoDB adapter's batch does). Everything is checked
+// before anything is stored.
+func (a *AgentMessages) RecordAll(_ context.Context, b switchboard.MessageBatch) error {
 	const op = "agentMessages.recordAll"
-	if receipt != nil {
-		if err := checkReceipt(op, *receipt); err != nil {
+	if b.Receipt != nil {
+		if err := checkReceipt(op, *b.Receipt); err != nil {
 			return err
 		}
-		if a.Receipts == nil {
-			return switchboard.E(op, switchboard.EINTERNAL, "this message store keeps no receipts")
+	}
+	if b.Release != "" {
+		if err := switchboard.CheckStateKey(op, "lease", b.Release); err != nil {
+			return err
 		}
 	}
-	for _, m := range ms {
+	if (b.Receipt != nil || b.Release != "") && a.Receipts == nil {
+		return switchboard.E(op, switchboard.EINTERNAL, "this message store keeps no receipts or leases")
+	}
+	for _, m := range b.Messages {
 		if err := m.Validate(); err != nil {
 			return err
 		}
@@ -71,14 +79,19 @@ func (a *AgentMessages) RecordAll(_ context.Context, ms []switchboard.AgentMessa
 	if a.rows == nil {
 		a.rows = map[string]switchboard.AgentMessage{}
 	}
-	for _, m := range ms {
+	for _, m := range b.Messages {
 		m.PairKey = switchboard.PairKey(m.From, m.To)
 		m.OccurredAt = m.OccurredAt.UTC()
 		a.rows[m.PairKey+"\x00"+msgSK(m)] = m
 	}
 	a.mu.Unlock()
-	if receipt != nil {
-		return a.Receipts.putReceipt(op, *receipt, true)
+	if b.Receipt != nil {
+		if err := a.Receipts.putReceipt(op, *b.Receipt, true); err != nil {
+			return err
+		}
+	}
+	if b.Release != "" {
+		a.Receipts.dropLease(b.Release)
 	}
 	return nil
 }

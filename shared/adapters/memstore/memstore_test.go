@@ -54,7 +54,7 @@ func TestAgentMessages(t *testing.T) {
 }
 
 func TestRecordAll(t *testing.T) {
-	storetest.RunRecordAll(t, func(*testing.T) (switchboard.AgentMessageStore, switchboard.ReceiptStore) {
+	storetest.RunRecordAll(t, func(*testing.T) (switchboard.AgentMessageStore, storetest.ReceiptsAndLeases) {
 		receipts := memstore.New()
 		return &memstore.AgentMessages{Receipts: receipts}, receipts
 	})

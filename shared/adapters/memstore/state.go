@@ -158,6 +158,13 @@ func (s *Store) Release(_ context.Context, key, holder string) error {
 	return nil
 }
 
+// dropLease deletes key's lease whoever holds it.
+func (s *Store) dropLease(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.leases, key)
+}
+
 // Unclaim gives a claimed marker back; unclaiming a missing key is fine.
 func (s *Store) Unclaim(_ context.Context, key string) error {
 	if err := switchboard.CheckStateKey("markers.unclaim", "marker", key); err != nil {

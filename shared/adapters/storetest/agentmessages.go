@@ -514,11 +514,19 @@ func RunAgentMessages(t *testing.T, newStore func(t *testing.T) switchboard.Agen
 	})
 }
 
+// ReceiptsAndLeases is the store a RecordAll writes receipts to and gives
+// leases back in.
+type ReceiptsAndLeases interface {
+	switchboard.ReceiptStore
+	switchboard.Leases
+}
+
 // RunRecordAll checks AgentMessageLog.RecordAll: messages and a receipt
-// written together, a repeat that is success and doubles nothing, and a
-// call with one bad item that writes none. newStores returns an empty
-// message store and the receipt store its RecordAll writes to.
-func RunRecordAll(t *testing.T, newStores func(t *testing.T) (switchboard.AgentMessageStore, switchboard.ReceiptStore)) {
+// written together, a repeat that is success and doubles nothing, a lease
+// given back with them, and a call with one bad item that writes none.
+// newStores returns an empty message store and the store its RecordAll
+// writes receipts and leases to.
+func RunRecordAll(t *testing.T, newStores func(t *testing.T) (switchboard.AgentMessageStore, ReceiptsAndLeases)) {
 	question := agentMsg("q1", "alice", "bob", "root1", base)
 	question.Content = "Which invoice is overdue?"
 	answer := agentMsg("a1", "bob", "alice", "root1", base.Add(time.Second).In(cet))
@@ -531,7 +539,7 @@ func RunRecordAll(t *testing.T, newStores func(t *testing.T) (switchboard.AgentM
 		s, receipts := newStores(t)
 		ctx := t.Context()
 		for i := range 2 { // the second call is a retried Task: success, nothing doubled
-			noErr(t, fmt.Sprintf("RecordAll, call %d", i+1), s.RecordAll(ctx, []switchboard.AgentMessage{question, answer}, &rec))
+			noErr(t, fmt.Sprintf("RecordAll, call %d", i+1), s.RecordAll(ctx, switchboard.MessageBatch{Messages: []switchboard.AgentMessage{question, answer}, Receipt: &rec}))
 		}
 		p, err := s.Chain(ctx, "root1", switchboard.MessageQuery{OldestFirst: true})
 		wantIDs(t, "Chain", p, err, "q1,a1")
@@ -551,9 +559,29 @@ func RunRecordAll(t *testing.T, newStores func(t *testing.T) (switchboard.AgentM
 		wantCode(t, "Put of the receipt RecordAll wrote", receipts.Put(ctx, rec), switchboard.ECONFLICT)
 	})
 
+	t.Run("GivesTheLeaseBack", func(t *testing.T) {
+		s, store := newStores(t)
+		ctx := t.Context()
+		until := time.Now().Add(time.Minute)
+		ok, err := store.Acquire(ctx, "agent#bob", "holder-1", until)
+		if err != nil || !ok {
+			t.Fatalf("Acquire = %v, %v; want the free lease", ok, err)
+		}
+		noErr(t, "RecordAll", s.RecordAll(ctx, switchboard.MessageBatch{
+			Messages: []switchboard.AgentMessage{question, answer}, Receipt: &rec, Release: "agent#bob"}))
+		ok, err = store.Acquire(ctx, "agent#bob", "holder-2", until)
+		if err != nil || !ok {
+			t.Fatalf("Acquire after RecordAll = %v, %v; want the lease given back", ok, err)
+		}
+		// A lease nobody holds is given back too: a repeated call succeeds.
+		noErr(t, "RecordAll, repeated", s.RecordAll(ctx, switchboard.MessageBatch{Release: "agent#alice"}))
+		p, err := s.Chain(ctx, "root1", switchboard.MessageQuery{OldestFirst: true})
+		wantIDs(t, "Chain", p, err, "q1,a1")
+	})
+
 	t.Run("WithoutReceipt", func(t *testing.T) {
 		s, _ := newStores(t)
-		noErr(t, "RecordAll", s.RecordAll(t.Context(), []switchboard.AgentMessage{question}, nil))
+		noErr(t, "RecordAll", s.RecordAll(t.Context(), switchboard.MessageBatch{Messages: []switchboard.AgentMessage{question}}))
 		p, err := s.Pair(t.Context(), "alice", "bob", switchboard.MessageQuery{})
 		wantIDs(t, "Pair", p, err, "q1")
 	})
@@ -563,10 +591,11 @@ func RunRecordAll(t *testing.T, newStores func(t *testing.T) (switchboard.AgentM
 		ctx := t.Context()
 		bad := answer
 		bad.ID = ""
-		wantCode(t, "a message without id", s.RecordAll(ctx, []switchboard.AgentMessage{question, bad}, &rec), switchboard.EINVALID)
+		wantCode(t, "a message without id", s.RecordAll(ctx, switchboard.MessageBatch{Messages: []switchboard.AgentMessage{question, bad}, Receipt: &rec}), switchboard.EINVALID)
 		noRun := rec
 		noRun.Run.RunID = ""
-		wantCode(t, "a receipt without run id", s.RecordAll(ctx, []switchboard.AgentMessage{question}, &noRun), switchboard.EINVALID)
+		wantCode(t, "a receipt without run id", s.RecordAll(ctx, switchboard.MessageBatch{Messages: []switchboard.AgentMessage{question}, Receipt: &noRun}), switchboard.EINVALID)
+		wantCode(t, "a bad lease key", s.RecordAll(ctx, switchboard.MessageBatch{Messages: []switchboard.AgentMessage{question}, Release: strings.Repeat("k", 2000)}), switchboard.EINVALID)
 		p, err := s.Agent(ctx, "alice", switchboard.MessageQuery{})
 		wantIDs(t, "no message stored", p, err, "")
 		c, err := receipts.ChainCost(ctx, "root1")

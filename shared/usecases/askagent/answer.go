@@ -54,10 +54,10 @@ type Agents interface {
 // under the agent's lease (its runs never overlap; the wait for it counts
 // against the timeout), after its daily budget check, with the step budget
 // of an answer and the call path stamped on the run. The Recorder writes
-// the question's request row while the lease is taken (so it is in before
-// the run starts), and the answer's response row with the run's receipt,
-// in one store request (a run without an answer has its receipt alone).
-// The engine audits the run's tool calls.
+// the question's request row, the answer's response row, the run's receipt
+// and the lease's release in one store request (a run without an answer
+// has its receipt alone; the machine records the question then). The
+// engine audits the run's tool calls.
 type Answerer struct {
 	Engine   *agentrun.Engine
 	Recorder *Recorder
@@ -107,24 +107,11 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 		return Reply{}, &taskerr.PermanentError{Message: fmt.Sprintf(
 			"%s has used up its daily budget and answers no questions until 00:00 UTC", a.Agent)}
 	}
-	// The question's row and the lease are written at the same time; the
-	// run starts once both are in.
-	requested := make(chan error, 1)
-	go func() {
-		requested <- an.Recorder.Record(ctx, requestRow(a.ExecutionID, a.From, a.Agent, a.Question, a.ParentRunID, a.RootRunID, a.AskedAt))
-	}()
-	release, err := an.lease(ctx, a.Agent)
-	if rerr := <-requested; rerr != nil {
-		if err == nil {
-			release()
-		}
-		an.log().ErrorContext(ctx, "ask_agent: the question was not recorded; no run was started", "agent", a.Agent, "from", a.From, "err", rerr)
-		return Reply{}, rerr
-	}
+	lease, err := an.lease(ctx, a.Agent)
 	if err != nil {
 		return Reply{}, err
 	}
-	defer release()
+	defer lease.release()
 
 	if an.MaxSteps > 0 {
 		ag.MaxSteps = an.MaxSteps
@@ -163,13 +150,18 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 		Channel: string(sb.ChannelAsk), Direction: string(sb.DirectionResponse), Status: string(sb.MessageDelivered),
 		Content: res.Answer, RunID: res.Run.RunID, ParentRunID: a.ParentRunID, RootRunID: a.RootRunID,
 		OccurredAt: answeredAt}
-	// The receipt is in before the lease goes back, as after any run: the
-	// agent's next run counts this one's cost against the daily budget.
-	if err := an.Recorder.RecordAnswer(context.WithoutCancel(ctx), row, res.Receipt); err != nil {
+	question := requestRow(a.ExecutionID, a.From, a.Agent, a.Question, a.ParentRunID, a.RootRunID, a.AskedAt)
+	// The lease goes back with the rows and the receipt (the agent's next
+	// run counts this one's cost against the daily budget). Its delete is
+	// unconditional, so the write must end well before the lease does.
+	wctx, cancelWrite := context.WithDeadline(context.WithoutCancel(ctx), lease.until.Add(-leaseSlack/3))
+	defer cancelWrite()
+	if err := an.Recorder.RecordAnswer(wctx, question, row, res.Receipt, lease.key); err != nil {
 		an.log().ErrorContext(ctx, "ask_agent: the answer was not recorded", "agent", a.Agent, "run", res.Run.RunID, "err", err)
 		an.putReceipt(ctx, receipts, res.Receipt) // the run's cost counts, answered or not
 		return Reply{}, err
 	}
+	lease.given()
 	an.log().InfoContext(ctx, "ask_agent: answered", "agent", a.Agent, "from", a.From, "runId", res.Run.RunID,
 		"parentRunId", res.Run.ParentRunID, "rootRunId", res.Run.RootRunID, "outcome", res.Outcome, "steps", res.Steps,
 		"costUsd", res.Receipt.CostUSD)
@@ -192,16 +184,27 @@ func (an *Answerer) putReceipt(ctx context.Context, receipts sb.ReceiptStore, r 
 	}
 }
 
+// heldLease is the agent's run lease while an answer runs.
+type heldLease struct {
+	key   string
+	until time.Time
+	// release gives the lease back unless given says it went back with
+	// the answer; once, however often it is called.
+	release func()
+	back    bool
+}
+
+func (l *heldLease) given() { l.back = true }
+
 // lease takes the agent's run lease, waiting while another run holds it
-// until ctx ends. Its release gives the lease back once, however often it
-// is called.
-func (an *Answerer) lease(ctx context.Context, agentID string) (release func(), err error) {
+// until ctx ends; it lasts until ctx's deadline plus leaseSlack.
+func (an *Answerer) lease(ctx context.Context, agentID string) (*heldLease, error) {
 	key, holder := sb.AgentLease(agentID), sb.NewID(an.now())
 	until := an.now().Add(leaseSlack)
 	if d, ok := ctx.Deadline(); ok {
 		until = d.Add(leaseSlack)
 	}
-	err = sb.WaitForLease(ctx, an.Leases, key, holder, sb.LeaseWait{
+	err := sb.WaitForLease(ctx, an.Leases, key, holder, sb.LeaseWait{
 		Until: func() time.Time { return until },
 		First: 100 * time.Millisecond, Max: time.Second, Now: an.Now,
 	})
@@ -211,12 +214,17 @@ func (an *Answerer) lease(ctx context.Context, agentID string) (release func(), 
 	case err != nil:
 		return nil, &taskerr.TransientError{Message: "lease: " + sb.ErrorMessage(err)}
 	}
-	return sync.OnceFunc(func() {
+	l := &heldLease{key: key, until: until}
+	l.release = sync.OnceFunc(func() {
+		if l.back {
+			return
+		}
 		if err := an.Leases.Release(context.WithoutCancel(ctx), key, holder); err != nil {
 			an.log().WarnContext(ctx, "ask_agent: the agent's lease was not given back; it ends by itself",
 				"agent", agentID, "err", err)
 		}
-	}), nil
+	})
+	return l, nil
 }
 
 func (an *Answerer) now() time.Time {

@@ -28,11 +28,14 @@ func TestAskReturnsTheAnswerInTheSameRun(t *testing.T) {
 	})
 	before := w.dynamo.Stats().ByOp
 	res := w.run(t, "alice", askLine("bob", "what is 6×7?"))
-	// Alice's receipt and audit entry, bob's lease taken and given back,
-	// the question's row and the answer's row with bob's receipt: each
-	// row with its search rows in one request.
-	if got := writes(diff(w.dynamo.Stats().ByOp, before)); got != 6 {
-		t.Errorf("%d DynamoDB writes for the ask, want 6", got)
+	// Alice's receipt and audit entry, bob's lease taken, and one request
+	// for the question's row, the answer's row, their search rows, bob's
+	// receipt and the lease given back.
+	if got := writes(diff(w.dynamo.Stats().ByOp, before)); got != 4 {
+		t.Errorf("%d DynamoDB writes for the ask, want 4", got)
+	}
+	if free, err := w.store.Acquire(t.Context(), sb.AgentLease("bob"), "next-run", time.Now().Add(time.Minute)); err != nil || !free {
+		t.Errorf("bob's lease after the answer: free = %v, %v; want it given back", free, err)
 	}
 
 	if len(res.Calls) != 1 || res.Calls[0].Envelope.Status != "ok" {
@@ -93,9 +96,10 @@ func (f modelFunc) Complete(ctx context.Context, req sb.ModelRequest) (sb.ModelR
 	return f(ctx, req)
 }
 
-// The question's request row is in before the asked agent runs: B's
-// model, when it is called, finds it in the pair's conversation.
-func TestQuestionIsRecordedBeforeTheAnswerRuns(t *testing.T) {
+// The question's request row is written with the answer, in one request:
+// while B runs, the pair's conversation holds neither yet; afterwards it
+// holds both.
+func TestQuestionIsRecordedWithTheAnswer(t *testing.T) {
 	t.Parallel()
 	var w *world
 	var mu sync.Mutex
@@ -120,9 +124,12 @@ func TestQuestionIsRecordedBeforeTheAnswerRuns(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(seenRows) != 1 || seenRows[0].Direction != sb.DirectionRequest || seenRows[0].Status != sb.MessageDelivered ||
-		seenRows[0].Content != "what is 6×7?" {
-		t.Fatalf("bob's run began with rows %+v, want alice's delivered question", seenRows)
+	if len(seenRows) != 0 {
+		t.Fatalf("bob's run began with rows %+v, want none yet", seenRows)
+	}
+	page, err := w.messages.Pair(t.Context(), "alice", "bob", sb.MessageQuery{OldestFirst: true})
+	if err != nil || len(page.Messages) != 2 || page.Messages[0].Content != "what is 6×7?" || page.Messages[1].Content != "Bob answers." {
+		t.Fatalf("the pair after the answer: %+v, %v; want the question and the answer", page.Messages, err)
 	}
 }
 

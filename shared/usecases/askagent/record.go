@@ -42,7 +42,7 @@ type Row struct {
 	AfterSeconds int `json:"afterSeconds,omitempty"`
 	// Question, on a response row that has no answer, is the question
 	// asked: its request row is written with the response (the answering
-	// Task, which writes it otherwise, may never have run). OccurredAt is
+	// Task writes it only with an answer). OccurredAt is
 	// then the execution's start, the request row's time.
 	Question string `json:"question,omitempty"`
 }
@@ -59,33 +59,34 @@ type Recorder struct {
 // *taskerr.TransientError (the machine retries it); anything else a
 // *taskerr.PermanentError.
 func (rec *Recorder) Record(ctx context.Context, r Row) error {
-	return rec.record(ctx, r, nil)
+	return rec.record(ctx, sb.MessageBatch{}, r)
 }
 
-// RecordAnswer stores r, an answer, with the receipt of the run that gave
-// it, in one go; it answers as Record does.
-func (rec *Recorder) RecordAnswer(ctx context.Context, r Row, receipt sb.Receipt) error {
-	return rec.record(ctx, r, &receipt)
+// RecordAnswer stores a question's request row and its answer's response
+// row with the receipt of the run that gave the answer, and gives the
+// answering agent's lease back, in one go; it answers as Record does.
+func (rec *Recorder) RecordAnswer(ctx context.Context, question, answer Row, receipt sb.Receipt, lease string) error {
+	return rec.record(ctx, sb.MessageBatch{Receipt: &receipt, Release: lease}, question, answer)
 }
 
-func (rec *Recorder) record(ctx context.Context, r Row, receipt *sb.Receipt) error {
-	rows := []Row{r}
-	if r.Question != "" {
-		execution, _, _ := strings.Cut(r.Key, "#")
-		rows = append(rows, requestRow(execution, r.To, r.From, r.Question, r.ParentRunID, r.RootRunID, r.OccurredAt))
+func (rec *Recorder) record(ctx context.Context, b sb.MessageBatch, rows ...Row) error {
+	for _, r := range rows {
+		if r.Question != "" {
+			execution, _, _ := strings.Cut(r.Key, "#")
+			rows = append(rows, requestRow(execution, r.To, r.From, r.Question, r.ParentRunID, r.RootRunID, r.OccurredAt))
+		}
 	}
-	var ms []sb.AgentMessage
 	for _, r := range rows {
 		m, err := r.message()
 		if err != nil {
 			return &taskerr.PermanentError{Message: err.Error()}
 		}
-		ms = append(ms, m)
+		b.Messages = append(b.Messages, m)
 	}
 	// A row's id comes from the execution, its time from the execution or
 	// the one answer (a started run is never retried), so a retried Task
 	// overwrites its own rows: the write needs no condition.
-	err := rec.Log.RecordAll(ctx, ms, receipt)
+	err := rec.Log.RecordAll(ctx, b)
 	switch code := sb.ErrorCode(err); {
 	case err == nil:
 		return nil

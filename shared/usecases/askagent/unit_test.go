@@ -288,7 +288,7 @@ type failingLog struct{ err error }
 
 func (f failingLog) Record(context.Context, sb.AgentMessage) error { return f.err }
 
-func (f failingLog) RecordAll(context.Context, []sb.AgentMessage, *sb.Receipt) error { return f.err }
+func (f failingLog) RecordAll(context.Context, sb.MessageBatch) error { return f.err }
 
 // The answering run's call path is the question's; a payload without one
 // (or not ending with the asker) would start a run that may ask others in
