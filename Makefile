@@ -15,6 +15,9 @@ FUZZ := shared/platform/config:FuzzParse shared/tools/workspace:FuzzResolve shar
 	shared/platform/scrub:FuzzScrub shared/platform/untrusted:FuzzFrame shared/httpapi:FuzzDecodeInvokeRequest \
 	shared/platform/textsplit:FuzzSplit shared/platform/safehtml:FuzzTextAndAttr shared/platform/safehtml:FuzzSVG shared/usecases/wake:FuzzScrubThenSplit
 LDFLAGS := -s -w -X github.com/switchboard-dev/switchboard/shared/app.Version=$(VERSION)
+# The function binaries' build tags (deploy.BuildTags; the guard tests list
+# what each function links with them).
+LAMBDA_TAGS := lambda.norpc,grpcnotrace
 
 .DEFAULT_GOAL := help
 .PHONY: help dev test unit infra-test bench build synth deploy invoke fuzz clean
@@ -69,25 +72,24 @@ CHECK_FOR = $(if $(filter $(abspath switchboard.example.yaml),$(abspath $(CONFIG
 
 # Zip budgets: 4 MiB, the receivers 3.5 MiB (they answer webhooks within
 # seconds). mcp keeps 5 MiB: the Go MCP SDK alone is 0.45 MiB of its zip
-# (docs/performance.md). telemetry-export 5 MiB: it alone links the
-# OpenTelemetry SDK's OTLP exporter (protobuf and gRPC, whose
-# golang.org/x/net/trace brings the template engines: 4.85 MiB measured),
-# and it runs off every request path, on the span table's stream
-# (docs/telemetry.md).
+# (docs/performance.md). telemetry-export, the one function with the
+# OpenTelemetry SDK's OTLP exporter (protobuf and gRPC), has 4 MiB too:
+# grpcnotrace keeps the template engines out (4.85 → 3.62 MiB measured;
+# docs/telemetry.md).
 build: ## build one arm64 zip per function into build/, print the sizes and fail over budget (refuses a config with inline secrets)
 	@$(GO) run ./cmd/switchboard check-config --for $(CHECK_FOR) --config $(CONFIG)
 	@[ "$(CHECK_FOR)" = aws ] || echo "  (the example's inline demo secrets are fine for a local build; make deploy refuses them)"
 	@rm -rf build/functions && mkdir -p build/functions
 	@for fn in $(FUNCTIONS); do \
 	  mkdir -p build/functions/$$fn && \
-	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags "$(LDFLAGS)" \
+	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags $(LAMBDA_TAGS) -trimpath -ldflags "$(LDFLAGS)" \
 	    -o build/functions/$$fn/bootstrap ./functions/$$fn && \
 	  cp $(CONFIG) build/functions/$$fn/config.yaml && \
 	  (cd build/functions/$$fn && rm -f ../../$$fn.zip && zip -q -X -9 ../../$$fn.zip bootstrap config.yaml) || exit 1; \
 	done
-	@echo "function zips (config: $(CONFIG); budget 4 MiB, the receivers 3.5 MiB, mcp and telemetry-export 5 MiB):"; over_any=; for fn in $(FUNCTIONS); do \
+	@echo "function zips (config: $(CONFIG); budget 4 MiB, the receivers 3.5 MiB, mcp 5 MiB):"; over_any=; for fn in $(FUNCTIONS); do \
 	  zip=$$(stat -c %s build/$$fn.zip); bin=$$(stat -c %s build/functions/$$fn/bootstrap); \
-	  budget=4194304; case $$fn in rocketchat-webhook|telegram-webhook|approvals) budget=3670016;; mcp|telemetry-export) budget=5242880;; esac; \
+	  budget=4194304; case $$fn in rocketchat-webhook|telegram-webhook|approvals) budget=3670016;; mcp) budget=5242880;; esac; \
 	  over=; [ $$zip -le $$budget ] || { over="  OVER BUDGET"; over_any="$$over_any $$fn"; }; \
 	  printf '  %-20s zip %8s bytes (%s MiB)  bootstrap %9s bytes%s\n' $$fn $$zip $$(awk "BEGIN{printf \"%.2f\", $$zip/1048576}") $$bin "$$over"; \
 	done; \

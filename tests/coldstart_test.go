@@ -101,7 +101,7 @@ const coldRef = "reference"
 // alike, it measures a reference Lambda (testdata/coldref: aws-lambda-go,
 // the AWS config and a DynamoDB client) and reports each function's p50
 // and p90 and its p50 as a multiple of the reference's. Every binary is
-// built as for Lambda (-tags lambda.norpc -trimpath -ldflags "-s -w") for
+// built as for Lambda (-tags deploy.BuildTags -trimpath -ldflags "-s -w") for
 // the host architecture, and runs against a fake Runtime API on loopback.
 // Rounds: at least 40 (COLDSTART_RUNS to change).
 func BenchmarkColdStart(b *testing.B) {
@@ -113,7 +113,7 @@ func BenchmarkColdStart(b *testing.B) {
 			src = "./testdata/coldref"
 		}
 		bins[fn] = filepath.Join(dir, fn)
-		build := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", bins[fn], src)
+		build := exec.Command("go", "build", "-tags", deploy.BuildTags, "-trimpath", "-ldflags", "-s -w", "-o", bins[fn], src)
 		if out, err := build.CombinedOutput(); err != nil {
 			b.Fatalf("build %s: %v\n%s", fn, err, out)
 		}

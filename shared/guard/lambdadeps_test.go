@@ -1,7 +1,9 @@
 package guard_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -71,10 +73,9 @@ var devOnly = []string{
 // telemetry-export is the one exporting process in AWS, so the only one
 // that links the SDK's OTLP exporter (docs/telemetry.md).
 var devOnlyExcept = map[string][]string{
-	// The OTLP request types import gRPC, whose golang.org/x/net/trace
-	// links the template engines: part of the SDK exporter's 3.2 MiB.
-	"telemetry-export": {"go.opentelemetry.io/otel/sdk", "shared/adapters/otel", "go.opentelemetry.io/proto/otlp",
-		"html/template", "text/template"},
+	// Not the template engines: the OTLP request types import gRPC, and
+	// grpcnotrace (deploy.BuildTags) drops its golang.org/x/net/trace.
+	"telemetry-export": {"go.opentelemetry.io/otel/sdk", "shared/adapters/otel", "go.opentelemetry.io/proto/otlp"},
 }
 
 // notFor lists what a function does not use and so must not link.
@@ -148,11 +149,24 @@ func TestLambdasLinkOnlyTheirOwnBuilder(t *testing.T) {
 	}
 }
 
+// TestMakefileBuildsWithTheGuardedTags: the tests here list what each
+// function links with deploy.BuildTags, so make build must use the same.
+func TestMakefileBuildsWithTheGuardedTags(t *testing.T) {
+	r := loadRepo(t)
+	mk, err := os.ReadFile(filepath.Join(r.root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mk), "\nLAMBDA_TAGS := "+deploy.BuildTags+"\n") || !strings.Contains(string(mk), "build -tags $(LAMBDA_TAGS) ") {
+		t.Errorf("the Makefile does not build the functions with LAMBDA_TAGS := %s", deploy.BuildTags)
+	}
+}
+
 // functionDeps lists the packages function fn links, as the Lambda build
-// sees them (go list -deps, linux/arm64, lambda.norpc).
+// sees them (go list -deps, linux/arm64, deploy.BuildTags).
 func functionDeps(t *testing.T, root, fn string) []string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-tags", "lambda.norpc", "-deps", "./functions/"+fn)
+	cmd := exec.Command("go", "list", "-tags", deploy.BuildTags, "-deps", "./functions/"+fn)
 	cmd.Dir = root
 	cmd.Env = append(cmd.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
 	out, err := cmd.Output()
@@ -163,7 +177,7 @@ func functionDeps(t *testing.T, root, fn string) []string {
 }
 
 // TestLambdasLinkOnlyWhatTheyUse lists each function's dependencies as the
-// Lambda build sees them (go list -deps, linux/arm64, lambda.norpc) and
+// Lambda build sees them (go list -deps, linux/arm64, deploy.BuildTags) and
 // fails on a dev- or test-only package, or on one the function does not use.
 func TestLambdasLinkOnlyWhatTheyUse(t *testing.T) {
 	r := loadRepo(t)

@@ -14,7 +14,7 @@ import (
 // and agent-worker functions share the actions layer without it.
 func TestOnlyTheMCPFunctionLinksTheMCPSDK(t *testing.T) {
 	r := loadRepo(t)
-	cmd := exec.Command("go", "list", "-tags", "lambda.norpc", "-f", `{{.ImportPath}} {{join .Deps " "}}`, "./functions/...")
+	cmd := exec.Command("go", "list", "-tags", deploy.BuildTags, "-f", `{{.ImportPath}} {{join .Deps " "}}`, "./functions/...")
 	cmd.Dir = r.root
 	cmd.Env = append(cmd.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
 	out, err := cmd.Output()

@@ -18,6 +18,11 @@ const (
 	ConfigFileName = "config.yaml"
 	// BucketLogicalID names the workspace bucket resource.
 	BucketLogicalID = "WorkspaceBucket"
+	// BuildTags are the build tags of a function binary (the Makefile's
+	// LAMBDA_TAGS): aws-lambda-go without its RPC mode, and gRPC without
+	// golang.org/x/net/trace, whose html/template and text/template keep
+	// every method of every linked type.
+	BuildTags = "lambda.norpc,grpcnotrace"
 )
 
 // LogicalID turns a catalogue name ("rocketchat-poll") plus a kind ("Job")
