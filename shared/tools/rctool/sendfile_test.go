@@ -164,3 +164,20 @@ func TestSendFileIntoThread(t *testing.T) {
 		t.Errorf("file message thread = %q, want %q", last.ThreadID, str(root, "messageId"))
 	}
 }
+
+// A send_file staged for approval records the room it goes to; once the
+// room is gone its fingerprint is ENOTFOUND, which the executor turns into
+// a refusal of the approved call ("it no longer exists").
+func TestSendFileFingerprintOfARoomThatIsGone(t *testing.T) {
+	e := newEnv(t)
+	call := e.call("send_file", `{"room":"vorstand","localPath":"q3.csv"}`)
+	fp, err := e.tool.Fingerprint(t.Context(), call)
+	if err != nil || !strings.Contains(fp, e.vorstand) {
+		t.Fatalf("Fingerprint = %q, %v; want the room's id %s", fp, err, e.vorstand)
+	}
+	e.rc.DeleteRoom(e.vorstand)
+	fp, err = e.tool.Fingerprint(t.Context(), call)
+	if sb.ErrorCode(err) != sb.ENOTFOUND {
+		t.Fatalf("Fingerprint after the room was deleted = %q, %v; want ENOTFOUND", fp, err)
+	}
+}

@@ -211,8 +211,8 @@ func (t *Tool) Condition(call sb.ToolCall) string {
 	return ""
 }
 
-// Fingerprint names the room a send_file acts on (its id, from one lookup),
-// so that an approved upload into a room that is gone is refused
+// Fingerprint names the room a send_file acts on (its id, from one fresh
+// lookup), so that an approved upload into a room that is gone is refused
 // (ENOTFOUND) and one whose name now means another room too; "" for the
 // other actions.
 func (t *Tool) Fingerprint(ctx context.Context, call sb.ToolCall) (string, error) {
@@ -236,6 +236,9 @@ func (t *Tool) Fingerprint(ctx context.Context, call sb.ToolCall) (string, error
 	if strings.TrimSpace(arg) == "" {
 		return "", nil
 	}
+	// The target as the server has it now, not as cached: an approval
+	// comes back minutes later to check whether the room is still there.
+	t.forget(call.AgentID)
 	c := &invocation{t: t, ctx: ctx, call: call, agent: agent, op: "rctool.fingerprint"}
 	r, err := c.resolve(arg, false)
 	if err != nil {

@@ -349,6 +349,15 @@ func (s *Server) AddGroup(name string, members ...string) string {
 	return s.addRoom("p", name, members)
 }
 
+// DeleteRoom removes a room with its subscriptions, as an admin's
+// rooms.delete does: its id and name then resolve to nothing.
+func (s *Server) DeleteRoom(rid string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.rooms, rid)
+	delete(s.subs, rid)
+}
+
 func (s *Server) addRoom(t, name string, members []string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
