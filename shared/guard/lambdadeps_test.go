@@ -67,7 +67,7 @@ var devOnly = []string{
 	"shared/adapters/secrets/smstore",
 	// The SDK's DynamoDB packages: the client, its types (with the schemas of
 	// every operation, built at package init) and attributevalue cost each
-	// function about 0.33 MiB of zip, the mcp function the room under 4 MiB.
+	// function about 0.31 MiB of zip, the mcp function the room under 4 MiB.
 	// The stores call the API through shared/adapters/dynamo/ddb; the SDK's
 	// client stays in the tests that look at the tables past the stores.
 	"aws-sdk-go-v2/service/dynamodb",

@@ -64,7 +64,7 @@ func itemCases() map[string]testItem {
 			Labels:   map[string]string{"a": "1"},
 			Untagged: "u", Skipped: "never stored", private: "never stored",
 		},
-		"empty list and map": {Comments: []comment{}, Labels: map[string]string{}, Payload: []byte{}},
+		"empty list and map":  {Comments: []comment{}, Labels: map[string]string{}, Payload: []byte{}},
 		"unicode and escapes": {Value: "Grüße \"quoted\" <b>&</b>\n\t\u2028", Cost: 1.5},
 	}
 }

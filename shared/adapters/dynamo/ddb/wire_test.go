@@ -60,8 +60,8 @@ var item = map[string]types.AttributeValue{
 	"pk": s("approval#a1"), "sk": s("-"), "n": &types.AttributeValueMemberN{Value: "-1.5"},
 	"b": &types.AttributeValueMemberB{Value: []byte("bytes\x00")}, "ok": &types.AttributeValueMemberBOOL{Value: true},
 	"none": &types.AttributeValueMemberNULL{Value: true}, "empty": s(""),
-	"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"x": s("<&>"), "inner": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}}},
-	"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{s("a"), &types.AttributeValueMemberN{Value: "2"}, &types.AttributeValueMemberL{}}},
+	"m":  &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"x": s("<&>"), "inner": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}}},
+	"l":  &types.AttributeValueMemberL{Value: []types.AttributeValue{s("a"), &types.AttributeValueMemberN{Value: "2"}, &types.AttributeValueMemberL{}}},
 	"ss": &types.AttributeValueMemberSS{Value: []string{"a", "b"}}, "ns": &types.AttributeValueMemberNS{Value: []string{"1"}},
 	"bs": &types.AttributeValueMemberBS{Value: [][]byte{[]byte("x")}},
 }
