@@ -22,8 +22,8 @@ func TestHealthzReportsVersions(t *testing.T) {
 		}
 	}
 	libs, _ := m["libraries"].(map[string]any)
-	if !strings.HasPrefix(str(libs["aws-sdk-go-v2/service/dynamodb"]), "v1.") {
-		t.Errorf("libraries = %v, want the DynamoDB SDK version", libs)
+	if !strings.HasPrefix(str(libs["aws-sdk-go-v2"]), "v1.") || !strings.HasPrefix(str(libs["aws-lambda-go"]), "v1.") {
+		t.Errorf("libraries = %v, want the AWS SDK's and aws-lambda-go's versions", libs)
 	}
 	if str(m["go"]) == "" || str(m["version"]) == "" {
 		t.Errorf("healthz lacks go/version: %v", m)

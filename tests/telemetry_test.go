@@ -373,7 +373,7 @@ agents:
 // spans of trace they hold, and their payload bytes.
 func spanTableItems(t *testing.T, table, trace string) (items, spans, bytes int) {
 	t.Helper()
-	c := dynamotest.Client(t)
+	c := dynamotest.SDKClient(t)
 	out, err := c.Scan(t.Context(), &dynamodb.ScanInput{TableName: &table})
 	if err != nil {
 		t.Fatalf("scan the span table %s: %v", table, err)

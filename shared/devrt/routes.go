@@ -208,10 +208,11 @@ func healthz(w http.ResponseWriter, r *http.Request, a *app.App, env *Env) {
 		"go":       runtime.Version(),
 		"instance": a.Config().Instance.Name,
 		"agents":   len(a.Config().Agents),
+		// DynamoDB and S3 are called through Switchboard's own signed
+		// clients; the SDK core signs them.
 		"libraries": map[string]string{
-			"aws-sdk-go-v2/service/dynamodb": moduleVersion("github.com/aws/aws-sdk-go-v2/service/dynamodb"),
-			"aws-sdk-go-v2/service/s3":       moduleVersion("github.com/aws/aws-sdk-go-v2/service/s3"),
-			"aws-lambda-go":                  moduleVersion("github.com/aws/aws-lambda-go"),
+			"aws-sdk-go-v2": moduleVersion("github.com/aws/aws-sdk-go-v2"),
+			"aws-lambda-go": moduleVersion("github.com/aws/aws-lambda-go"),
 		},
 		"components": map[string]component{"dynamodb": ddb, "s3": s3, "stepfunctions": sfnc},
 	})

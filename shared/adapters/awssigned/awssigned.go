@@ -71,13 +71,8 @@ func (s Signer) PostLimited(ctx context.Context, url string, headers map[string]
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	creds, err := s.Credentials.Retrieve(ctx)
-	if err != nil {
-		return 0, nil, nil, fmt.Errorf("credentials: %w", err)
-	}
-	sum := sha256.Sum256(payload)
-	if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), s.Service, s.Region, time.Now()); err != nil {
-		return 0, nil, nil, fmt.Errorf("sign: %w", err)
+	if err := s.Sign(ctx, req, payload); err != nil {
+		return 0, nil, nil, err
 	}
 	resp, err := s.HTTP.Do(req)
 	if err != nil {
@@ -86,4 +81,18 @@ func (s Signer) PostLimited(ctx context.Context, url string, headers map[string]
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, limit))
 	return resp.StatusCode, resp.Header, body, nil
+}
+
+// Sign adds the SigV4 signature of req, whose body is payload, with the
+// credentials' current keys.
+func (s Signer) Sign(ctx context.Context, req *http.Request, payload []byte) error {
+	creds, err := s.Credentials.Retrieve(ctx)
+	if err != nil {
+		return fmt.Errorf("credentials: %w", err)
+	}
+	sum := sha256.Sum256(payload)
+	if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), s.Service, s.Region, time.Now()); err != nil {
+		return fmt.Errorf("sign: %w", err)
+	}
+	return nil
 }

@@ -14,10 +14,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/platform/clock"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
@@ -149,15 +147,15 @@ func (a *AgentMessages) Record(ctx context.Context, m switchboard.AgentMessage) 
 			return fmt.Errorf("agent message %s content: %w", m.ID, err)
 		}
 	}
-	var rows []map[string]types.AttributeValue
+	var rows []map[string]ddb.AttributeValue
 	for _, t := range tokens {
-		av, err := attributevalue.MarshalMap(t)
+		av, err := ddb.MarshalMap(t)
 		if err != nil {
 			return switchboard.Wrap(op, switchboard.EINTERNAL, "search row could not be encoded", err)
 		}
 		rows = append(rows, av)
 	}
-	item, err := attributevalue.MarshalMap(it)
+	item, err := ddb.MarshalMap(it)
 	if err != nil {
 		return switchboard.Wrap(op, switchboard.EINTERNAL, "agent message could not be encoded", err)
 	}
@@ -190,7 +188,7 @@ func (a *AgentMessages) RecordAll(ctx context.Context, b switchboard.MessageBatc
 	}
 	var items []tableItem
 	add := func(table string, v any, what string) error {
-		av, err := attributevalue.MarshalMap(v)
+		av, err := ddb.MarshalMap(v)
 		if err != nil {
 			return switchboard.Wrap(op, switchboard.EINTERNAL, what+" could not be encoded", err)
 		}
@@ -306,7 +304,7 @@ func (a *AgentMessages) All(ctx context.Context, q switchboard.MessageQuery) (sw
 	return a.listWith(ctx, op, q, func(lo, hi string, limit int32) []*stream {
 		// Until is exclusive: its own month holds nothing when it is the
 		// month's first instant, which costs one empty query at most.
-		var ins []*dynamodb.QueryInput
+		var ins []*ddb.QueryInput
 		for m := monthOf(lo); m <= monthOf(hi); m = nextMonth(m) {
 			ins = append(ins, keyQuery(a.s.agentMessages, deploy.IndexByMonth, "month", m, lo, hi, q.OldestFirst, limit))
 		}
@@ -350,9 +348,9 @@ func bounds(q switchboard.MessageQuery, cursor string) (lo, hi string) {
 
 // keyQuery builds a Query on one partition (of the table or an index)
 // within the sort-key range.
-func keyQuery(table, index, pkName, pkValue string, lo, hi string, oldestFirst bool, pageSize int32) *dynamodb.QueryInput {
+func keyQuery(table, index, pkName, pkValue string, lo, hi string, oldestFirst bool, pageSize int32) *ddb.QueryInput {
 	expr := "#p = :p"
-	vals := map[string]types.AttributeValue{":p": strAV(pkValue)}
+	vals := map[string]ddb.AttributeValue{":p": strAV(pkValue)}
 	names := map[string]string{"#p": pkName}
 	switch {
 	case lo != "" && hi != "":
@@ -371,14 +369,14 @@ func keyQuery(table, index, pkName, pkValue string, lo, hi string, oldestFirst b
 	if lo != "" || hi != "" {
 		names["#s"] = attrSK
 	}
-	in := &dynamodb.QueryInput{
+	in := &ddb.QueryInput{
 		TableName:                 &table,
 		KeyConditionExpression:    &expr,
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: vals,
 		ScanIndexForward:          aws.Bool(oldestFirst),
 		Limit:                     aws.Int32(pageSize),
-		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+		ReturnConsumedCapacity:    ddb.ReturnConsumedCapacityTotal,
 	}
 	if index != "" {
 		in.IndexName = &index
@@ -406,14 +404,14 @@ func decodeCursor(op, c string) (string, error) {
 type stream struct {
 	s    *Store
 	op   string
-	in   *dynamodb.QueryInput
-	more []*dynamodb.QueryInput
-	buf  []map[string]types.AttributeValue
+	in   *ddb.QueryInput
+	more []*ddb.QueryInput
+	buf  []map[string]ddb.AttributeValue
 	done bool
 }
 
 // head is the next item, fetching a page when needed; nil when exhausted.
-func (st *stream) head(ctx context.Context) (map[string]types.AttributeValue, error) {
+func (st *stream) head(ctx context.Context) (map[string]ddb.AttributeValue, error) {
 	for len(st.buf) == 0 && !st.done {
 		out, err := st.s.c.Query(ctx, st.in)
 		st.s.record(st.op, reads, queryCapacity(out), err)
@@ -434,8 +432,8 @@ func (st *stream) head(ctx context.Context) (map[string]types.AttributeValue, er
 	return st.buf[0], nil
 }
 
-func skOf(item map[string]types.AttributeValue) string {
-	if v, ok := item[attrSK].(*types.AttributeValueMemberS); ok {
+func skOf(item map[string]ddb.AttributeValue) string {
+	if v, ok := item[attrSK].(*ddb.AttributeValueMemberS); ok {
 		return v.Value
 	}
 	return ""
@@ -478,7 +476,7 @@ func (a *AgentMessages) listWith(ctx context.Context, op string, q switchboard.M
 	}
 	// next pops the first row over all streams, skipping the cursor row and
 	// a duplicate of last; nil when all are exhausted.
-	next := func(last string, pop bool) (map[string]types.AttributeValue, error) {
+	next := func(last string, pop bool) (map[string]ddb.AttributeValue, error) {
 		for {
 			var best *stream
 			var bestSK string
@@ -522,7 +520,7 @@ func (a *AgentMessages) listWith(ctx context.Context, op string, q switchboard.M
 		}
 		last = skOf(h)
 		var it messageItem
-		if err := attributevalue.UnmarshalMap(h, &it); err != nil {
+		if err := ddb.UnmarshalMap(h, &it); err != nil {
 			return switchboard.MessagePage{}, switchboard.Wrap(op, switchboard.EINTERNAL,
 				"a stored agent message could not be read; the operator can find details in the logs", err)
 		}
@@ -564,7 +562,7 @@ func (a *AgentMessages) finish(ctx context.Context, op string, page switchboard.
 // readBodies fills in the body of items read from an index, which does
 // not carry it: one BatchGetItem per 100 such items, from the table.
 func (a *AgentMessages) readBodies(ctx context.Context, op string, items []messageItem) error {
-	var keys []map[string]types.AttributeValue
+	var keys []map[string]ddb.AttributeValue
 	at := map[string]int{}
 	for i, it := range items {
 		if it.Content == "" && it.Body == "" && it.ContentRef == "" && it.ContentBytes > 0 {
@@ -574,12 +572,12 @@ func (a *AgentMessages) readBodies(ctx context.Context, op string, items []messa
 	}
 	for len(keys) > 0 {
 		n := min(len(keys), 100)
-		err := a.s.batchGet(ctx, op, a.s.agentMessages, types.KeysAndAttributes{Keys: keys[:n],
+		err := a.s.batchGet(ctx, op, a.s.agentMessages, ddb.KeysAndAttributes{Keys: keys[:n],
 			ProjectionExpression:     aws.String("#p, #s, body"),
 			ExpressionAttributeNames: map[string]string{"#p": attrPK, "#s": attrSK}},
-			func(av map[string]types.AttributeValue) error {
+			func(av map[string]ddb.AttributeValue) error {
 				var it messageItem
-				if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+				if err := ddb.UnmarshalMap(av, &it); err != nil {
 					return err
 				}
 				if i, ok := at[it.PK+"\x00"+it.SK]; ok {
@@ -845,7 +843,7 @@ func (sr *searchRun) readPage(ctx context.Context, p *posting) error {
 	}
 	for _, h := range p.st.buf {
 		var t tokenItem
-		if err := attributevalue.UnmarshalMap(h, &t); err != nil {
+		if err := ddb.UnmarshalMap(h, &t); err != nil {
 			return switchboard.Wrap(sr.op, switchboard.EINTERNAL,
 				"a stored search row could not be read; the operator can find details in the logs", err)
 		}
@@ -934,15 +932,15 @@ func (a *AgentMessages) fetchPage(ctx context.Context, op string, hits []hit) (s
 	for len(hits) > 0 {
 		batch := hits[:min(len(hits), 100)]
 		hits = hits[len(batch):]
-		keys := make([]map[string]types.AttributeValue, len(batch))
+		keys := make([]map[string]ddb.AttributeValue, len(batch))
 		for i, h := range batch {
 			keys[i] = itemKey(pairPrefix+h.pair, h.sk)
 		}
 		items := map[string]messageItem{}
-		err := a.s.batchGet(ctx, op, a.s.agentMessages, types.KeysAndAttributes{Keys: keys},
-			func(av map[string]types.AttributeValue) error {
+		err := a.s.batchGet(ctx, op, a.s.agentMessages, ddb.KeysAndAttributes{Keys: keys},
+			func(av map[string]ddb.AttributeValue) error {
 				var it messageItem
-				if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+				if err := ddb.UnmarshalMap(av, &it); err != nil {
 					return err
 				}
 				items[it.SK] = it
@@ -972,14 +970,14 @@ func (s *Store) tokensExist(ctx context.Context, op, table, pk string, sks []str
 	found := map[string]bool{}
 	for len(sks) > 0 {
 		n := min(len(sks), 100)
-		keys := make([]map[string]types.AttributeValue, n)
+		keys := make([]map[string]ddb.AttributeValue, n)
 		for i, sk := range sks[:n] {
 			keys[i] = itemKey(pk, sk)
 		}
 		sks = sks[n:]
-		err := s.batchGet(ctx, op, table, types.KeysAndAttributes{Keys: keys,
+		err := s.batchGet(ctx, op, table, ddb.KeysAndAttributes{Keys: keys,
 			ProjectionExpression: aws.String("#s"), ExpressionAttributeNames: map[string]string{"#s": attrSK}},
-			func(av map[string]types.AttributeValue) error {
+			func(av map[string]ddb.AttributeValue) error {
 				found[skOf(av)] = true
 				return nil
 			})
@@ -1015,7 +1013,7 @@ func batchRounds(ctx context.Context, op, table string, pending func() bool, rou
 
 // batchPut writes items with BatchWriteItem, 25 per call, retrying the
 // unprocessed ones with a short backoff.
-func (s *Store) batchPut(ctx context.Context, op, table string, items []map[string]types.AttributeValue) error {
+func (s *Store) batchPut(ctx context.Context, op, table string, items []map[string]ddb.AttributeValue) error {
 	all := make([]tableItem, len(items))
 	for i, it := range items {
 		all[i] = tableItem{table: table, item: it}
@@ -1026,7 +1024,7 @@ func (s *Store) batchPut(ctx context.Context, op, table string, items []map[stri
 // tableItem is one put or delete of a batch, which may span tables.
 type tableItem struct {
 	table  string
-	item   map[string]types.AttributeValue
+	item   map[string]ddb.AttributeValue
 	delete bool // item is a key to delete, not an item to put
 }
 
@@ -1035,20 +1033,20 @@ type tableItem struct {
 func (s *Store) batchWrite(ctx context.Context, op string, items []tableItem) error {
 	for len(items) > 0 {
 		n := min(len(items), 25)
-		pending := map[string][]types.WriteRequest{}
+		pending := map[string][]ddb.WriteRequest{}
 		for _, it := range items[:n] {
-			w := types.WriteRequest{PutRequest: &types.PutRequest{Item: it.item}}
+			w := ddb.WriteRequest{PutRequest: &ddb.PutRequest{Item: it.item}}
 			if it.delete {
-				w = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: it.item}}
+				w = ddb.WriteRequest{DeleteRequest: &ddb.DeleteRequest{Key: it.item}}
 			}
 			pending[it.table] = append(pending[it.table], w)
 		}
 		table := items[0].table // for the error of a missing table
 		items = items[n:]
 		err := batchRounds(ctx, op, table, func() bool { return len(pending) > 0 }, func() error {
-			out, err := s.c.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
-				RequestItems: pending, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
-			var cc *types.ConsumedCapacity
+			out, err := s.c.BatchWriteItem(ctx, &ddb.BatchWriteItemInput{
+				RequestItems: pending, ReturnConsumedCapacity: ddb.ReturnConsumedCapacityTotal})
+			var cc *ddb.ConsumedCapacity
 			if out != nil {
 				cc = sumCapacity(out.ConsumedCapacity)
 				pending = out.UnprocessedItems
@@ -1065,13 +1063,13 @@ func (s *Store) batchWrite(ctx context.Context, op string, items []tableItem) er
 
 // batchGet reads the keys of ka (at most 100) with BatchGetItem, handing
 // each found item to each; missing items are skipped.
-func (s *Store) batchGet(ctx context.Context, op, table string, ka types.KeysAndAttributes,
-	each func(map[string]types.AttributeValue) error) error {
-	pending := map[string]types.KeysAndAttributes{table: ka}
+func (s *Store) batchGet(ctx context.Context, op, table string, ka ddb.KeysAndAttributes,
+	each func(map[string]ddb.AttributeValue) error) error {
+	pending := map[string]ddb.KeysAndAttributes{table: ka}
 	return batchRounds(ctx, op, table, func() bool { return len(pending[table].Keys) > 0 }, func() error {
-		out, err := s.c.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
-			RequestItems: pending, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
-		var cc *types.ConsumedCapacity
+		out, err := s.c.BatchGetItem(ctx, &ddb.BatchGetItemInput{
+			RequestItems: pending, ReturnConsumedCapacity: ddb.ReturnConsumedCapacityTotal})
+		var cc *ddb.ConsumedCapacity
 		if out != nil {
 			cc = sumCapacity(out.ConsumedCapacity)
 		}
@@ -1091,7 +1089,7 @@ func (s *Store) batchGet(ctx context.Context, op, table string, ka types.KeysAnd
 }
 
 // sumCapacity folds a batch's per-table capacities into one.
-func sumCapacity(ccs []types.ConsumedCapacity) *types.ConsumedCapacity {
+func sumCapacity(ccs []ddb.ConsumedCapacity) *ddb.ConsumedCapacity {
 	if len(ccs) == 0 {
 		return nil
 	}
@@ -1099,5 +1097,5 @@ func sumCapacity(ccs []types.ConsumedCapacity) *types.ConsumedCapacity {
 	for _, c := range ccs {
 		total += deref(c.CapacityUnits)
 	}
-	return &types.ConsumedCapacity{CapacityUnits: &total}
+	return &ddb.ConsumedCapacity{CapacityUnits: &total}
 }

@@ -120,7 +120,7 @@ func TestAgentMessageRetentionStampsEveryRow(t *testing.T) {
 				t.Fatal(err)
 			}
 			table, _ := deploy.TableByID("agentmessages")
-			items := scanAll(t, c, deploy.TableName(table, getenv))
+			items := scanAll(t, dynamotest.SDKClient(t), deploy.TableName(table, getenv))
 			if want := 1 + len(switchboard.IndexTerms(m.Content)); len(items) != want {
 				t.Fatalf("%d rows, want %d (message + one per word)", len(items), want)
 			}
@@ -355,7 +355,7 @@ func TestAgentMessageIndexesCarryShortContentOnly(t *testing.T) {
 		{deploy.IndexByFrom, "fromAgent", "alice"}, {deploy.IndexByTo, "toAgent", "bob"},
 		{deploy.IndexByRoot, "rootRunId", "root"}, {deploy.IndexByMonth, "month", "2026-03"},
 	} {
-		out, err := c.Query(t.Context(), &dynamodb.QueryInput{
+		out, err := dynamotest.SDKClient(t).Query(t.Context(), &dynamodb.QueryInput{
 			TableName: &name, IndexName: &ix.name, KeyConditionExpression: aws.String("#k = :v"),
 			ExpressionAttributeNames:  map[string]string{"#k": ix.key},
 			ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberS{Value: ix.value}},
@@ -402,7 +402,7 @@ func TestAgentMessagesReadFormerRows(t *testing.T) {
 			"mpk": s("pair#alice|bob"), "pair": s("alice|bob"), "ch": s("ask")})
 	}
 	for _, it := range items {
-		if _, err := c.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: &name, Item: it}); err != nil {
+		if _, err := dynamotest.SDKClient(t).PutItem(t.Context(), &dynamodb.PutItemInput{TableName: &name, Item: it}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,9 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -19,7 +17,7 @@ import (
 // itemBytes is an item's size as DynamoDB bills it: per attribute its
 // name's bytes plus its value's (a string's bytes; a number about one byte
 // per two digits, plus one), counting only the attributes keep admits.
-func itemBytes(av map[string]types.AttributeValue, keep func(string) bool) int {
+func itemBytes(av map[string]ddb.AttributeValue, keep func(string) bool) int {
 	n := 0
 	for name, v := range av {
 		if !keep(name) {
@@ -27,9 +25,9 @@ func itemBytes(av map[string]types.AttributeValue, keep func(string) bool) int {
 		}
 		n += len(name)
 		switch v := v.(type) {
-		case *types.AttributeValueMemberS:
+		case *ddb.AttributeValueMemberS:
 			n += len(v.Value)
-		case *types.AttributeValueMemberN:
+		case *ddb.AttributeValueMemberN:
 			n += (len(strings.TrimLeft(v.Value, "-"))+1)/2 + 1
 		default:
 			n++
@@ -47,7 +45,7 @@ func writeUnits(bytes int) int { return max(1, int(math.Ceil(float64(bytes)/1024
 func messageWrites(t *testing.T, m switchboard.AgentMessage, words func(string) []string) (row, index, search int) {
 	t.Helper()
 	it, tokens := toItems(m, 30*24*time.Hour)
-	av, err := attributevalue.MarshalMap(it)
+	av, err := ddb.MarshalMap(it)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +73,7 @@ func messageWrites(t *testing.T, m switchboard.AgentMessage, words func(string) 
 	tok := tokens[0]
 	for _, w := range words(m.Content) {
 		tok.PK = tokenPrefix + w
-		av, err := attributevalue.MarshalMap(tok)
+		av, err := ddb.MarshalMap(tok)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,10 +7,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -46,8 +44,8 @@ type allowanceItem struct {
 	ExpiresAt  int64   `dynamodbav:"expiresAt"` // TTL
 }
 
-func toAllowanceItem(a switchboard.Allowance) (map[string]types.AttributeValue, error) {
-	return attributevalue.MarshalMap(allowanceItem{
+func toAllowanceItem(a switchboard.Allowance) (map[string]ddb.AttributeValue, error) {
+	return ddb.MarshalMap(allowanceItem{
 		PK: allowancesPK, SK: switchboard.AllowanceKey(a.AgentID, a.Tool, a.Action, a.Scope),
 		ID: a.ID, AgentID: a.AgentID, Tool: a.Tool, Action: a.Action, Scope: a.Scope,
 		GrantedBy: a.GrantedBy, ApprovalID: a.ApprovalID, Run: toRunItem(a.Run),
@@ -55,9 +53,9 @@ func toAllowanceItem(a switchboard.Allowance) (map[string]types.AttributeValue, 
 	})
 }
 
-func fromAllowanceItem(av map[string]types.AttributeValue) (switchboard.Allowance, error) {
+func fromAllowanceItem(av map[string]ddb.AttributeValue) (switchboard.Allowance, error) {
 	var it allowanceItem
-	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+	if err := ddb.UnmarshalMap(av, &it); err != nil {
 		return switchboard.Allowance{}, err
 	}
 	a := switchboard.Allowance{ID: it.ID, AgentID: it.AgentID, Tool: it.Tool, Action: it.Action, Scope: it.Scope,
@@ -120,12 +118,12 @@ func (x *Allowances) List(ctx context.Context, now time.Time) ([]switchboard.All
 
 func (x *Allowances) all(ctx context.Context, op string) ([]switchboard.Allowance, error) {
 	var out []switchboard.Allowance
-	err := x.s.query(ctx, op, &dynamodb.QueryInput{
+	err := x.s.query(ctx, op, &ddb.QueryInput{
 		TableName:                 &x.s.state,
 		KeyConditionExpression:    strPtr("pk = :p"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": strAV(allowancesPK)},
+		ExpressionAttributeValues: map[string]ddb.AttributeValue{":p": strAV(allowancesPK)},
 		ConsistentRead:            aws.Bool(true),
-	}, func(av map[string]types.AttributeValue) error {
+	}, func(av map[string]ddb.AttributeValue) error {
 		a, err := fromAllowanceItem(av)
 		if err != nil {
 			return err
@@ -149,7 +147,7 @@ func (x *Allowances) Revoke(ctx context.Context, id string) (switchboard.Allowan
 			continue
 		}
 		err := x.s.del(ctx, op, x.s.state, itemKey(allowancesPK, switchboard.AllowanceKey(a.AgentID, a.Tool, a.Action, a.Scope)),
-			condition{expr: "id = :id", values: map[string]types.AttributeValue{":id": strAV(id)}})
+			condition{expr: "id = :id", values: map[string]ddb.AttributeValue{":id": strAV(id)}})
 		if conditionFailed(err) {
 			break
 		}

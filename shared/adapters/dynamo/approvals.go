@@ -10,10 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -155,7 +152,7 @@ func (r runItem) run() switchboard.RunContext {
 		TaskHops: r.TaskHops, PaidBy: r.PaidBy}
 }
 
-func toApprovalItem(a switchboard.Approval) (map[string]types.AttributeValue, error) {
+func toApprovalItem(a switchboard.Approval) (map[string]ddb.AttributeValue, error) {
 	pk, sk := approvalKey(a.ID)
 	it := approvalItem{
 		PK: pk, SK: sk, ID: a.ID, AgentID: a.AgentID, Tool: a.Tool, Action: a.Action,
@@ -183,12 +180,12 @@ func toApprovalItem(a switchboard.Approval) (map[string]types.AttributeValue, er
 		r := toRunItem(a.ExecRun)
 		it.ExecRun = &r
 	}
-	return attributevalue.MarshalMap(it)
+	return ddb.MarshalMap(it)
 }
 
-func fromApprovalItem(av map[string]types.AttributeValue) (switchboard.Approval, error) {
+func fromApprovalItem(av map[string]ddb.AttributeValue) (switchboard.Approval, error) {
 	var it approvalItem
-	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+	if err := ddb.UnmarshalMap(av, &it); err != nil {
 		return switchboard.Approval{}, err
 	}
 	a := switchboard.Approval{
@@ -261,7 +258,7 @@ func (x *Approvals) Create(ctx context.Context, a switchboard.Approval) error {
 func (x *Approvals) index(ctx context.Context, a switchboard.Approval) error {
 	const op = "approvals.index"
 	pk, sk := openApprovalKey(a.ExpiresAt, a.ID)
-	item, err := attributevalue.MarshalMap(openItem{PK: pk, SK: sk, ID: a.ID,
+	item, err := ddb.MarshalMap(openItem{PK: pk, SK: sk, ID: a.ID,
 		ExpiresAt: a.ExpiresAt.Add(approvalRetention).Unix()})
 	if err != nil {
 		return switchboard.Wrap(op, switchboard.EINTERNAL, "approval index could not be encoded", err)
@@ -332,10 +329,10 @@ func (x *Approvals) Transition(ctx context.Context, id string, from, to switchbo
 
 // changes builds the SET and REMOVE clauses that turn old into new (names
 // and values as placeholders, so reserved words need no care).
-func changes(old, new map[string]types.AttributeValue) *dynamodb.UpdateItemInput {
-	in := &dynamodb.UpdateItemInput{
+func changes(old, new map[string]ddb.AttributeValue) *ddb.UpdateItemInput {
+	in := &ddb.UpdateItemInput{
 		ExpressionAttributeNames:  map[string]string{},
-		ExpressionAttributeValues: map[string]types.AttributeValue{},
+		ExpressionAttributeValues: map[string]ddb.AttributeValue{},
 	}
 	var set, remove []string
 	keys := make([]string, 0, len(new)+len(old))
@@ -387,7 +384,7 @@ func (x *Approvals) SetNotice(ctx context.Context, id string, notice json.RawMes
 	if !switchboard.ValidApprovalID(id) {
 		return switchboard.Approval{}, switchboard.E(op, switchboard.ENOTFOUND, "no approval with this id")
 	}
-	in := &dynamodb.UpdateItemInput{
+	in := &ddb.UpdateItemInput{
 		ConditionExpression:      strPtr("attribute_exists(pk)"),
 		ExpressionAttributeNames: map[string]string{"#n": "notice"},
 	}
@@ -395,7 +392,7 @@ func (x *Approvals) SetNotice(ctx context.Context, id string, notice json.RawMes
 		in.UpdateExpression = strPtr("REMOVE #n")
 	} else {
 		in.UpdateExpression = strPtr("SET #n = :n")
-		in.ExpressionAttributeValues = map[string]types.AttributeValue{":n": strAV(string(notice))}
+		in.ExpressionAttributeValues = map[string]ddb.AttributeValue{":n": strAV(string(notice))}
 	}
 	return x.updateApproval(ctx, op, id, in, switchboard.ENOTFOUND, "no approval with this id")
 }
@@ -403,8 +400,8 @@ func (x *Approvals) SetNotice(ctx context.Context, id string, notice json.RawMes
 // updateApproval runs in, a conditional update of approval id, and decodes
 // the updated approval. A refused condition is an error with code and
 // refused as its message.
-func (x *Approvals) updateApproval(ctx context.Context, op, id string, in *dynamodb.UpdateItemInput, code, refused string) (switchboard.Approval, error) {
-	in.TableName, in.Key, in.ReturnValues = &x.s.state, itemKey(approvalKey(id)), types.ReturnValueAllNew
+func (x *Approvals) updateApproval(ctx context.Context, op, id string, in *ddb.UpdateItemInput, code, refused string) (switchboard.Approval, error) {
+	in.TableName, in.Key, in.ReturnValues = &x.s.state, itemKey(approvalKey(id)), ddb.ReturnValueAllNew
 	out, err := x.s.update(ctx, op, in)
 	if conditionFailed(err) {
 		return switchboard.Approval{}, switchboard.Wrap(op, code, refused, err)
@@ -421,13 +418,13 @@ func (x *Approvals) updateApproval(ctx context.Context, op, id string, in *dynam
 func (x *Approvals) ListOpen(ctx context.Context) ([]switchboard.Approval, error) {
 	const op = "approvals.listOpen"
 	var index []openItem
-	err := x.s.query(ctx, op, &dynamodb.QueryInput{
+	err := x.s.query(ctx, op, &ddb.QueryInput{
 		TableName:                 &x.s.state,
 		KeyConditionExpression:    strPtr("pk = :p"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": strAV(openApprovalsPK)},
-	}, func(av map[string]types.AttributeValue) error {
+		ExpressionAttributeValues: map[string]ddb.AttributeValue{":p": strAV(openApprovalsPK)},
+	}, func(av map[string]ddb.AttributeValue) error {
 		var it openItem
-		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+		if err := ddb.UnmarshalMap(av, &it); err != nil {
 			return err
 		}
 		index = append(index, it)

@@ -33,7 +33,7 @@ func newRawState(t *testing.T) (*dynamo.Store, rawState) {
 	c := dynamotest.Client(t)
 	getenv := dynamotest.FreshTables(t, c)
 	tb, _ := deploy.TableByID("state")
-	return dynamo.New(c, getenv), rawState{c: c, table: deploy.TableName(tb, getenv)}
+	return dynamo.New(c, getenv), rawState{c: dynamotest.SDKClient(t), table: deploy.TableName(tb, getenv)}
 }
 
 func (r rawState) item(t *testing.T, pk, sk string) map[string]types.AttributeValue {

@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -102,7 +99,7 @@ func (s *Store) Append(ctx context.Context, e switchboard.AuditEntry) error {
 	if e.ID == "" || e.AgentID == "" {
 		return switchboard.E(op, switchboard.EINVALID, "an audit entry needs an id and an agent id")
 	}
-	item, err := attributevalue.MarshalMap(toAuditItem(e, s.AuditRetention))
+	item, err := ddb.MarshalMap(toAuditItem(e, s.AuditRetention))
 	if err != nil {
 		return switchboard.Wrap(op, switchboard.EINTERNAL, "audit entry could not be encoded", err)
 	}
@@ -127,13 +124,13 @@ func (s *Store) ByRoot(ctx context.Context, rootRunID string) ([]switchboard.Aud
 }
 
 // byRootQuery asks the byRoot index of table for one chain, oldest first.
-func byRootQuery(table, rootRunID string) *dynamodb.QueryInput {
-	return &dynamodb.QueryInput{
+func byRootQuery(table, rootRunID string) *ddb.QueryInput {
+	return &ddb.QueryInput{
 		TableName:              &table,
 		IndexName:              strPtr(deploy.IndexByRoot),
 		KeyConditionExpression: strPtr("rootRunId = :r"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":r": &types.AttributeValueMemberS{Value: rootRunID},
+		ExpressionAttributeValues: map[string]ddb.AttributeValue{
+			":r": &ddb.AttributeValueMemberS{Value: rootRunID},
 		},
 		ScanIndexForward: boolPtr(true),
 	}

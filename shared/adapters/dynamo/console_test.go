@@ -20,7 +20,7 @@ func newConsoleState(t *testing.T, now func() time.Time) (*dynamo.Store, *dynamo
 	getenv := dynamotest.FreshTables(t, c)
 	s := dynamo.New(c, getenv)
 	s.Now = now
-	return s.ConsoleState(getenv), c, getenv
+	return s.ConsoleState(getenv), dynamotest.SDKClient(t), getenv
 }
 
 func TestConsoleStateKeepsTheContracts(t *testing.T) {

@@ -4,10 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -100,7 +97,7 @@ func (s *Store) Incr(ctx context.Context, key string, limit int, expires time.Ti
 // it along with the refusal (nil from dynalite).
 func (s *Store) incrLive(ctx context.Context, op, key string, limit int, exp, now int64) (n int, counted bool, old *counterItem, err error) {
 	update := "ADD n :one SET expiresAt = :exp"
-	values := map[string]types.AttributeValue{":one": numAV(1), ":now": numAV(now)}
+	values := map[string]ddb.AttributeValue{":one": numAV(1), ":now": numAV(now)}
 	if exp == 0 {
 		update = "ADD n :one REMOVE expiresAt"
 	} else {
@@ -111,14 +108,14 @@ func (s *Store) incrLive(ctx context.Context, op, key string, limit int, exp, no
 		cond += " AND (attribute_not_exists(n) OR n < :limit)"
 		values[":limit"] = numAV(int64(limit))
 	}
-	out, err := s.update(ctx, op, &dynamodb.UpdateItemInput{
+	out, err := s.update(ctx, op, &ddb.UpdateItemInput{
 		TableName:                           &s.state,
 		Key:                                 itemKey(counterKey(key)),
 		UpdateExpression:                    &update,
 		ConditionExpression:                 &cond,
 		ExpressionAttributeValues:           values,
-		ReturnValues:                        types.ReturnValueUpdatedNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		ReturnValues:                        ddb.ReturnValueUpdatedNew,
+		ReturnValuesOnConditionCheckFailure: ddb.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if cf := conditionFailure(err); cf != nil {
 		if len(cf.Item) == 0 {
@@ -150,13 +147,13 @@ func (s *Store) readCounter(ctx context.Context, op, key string) (*counterItem, 
 // when the counter is no longer expired (or gone) by the time it lands.
 func (s *Store) restartCounter(ctx context.Context, op, key string, exp, now int64) (bool, error) {
 	pk, sk := counterKey(key)
-	item, err := attributevalue.MarshalMap(counterItem{PK: pk, SK: sk, N: 1, ExpiresAt: exp})
+	item, err := ddb.MarshalMap(counterItem{PK: pk, SK: sk, N: 1, ExpiresAt: exp})
 	if err != nil {
 		return false, switchboard.Wrap(op, switchboard.EINTERNAL, "counter could not be encoded", err)
 	}
 	err = s.put(ctx, op, s.state, item, condition{
 		expr:   "expiresAt < :now",
-		values: map[string]types.AttributeValue{":now": numAV(now)},
+		values: map[string]ddb.AttributeValue{":now": numAV(now)},
 	})
 	if conditionFailed(err) {
 		return false, nil
@@ -164,9 +161,9 @@ func (s *Store) restartCounter(ctx context.Context, op, key string, exp, now int
 	return err == nil, err
 }
 
-func decodeCounter(op string, av map[string]types.AttributeValue) (*counterItem, error) {
+func decodeCounter(op string, av map[string]ddb.AttributeValue) (*counterItem, error) {
 	var it counterItem
-	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+	if err := ddb.UnmarshalMap(av, &it); err != nil {
 		return nil, switchboard.Wrap(op, switchboard.EINTERNAL,
 			"a stored counter could not be read; the operator can find details in the logs", err)
 	}
@@ -205,12 +202,12 @@ func (s *Store) Decr(ctx context.Context, key string) error {
 		return err
 	}
 	update, cond := "ADD n :minus", "n > :zero"
-	_, err := s.update(ctx, op, &dynamodb.UpdateItemInput{
+	_, err := s.update(ctx, op, &ddb.UpdateItemInput{
 		TableName:                 &s.state,
 		Key:                       itemKey(counterKey(key)),
 		UpdateExpression:          &update,
 		ConditionExpression:       &cond,
-		ExpressionAttributeValues: map[string]types.AttributeValue{":minus": numAV(-1), ":zero": numAV(0)},
+		ExpressionAttributeValues: map[string]ddb.AttributeValue{":minus": numAV(-1), ":zero": numAV(0)},
 	})
 	if conditionFailure(err) != nil {
 		return nil // missing or already zero

@@ -14,7 +14,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
@@ -81,12 +80,12 @@ func TestIncrUsesTheOldItemAWSReturns(t *testing.T) {
 				strconv.FormatInt(tt.expiresAt.Unix(), 10) + `"}}`}
 			hs := httptest.NewServer(srv)
 			t.Cleanup(hs.Close)
-			c := dynamodb.NewFromConfig(aws.Config{
-				Region:           "us-east-1",
-				Credentials:      credentials.NewStaticCredentialsProvider("x", "y", ""),
-				BaseEndpoint:     aws.String(hs.URL),
-				RetryMaxAttempts: 1,
+			c := dynamo.NewClientFromConfig(t.Context(), aws.Config{
+				Region:       "us-east-1",
+				Credentials:  credentials.NewStaticCredentialsProvider("x", "y", ""),
+				BaseEndpoint: aws.String(hs.URL),
 			})
+			c.MaxAttempts = 1
 			s := dynamo.New(c, func(k string) string {
 				if k == deploy.EnvTablePrefix {
 					return "aws-"

@@ -1,16 +1,13 @@
 package dynamo
 
 import (
-	"context"
 	"math/rand/v2"
 	"net/http"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/smithy-go/middleware"
+
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 )
 
 // Limits of one DynamoDB call. Single-item calls take milliseconds; a call
@@ -34,50 +31,27 @@ const (
 	backoffCap  = time.Second
 )
 
-// withCallLimits applies the limits above to a DynamoDB client.
-func withCallLimits(o *dynamodb.Options) {
-	o.APIOptions = append(o.APIOptions, OperationDeadline(OperationTimeout))
-	o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
-		so.MaxAttempts = MaxAttempts
-		so.Backoff = JitterBackoff{Base: backoffBase, Cap: backoffCap}
-		// No retry quota: the SDK's default bucket is shared by every call
-		// of the process and empties after some fifty throttled calls;
-		// after that every throttled call fails at once, a lease release or
-		// a wake claim's finish included. MaxAttempts and the operation
-		// deadline already bound what one call may cost.
-		so.RateLimiter = ratelimit.None
-	})
-	if bc, ok := o.HTTPClient.(*awshttp.BuildableClient); ok {
-		o.HTTPClient = bc.WithTransportOptions(func(t *http.Transport) { t.ResponseHeaderTimeout = AttemptTimeout })
+// withCallLimits applies the limits above to a DynamoDB client. The retry
+// loop has no retry quota: the SDK's default bucket was shared by every
+// call of the process and emptied after some fifty throttled calls, after
+// which every throttled call failed at once, a lease release or a wake
+// claim's finish included. MaxAttempts and the operation deadline already
+// bound what one call may cost.
+func withCallLimits(c *ddb.Client) {
+	c.MaxAttempts = MaxAttempts
+	c.OperationTimeout = OperationTimeout
+	c.Backoff = JitterBackoff{Base: backoffBase, Cap: backoffCap}.Delay
+	if bc, ok := c.Signer.HTTP.(*awshttp.BuildableClient); ok {
+		c.Signer.HTTP = bc.WithTransportOptions(func(t *http.Transport) { t.ResponseHeaderTimeout = AttemptTimeout })
 	}
-}
-
-// OperationDeadline returns an SDK stack option that runs each operation
-// under a deadline of d. It sits first in the Initialize step, so the
-// deadline covers the retry loop: retries never stretch a call beyond d.
-func OperationDeadline(d time.Duration) func(*middleware.Stack) error {
-	return func(s *middleware.Stack) error {
-		return s.Initialize.Add(operationDeadline{d: d}, middleware.Before)
-	}
-}
-
-type operationDeadline struct{ d time.Duration }
-
-func (operationDeadline) ID() string { return "SwitchboardOperationDeadline" }
-
-func (m operationDeadline) HandleInitialize(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (
-	middleware.InitializeOutput, middleware.Metadata, error) {
-	ctx, cancel := context.WithTimeout(ctx, m.d)
-	defer cancel() // DynamoDB answers are read completely inside the operation
-	return next.HandleInitialize(ctx, in)
 }
 
 // JitterBackoff waits a random time in [0, min(Cap, Base·2^attempt)).
 type JitterBackoff struct{ Base, Cap time.Duration }
 
-// BackoffDelay implements retry.BackoffDelayer.
-func (j JitterBackoff) BackoffDelay(attempt int, _ error) (time.Duration, error) {
-	return time.Duration(rand.Int64N(int64(j.ceiling(attempt)))), nil
+// Delay is the wait before the retry after the attempt-th attempt.
+func (j JitterBackoff) Delay(attempt int) time.Duration {
+	return time.Duration(rand.Int64N(int64(j.ceiling(attempt))))
 }
 
 // ceiling is the longest wait before attempt (1 = the first retry).

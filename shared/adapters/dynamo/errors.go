@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
-
+	"github.com/switchboard-dev/switchboard/shared/adapters/awssigned"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -20,15 +18,11 @@ func mapErr(op, table string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var (
-		condFailed *types.ConditionalCheckFailedException
-		notFound   *types.ResourceNotFoundException
-	)
 	switch {
-	case errors.As(err, &condFailed):
+	case ddb.Code(err) == ddb.ConditionalCheckFailed:
 		return switchboard.Wrap(op, switchboard.ECONFLICT,
 			"already recorded; a repeated write is not applied twice", err)
-	case errors.As(err, &notFound):
+	case ddb.Code(err) == ddb.ResourceNotFound:
 		return switchboard.Wrap(op, switchboard.EINTERNAL,
 			fmt.Sprintf("table %s is missing; run make dev or cdk deploy", table), err)
 	case unavailable(err):
@@ -43,34 +37,23 @@ func mapErr(op, table string, err error) error {
 // server faults, timeouts, cancellations and transport failures.
 func unavailable(err error) bool {
 	var (
-		throughput *types.ProvisionedThroughputExceededException
-		limit      *types.RequestLimitExceeded
-		throttle   *types.ThrottlingException
-		internal   *types.InternalServerError
-		send       *smithyhttp.RequestSendError
-		netErr     net.Error
+		api    *ddb.Error
+		send   *awssigned.SendError
+		netErr net.Error
 	)
-	if errors.As(err, &throughput) || errors.As(err, &limit) || errors.As(err, &throttle) ||
-		errors.As(err, &internal) || errors.As(err, &send) {
+	if errors.As(err, &api) {
+		switch api.Code {
+		case "ThrottlingException", "Throttling", "ProvisionedThroughputExceededException",
+			"RequestLimitExceeded", "ServiceUnavailable", "InternalFailure", "InternalServerError":
+			return true
+		}
+		return api.Status >= 500
+	}
+	if errors.As(err, &send) {
 		return true
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return true
 	}
-	if errors.As(err, &netErr) {
-		return true // refused, reset, DNS, timeout: the endpoint is not answering
-	}
-	var api smithy.APIError
-	if errors.As(err, &api) {
-		switch api.ErrorCode() {
-		case "ThrottlingException", "Throttling", "ProvisionedThroughputExceededException",
-			"RequestLimitExceeded", "ServiceUnavailable", "InternalFailure", "InternalServerError":
-			return true
-		}
-	}
-	var status interface{ HTTPStatusCode() int }
-	if errors.As(err, &status) && status.HTTPStatusCode() >= 500 {
-		return true
-	}
-	return false
+	return errors.As(err, &netErr) // refused, reset, DNS, timeout: the endpoint is not answering
 }

@@ -5,16 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
-
+	"github.com/switchboard-dev/switchboard/shared/adapters/awssigned"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -77,12 +74,7 @@ func first(a, _ string) string  { return a }
 func second(_, b string) string { return b }
 
 func TestMapErr(t *testing.T) {
-	status := func(code int) error {
-		return &smithyhttp.ResponseError{
-			Response: &smithyhttp.Response{Response: &http.Response{StatusCode: code}},
-			Err:      errors.New("boom"),
-		}
-	}
+	answer := func(status int, code string) error { return &ddb.Error{Status: status, Code: code, Message: "no"} }
 	tests := []struct {
 		name    string
 		err     error
@@ -90,19 +82,18 @@ func TestMapErr(t *testing.T) {
 		wantMsg string
 	}{
 		{"nil", nil, "", ""},
-		{"condition failed", &types.ConditionalCheckFailedException{Message: strPtr("no")}, switchboard.ECONFLICT, "already recorded"},
-		{"wrapped condition failed", fmt.Errorf("op: %w", &types.ConditionalCheckFailedException{}), switchboard.ECONFLICT, ""},
-		{"missing table", &types.ResourceNotFoundException{}, switchboard.EINTERNAL, "table tbl is missing; run make dev or cdk deploy"},
-		{"throughput", &types.ProvisionedThroughputExceededException{}, switchboard.EUNAVAILABLE, "try again"},
-		{"request limit", &types.RequestLimitExceeded{}, switchboard.EUNAVAILABLE, ""},
-		{"throttling type", &types.ThrottlingException{}, switchboard.EUNAVAILABLE, ""},
-		{"throttling code", &smithy.GenericAPIError{Code: "ThrottlingException"}, switchboard.EUNAVAILABLE, ""},
-		{"internal server error", &types.InternalServerError{}, switchboard.EUNAVAILABLE, ""},
-		{"503", status(503), switchboard.EUNAVAILABLE, ""},
-		{"400", status(400), switchboard.EINTERNAL, "details in the logs"},
+		{"condition failed", answer(400, ddb.ConditionalCheckFailed), switchboard.ECONFLICT, "already recorded"},
+		{"wrapped condition failed", fmt.Errorf("op: %w", answer(400, ddb.ConditionalCheckFailed)), switchboard.ECONFLICT, ""},
+		{"missing table", answer(400, ddb.ResourceNotFound), switchboard.EINTERNAL, "table tbl is missing; run make dev or cdk deploy"},
+		{"throughput", answer(400, "ProvisionedThroughputExceededException"), switchboard.EUNAVAILABLE, "try again"},
+		{"request limit", answer(400, "RequestLimitExceeded"), switchboard.EUNAVAILABLE, ""},
+		{"throttling", answer(400, "ThrottlingException"), switchboard.EUNAVAILABLE, ""},
+		{"internal server error", answer(500, "InternalServerError"), switchboard.EUNAVAILABLE, ""},
+		{"503", answer(503, "Service Unavailable"), switchboard.EUNAVAILABLE, ""},
+		{"400", answer(400, "Bad Request"), switchboard.EINTERNAL, "details in the logs"},
 		{"deadline", fmt.Errorf("send: %w", context.DeadlineExceeded), switchboard.EUNAVAILABLE, ""},
-		{"refused", &smithyhttp.RequestSendError{Err: &net.OpError{Op: "dial", Err: errors.New("refused")}}, switchboard.EUNAVAILABLE, ""},
-		{"validation", &smithy.GenericAPIError{Code: "ValidationException"}, switchboard.EINTERNAL, ""},
+		{"refused", &awssigned.SendError{Err: &net.OpError{Op: "dial", Err: errors.New("refused")}}, switchboard.EUNAVAILABLE, ""},
+		{"validation", answer(400, "ValidationException"), switchboard.EINTERNAL, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

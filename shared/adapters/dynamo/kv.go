@@ -4,9 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -44,7 +42,7 @@ func (kv *KV) Get(ctx context.Context, key string) (string, bool, error) {
 		return "", false, err
 	}
 	var it kvItem
-	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+	if err := ddb.UnmarshalMap(av, &it); err != nil {
 		return "", false, switchboard.Wrap(op, switchboard.EINTERNAL,
 			"a stored value could not be read; the operator can find details in the logs", err)
 	}
@@ -83,7 +81,7 @@ func (kv *KV) PutIf(ctx context.Context, key, old, value string, expires time.Ti
 	}
 	c := condition{
 		expr:   "attribute_not_exists(pk) OR expiresAt < :now",
-		values: map[string]types.AttributeValue{":now": numAV(kv.s.now().Unix())},
+		values: map[string]ddb.AttributeValue{":now": numAV(kv.s.now().Unix())},
 	}
 	if old != "" {
 		c.expr = "#v = :old AND (attribute_not_exists(expiresAt) OR expiresAt >= :now)"
@@ -99,12 +97,12 @@ func (kv *KV) PutIf(ctx context.Context, key, old, value string, expires time.Ti
 }
 
 // kvPutItem checks and encodes a value for Put and PutIf.
-func kvPutItem(op, key, value string, expires time.Time) (map[string]types.AttributeValue, error) {
+func kvPutItem(op, key, value string, expires time.Time) (map[string]ddb.AttributeValue, error) {
 	if err := switchboard.CheckKVValue(op, key, value); err != nil {
 		return nil, err
 	}
 	pk, sk := kvKey(key)
-	item, err := attributevalue.MarshalMap(kvItem{PK: pk, SK: sk, Value: value, ExpiresAt: ttl(expires)})
+	item, err := ddb.MarshalMap(kvItem{PK: pk, SK: sk, Value: value, ExpiresAt: ttl(expires)})
 	if err != nil {
 		return nil, switchboard.Wrap(op, switchboard.EINTERNAL, "value could not be encoded", err)
 	}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -44,7 +42,7 @@ func (s *Store) Acquire(ctx context.Context, key, holder string, until time.Time
 		return false, switchboard.E(op, switchboard.EINVALID, "a lease needs an end time")
 	}
 	pk, sk := leaseKey(key)
-	item, err := attributevalue.MarshalMap(leaseItem{PK: pk, SK: sk, Holder: holder,
+	item, err := ddb.MarshalMap(leaseItem{PK: pk, SK: sk, Holder: holder,
 		Until: until.UnixMilli(), ExpiresAt: until.Add(leaseGrace).Unix()})
 	if err != nil {
 		return false, switchboard.Wrap(op, switchboard.EINTERNAL, "lease could not be encoded", err)
@@ -52,7 +50,7 @@ func (s *Store) Acquire(ctx context.Context, key, holder string, until time.Time
 	err = s.put(ctx, op, s.state, item, condition{
 		expr:  "attribute_not_exists(pk) OR holder = :h OR #u < :now",
 		names: map[string]string{"#u": "until"},
-		values: map[string]types.AttributeValue{
+		values: map[string]ddb.AttributeValue{
 			":h":   strAV(holder),
 			":now": numAV(s.now().UnixMilli()),
 		},
@@ -77,7 +75,7 @@ func (s *Store) Release(ctx context.Context, key, holder string) error {
 	}
 	err := s.del(ctx, op, s.state, itemKey(leaseKey(key)), condition{
 		expr:   "holder = :h",
-		values: map[string]types.AttributeValue{":h": strAV(holder)},
+		values: map[string]ddb.AttributeValue{":h": strAV(holder)},
 	})
 	if conditionFailed(err) {
 		return nil

@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -101,7 +98,7 @@ func (s *Store) Put(ctx context.Context, r switchboard.Receipt) error {
 	if r.AgentID == "" || r.Run.RunID == "" {
 		return switchboard.E(op, switchboard.EINVALID, "a receipt needs an agent id and a run id")
 	}
-	item, err := attributevalue.MarshalMap(toReceiptItem(r, s.ReceiptRetention))
+	item, err := ddb.MarshalMap(toReceiptItem(r, s.ReceiptRetention))
 	if err != nil {
 		return switchboard.Wrap(op, switchboard.EINTERNAL, "receipt could not be encoded", err)
 	}
@@ -132,21 +129,21 @@ func (s *Store) AgentCostSince(ctx context.Context, agentID string, since time.T
 	if agentID == "" {
 		return 0, nil
 	}
-	in := &dynamodb.QueryInput{
+	in := &ddb.QueryInput{
 		TableName:              &s.receipts,
 		KeyConditionExpression: strPtr("pk = :a AND sk >= :s"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":a": &types.AttributeValueMemberS{Value: agentID},
-			":s": &types.AttributeValueMemberS{Value: timeKey(since)},
+		ExpressionAttributeValues: map[string]ddb.AttributeValue{
+			":a": &ddb.AttributeValueMemberS{Value: agentID},
+			":s": &ddb.AttributeValueMemberS{Value: timeKey(since)},
 		},
 		ProjectionExpression: strPtr("costUsd"),
 	}
 	var total float64
-	err := s.query(ctx, op, in, func(av map[string]types.AttributeValue) error {
+	err := s.query(ctx, op, in, func(av map[string]ddb.AttributeValue) error {
 		var it struct {
 			CostUSD float64 `dynamodbav:"costUsd"`
 		}
-		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+		if err := ddb.UnmarshalMap(av, &it); err != nil {
 			return err
 		}
 		total += it.CostUSD
@@ -167,12 +164,12 @@ func (s *Store) AgentRunsSince(ctx context.Context, agentID string, since time.T
 	if agentID == "" {
 		return nil, nil
 	}
-	in := &dynamodb.QueryInput{
+	in := &ddb.QueryInput{
 		TableName:              &s.receipts,
 		KeyConditionExpression: strPtr("pk = :a AND sk >= :s"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":a": &types.AttributeValueMemberS{Value: agentID},
-			":s": &types.AttributeValueMemberS{Value: timeKey(since)},
+		ExpressionAttributeValues: map[string]ddb.AttributeValue{
+			":a": &ddb.AttributeValueMemberS{Value: agentID},
+			":s": &ddb.AttributeValueMemberS{Value: timeKey(since)},
 		},
 		ProjectionExpression:     strPtr("pk, sk, startedAt, costUsd, outcome, #r, agentId, runId, rootRunId"),
 		ExpressionAttributeNames: map[string]string{"#r": "reason"}, // a reserved word

@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
 
@@ -75,7 +72,7 @@ func (s *Store) RecordRun(ctx context.Context, r switchboard.JobRun) error {
 	if r.Job == "" {
 		return switchboard.E(op, switchboard.EINVALID, "a job run needs a job name")
 	}
-	item, err := attributevalue.MarshalMap(toJobItem(r))
+	item, err := ddb.MarshalMap(toJobItem(r))
 	if err != nil {
 		return switchboard.Wrap(op, switchboard.EINTERNAL, "job run could not be encoded", err)
 	}
@@ -87,11 +84,11 @@ func (s *Store) RecordRun(ctx context.Context, r switchboard.JobRun) error {
 func (s *Store) LastRuns(ctx context.Context) ([]switchboard.JobRun, error) {
 	const op = "jobs.lastRuns"
 	pk, _ := jobKey("")
-	in := &dynamodb.QueryInput{
+	in := &ddb.QueryInput{
 		TableName:              &s.state,
 		KeyConditionExpression: strPtr("pk = :p"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":p": &types.AttributeValueMemberS{Value: pk},
+		ExpressionAttributeValues: map[string]ddb.AttributeValue{
+			":p": &ddb.AttributeValueMemberS{Value: pk},
 		},
 	}
 	runs := []switchboard.JobRun{}
@@ -114,13 +111,13 @@ func (s *Store) Claim(ctx context.Context, key string, expires time.Time) (bool,
 		return false, err
 	}
 	now := s.now()
-	item, err := attributevalue.MarshalMap(toMarkerItem(key, now, expires))
+	item, err := ddb.MarshalMap(toMarkerItem(key, now, expires))
 	if err != nil {
 		return false, switchboard.Wrap(op, switchboard.EINTERNAL, "marker could not be encoded", err)
 	}
 	err = s.put(ctx, op, s.state, item, condition{
 		expr:   "attribute_not_exists(pk) OR expiresAt < :now",
-		values: map[string]types.AttributeValue{":now": numAV(now.Unix())},
+		values: map[string]ddb.AttributeValue{":now": numAV(now.Unix())},
 	})
 	if conditionFailed(err) {
 		return false, nil // claimed before and not expired

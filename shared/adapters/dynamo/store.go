@@ -9,10 +9,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -40,7 +38,7 @@ type Store struct {
 	// is compared with; nil = time.Now.
 	Now func() time.Time
 
-	c                      *dynamodb.Client
+	c                      *ddb.Client
 	audit, receipts, state string
 	agentMessages          string
 	tasks                  string
@@ -50,7 +48,7 @@ type Store struct {
 }
 
 // New resolves the table names from getenv (deploy.TableName) once.
-func New(c *dynamodb.Client, getenv func(string) string) *Store {
+func New(c *ddb.Client, getenv func(string) string) *Store {
 	return &Store{
 		c:        c,
 		audit:    tableName("audit", getenv),
@@ -124,7 +122,7 @@ const (
 )
 
 // record counts one request of op with its consumed capacity (nil on error).
-func (s *Store) record(op string, kind capKind, cc *types.ConsumedCapacity, err error) {
+func (s *Store) record(op string, kind capKind, cc *ddb.ConsumedCapacity, err error) {
 	d := OpStats{Calls: 1}
 	if err != nil {
 		d.Errors = 1
@@ -159,35 +157,35 @@ func deref(f *float64) float64 {
 }
 
 // The consumed capacity of a possibly nil output, one function per request kind.
-func putCapacity(out *dynamodb.PutItemOutput) *types.ConsumedCapacity {
+func putCapacity(out *ddb.PutItemOutput) *ddb.ConsumedCapacity {
 	if out == nil {
 		return nil
 	}
 	return out.ConsumedCapacity
 }
 
-func queryCapacity(out *dynamodb.QueryOutput) *types.ConsumedCapacity {
+func queryCapacity(out *ddb.QueryOutput) *ddb.ConsumedCapacity {
 	if out == nil {
 		return nil
 	}
 	return out.ConsumedCapacity
 }
 
-func getCapacity(out *dynamodb.GetItemOutput) *types.ConsumedCapacity {
+func getCapacity(out *ddb.GetItemOutput) *ddb.ConsumedCapacity {
 	if out == nil {
 		return nil
 	}
 	return out.ConsumedCapacity
 }
 
-func updateCapacity(out *dynamodb.UpdateItemOutput) *types.ConsumedCapacity {
+func updateCapacity(out *ddb.UpdateItemOutput) *ddb.ConsumedCapacity {
 	if out == nil {
 		return nil
 	}
 	return out.ConsumedCapacity
 }
 
-func deleteCapacity(out *dynamodb.DeleteItemOutput) *types.ConsumedCapacity {
+func deleteCapacity(out *ddb.DeleteItemOutput) *ddb.ConsumedCapacity {
 	if out == nil {
 		return nil
 	}
@@ -199,11 +197,11 @@ func deleteCapacity(out *dynamodb.DeleteItemOutput) *types.ConsumedCapacity {
 type condition struct {
 	expr   string
 	names  map[string]string // "#u" → "until", for reserved words
-	values map[string]types.AttributeValue
+	values map[string]ddb.AttributeValue
 }
 
 // set fills a request's condition fields.
-func (c condition) set(expr **string, names *map[string]string, values *map[string]types.AttributeValue) {
+func (c condition) set(expr **string, names *map[string]string, values *map[string]ddb.AttributeValue) {
 	if c.expr == "" {
 		return
 	}
@@ -213,10 +211,10 @@ func (c condition) set(expr **string, names *map[string]string, values *map[stri
 }
 
 // conditionFailure is the refusal of a conditional write in err's chain, or nil.
-func conditionFailure(err error) *types.ConditionalCheckFailedException {
-	var cf *types.ConditionalCheckFailedException
-	if errors.As(err, &cf) {
-		return cf
+func conditionFailure(err error) *ddb.Error {
+	var e *ddb.Error
+	if errors.As(err, &e) && e.Code == ddb.ConditionalCheckFailed {
+		return e
 	}
 	return nil
 }
@@ -225,20 +223,20 @@ func conditionFailure(err error) *types.ConditionalCheckFailedException {
 func conditionFailed(err error) bool { return conditionFailure(err) != nil }
 
 // itemKey is the key attribute map of pk/sk.
-func itemKey(pk, sk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{attrPK: strAV(pk), attrSK: strAV(sk)}
+func itemKey(pk, sk string) map[string]ddb.AttributeValue {
+	return map[string]ddb.AttributeValue{attrPK: strAV(pk), attrSK: strAV(sk)}
 }
 
-func strAV(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+func strAV(s string) ddb.AttributeValue { return &ddb.AttributeValueMemberS{Value: s} }
 
-func numAV(n int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+func numAV(n int64) ddb.AttributeValue {
+	return &ddb.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
 }
 
 // getItem reads one item with get and decodes it with decode; a missing
 // item is ENOTFOUND with missing as its message.
-func getItem[T any](ctx context.Context, s *Store, op, table string, key map[string]types.AttributeValue,
-	decode func(map[string]types.AttributeValue) (T, error), missing string) (T, error) {
+func getItem[T any](ctx context.Context, s *Store, op, table string, key map[string]ddb.AttributeValue,
+	decode func(map[string]ddb.AttributeValue) (T, error), missing string) (T, error) {
 	av, err := s.get(ctx, op, table, key)
 	if err != nil {
 		var zero T
@@ -252,7 +250,7 @@ func getItem[T any](ctx context.Context, s *Store, op, table string, key map[str
 }
 
 // decoded is decode(av); an item that does not decode is EINTERNAL.
-func decoded[T any](op string, av map[string]types.AttributeValue, decode func(map[string]types.AttributeValue) (T, error)) (T, error) {
+func decoded[T any](op string, av map[string]ddb.AttributeValue, decode func(map[string]ddb.AttributeValue) (T, error)) (T, error) {
 	v, err := decode(av)
 	if err != nil {
 		return v, undecodable(op, err)
@@ -261,11 +259,11 @@ func decoded[T any](op string, av map[string]types.AttributeValue, decode func(m
 }
 
 // put writes one item, counting it as op; c may be the zero condition.
-func (s *Store) put(ctx context.Context, op, table string, item map[string]types.AttributeValue, c condition) error {
-	in := &dynamodb.PutItemInput{
+func (s *Store) put(ctx context.Context, op, table string, item map[string]ddb.AttributeValue, c condition) error {
+	in := &ddb.PutItemInput{
 		TableName:              &table,
 		Item:                   item,
-		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+		ReturnConsumedCapacity: ddb.ReturnConsumedCapacityTotal,
 	}
 	c.set(&in.ConditionExpression, &in.ExpressionAttributeNames, &in.ExpressionAttributeValues)
 	out, err := s.c.PutItem(ctx, in)
@@ -275,7 +273,7 @@ func (s *Store) put(ctx context.Context, op, table string, item map[string]types
 
 // putNew writes an item that must be new: when one with its key exists,
 // the answer is ECONFLICT with exists as its message.
-func (s *Store) putNew(ctx context.Context, op, table string, item map[string]types.AttributeValue, exists string) error {
+func (s *Store) putNew(ctx context.Context, op, table string, item map[string]ddb.AttributeValue, exists string) error {
 	err := s.put(ctx, op, table, item, condition{expr: "attribute_not_exists(pk)"})
 	if conditionFailed(err) {
 		return switchboard.Wrap(op, switchboard.ECONFLICT, exists, err)
@@ -285,12 +283,12 @@ func (s *Store) putNew(ctx context.Context, op, table string, item map[string]ty
 
 // get reads one item with a strongly consistent read (so a write just made
 // is seen), counting it as op; a missing item is nil.
-func (s *Store) get(ctx context.Context, op, table string, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
-	out, err := s.c.GetItem(ctx, &dynamodb.GetItemInput{
+func (s *Store) get(ctx context.Context, op, table string, key map[string]ddb.AttributeValue) (map[string]ddb.AttributeValue, error) {
+	out, err := s.c.GetItem(ctx, &ddb.GetItemInput{
 		TableName:              &table,
 		Key:                    key,
 		ConsistentRead:         aws.Bool(true),
-		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+		ReturnConsumedCapacity: ddb.ReturnConsumedCapacityTotal,
 	})
 	s.record(op, reads, getCapacity(out), err)
 	if err != nil {
@@ -303,19 +301,19 @@ func (s *Store) get(ctx context.Context, op, table string, key map[string]types.
 }
 
 // update runs one UpdateItem, counting it as op.
-func (s *Store) update(ctx context.Context, op string, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
-	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+func (s *Store) update(ctx context.Context, op string, in *ddb.UpdateItemInput) (*ddb.UpdateItemOutput, error) {
+	in.ReturnConsumedCapacity = ddb.ReturnConsumedCapacityTotal
 	out, err := s.c.UpdateItem(ctx, in)
 	s.record(op, writes, updateCapacity(out), err)
 	return out, mapErr(op, *in.TableName, err)
 }
 
 // del deletes one item, counting it as op; c may be the zero condition.
-func (s *Store) del(ctx context.Context, op, table string, key map[string]types.AttributeValue, c condition) error {
-	in := &dynamodb.DeleteItemInput{
+func (s *Store) del(ctx context.Context, op, table string, key map[string]ddb.AttributeValue, c condition) error {
+	in := &ddb.DeleteItemInput{
 		TableName:              &table,
 		Key:                    key,
-		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+		ReturnConsumedCapacity: ddb.ReturnConsumedCapacityTotal,
 	}
 	c.set(&in.ConditionExpression, &in.ExpressionAttributeNames, &in.ExpressionAttributeValues)
 	out, err := s.c.DeleteItem(ctx, in)
@@ -325,10 +323,10 @@ func (s *Store) del(ctx context.Context, op, table string, key map[string]types.
 
 // query runs in to the last page, counting every page as op, and hands
 // each item to each in key order.
-func (s *Store) query(ctx context.Context, op string, in *dynamodb.QueryInput,
-	each func(map[string]types.AttributeValue) error) error {
-	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
-	p := dynamodb.NewQueryPaginator(s.c, in)
+func (s *Store) query(ctx context.Context, op string, in *ddb.QueryInput,
+	each func(map[string]ddb.AttributeValue) error) error {
+	in.ReturnConsumedCapacity = ddb.ReturnConsumedCapacityTotal
+	p := ddb.NewQueryPaginator(s.c, in)
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
 		s.record(op, reads, queryCapacity(out), err)
@@ -347,11 +345,11 @@ func (s *Store) query(ctx context.Context, op string, in *dynamodb.QueryInput,
 
 // queryItems runs query and reads each item as an I, turns it into a T with
 // from and hands that to add.
-func queryItems[I, T any](ctx context.Context, s *Store, op string, in *dynamodb.QueryInput,
+func queryItems[I, T any](ctx context.Context, s *Store, op string, in *ddb.QueryInput,
 	from func(I) (T, error), add func(T)) error {
-	return s.query(ctx, op, in, func(av map[string]types.AttributeValue) error {
+	return s.query(ctx, op, in, func(av map[string]ddb.AttributeValue) error {
 		var it I
-		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+		if err := ddb.UnmarshalMap(av, &it); err != nil {
 			return err
 		}
 		v, err := from(it)

@@ -79,7 +79,7 @@ func TestEnsureTablesIsIdempotentAndPingable(t *testing.T) {
 	if err := dynamo.Ping(ctx, c, getenv); err != nil {
 		t.Fatalf("Ping: %v", err)
 	}
-	out, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{
+	out, err := dynamotest.SDKClient(t).DescribeTable(ctx, &dynamodb.DescribeTableInput{
 		TableName: aws.String(deploy.TableName(deploy.Tables[0], getenv))})
 	if err != nil {
 		t.Fatal(err)
@@ -98,18 +98,19 @@ func TestEnsureTablesRefusesAForeignSchema(t *testing.T) {
 	getenv := dynamotest.FreshTables(t, c)
 	ctx := t.Context()
 	// Replace the state table with one keyed differently.
+	sdk := dynamotest.SDKClient(t)
 	state := deploy.TableName(deploy.Tables[2], getenv)
-	if _, err := c.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &state}); err != nil {
+	if _, err := sdk.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &state}); err != nil {
 		t.Fatal(err)
 	}
 	// Deletion is asynchronous even with --deleteTableMs 0.
-	gone := dynamodb.NewTableNotExistsWaiter(c, func(o *dynamodb.TableNotExistsWaiterOptions) {
+	gone := dynamodb.NewTableNotExistsWaiter(sdk, func(o *dynamodb.TableNotExistsWaiterOptions) {
 		o.MinDelay, o.MaxDelay = 50*time.Millisecond, time.Second
 	})
 	if err := gone.Wait(ctx, &dynamodb.DescribeTableInput{TableName: &state}, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.CreateTable(ctx, &dynamodb.CreateTableInput{
+	_, err := sdk.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:            &state,
 		BillingMode:          types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("id"), AttributeType: types.ScalarAttributeTypeS}},
@@ -162,12 +163,12 @@ func TestUnreachableEndpointIsUnavailable(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there any more
-	c := dynamodb.NewFromConfig(aws.Config{
-		Region:           "us-east-1",
-		Credentials:      credentials.NewStaticCredentialsProvider("x", "y", ""),
-		BaseEndpoint:     aws.String("http://" + addr),
-		RetryMaxAttempts: 1,
+	c := dynamo.NewClientFromConfig(t.Context(), aws.Config{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("x", "y", ""),
+		BaseEndpoint: aws.String("http://" + addr),
 	})
+	c.MaxAttempts = 1
 	s := dynamo.New(c, missingTables)
 	ctx := t.Context()
 	_, claimErr := s.Claim(ctx, "k", time.Now().Add(time.Hour))
@@ -252,7 +253,7 @@ func TestItemShape(t *testing.T) {
 	}
 	for _, tt := range tests {
 		tb, _ := deploy.TableByID(tt.table)
-		out, err := c.GetItem(ctx, &dynamodb.GetItemInput{
+		out, err := dynamotest.SDKClient(t).GetItem(ctx, &dynamodb.GetItemInput{
 			TableName: aws.String(deploy.TableName(tb, getenv)),
 			Key: map[string]types.AttributeValue{
 				"pk": &types.AttributeValueMemberS{Value: tt.pk},

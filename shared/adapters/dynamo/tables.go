@@ -7,9 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -23,23 +21,19 @@ const tableWait = 2 * time.Minute
 // is ACTIVE. A table that exists already is fine (ResourceInUseException),
 // unless its key schema differs from the catalogue. TTL is not configured:
 // CDK does that in AWS and dynalite has no UpdateTimeToLive.
-func EnsureTables(ctx context.Context, c *dynamodb.Client, getenv func(string) string) error {
+func EnsureTables(ctx context.Context, c *ddb.Client, getenv func(string) string) error {
 	const op = "dynamo.ensureTables"
 	for _, t := range deploy.Tables {
 		name := deploy.TableName(t, getenv)
-		_, err := c.CreateTable(ctx, createTableInput(t, name))
-		var inUse *types.ResourceInUseException
-		if err != nil && !errors.As(err, &inUse) {
+		err := c.CreateTable(ctx, createTableInput(t, name))
+		if err != nil && ddb.Code(err) != ddb.ResourceInUse {
 			return mapErr(op, name, err)
 		}
-		w := dynamodb.NewTableExistsWaiter(c, func(o *dynamodb.TableExistsWaiterOptions) {
-			o.MinDelay, o.MaxDelay = 200*time.Millisecond, 5*time.Second
-		})
-		out, err := w.WaitForOutput(ctx, &dynamodb.DescribeTableInput{TableName: &name}, tableWait)
+		d, err := waitActive(ctx, c, name)
 		if err != nil {
 			return mapErr(op, name, fmt.Errorf("wait for table %s: %w", name, err))
 		}
-		if err := checkSchema(t, out.Table); err != nil {
+		if err := checkSchema(t, d); err != nil {
 			return switchboard.Wrap(op, switchboard.EINTERNAL, fmt.Sprintf(
 				"table %s exists with a different key schema; delete it or set %s to another prefix",
 				name, deploy.EnvTablePrefix), err)
@@ -48,18 +42,42 @@ func EnsureTables(ctx context.Context, c *dynamodb.Client, getenv func(string) s
 	return nil
 }
 
+// waitActive describes the table until it is ACTIVE, at most tableWait:
+// first after 200 ms, then twice as long each time up to 5 s, as the SDK's
+// waiter was set. A table not found yet is waited for too.
+func waitActive(ctx context.Context, c *ddb.Client, name string) (*ddb.TableDescription, error) {
+	ctx, cancel := context.WithTimeout(ctx, tableWait)
+	defer cancel()
+	for wait := 200 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		d, err := c.DescribeTable(ctx, name)
+		switch {
+		case err == nil && d.TableStatus == ddb.TableStatusActive:
+			return d, nil
+		case err != nil && ddb.Code(err) != ddb.ResourceNotFound:
+			return nil, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("not active within %v: %w", tableWait, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
 // Ping describes every table: the health check. EINTERNAL when one is
 // missing, EUNAVAILABLE when one is not (yet) usable or the endpoint does
 // not answer.
-func Ping(ctx context.Context, c *dynamodb.Client, getenv func(string) string) error {
+func Ping(ctx context.Context, c *ddb.Client, getenv func(string) string) error {
 	const op = "dynamo.ping"
 	for _, t := range deploy.Tables {
 		name := deploy.TableName(t, getenv)
-		out, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &name})
+		d, err := c.DescribeTable(ctx, name)
 		if err != nil {
 			return mapErr(op, name, err)
 		}
-		if st := out.Table.TableStatus; st != types.TableStatusActive && st != types.TableStatusUpdating {
+		if st := d.TableStatus; st != ddb.TableStatusActive && st != ddb.TableStatusUpdating {
 			return switchboard.E(op, switchboard.EUNAVAILABLE,
 				fmt.Sprintf("table %s is %s; try again shortly", name, st))
 		}
@@ -68,37 +86,36 @@ func Ping(ctx context.Context, c *dynamodb.Client, getenv func(string) string) e
 }
 
 // createTableInput turns a catalogue entry into a CreateTable request.
-func createTableInput(t deploy.Table, name string) *dynamodb.CreateTableInput {
-	var attrs []types.AttributeDefinition
+func createTableInput(t deploy.Table, name string) *ddb.CreateTableInput {
+	var attrs []ddb.AttributeDefinition
 	seen := map[string]bool{}
 	define := func(a deploy.KeyAttr) {
 		if !seen[a.Name] {
 			seen[a.Name] = true
-			attrs = append(attrs, types.AttributeDefinition{
-				AttributeName: strPtr(a.Name), AttributeType: types.ScalarAttributeType(a.Type)})
+			attrs = append(attrs, ddb.AttributeDefinition{AttributeName: a.Name, AttributeType: ddb.ScalarAttributeType(a.Type)})
 		}
 	}
-	keys := func(pk, sk deploy.KeyAttr) []types.KeySchemaElement {
+	keys := func(pk, sk deploy.KeyAttr) []ddb.KeySchemaElement {
 		define(pk)
-		ks := []types.KeySchemaElement{{AttributeName: strPtr(pk.Name), KeyType: types.KeyTypeHash}}
+		ks := []ddb.KeySchemaElement{{AttributeName: pk.Name, KeyType: ddb.KeyTypeHash}}
 		if sk.Name != "" {
 			define(sk)
-			ks = append(ks, types.KeySchemaElement{AttributeName: strPtr(sk.Name), KeyType: types.KeyTypeRange})
+			ks = append(ks, ddb.KeySchemaElement{AttributeName: sk.Name, KeyType: ddb.KeyTypeRange})
 		}
 		return ks
 	}
-	in := &dynamodb.CreateTableInput{
-		TableName:   &name,
-		BillingMode: types.BillingModePayPerRequest,
+	in := &ddb.CreateTableInput{
+		TableName:   name,
+		BillingMode: ddb.BillingModePayPerRequest,
 		KeySchema:   keys(t.PK, t.SK),
 	}
 	for _, ix := range t.Indexes {
-		proj := &types.Projection{ProjectionType: types.ProjectionTypeAll}
+		proj := ddb.Projection{ProjectionType: ddb.ProjectionTypeAll}
 		if attrs := ix.NonKeyAttributes(t); attrs != nil {
-			proj = &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: attrs}
+			proj = ddb.Projection{ProjectionType: ddb.ProjectionTypeInclude, NonKeyAttributes: attrs}
 		}
-		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{
-			IndexName:  strPtr(ix.Name),
+		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, ddb.GlobalSecondaryIndex{
+			IndexName:  ix.Name,
 			KeySchema:  keys(ix.PK, ix.SK),
 			Projection: proj,
 		})
@@ -108,7 +125,7 @@ func createTableInput(t deploy.Table, name string) *dynamodb.CreateTableInput {
 }
 
 // checkSchema compares an existing table's keys and index names with t.
-func checkSchema(t deploy.Table, d *types.TableDescription) error {
+func checkSchema(t deploy.Table, d *ddb.TableDescription) error {
 	if d == nil {
 		return errors.New("no table description")
 	}
@@ -118,15 +135,13 @@ func checkSchema(t deploy.Table, d *types.TableDescription) error {
 	}
 	var got []string
 	for _, k := range d.KeySchema {
-		got = append(got, *k.AttributeName+"/"+string(k.KeyType))
+		got = append(got, k.AttributeName+"/"+string(k.KeyType))
 	}
 	if !slices.Equal(got, want) {
 		return fmt.Errorf("key schema %v, want %v", got, want)
 	}
 	for _, ix := range t.Indexes {
-		if !slices.ContainsFunc(d.GlobalSecondaryIndexes, func(g types.GlobalSecondaryIndexDescription) bool {
-			return g.IndexName != nil && *g.IndexName == ix.Name
-		}) {
+		if !slices.ContainsFunc(d.GlobalSecondaryIndexes, func(g ddb.IndexDescription) bool { return g.IndexName == ix.Name }) {
 			return fmt.Errorf("index %s is missing", ix.Name)
 		}
 	}

@@ -6,10 +6,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -129,9 +127,9 @@ func fromTaskItem(it taskItem) (switchboard.Task, error) {
 	return t, nil
 }
 
-func decodeTask(av map[string]types.AttributeValue) (switchboard.Task, error) {
+func decodeTask(av map[string]ddb.AttributeValue) (switchboard.Task, error) {
 	var it taskItem
-	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+	if err := ddb.UnmarshalMap(av, &it); err != nil {
 		return switchboard.Task{}, err
 	}
 	return fromTaskItem(it)
@@ -146,7 +144,7 @@ func (x *Tasks) Create(ctx context.Context, t switchboard.Task) error {
 	if t.UpdatedAt.IsZero() {
 		t.UpdatedAt = t.CreatedAt
 	}
-	av, err := attributevalue.MarshalMap(toTaskItem(t))
+	av, err := ddb.MarshalMap(toTaskItem(t))
 	if err != nil {
 		return switchboard.Wrap(op, switchboard.EINTERNAL, "the task could not be stored", err)
 	}
@@ -160,7 +158,7 @@ func (x *Tasks) Get(ctx context.Context, id string) (switchboard.Task, error) {
 }
 
 // onTask addresses the update in to task id.
-func (x *Tasks) onTask(id string, in *dynamodb.UpdateItemInput) *dynamodb.UpdateItemInput {
+func (x *Tasks) onTask(id string, in *ddb.UpdateItemInput) *ddb.UpdateItemInput {
 	in.TableName, in.Key = &x.s.tasks, itemKey(taskKey(id))
 	return in
 }
@@ -169,8 +167,8 @@ func (x *Tasks) onTask(id string, in *dynamodb.UpdateItemInput) *dynamodb.Update
 // updated task. When the condition refuses the update, the stored
 // task tells why: ENOTFOUND when it does not exist, else ECONFLICT with
 // refused's text.
-func (x *Tasks) updateTask(ctx context.Context, op, id string, in *dynamodb.UpdateItemInput, refused func(switchboard.Task) string) (switchboard.Task, error) {
-	in.ReturnValues = types.ReturnValueAllNew
+func (x *Tasks) updateTask(ctx context.Context, op, id string, in *ddb.UpdateItemInput, refused func(switchboard.Task) string) (switchboard.Task, error) {
+	in.ReturnValues = ddb.ReturnValueAllNew
 	out, err := x.s.update(ctx, op, x.onTask(id, in))
 	if conditionFailed(err) {
 		t, err := x.Get(ctx, id)
@@ -188,17 +186,17 @@ func (x *Tasks) updateTask(ctx context.Context, op, id string, in *dynamodb.Upda
 // Comment implements switchboard.TaskStore.
 func (x *Tasks) Comment(ctx context.Context, id string, c switchboard.TaskComment) (switchboard.Task, error) {
 	const op = "tasks.comment"
-	cv, err := attributevalue.Marshal([]taskCommentItem{{By: c.By, Text: c.Text, At: timeKey(c.At)}})
+	cv, err := ddb.Marshal([]taskCommentItem{{By: c.By, Text: c.Text, At: timeKey(c.At)}})
 	if err != nil {
 		return switchboard.Task{}, switchboard.Wrap(op, switchboard.EINTERNAL, "the comment could not be stored", err)
 	}
-	return x.updateTask(ctx, op, id, &dynamodb.UpdateItemInput{
+	return x.updateTask(ctx, op, id, &ddb.UpdateItemInput{
 		UpdateExpression:    aws.String("SET #c = list_append(#c, :c), #u = :u"),
 		ConditionExpression: aws.String("attribute_exists(pk) AND #s <> :done AND size(#c) < :max"),
 		ExpressionAttributeNames: map[string]string{
 			"#c": "comments", "#u": "updatedAt", "#s": attrStatus,
 		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
+		ExpressionAttributeValues: map[string]ddb.AttributeValue{
 			":c": cv, ":u": strAV(timeKey(c.At)), ":done": strAV(string(switchboard.TaskDone)),
 			":max": numAV(switchboard.MaxTaskComments),
 		},
@@ -214,16 +212,16 @@ func (x *Tasks) Comment(ctx context.Context, id string, c switchboard.TaskCommen
 func (x *Tasks) Finish(ctx context.Context, id string, to switchboard.TaskStatus, text string, by switchboard.RunContext, at time.Time) (switchboard.Task, error) {
 	const op = "tasks.finish"
 	field, cond := "result", "#s <> :done"
-	values := map[string]types.AttributeValue{":done": strAV(string(switchboard.TaskDone))}
+	values := map[string]ddb.AttributeValue{":done": strAV(string(switchboard.TaskDone))}
 	switch to {
 	case switchboard.TaskDone:
 	case switchboard.TaskBlocked:
 		field, cond = "blocker", "#s = :open"
-		values = map[string]types.AttributeValue{":open": strAV(string(switchboard.TaskOpen))}
+		values = map[string]ddb.AttributeValue{":open": strAV(string(switchboard.TaskOpen))}
 	default:
 		return switchboard.Task{}, switchboard.E(op, switchboard.EINVALID, "a task finishes as done or blocked")
 	}
-	byAV, err := attributevalue.Marshal(toRunItem(by))
+	byAV, err := ddb.Marshal(toRunItem(by))
 	if err != nil {
 		return switchboard.Task{}, switchboard.Wrap(op, switchboard.EINTERNAL, "the task could not be updated", err)
 	}
@@ -235,7 +233,7 @@ func (x *Tasks) Finish(ctx context.Context, id string, to switchboard.TaskStatus
 		update = "SET #s = :to, #f = :t, #u = :u, #b = :by, #o = :part"
 		values[":part"] = strAV(blockedPartValue)
 	}
-	return x.updateTask(ctx, op, id, &dynamodb.UpdateItemInput{
+	return x.updateTask(ctx, op, id, &ddb.UpdateItemInput{
 		UpdateExpression:    aws.String(update),
 		ConditionExpression: aws.String("attribute_exists(pk) AND " + cond),
 		ExpressionAttributeNames: map[string]string{
@@ -260,12 +258,12 @@ func (x *Tasks) List(ctx context.Context, q switchboard.TaskQuery) ([]switchboar
 	if q.Role == switchboard.TaskCreatedBy {
 		index, attr = deploy.IndexByCreator, "creator"
 	}
-	in := &dynamodb.QueryInput{
+	in := &ddb.QueryInput{
 		TableName:                 &x.s.tasks,
 		IndexName:                 aws.String(index),
 		KeyConditionExpression:    aws.String("#p = :p"),
 		ExpressionAttributeNames:  map[string]string{"#p": attr},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": strAV(q.Party)},
+		ExpressionAttributeValues: map[string]ddb.AttributeValue{":p": strAV(q.Party)},
 		ScanIndexForward:          aws.Bool(false),
 	}
 	if q.Status != "" {
@@ -280,8 +278,8 @@ func (x *Tasks) List(ctx context.Context, q switchboard.TaskQuery) ([]switchboar
 }
 
 // collect runs in page by page until limit tasks are read.
-func (x *Tasks) collect(ctx context.Context, op string, in *dynamodb.QueryInput, limit int) ([]switchboard.Task, error) {
-	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+func (x *Tasks) collect(ctx context.Context, op string, in *ddb.QueryInput, limit int) ([]switchboard.Task, error) {
+	in.ReturnConsumedCapacity = ddb.ReturnConsumedCapacityTotal
 	var out []switchboard.Task
 	for {
 		page, err := x.s.c.Query(ctx, in)
@@ -312,12 +310,12 @@ func (x *Tasks) OpenSince(ctx context.Context, cutoff time.Time, limit int) ([]s
 	if limit <= 0 {
 		limit = switchboard.MaxTaskPage
 	}
-	return x.collect(ctx, op, &dynamodb.QueryInput{
+	return x.collect(ctx, op, &ddb.QueryInput{
 		TableName:                 &x.s.tasks,
 		IndexName:                 aws.String(deploy.IndexByOpen),
 		KeyConditionExpression:    aws.String("#p = :p AND #k < :k"),
 		ExpressionAttributeNames:  map[string]string{"#p": attrOpenPart, "#k": "createdKey"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": strAV(openPartValue), ":k": strAV(timeKey(cutoff))},
+		ExpressionAttributeValues: map[string]ddb.AttributeValue{":p": strAV(openPartValue), ":k": strAV(timeKey(cutoff))},
 		ScanIndexForward:          aws.Bool(true),
 		Limit:                     aws.Int32(int32(limit)),
 	}, limit)
@@ -334,12 +332,12 @@ func (x *Tasks) Unfinished(ctx context.Context, limit int) ([]switchboard.Task, 
 	}
 	var out []switchboard.Task
 	for _, part := range []string{openPartValue, reportedPartValue, blockedPartValue} {
-		ts, err := x.collect(ctx, op, &dynamodb.QueryInput{
+		ts, err := x.collect(ctx, op, &ddb.QueryInput{
 			TableName:                 &x.s.tasks,
 			IndexName:                 aws.String(deploy.IndexByOpen),
 			KeyConditionExpression:    aws.String("#p = :p"),
 			ExpressionAttributeNames:  map[string]string{"#p": attrOpenPart},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":p": strAV(part)},
+			ExpressionAttributeValues: map[string]ddb.AttributeValue{":p": strAV(part)},
 			ScanIndexForward:          aws.Bool(true),
 			Limit:                     aws.Int32(int32(limit)),
 		}, limit)
@@ -356,11 +354,11 @@ func (x *Tasks) Unfinished(ctx context.Context, limit int) ([]switchboard.Task, 
 // not read it again.
 func (x *Tasks) ClaimWatchdog(ctx context.Context, id string, at time.Time) (bool, error) {
 	const op = "tasks.claimWatchdog"
-	_, err := x.s.update(ctx, op, x.onTask(id, &dynamodb.UpdateItemInput{
+	_, err := x.s.update(ctx, op, x.onTask(id, &ddb.UpdateItemInput{
 		UpdateExpression:         aws.String("SET #w = :w, #o = :rep"),
 		ConditionExpression:      aws.String("#s = :open AND attribute_not_exists(#w)"),
 		ExpressionAttributeNames: map[string]string{"#w": attrWatchdogAt, "#o": attrOpenPart, "#s": attrStatus},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":w": strAV(timeKey(at)), ":open": strAV(string(switchboard.TaskOpen)),
+		ExpressionAttributeValues: map[string]ddb.AttributeValue{":w": strAV(timeKey(at)), ":open": strAV(string(switchboard.TaskOpen)),
 			":rep": strAV(reportedPartValue)},
 	}))
 	if conditionFailed(err) {
@@ -373,11 +371,11 @@ func (x *Tasks) ClaimWatchdog(ctx context.Context, id string, at time.Time) (boo
 // the byOpen index if it is still open and the claim is the one made at at.
 func (x *Tasks) ReleaseWatchdog(ctx context.Context, id string, at time.Time) error {
 	const op = "tasks.releaseWatchdog"
-	_, err := x.s.update(ctx, op, x.onTask(id, &dynamodb.UpdateItemInput{
+	_, err := x.s.update(ctx, op, x.onTask(id, &ddb.UpdateItemInput{
 		UpdateExpression:          aws.String("SET #o = :p REMOVE #w"),
 		ConditionExpression:       aws.String("#s = :open AND #w = :w"),
 		ExpressionAttributeNames:  map[string]string{"#w": attrWatchdogAt, "#o": attrOpenPart, "#s": attrStatus},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":w": strAV(timeKey(at)), ":open": strAV(string(switchboard.TaskOpen)), ":p": strAV(openPartValue)},
+		ExpressionAttributeValues: map[string]ddb.AttributeValue{":w": strAV(timeKey(at)), ":open": strAV(string(switchboard.TaskOpen)), ":p": strAV(openPartValue)},
 	}))
 	if conditionFailed(err) {
 		return nil // finished meanwhile, or another claim: nothing of ours to give back
@@ -414,7 +412,7 @@ func (x *Tasks) DeferWake(ctx context.Context, w switchboard.DeferredWake) error
 		return switchboard.E(op, switchboard.EINVALID, "a deferred wake needs an id, a job and a time")
 	}
 	pk, sk := wakeKey(w.ID)
-	av, err := attributevalue.MarshalMap(wakeItem{PK: pk, SK: sk, ID: w.ID, WakePart: wakePartValue,
+	av, err := ddb.MarshalMap(wakeItem{PK: pk, SK: sk, ID: w.ID, WakePart: wakePartValue,
 		CreatedKey: timeKey(w.At) + keySep + w.ID, TaskID: w.TaskID, AgentID: w.AgentID, Job: w.Job, Notice: w.Notice, At: timeKey(w.At)})
 	if err != nil {
 		return switchboard.Wrap(op, switchboard.EINTERNAL, "the wake could not be kept", err)
@@ -429,12 +427,12 @@ func (x *Tasks) DeferredWakes(ctx context.Context, limit int) ([]switchboard.Def
 		limit = switchboard.MaxTaskPage
 	}
 	var out []switchboard.DeferredWake
-	err := queryItems(ctx, x.s, op, &dynamodb.QueryInput{
+	err := queryItems(ctx, x.s, op, &ddb.QueryInput{
 		TableName:                 &x.s.tasks,
 		IndexName:                 aws.String(deploy.IndexByWake),
 		KeyConditionExpression:    aws.String("#p = :p"),
 		ExpressionAttributeNames:  map[string]string{"#p": "wakePart"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": strAV(wakePartValue)},
+		ExpressionAttributeValues: map[string]ddb.AttributeValue{":p": strAV(wakePartValue)},
 		ScanIndexForward:          aws.Bool(true),
 		Limit:                     aws.Int32(int32(limit)),
 	}, func(it wakeItem) (switchboard.DeferredWake, error) {

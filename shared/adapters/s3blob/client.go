@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,7 +21,6 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig"
 	"github.com/switchboard-dev/switchboard/shared/adapters/awssigned"
@@ -133,8 +133,14 @@ func serviceEndpoint(cfg aws.Config) string {
 // noCredentialsConfigured reports whether the chain found nothing and
 // fell back to the EC2 instance role (the SDK config loader's
 // resolveCredsFromProfile, default case), which does not exist on a laptop.
+// The provider says so by its sources: naming ec2rolecreds.Provider would
+// link the instance-metadata client into every function that uses S3.
 func noCredentialsConfigured(p aws.CredentialsProvider) bool {
-	return p == nil || aws.IsCredentialsProvider(p, (*ec2rolecreds.Provider)(nil))
+	if p == nil {
+		return true
+	}
+	src, ok := p.(aws.CredentialProviderSource)
+	return ok && slices.Equal(src.ProviderSources(), []aws.CredentialSource{aws.CredentialSourceIMDS})
 }
 
 // responseHeaderTimeout bounds one attempt from the end of the request

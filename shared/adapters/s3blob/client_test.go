@@ -4,6 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
+
 	"github.com/switchboard-dev/switchboard/shared/adapters/s3blob"
 )
 
@@ -94,6 +98,30 @@ func TestNewClientFromEnvironment(t *testing.T) {
 			}
 			if creds.AccessKeyID != tt.wantKey {
 				t.Errorf("access key = %q, want %q", creds.AccessKeyID, tt.wantKey)
+			}
+		})
+	}
+}
+
+// In dev mode a chain that found no keys ends at the EC2 instance role
+// (cached, as the SDK's loader wraps it); against a loopback S3 the client
+// signs with placeholder keys instead. Keys that were found are kept.
+func TestLoopbackEndpointReplacesTheInstanceRoleOnly(t *testing.T) {
+	tests := []struct {
+		name    string
+		creds   aws.CredentialsProvider
+		wantKey string
+	}{
+		{"instance role", aws.NewCredentialsCache(ec2rolecreds.New()), "switchboard-local"},
+		{"none", nil, "switchboard-local"},
+		{"static keys", credentials.NewStaticCredentialsProvider("mine", "secret", ""), "mine"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := s3blob.NewClientFromConfig(aws.Config{Region: "us-east-1", BaseEndpoint: aws.String("http://127.0.0.1:9000"), Credentials: tt.creds})
+			got, err := c.Credentials().Retrieve(t.Context())
+			if err != nil || got.AccessKeyID != tt.wantKey {
+				t.Errorf("credentials %q, %v; want %q", got.AccessKeyID, err, tt.wantKey)
 			}
 		})
 	}

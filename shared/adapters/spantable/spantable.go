@@ -5,7 +5,7 @@
 // Reader reads the new items in order, which is that stream's stand-in in
 // switchboard dev. The spans arrive scrubbed and capped (the Recorder did
 // that); this package only stores and reads them, in the form spancodec
-// defines. Standard library and the DynamoDB client only: every function
+// defines. Standard library and the DynamoDB client (ddb) only: every function
 // that records spans links it.
 package spantable
 
@@ -18,9 +18,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/adapters/spantable/spancodec"
 	sb "github.com/switchboard-dev/switchboard/shared/switchboard"
 )
@@ -47,7 +45,7 @@ const DefaultTTL = 24 * time.Hour
 
 // Exporter writes batches of spans to the span table.
 type Exporter struct {
-	Client *dynamodb.Client
+	Client *ddb.Client
 	Table  string
 	TTL    time.Duration    // DefaultTTL when zero
 	Now    func() time.Time // time.Now when nil
@@ -68,14 +66,14 @@ func (e *Exporter) ExportSpans(ctx context.Context, spans []sb.Span) error {
 	}
 	for _, c := range chunks {
 		now := e.now()
-		item := map[string]types.AttributeValue{
-			"pk":        &types.AttributeValueMemberS{Value: dayKey(now)},
-			"sk":        &types.AttributeValueMemberS{Value: sortKey(now)},
-			PayloadAttr: &types.AttributeValueMemberB{Value: c.Payload},
-			CountAttr:   &types.AttributeValueMemberN{Value: strconv.Itoa(c.Spans)},
-			TTLAttr:     &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(ttl).Unix(), 10)},
+		item := map[string]ddb.AttributeValue{
+			"pk":        &ddb.AttributeValueMemberS{Value: dayKey(now)},
+			"sk":        &ddb.AttributeValueMemberS{Value: sortKey(now)},
+			PayloadAttr: &ddb.AttributeValueMemberB{Value: c.Payload},
+			CountAttr:   &ddb.AttributeValueMemberN{Value: strconv.Itoa(c.Spans)},
+			TTLAttr:     &ddb.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(ttl).Unix(), 10)},
 		}
-		if _, err := e.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &e.Table, Item: item}); err != nil {
+		if _, err := e.Client.PutItem(ctx, &ddb.PutItemInput{TableName: &e.Table, Item: item}); err != nil {
 			return fmt.Errorf("spantable: write %d spans to %s: %w", c.Spans, e.Table, err)
 		}
 	}
@@ -109,14 +107,14 @@ type Item struct {
 // Reader reads the items written after a point, in order: the dev runtime's
 // stand-in for the table's stream. One Reader is used by one goroutine.
 type Reader struct {
-	Client *dynamodb.Client
+	Client *ddb.Client
 	Table  string
 	Now    func() time.Time // time.Now when nil
 	last   string           // sort key of the last item read
 }
 
 // NewReader reads the items written from now on.
-func NewReader(c *dynamodb.Client, table string, now func() time.Time) *Reader {
+func NewReader(c *ddb.Client, table string, now func() time.Time) *Reader {
 	r := &Reader{Client: c, Table: table, Now: now}
 	r.last = r.now().Format(sortTime)
 	return r
@@ -144,13 +142,13 @@ func (r *Reader) Next(ctx context.Context, limit int) ([]Item, error) {
 
 func (r *Reader) query(ctx context.Context, pk string, limit int) ([]Item, error) {
 	var out []Item
-	var start map[string]types.AttributeValue
+	var start map[string]ddb.AttributeValue
 	for len(out) < limit {
-		res, err := r.Client.Query(ctx, &dynamodb.QueryInput{
+		res, err := r.Client.Query(ctx, &ddb.QueryInput{
 			TableName:              &r.Table,
 			KeyConditionExpression: strPtr("pk = :pk AND sk > :last"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":pk": &types.AttributeValueMemberS{Value: pk}, ":last": &types.AttributeValueMemberS{Value: r.last},
+			ExpressionAttributeValues: map[string]ddb.AttributeValue{
+				":pk": &ddb.AttributeValueMemberS{Value: pk}, ":last": &ddb.AttributeValueMemberS{Value: r.last},
 			},
 			Limit:             int32Ptr(int32(limit - len(out))),
 			ExclusiveStartKey: start,
@@ -160,8 +158,8 @@ func (r *Reader) query(ctx context.Context, pk string, limit int) ([]Item, error
 			return out, fmt.Errorf("spantable: read %s of %s: %w", pk, r.Table, err)
 		}
 		for _, it := range res.Items {
-			sk, _ := it["sk"].(*types.AttributeValueMemberS)
-			p, _ := it[PayloadAttr].(*types.AttributeValueMemberB)
+			sk, _ := it["sk"].(*ddb.AttributeValueMemberS)
+			p, _ := it[PayloadAttr].(*ddb.AttributeValueMemberB)
 			if sk == nil || p == nil {
 				return out, errors.New("spantable: an item in " + r.Table + " has no sk or payload; the table holds spans only")
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/dynamotest"
 	"github.com/switchboard-dev/switchboard/shared/adapters/spantable"
 	"github.com/switchboard-dev/switchboard/shared/adapters/spantable/spancodec"
@@ -21,7 +22,7 @@ import (
 func TestMain(m *testing.M) { dynamotest.Main(m) }
 
 // table is a fresh span table on the test DynamoDB.
-func table(t *testing.T) (*dynamodb.Client, string) {
+func table(t *testing.T) (*ddb.Client, string) {
 	t.Helper()
 	c := dynamotest.Client(t)
 	getenv := dynamotest.FreshTables(t, c)
@@ -87,7 +88,7 @@ func TestExportedSpansComeBackInOrder(t *testing.T) {
 	if again, err := r.Next(ctx, 10); err != nil || len(again) != 0 {
 		t.Errorf("second read: %d items, %v; want none", len(again), err)
 	}
-	out, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: &name})
+	out, err := dynamotest.SDKClient(t).Scan(ctx, &dynamodb.ScanInput{TableName: &name})
 	if err != nil {
 		t.Fatal(err)
 	}

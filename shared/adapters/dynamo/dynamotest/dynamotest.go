@@ -16,7 +16,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -29,11 +28,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/switchboard-dev/switchboard/shared/adapters/awssigned"
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/platform/deploy"
 	"github.com/switchboard-dev/switchboard/shared/platform/noderun"
 )
@@ -51,12 +52,12 @@ var (
 	startErr error
 
 	clientsMu sync.Mutex
-	clients   = map[string]*dynamodb.Client{}
+	clients   = map[string]*ddb.Client{}
 )
 
 // Client returns a client for the test DynamoDB endpoint, starting dynalite
 // on first use. It fails the test (never skips it) when dynalite cannot run.
-func Client(t testing.TB) *dynamodb.Client {
+func Client(t testing.TB) *ddb.Client {
 	t.Helper()
 	endpoint := os.Getenv(EnvEndpoint)
 	if endpoint == "" {
@@ -71,15 +72,31 @@ func Client(t testing.TB) *dynamodb.Client {
 	c, ok := clients[endpoint]
 	if !ok {
 		// Built by hand rather than from LoadDefaultConfig so that no
-		// AWS_* variable or profile of the developer can redirect tests.
-		c = dynamodb.NewFromConfig(aws.Config{
-			Region:       "us-east-1",
-			Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
-			BaseEndpoint: aws.String(endpoint),
-		})
+		// AWS_* variable or profile of the developer can redirect tests;
+		// without the functions' call limits, as the SDK's client was
+		// (three attempts, no deadline of its own).
+		c = &ddb.Client{
+			Endpoint: endpoint,
+			Signer: awssigned.Signer{Service: "dynamodb", Region: "us-east-1",
+				Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), HTTP: awshttp.NewBuildableClient()},
+			MaxAttempts: 3,
+			Backoff:     dynamo.JitterBackoff{Base: 50 * time.Millisecond, Cap: time.Second}.Delay,
+		}
 		clients[endpoint] = c
 	}
 	return c
+}
+
+// SDKClient returns the SDK's DynamoDB client for the test endpoint, for
+// tests that look at the tables as someone else's code would (a scan, a
+// table's description) or write items the stores' client did not.
+func SDKClient(t testing.TB) *dynamodb.Client {
+	t.Helper()
+	return dynamodb.NewFromConfig(aws.Config{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+		BaseEndpoint: aws.String(Endpoint(t)),
+	})
 }
 
 // Endpoint returns the URL Client connects to (starting dynalite if needed).
@@ -137,7 +154,7 @@ func Stop() {
 // this test and returns a getenv that resolves table names to it (and
 // nothing else, so the developer's environment cannot leak in). The tables
 // are deleted when the test ends.
-func FreshTables(t testing.TB, c *dynamodb.Client) func(string) string {
+func FreshTables(t testing.TB, c *ddb.Client) func(string) string {
 	t.Helper()
 	prefix := tablePrefix(t.Name())
 	getenv := func(key string) string {
@@ -157,9 +174,7 @@ func FreshTables(t testing.TB, c *dynamodb.Client) func(string) string {
 		defer cancel()
 		for _, tb := range deploy.Tables {
 			name := deploy.TableName(tb, getenv)
-			_, err := c.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &name})
-			var gone *types.ResourceNotFoundException
-			if err != nil && !errors.As(err, &gone) {
+			if err := c.DeleteTable(ctx, name); err != nil && ddb.Code(err) != ddb.ResourceNotFound {
 				t.Errorf("dynamotest: delete table %s: %v", name, err)
 			}
 		}

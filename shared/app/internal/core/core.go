@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/switchboard-dev/switchboard/shared/adapters/awsconfig"
 	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo"
+	"github.com/switchboard-dev/switchboard/shared/adapters/dynamo/ddb"
 	"github.com/switchboard-dev/switchboard/shared/adapters/rocketchat"
 	"github.com/switchboard-dev/switchboard/shared/adapters/secrets"
 	"github.com/switchboard-dev/switchboard/shared/adapters/sfntoken"
@@ -97,7 +97,7 @@ type Core struct {
 	Log      *slog.Logger
 	Scrubber *scrub.Scrubber
 	AWS      aws.Config
-	Dynamo   *dynamodb.Client
+	Dynamo   *ddb.Client
 	Store    *dynamo.Store
 	HTTP     *http.Client
 	Getenv   func(string) string
