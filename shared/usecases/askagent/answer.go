@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/platform/taskerr"
@@ -111,7 +110,12 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 	if err != nil {
 		return Reply{}, err
 	}
-	defer lease.release()
+	given := false // the lease went back with the answer
+	defer func() {
+		if !given {
+			an.release(ctx, lease)
+		}
+	}()
 
 	if an.MaxSteps > 0 {
 		ag.MaxSteps = an.MaxSteps
@@ -161,7 +165,7 @@ func (an *Answerer) Answer(ctx context.Context, a Ask) (Reply, error) {
 		an.putReceipt(ctx, receipts, res.Receipt) // the run's cost counts, answered or not
 		return Reply{}, err
 	}
-	lease.given()
+	given = true
 	an.log().InfoContext(ctx, "ask_agent: answered", "agent", a.Agent, "from", a.From, "runId", res.Run.RunID,
 		"parentRunId", res.Run.ParentRunID, "rootRunId", res.Run.RootRunID, "outcome", res.Outcome, "steps", res.Steps,
 		"costUsd", res.Receipt.CostUSD)
@@ -186,19 +190,13 @@ func (an *Answerer) putReceipt(ctx context.Context, receipts sb.ReceiptStore, r 
 
 // heldLease is the agent's run lease while an answer runs.
 type heldLease struct {
-	key   string
-	until time.Time
-	// release gives the lease back unless given says it went back with
-	// the answer; once, however often it is called.
-	release func()
-	back    bool
+	agent, key, holder string
+	until              time.Time
 }
-
-func (l *heldLease) given() { l.back = true }
 
 // lease takes the agent's run lease, waiting while another run holds it
 // until ctx ends; it lasts until ctx's deadline plus leaseSlack.
-func (an *Answerer) lease(ctx context.Context, agentID string) (*heldLease, error) {
+func (an *Answerer) lease(ctx context.Context, agentID string) (heldLease, error) {
 	key, holder := sb.AgentLease(agentID), sb.NewID(an.now())
 	until := an.now().Add(leaseSlack)
 	if d, ok := ctx.Deadline(); ok {
@@ -210,21 +208,19 @@ func (an *Answerer) lease(ctx context.Context, agentID string) (*heldLease, erro
 	})
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return nil, &taskerr.PermanentError{Message: fmt.Sprintf("%s stayed busy with another run until the question timed out", agentID)}
+		return heldLease{}, &taskerr.PermanentError{Message: fmt.Sprintf("%s stayed busy with another run until the question timed out", agentID)}
 	case err != nil:
-		return nil, &taskerr.TransientError{Message: "lease: " + sb.ErrorMessage(err)}
+		return heldLease{}, &taskerr.TransientError{Message: "lease: " + sb.ErrorMessage(err)}
 	}
-	l := &heldLease{key: key, until: until}
-	l.release = sync.OnceFunc(func() {
-		if l.back {
-			return
-		}
-		if err := an.Leases.Release(context.WithoutCancel(ctx), key, holder); err != nil {
-			an.log().WarnContext(ctx, "ask_agent: the agent's lease was not given back; it ends by itself",
-				"agent", agentID, "err", err)
-		}
-	})
-	return l, nil
+	return heldLease{agent: agentID, key: key, holder: holder, until: until}, nil
+}
+
+// release gives l back if this run still holds it.
+func (an *Answerer) release(ctx context.Context, l heldLease) {
+	if err := an.Leases.Release(context.WithoutCancel(ctx), l.key, l.holder); err != nil {
+		an.log().WarnContext(ctx, "ask_agent: the agent's lease was not given back; it ends by itself",
+			"agent", l.agent, "err", err)
+	}
 }
 
 func (an *Answerer) now() time.Time {
