@@ -157,3 +157,83 @@ func TestAgentMessageWriteUnits(t *testing.T) {
 			float64(words0)/n, float64(words1)/n, float64(wcu0)/n, float64(wcu1)/n, 100*float64(wcu1-wcu0)/float64(wcu0))
 	}
 }
+
+// batchedRowWrites is what the search rows of msgs would cost on AWS if
+// they were written in batches of n consecutive messages: one row per word
+// and batch, listing its messages (sort key, pair and channel of each, as a
+// search needs them), each row billed by its size. It answers the write
+// units per message.
+func batchedRowWrites(msgs []switchboard.AgentMessage, n int, words func(string) []string) float64 {
+	units := 0
+	for start := 0; start < len(msgs); start += n {
+		batch := msgs[start:min(start+n, len(msgs))]
+		rows := map[string]int{} // word → bytes of its row
+		for _, m := range batch {
+			_, sk := messageKey(m)
+			entry := len(sk) + len(switchboard.PairKey(m.From, m.To)) + len(m.Channel) + 3
+			for _, w := range words(m.Content) {
+				if rows[w] == 0 { // pk, sk (the batch's first message) and the list's name
+					rows[w] = len("pk") + len(tokenPrefix+w) + len("sk") + len(sk) + len("refs")
+				}
+				rows[w] += entry
+			}
+		}
+		for _, b := range rows {
+			units += writeUnits(b)
+		}
+	}
+	return float64(units) / float64(len(msgs))
+}
+
+// TestBatchedSearchRowsHalveOnlyLargeBatches measures why the search rows
+// of a short message are written per message: a row per word and batch of
+// messages saves only the rows of words that repeat within the batch, and
+// most words of a message are rare ones. Of the corpus of the store
+// benchmark and of a stream of 300-byte pieces of this repository's docs
+// (prose shares more words from piece to piece than messages of different
+// agents do), writes per message reach half only with batches of hundreds
+// of messages — half a day to days of the reference team — which a search
+// would have to read unindexed. go test -v prints the table that
+// docs/performance.md quotes.
+func TestBatchedSearchRowsHalveOnlyLargeBatches(t *testing.T) {
+	corpus := benchCorpus(20000, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	var prose []switchboard.AgentMessage
+	for _, doc := range []string{"agents.md", "design.md", "console.md", "documents.md", "tools.md", "config.md", "approvals.md", "telemetry.md"} {
+		for _, text := range proseOf(t, doc, 300) {
+			m := corpus[len(prose)]
+			m.Content = text
+			prose = append(prose, m)
+		}
+	}
+	// Beside the search rows a message writes its row and four index
+	// entries, one unit each.
+	const fixed = 5
+	for _, tc := range []struct {
+		name string
+		msgs []switchboard.AgentMessage
+	}{{"benchmark corpus", corpus}, {"300 B pieces of docs/", prose}} {
+		// The "today": one row per word as messages were indexed
+		// before (FormerIndexTerms).
+		former := batchedRowWrites(tc.msgs, 1, FormerIndexTerms)
+		base := batchedRowWrites(tc.msgs, 1, switchboard.IndexTerms)
+		cells := []string{fmt.Sprintf("%.1f", fixed+former)}
+		halvedAt := 0
+		for _, n := range []int{1, 10, 30, 100, 300, 1000} {
+			if n > len(tc.msgs) {
+				break
+			}
+			w := batchedRowWrites(tc.msgs, n, switchboard.IndexTerms)
+			if n > 1 && w > base {
+				t.Errorf("%s: batches of %d write %.1f units per message, more than one at a time (%.1f)", tc.name, n, w, base)
+			}
+			if halvedAt == 0 && fixed+w <= (fixed+former)/2 {
+				halvedAt = n
+			}
+			cells = append(cells, fmt.Sprintf("%.1f", fixed+w))
+		}
+		if halvedAt != 0 && halvedAt < 100 {
+			t.Errorf("%s: batches of %d messages halve the writes; docs/performance.md says it takes 100 or more", tc.name, halvedAt)
+		}
+		t.Logf("| %s (%d messages) | %s | %d |", tc.name, len(tc.msgs), strings.Join(cells, " | "), halvedAt)
+	}
+}

@@ -6,6 +6,9 @@ import (
 	"unicode"
 )
 
+// BenchCorpus is the store benchmark's corpus (see benchCorpus).
+var BenchCorpus = benchCorpus
+
 // SetSearchFirstPage makes Search read n search rows per word before it
 // decides which words are rare, until t ends.
 func SetSearchFirstPage(t testing.TB, n int32) {
