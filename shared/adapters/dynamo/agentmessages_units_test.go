@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -235,5 +236,82 @@ func TestBatchedSearchRowsHalveOnlyLargeBatches(t *testing.T) {
 			t.Errorf("%s: batches of %d messages halve the writes; docs/performance.md says it takes 100 or more", tc.name, halvedAt)
 		}
 		t.Logf("| %s (%d messages) | %s | %d |", tc.name, len(tc.msgs), strings.Join(cells, " | "), halvedAt)
+	}
+}
+
+// storedBytes is what one message keeps in the table and its indexes: its
+// row, its index entries (as projected) and its search rows, the latter
+// with a copy of the message's row in each when copies is set.
+func storedBytes(t *testing.T, m switchboard.AgentMessage, copies bool) int {
+	t.Helper()
+	it, tokens := toItems(m, 30*24*time.Hour)
+	av, err := ddb.MarshalMap(it)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := func(string) bool { return true }
+	row := itemBytes(av, all)
+	n := row
+	table, _ := deploy.TableByID("agentmessages")
+	for _, ix := range table.Indexes {
+		attrs := ix.NonKeyAttributes(table)
+		n += itemBytes(av, func(name string) bool {
+			return attrs == nil || slices.Contains(attrs, name) ||
+				name == table.PK.Name || name == table.SK.Name || name == ix.PK.Name || name == ix.SK.Name
+		})
+	}
+	for _, tok := range tokens {
+		tav, err := ddb.MarshalMap(tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += itemBytes(tav, all)
+		if copies {
+			n += row
+		}
+	}
+	return n
+}
+
+// TestSearchRowsWithCopiesWouldMultiplyStorage measures the price of a
+// search page read from the search rows instead of item by item: each row
+// would carry a copy of its message. go test -v prints the figures that
+// docs/performance.md quotes.
+func TestSearchRowsWithCopiesWouldMultiplyStorage(t *testing.T) {
+	corpus := benchCorpus(2000, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	prose := proseOf(t, "agents.md", 300)
+	for _, tc := range []struct {
+		name  string
+		texts []string
+	}{{"benchmark corpus", nil}, {"300 B of prose (docs/agents.md)", prose}} {
+		var now, with, rows, rowBytes, copyBytes int
+		msgs := corpus
+		if tc.texts != nil {
+			msgs = nil
+			for i, text := range tc.texts {
+				m := corpus[i]
+				m.Content = text
+				msgs = append(msgs, m)
+			}
+		}
+		for _, m := range msgs {
+			now += storedBytes(t, m, false)
+			with += storedBytes(t, m, true)
+			it, tokens := toItems(m, 30*24*time.Hour)
+			av, _ := ddb.MarshalMap(it)
+			for _, tok := range tokens {
+				tav, _ := ddb.MarshalMap(tok)
+				rowBytes += itemBytes(tav, func(string) bool { return true })
+				copyBytes += itemBytes(av, func(string) bool { return true })
+				rows++
+			}
+		}
+		n := float64(len(msgs))
+		if with < 2*now {
+			t.Errorf("%s: copies in the search rows would store %.1f× the bytes; docs/performance.md says 2.5× or more", tc.name, float64(with)/float64(now))
+		}
+		t.Logf("| %s | %.1f KB → %.1f KB (%.1f×) | search row %.0f B → %.0f B |", tc.name,
+			float64(now)/n/1000, float64(with)/n/1000, float64(with)/float64(now),
+			float64(rowBytes)/float64(rows), float64(rowBytes+copyBytes)/float64(rows))
 	}
 }
