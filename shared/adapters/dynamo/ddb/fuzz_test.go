@@ -1,6 +1,7 @@
 package ddb_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -63,7 +64,10 @@ func FuzzMarshalAgreesWithAttributeValue(f *testing.F) {
 
 // capture answers every request with an empty JSON object and keeps the
 // decoded bodies, without a network.
-type capture struct{ bodies []any }
+type capture struct {
+	bodies []any
+	answer string // "{}" when empty
+}
 
 func (c *capture) Do(req *http.Request) (*http.Response, error) {
 	b, err := io.ReadAll(req.Body)
@@ -74,23 +78,17 @@ func (c *capture) Do(req *http.Request) (*http.Response, error) {
 	_ = json.Unmarshal(b, &body)
 	c.bodies = append(c.bodies, body)
 	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
-		Body: io.NopCloser(strings.NewReader("{}")), Request: req}, nil
+		Body: io.NopCloser(strings.NewReader(cmp.Or(c.answer, "{}"))), Request: req}, nil
 }
 
 // FuzzPutItemIsTheSDKs: for any string, number text and bytes in an item,
 // PutItem sends the document the SDK's client sends (as DynamoDB reads it:
 // decoded JSON), or both refuse to send.
 func FuzzPutItemIsTheSDKs(f *testing.F) {
+	sdk, mine, c := capturing(f)
 	f.Add("approval#a1", "-1.5", []byte("bytes\x00"), "a")
 	f.Add("Grüße \"q\" <b>&</b>\n\t\u2028\x7f", "1e21", []byte{}, "")
 	f.Add("\xff\xfe\x00", "", []byte(nil), "\u2029")
-	c := &capture{}
-	cfg := aws.Config{Region: "eu-central-1", Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""),
-		BaseEndpoint: aws.String("http://127.0.0.1:1"), HTTPClient: c}
-	sdk := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
-	f.Setenv("AWS_ENDPOINT_URL_DYNAMODB", "")
-	mine := ddb.NewFromConfig(cfg)
-	mine.MaxAttempts = 1
 	f.Fuzz(func(t *testing.T, str, num string, bin []byte, member string) {
 		it := map[string]types.AttributeValue{
 			"pk": s(str), "sk": s("-"), "n": &types.AttributeValueMemberN{Value: num},
@@ -115,6 +113,42 @@ func FuzzPutItemIsTheSDKs(f *testing.F) {
 		}
 		if len(c.bodies) == 2 && !reflect.DeepEqual(c.bodies[1], c.bodies[0]) {
 			t.Fatalf("body:\n got %v\nwant %v", c.bodies[1], c.bodies[0])
+		}
+	})
+}
+
+// capturing is the SDK's client and this package's, both answered by one
+// capture.
+func capturing(f *testing.F) (*dynamodb.Client, *ddb.Client, *capture) {
+	c := &capture{}
+	cfg := aws.Config{Region: "eu-central-1", Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""),
+		BaseEndpoint: aws.String("http://127.0.0.1:1"), HTTPClient: c}
+	sdk := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+	f.Setenv("AWS_ENDPOINT_URL_DYNAMODB", "")
+	mine := ddb.NewFromConfig(cfg)
+	mine.MaxAttempts = 1
+	return sdk, mine, c
+}
+
+// FuzzGetItemAnswerReadsAsTheSDKReadsIt: whatever a GetItem answer holds,
+// an item this package reads is the item the SDK's client reads.
+func FuzzGetItemAnswerReadsAsTheSDKReadsIt(f *testing.F) {
+	f.Add(`{"Item":{"pk":{"S":"a"},"n":{"N":"-1.5"},"b":{"B":"Ynl0ZXMA"},"ok":{"BOOL":true},"none":{"NULL":true}}}`)
+	f.Add(`{"Item":{"m":{"M":{"x":{"S":"<&>"},"inner":{"M":{}}}},"l":{"L":[{"S":"a"},{"L":[]}]},"ss":{"SS":["a"]},"ns":{"NS":["1"]},"bs":{"BS":["eA=="]}}}`)
+	f.Add(`{"Item":{"pk":{"S":"a","N":"1"}},"ConsumedCapacity":{"CapacityUnits":0.5}}`)
+	f.Add(`{}`)
+	sdk, mine, c := capturing(f)
+	key := map[string]types.AttributeValue{"pk": s("a")}
+	f.Fuzz(func(t *testing.T, answer string) {
+		c.answer = answer
+		ctx := context.Background()
+		want, sdkErr := sdk.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("t"), Key: key})
+		got, myErr := mine.GetItem(ctx, &ddb.GetItemInput{TableName: aws.String("t"), Key: fromSDKMap(key)})
+		if sdkErr != nil || myErr != nil {
+			return // which malformed answers each refuses may differ
+		}
+		if !reflect.DeepEqual(toSDKMap(got.Item), want.Item) {
+			t.Fatalf("item:\n got %s\nwant %s", show(toSDKMap(got.Item)), show(want.Item))
 		}
 	})
 }
