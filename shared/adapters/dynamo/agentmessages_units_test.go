@@ -40,47 +40,49 @@ func itemBytes(av map[string]ddb.AttributeValue, keep func(string) bool) int {
 // writeUnits is what one write of size bytes costs: 1 per KB, at least 1.
 func writeUnits(bytes int) int { return max(1, int(math.Ceil(float64(bytes)/1024))) }
 
-// messageWrites is the write units one message costs on AWS: its row, one
-// entry per index (projected as the catalogue says), and one search row
-// per word of words(m.Content).
-func messageWrites(t *testing.T, m switchboard.AgentMessage, words func(string) []string) (row, index, search int) {
+// messageSizes is the bytes of one message's row, of its entry in each
+// index (projected as the catalogue says) and of its search rows, one per
+// word of words(m.Content).
+func messageSizes(t *testing.T, m switchboard.AgentMessage, words func(string) []string) (row int, entries, search []int) {
 	t.Helper()
 	it, tokens := toItems(m, 30*24*time.Hour)
 	av, err := ddb.MarshalMap(it)
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := func(string) bool { return true }
-	row = writeUnits(itemBytes(av, all))
+	row = itemBytes(av, func(string) bool { return true })
 	table, _ := deploy.TableByID("agentmessages")
 	for _, ix := range table.Indexes {
-		keep := all
-		if attrs := ix.NonKeyAttributes(table); attrs != nil {
-			keep = func(name string) bool {
-				switch name {
-				case table.PK.Name, table.SK.Name, ix.PK.Name, ix.SK.Name:
-					return true
-				}
-				for _, a := range attrs {
-					if a == name {
-						return true
-					}
-				}
-				return false
-			}
-		}
-		index += writeUnits(itemBytes(av, keep))
+		attrs := ix.NonKeyAttributes(table)
+		entries = append(entries, itemBytes(av, func(name string) bool {
+			return attrs == nil || slices.Contains(attrs, name) ||
+				name == table.PK.Name || name == table.SK.Name || name == ix.PK.Name || name == ix.SK.Name
+		}))
 	}
 	tok := tokens[0]
 	for _, w := range words(m.Content) {
 		tok.PK = tokenPrefix + w
-		av, err := ddb.MarshalMap(tok)
+		tav, err := ddb.MarshalMap(tok)
 		if err != nil {
 			t.Fatal(err)
 		}
-		search += writeUnits(itemBytes(av, all))
+		search = append(search, itemBytes(tav, func(string) bool { return true }))
 	}
-	return row, index, search
+	return row, entries, search
+}
+
+// messageWrites is the write units one message costs on AWS: its row, one
+// entry per index, and one search row per word of words(m.Content).
+func messageWrites(t *testing.T, m switchboard.AgentMessage, words func(string) []string) (row, index, search int) {
+	t.Helper()
+	r, entries, rows := messageSizes(t, m, words)
+	for _, n := range entries {
+		index += writeUnits(n)
+	}
+	for _, n := range rows {
+		search += writeUnits(n)
+	}
+	return writeUnits(r), index, search
 }
 
 // textOf is size bytes of text (or a little more) of distinct different
@@ -96,10 +98,11 @@ func textOf(distinct, size int) string {
 	return b.String()
 }
 
-// proseOf is the pieces of size bytes of a document of this repository.
+// proseOf is the pieces of size bytes of a document of this repository,
+// as kept in testdata/prose (see its README).
 func proseOf(t *testing.T, doc string, size int) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", doc))
+	b, err := os.ReadFile(filepath.Join("testdata", "prose", doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,40 +242,6 @@ func TestBatchedSearchRowsHalveOnlyLargeBatches(t *testing.T) {
 	}
 }
 
-// storedBytes is what one message keeps in the table and its indexes: its
-// row, its index entries (as projected) and its search rows, the latter
-// with a copy of the message's row in each when copies is set.
-func storedBytes(t *testing.T, m switchboard.AgentMessage, copies bool) int {
-	t.Helper()
-	it, tokens := toItems(m, 30*24*time.Hour)
-	av, err := ddb.MarshalMap(it)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all := func(string) bool { return true }
-	row := itemBytes(av, all)
-	n := row
-	table, _ := deploy.TableByID("agentmessages")
-	for _, ix := range table.Indexes {
-		attrs := ix.NonKeyAttributes(table)
-		n += itemBytes(av, func(name string) bool {
-			return attrs == nil || slices.Contains(attrs, name) ||
-				name == table.PK.Name || name == table.SK.Name || name == ix.PK.Name || name == ix.SK.Name
-		})
-	}
-	for _, tok := range tokens {
-		tav, err := ddb.MarshalMap(tok)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n += itemBytes(tav, all)
-		if copies {
-			n += row
-		}
-	}
-	return n
-}
-
 // TestSearchRowsWithCopiesWouldMultiplyStorage measures the price of a
 // search page read from the search rows instead of item by item: each row
 // would carry a copy of its message. go test -v prints the figures that
@@ -295,16 +264,21 @@ func TestSearchRowsWithCopiesWouldMultiplyStorage(t *testing.T) {
 			}
 		}
 		for _, m := range msgs {
-			now += storedBytes(t, m, false)
-			with += storedBytes(t, m, true)
-			it, tokens := toItems(m, 30*24*time.Hour)
-			av, _ := ddb.MarshalMap(it)
-			for _, tok := range tokens {
-				tav, _ := ddb.MarshalMap(tok)
-				rowBytes += itemBytes(tav, func(string) bool { return true })
-				copyBytes += itemBytes(av, func(string) bool { return true })
-				rows++
+			// What the message keeps in the table and its indexes, and
+			// with a copy of its row in each of its search rows.
+			row, entries, search := messageSizes(t, m, switchboard.IndexTerms)
+			kept := row
+			for _, n := range entries {
+				kept += n
 			}
+			for _, n := range search {
+				kept += n
+				rowBytes += n
+			}
+			now += kept
+			with += kept + len(search)*row
+			rows += len(search)
+			copyBytes += len(search) * row
 		}
 		n := float64(len(msgs))
 		if with < 2*now {
