@@ -26,57 +26,20 @@ func TestSearchAgreesWithTheMemoryStore(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 7))
 			dynamo.SetSearchFirstPage(t, int32(2+r.IntN(4)))
 			dynamo.SetSearchBudget(t, []float64{0.05, 0.2, 1}[seed])
-			_, msgs := newMessages(t)
-			mem := &memstore.AgentMessages{}
-			// Word i is in about 1/(i+1) of the messages.
-			vocab := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"}
-			agents := []string{"ann", "ben", "cat", "dan"}
-			channels := []switchboard.Channel{switchboard.ChannelAsk, switchboard.ChannelTask, switchboard.ChannelTaskComment, switchboard.ChannelTaskResult}
-			at := time.Date(2026, 1, 30, 23, 0, 0, 0, time.UTC)
-			for i := range 160 {
-				var words []string
-				for j, w := range vocab {
-					if r.IntN(j+1) == 0 {
-						words = append(words, w)
-					}
-				}
-				r.Shuffle(len(words), func(x, y int) { words[x], words[y] = words[y], words[x] })
-				from, to := agents[r.IntN(len(agents))], agents[r.IntN(len(agents))]
-				at = at.Add(time.Duration(r.IntN(3)) * time.Minute) // equal times too; across a month's end
-				m := switchboard.AgentMessage{
-					ID: fmt.Sprintf("m%03d", i), From: from, To: to, Channel: channels[r.IntN(len(channels))],
-					Direction: switchboard.DirectionRequest, Content: strings.Join(words, " ") + " x" + fmt.Sprint(i),
-					RunID: "r", RootRunID: "r", Status: switchboard.MessageDelivered, OccurredAt: at,
-				}
-				if err := msgs.Record(t.Context(), m); err != nil {
-					t.Fatal(err)
-				}
-				if err := mem.Record(t.Context(), m); err != nil {
-					t.Fatal(err)
-				}
-			}
-			start := time.Date(2026, 1, 30, 23, 0, 0, 0, time.UTC)
+			msgs, mem := modelStores(t, r)
 			for q := range 40 {
 				var words []string
 				for range 1 + r.IntN(3) {
-					words = append(words, vocab[r.IntN(len(vocab))])
+					words = append(words, modelVocab[r.IntN(len(modelVocab))])
 				}
 				sq := switchboard.MessageSearch{Text: strings.Join(words, " ")}
 				switch r.IntN(4) {
 				case 1:
-					sq.Agent = agents[r.IntN(len(agents))]
+					sq.Agent = modelAgents[r.IntN(len(modelAgents))]
 				case 2:
-					sq.Agent, sq.Peer = agents[r.IntN(len(agents))], agents[r.IntN(len(agents))]
+					sq.Agent, sq.Peer = modelAgents[r.IntN(len(modelAgents))], modelAgents[r.IntN(len(modelAgents))]
 				}
-				if r.IntN(3) == 0 {
-					sq.Channels = []switchboard.Channel{channels[r.IntN(len(channels))], channels[r.IntN(len(channels))]}
-				}
-				if r.IntN(3) == 0 {
-					sq.Since = start.Add(time.Duration(r.IntN(200)) * time.Minute)
-					sq.Until = sq.Since.Add(time.Duration(1+r.IntN(200)) * time.Minute)
-				}
-				sq.OldestFirst = r.IntN(2) == 0
-				sq.Limit = 1 + r.IntN(7)
+				sq.MessageQuery = modelQuery(r)
 				want := searchAll(t, mem, sq)
 				got := searchAll(t, msgs, sq)
 				if !slices.Equal(got, want) {
@@ -85,6 +48,128 @@ func TestSearchAgreesWithTheMemoryStore(t *testing.T) {
 			}
 		})
 	}
+}
+
+var (
+	// Word i of modelVocab is in about 1/(i+1) of modelStores' messages.
+	modelVocab    = []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"}
+	modelAgents   = []string{"ann", "ben", "cat", "dan"}
+	modelChannels = []switchboard.Channel{switchboard.ChannelAsk, switchboard.ChannelTask, switchboard.ChannelTaskComment, switchboard.ChannelTaskResult}
+	modelStart    = time.Date(2026, 1, 31, 23, 0, 0, 0, time.UTC) // 160 messages reach into February
+)
+
+// modelStores are the dynamo store and the in-memory store, both holding
+// the same 160 random messages: words of modelVocab, random pairs of
+// modelAgents, channels and chains, one to three minutes apart or at the
+// same time, across a month's end.
+func modelStores(t *testing.T, r *rand.Rand) (*dynamo.AgentMessages, *memstore.AgentMessages) {
+	t.Helper()
+	_, msgs := newMessages(t)
+	mem := &memstore.AgentMessages{}
+	at := modelStart
+	for i := range 160 {
+		var words []string
+		for j, w := range modelVocab {
+			if r.IntN(j+1) == 0 {
+				words = append(words, w)
+			}
+		}
+		r.Shuffle(len(words), func(x, y int) { words[x], words[y] = words[y], words[x] })
+		at = at.Add(time.Duration(r.IntN(3)) * time.Minute)
+		m := switchboard.AgentMessage{
+			ID: fmt.Sprintf("m%03d", i), From: modelAgents[r.IntN(len(modelAgents))], To: modelAgents[r.IntN(len(modelAgents))],
+			Channel: modelChannels[r.IntN(len(modelChannels))], Direction: switchboard.DirectionRequest,
+			Content: strings.Join(words, " ") + " x" + fmt.Sprint(i), RunID: "r", RootRunID: fmt.Sprint("root", r.IntN(3)),
+			Status: switchboard.MessageDelivered, OccurredAt: at,
+		}
+		if err := msgs.Record(t.Context(), m); err != nil {
+			t.Fatal(err)
+		}
+		if err := mem.Record(t.Context(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return msgs, mem
+}
+
+// modelQuery is a random query: sometimes channels, sometimes a time range
+// within modelStores' messages, either order, a small page.
+func modelQuery(r *rand.Rand) switchboard.MessageQuery {
+	var q switchboard.MessageQuery
+	if r.IntN(3) == 0 {
+		q.Channels = []switchboard.Channel{modelChannels[r.IntN(len(modelChannels))], modelChannels[r.IntN(len(modelChannels))]}
+	}
+	if r.IntN(3) == 0 {
+		q.Since = modelStart.Add(time.Duration(r.IntN(200)) * time.Minute)
+		q.Until = q.Since.Add(time.Duration(1+r.IntN(200)) * time.Minute)
+	}
+	q.OldestFirst = r.IntN(2) == 0
+	q.Limit = 1 + r.IntN(7)
+	return q
+}
+
+// TestListingsAgreeWithTheMemoryStore: the pair, agent, chain and
+// all-pairs views of random queries, followed to the end, give exactly
+// what the in-memory store gives.
+func TestListingsAgreeWithTheMemoryStore(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 7))
+	msgs, mem := modelStores(t, r)
+	views := []struct {
+		name string
+		list func(switchboard.AgentMessageReader, switchboard.MessageQuery) (switchboard.MessagePage, error)
+	}{
+		{"pair", func(s switchboard.AgentMessageReader, q switchboard.MessageQuery) (switchboard.MessagePage, error) {
+			return s.Pair(t.Context(), "ann", "ben", q)
+		}},
+		{"self", func(s switchboard.AgentMessageReader, q switchboard.MessageQuery) (switchboard.MessagePage, error) {
+			return s.Pair(t.Context(), "cat", "cat", q)
+		}},
+		{"agent", func(s switchboard.AgentMessageReader, q switchboard.MessageQuery) (switchboard.MessagePage, error) {
+			return s.Agent(t.Context(), "dan", q)
+		}},
+		{"chain", func(s switchboard.AgentMessageReader, q switchboard.MessageQuery) (switchboard.MessagePage, error) {
+			return s.Chain(t.Context(), "root1", q)
+		}},
+		{"all", func(s switchboard.AgentMessageReader, q switchboard.MessageQuery) (switchboard.MessagePage, error) {
+			if q.Since.IsZero() { // the view needs a range: the corpus' whole time
+				q.Since, q.Until = modelStart, modelStart.Add(24*time.Hour)
+			}
+			return s.All(t.Context(), q)
+		}},
+	}
+	for i := range 60 {
+		v, q := views[i%len(views)], modelQuery(r)
+		want := listAll(t, mem, q, v.list)
+		got := listAll(t, msgs, q, v.list)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s view, query %+v:\n got %v\nwant %v", v.name, q, got, want)
+		}
+	}
+}
+
+// listAll follows a listing's cursors to the end and answers the ids.
+func listAll(t *testing.T, s switchboard.AgentMessageReader, q switchboard.MessageQuery,
+	list func(switchboard.AgentMessageReader, switchboard.MessageQuery) (switchboard.MessagePage, error)) []string {
+	t.Helper()
+	ids := []string{}
+	for range 1000 {
+		p, err := list(s, q)
+		if err != nil {
+			t.Fatalf("list %+v: %v", q, err)
+		}
+		for _, m := range p.Messages {
+			ids = append(ids, m.ID)
+		}
+		if len(p.Messages) > q.PageSize() {
+			t.Fatalf("list %+v: a page of %d, more than %d", q, len(p.Messages), q.PageSize())
+		}
+		if p.NextCursor == "" {
+			return ids
+		}
+		q.Cursor = p.NextCursor
+	}
+	t.Fatalf("list %+v: 1,000 pages and still a cursor", q)
+	return nil
 }
 
 // searchAll follows a search's cursors to the end and answers the ids.
