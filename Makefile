@@ -13,7 +13,9 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 FUZZTIME ?= 30s
 FUZZ := shared/platform/config:FuzzParse shared/tools/workspace:FuzzResolve shared/usecases/approvals:FuzzVerify shared/tools/nctool:FuzzScope \
 	shared/platform/scrub:FuzzScrub shared/platform/untrusted:FuzzFrame shared/httpapi:FuzzDecodeInvokeRequest \
-	shared/platform/textsplit:FuzzSplit shared/platform/safehtml:FuzzTextAndAttr shared/platform/safehtml:FuzzSVG shared/usecases/wake:FuzzScrubThenSplit
+	shared/platform/textsplit:FuzzSplit shared/platform/safehtml:FuzzTextAndAttr shared/platform/safehtml:FuzzSVG shared/usecases/wake:FuzzScrubThenSplit \
+	shared/adapters/dynamo/ddb:FuzzMarshalAgreesWithAttributeValue shared/adapters/dynamo/ddb:FuzzPutItemIsTheSDKs \
+	shared/adapters/dynamo/ddb:FuzzGetItemAnswerReadsAsTheSDKReadsIt
 LDFLAGS := -s -w -X github.com/switchboard-dev/switchboard/shared/app.Version=$(VERSION)
 # The function binaries' build tags (deploy.BuildTags; the guard tests list
 # what each function links with them).
