@@ -2,7 +2,9 @@ package dynamo
 
 import (
 	"context"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -29,7 +31,8 @@ var _ switchboard.TaskStore = (*Tasks)(nil)
 //
 // Requests: Create 1 conditional put; Comment and Finish 1 conditional
 // update each (plus 1 read to explain a refusal); Get 1 read; List 1
-// query; the watchdog 1 query plus 1 conditional update per task it
+// query (of byOpen's two open partitions for open tasks, so that a
+// party's done tasks are never read for them); the watchdog 1 query plus 1 conditional update per task it
 // reports.
 type Tasks struct{ s *Store }
 
@@ -254,9 +257,19 @@ func (x *Tasks) List(ctx context.Context, q switchboard.TaskQuery) ([]switchboar
 	if err := q.Check(); err != nil {
 		return nil, err
 	}
-	index, attr := deploy.IndexByAssignee, "assignee"
+	attr := "assignee"
 	if q.Role == switchboard.TaskCreatedBy {
-		index, attr = deploy.IndexByCreator, "creator"
+		attr = "creator"
+	}
+	switch q.Status {
+	case switchboard.TaskOpen:
+		return x.unfinishedOf(ctx, op, attr, q, openPartValue, reportedPartValue)
+	case switchboard.TaskBlocked:
+		return x.unfinishedOf(ctx, op, attr, q, blockedPartValue)
+	}
+	index := deploy.IndexByAssignee
+	if q.Role == switchboard.TaskCreatedBy {
+		index = deploy.IndexByCreator
 	}
 	in := &ddb.QueryInput{
 		TableName:                 &x.s.tasks,
@@ -265,16 +278,44 @@ func (x *Tasks) List(ctx context.Context, q switchboard.TaskQuery) ([]switchboar
 		ExpressionAttributeNames:  map[string]string{"#p": attr},
 		ExpressionAttributeValues: map[string]ddb.AttributeValue{":p": strAV(q.Party)},
 		ScanIndexForward:          aws.Bool(false),
+		// Pages of the listing's size: with the filter below, a page
+		// without a limit would read the party's whole history.
+		Limit: aws.Int32(int32(q.PageSize())),
 	}
 	if q.Status != "" {
-		// A filter within one party's partition, never over the table.
+		// Done tasks, most of a party's: a filter within its partition.
 		in.FilterExpression = aws.String("#s = :s")
 		in.ExpressionAttributeNames["#s"] = attrStatus
 		in.ExpressionAttributeValues[":s"] = strAV(string(q.Status))
-	} else {
-		in.Limit = aws.Int32(int32(q.PageSize()))
 	}
 	return x.collect(ctx, op, in, q.PageSize())
+}
+
+// unfinishedOf lists the party's tasks (attr: assignee or creator) of the
+// byOpen partitions parts, newest first, at most q's page: the unfinished
+// tasks are few, and the party's done ones are never read.
+func (x *Tasks) unfinishedOf(ctx context.Context, op, attr string, q switchboard.TaskQuery, parts ...string) ([]switchboard.Task, error) {
+	var out []switchboard.Task
+	for _, part := range parts {
+		ts, err := x.collect(ctx, op, &ddb.QueryInput{
+			TableName:                 &x.s.tasks,
+			IndexName:                 aws.String(deploy.IndexByOpen),
+			KeyConditionExpression:    aws.String("#o = :o"),
+			FilterExpression:          aws.String("#p = :p"),
+			ExpressionAttributeNames:  map[string]string{"#o": attrOpenPart, "#p": attr},
+			ExpressionAttributeValues: map[string]ddb.AttributeValue{":o": strAV(part), ":p": strAV(q.Party)},
+			ScanIndexForward:          aws.Bool(false),
+		}, q.PageSize())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ts...)
+	}
+	// Newest first across the partitions, as the party indexes sort.
+	slices.SortStableFunc(out, func(a, b switchboard.Task) int {
+		return strings.Compare(timeKey(b.CreatedAt)+keySep+b.ID, timeKey(a.CreatedAt)+keySep+a.ID)
+	})
+	return out[:min(len(out), q.PageSize())], nil
 }
 
 // collect runs in page by page until limit tasks are read.

@@ -102,3 +102,72 @@ func TestAgentRunsSince(t *testing.T) {
 		t.Errorf("second run = %+v, want bob's run that ada pays for", r)
 	}
 }
+
+// TestTaskListOfUnfinishedReadsNoHistory: a party's open or blocked tasks
+// come from the index of unfinished tasks, so listing them reads none of
+// the party's done tasks however many there are; the done ones come from
+// the party's own index.
+func TestTaskListOfUnfinishedReadsNoHistory(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t)
+	x := s.Tasks()
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	long := strings.Repeat("history ", 120) // ~1 KB a task
+	create := func(id, creator, assignee string) {
+		t.Helper()
+		at = at.Add(time.Minute)
+		if err := x.Create(ctx, switchboard.Task{ID: id, Creator: creator, Assignee: assignee, Title: id, Description: long,
+			Status: switchboard.TaskOpen, CreatedAt: at, UpdatedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	finish := func(id string, to switchboard.TaskStatus) {
+		t.Helper()
+		if _, err := x.Finish(ctx, id, to, "ok", switchboard.RunContext{RunID: "r"}, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("open-old", "ada", "bob")
+	create("blocked", "ada", "bob")
+	finish("blocked", switchboard.TaskBlocked)
+	for i := range 200 {
+		id := "done-" + strconv.Itoa(i)
+		create(id, "ada", "bob")
+		finish(id, switchboard.TaskDone)
+	}
+	create("reported", "ada", "bob")
+	if ok, err := x.ClaimWatchdog(ctx, "reported", at); err != nil || !ok {
+		t.Fatalf("claim: %v, %v", ok, err)
+	}
+	create("open-new", "ada", "bob")
+	create("carol's", "ada", "carol")
+	for _, tc := range []struct {
+		q      switchboard.TaskQuery
+		want   string
+		maxRCU float64
+	}{
+		{switchboard.TaskQuery{Party: "bob", Role: switchboard.TaskAssignedTo, Status: switchboard.TaskOpen}, "open-new,reported,open-old", 2},
+		{switchboard.TaskQuery{Party: "bob", Role: switchboard.TaskAssignedTo, Status: switchboard.TaskOpen, Limit: 2}, "open-new,reported", 2},
+		{switchboard.TaskQuery{Party: "ada", Role: switchboard.TaskCreatedBy, Status: switchboard.TaskOpen}, "carol's,open-new,reported,open-old", 2},
+		{switchboard.TaskQuery{Party: "bob", Role: switchboard.TaskAssignedTo, Status: switchboard.TaskBlocked}, "blocked", 1},
+		{switchboard.TaskQuery{Party: "bob", Role: switchboard.TaskAssignedTo, Status: switchboard.TaskDone, Limit: 3}, "done-199,done-198,done-197", 2},
+	} {
+		before := s.Stats().Ops["tasks.list"]
+		ts, err := x.List(ctx, tc.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, task := range ts {
+			ids = append(ids, task.ID)
+		}
+		if got := strings.Join(ids, ","); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.q, got, tc.want)
+		}
+		rcu := s.Stats().Ops["tasks.list"].ReadUnits - before.ReadUnits
+		t.Logf("%+v: %.1f RCU", tc.q, rcu)
+		if rcu > tc.maxRCU {
+			t.Errorf("%+v: %.1f RCU, want at most %.0f (the party's done tasks are ~200 KB, ~25 RCU)", tc.q, rcu, tc.maxRCU)
+		}
+	}
+}
