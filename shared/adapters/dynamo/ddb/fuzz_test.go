@@ -27,7 +27,7 @@ import (
 // by either stay readable by the other.
 func FuzzMarshalAgreesWithAttributeValue(f *testing.F) {
 	f.Add("approval#a1", "v", "", -3, int64(1767319475600), 0.012345, 1e21, true, "alice", []byte{0, 1, 255}, "a", "1")
-	f.Add("", "Grüße \"q\" <b>&</b>\n\t\u2028", "o", 0, int64(0), 0.0, -0.0, false, "", []byte{}, "", "")
+	f.Add("", "Grüße \"q\" <b>&</b>\n\t\u2028", "o", 0, int64(0), 0.0, math.Copysign(0, -1), false, "", []byte{}, "", "")
 	f.Add("x", "\xff\xfe", "o", math.MaxInt32, int64(math.MinInt64), 5e-324, math.MaxFloat64, true, "b", []byte(nil), "k", "")
 	f.Fuzz(func(t *testing.T, pk, value, optional string, count int, until int64, cost, ratio float64, done bool, agent string, payload []byte, key, label string) {
 		v := testItem{
