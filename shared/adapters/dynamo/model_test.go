@@ -195,3 +195,93 @@ func searchAll(t *testing.T, s switchboard.AgentMessageStore, sq switchboard.Mes
 	t.Fatalf("search %+v: 1,000 pages and still a cursor", sq)
 	return nil
 }
+
+// TestTaskStoreAgreesWithTheMemoryStore applies the same random operations
+// — creations, comments, blocks and completions (many refused), watchdog
+// claims and releases — to both task stores, and after each compares what
+// they answered, and every listing by party, role and status.
+func TestTaskStoreAgreesWithTheMemoryStore(t *testing.T) {
+	ctx := t.Context()
+	r := rand.New(rand.NewPCG(5, 9))
+	stores := []switchboard.TaskStore{newStore(t).Tasks(), &memstore.Tasks{}}
+	parties := []string{"ann", "ben", switchboard.HumanParty}
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	var ids []string
+	outcome := func(task switchboard.Task, err error) string {
+		if err != nil {
+			return string(switchboard.ErrorCode(err))
+		}
+		return fmt.Sprintf("%s %s %d %q %q", task.ID, task.Status, len(task.Comments), task.Result, task.Blocker)
+	}
+	for step := range 150 {
+		at = at.Add(time.Duration(r.IntN(3)) * time.Minute)
+		var op string
+		var do func(switchboard.TaskStore) string
+		switch k := r.IntN(6); {
+		case k == 0 || len(ids) == 0:
+			id := fmt.Sprintf("t%03d", step)
+			ids = append(ids, id)
+			task := switchboard.Task{ID: id, Creator: parties[r.IntN(len(parties))], Assignee: parties[r.IntN(2)],
+				Title: id, Status: switchboard.TaskOpen, CreatedAt: at, UpdatedAt: at}
+			op = "create " + id
+			do = func(s switchboard.TaskStore) string { return outcome(task, s.Create(ctx, task)) }
+		case k == 1:
+			id := ids[r.IntN(len(ids))]
+			op = "comment " + id
+			do = func(s switchboard.TaskStore) string {
+				return outcome(s.Comment(ctx, id, switchboard.TaskComment{By: "ann", Text: "c", At: at}))
+			}
+		case k == 2 || k == 3:
+			id, to := ids[r.IntN(len(ids))], []switchboard.TaskStatus{switchboard.TaskDone, switchboard.TaskBlocked}[r.IntN(2)]
+			op = fmt.Sprintf("finish %s %s", id, to)
+			do = func(s switchboard.TaskStore) string {
+				return outcome(s.Finish(ctx, id, to, "why", switchboard.RunContext{RunID: "r"}, at))
+			}
+		case k == 4:
+			id := ids[r.IntN(len(ids))]
+			op = "claim " + id
+			do = func(s switchboard.TaskStore) string {
+				ok, err := s.ClaimWatchdog(ctx, id, at)
+				return fmt.Sprint(ok, switchboard.ErrorCode(err))
+			}
+		default:
+			id := ids[r.IntN(len(ids))]
+			op = "get " + id
+			do = func(s switchboard.TaskStore) string { return outcome(s.Get(ctx, id)) }
+		}
+		got, want := do(stores[0]), do(stores[1])
+		if got != want {
+			t.Fatalf("step %d, %s: %s, the memory store %s", step, op, got, want)
+		}
+		for _, party := range parties {
+			for _, role := range []switchboard.TaskRole{switchboard.TaskAssignedTo, switchboard.TaskCreatedBy} {
+				for _, status := range []switchboard.TaskStatus{"", switchboard.TaskOpen, switchboard.TaskBlocked, switchboard.TaskDone} {
+					q := switchboard.TaskQuery{Party: party, Role: role, Status: status, Limit: 1 + r.IntN(6)}
+					var lists [2]string
+					for i, s := range stores {
+						ts, err := s.List(ctx, q)
+						var b strings.Builder
+						for _, task := range ts {
+							b.WriteString(task.ID + " ")
+						}
+						lists[i] = b.String() + string(switchboard.ErrorCode(err))
+					}
+					if lists[0] != lists[1] {
+						t.Fatalf("step %d, after %s, list %+v: [%s], the memory store [%s]", step, op, q, lists[0], lists[1])
+					}
+				}
+			}
+		}
+		var open [2]string
+		for i, s := range stores {
+			ts, err := s.OpenSince(ctx, at, 100)
+			for _, task := range ts {
+				open[i] += task.ID + " "
+			}
+			open[i] += string(switchboard.ErrorCode(err))
+		}
+		if open[0] != open[1] {
+			t.Fatalf("step %d, after %s, open since: [%s], the memory store [%s]", step, op, open[0], open[1])
+		}
+	}
+}
