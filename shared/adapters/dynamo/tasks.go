@@ -31,9 +31,9 @@ var _ switchboard.TaskStore = (*Tasks)(nil)
 //
 // Requests: Create 1 conditional put; Comment and Finish 1 conditional
 // update each (plus 1 read to explain a refusal); Get 1 read; List 1
-// query (of byOpen's two open partitions for open tasks, so that a
-// party's done tasks are never read for them); the watchdog 1 query plus 1 conditional update per task it
-// reports.
+// query (2 for open tasks, one per open partition of byOpen, so that a
+// party's done tasks are never read for them); the watchdog 1 query plus
+// 1 conditional update per task it reports.
 type Tasks struct{ s *Store }
 
 // Tasks returns the store's tasks view.
@@ -257,19 +257,15 @@ func (x *Tasks) List(ctx context.Context, q switchboard.TaskQuery) ([]switchboar
 	if err := q.Check(); err != nil {
 		return nil, err
 	}
-	attr := "assignee"
+	index, attr := deploy.IndexByAssignee, "assignee"
 	if q.Role == switchboard.TaskCreatedBy {
-		attr = "creator"
+		index, attr = deploy.IndexByCreator, "creator"
 	}
 	switch q.Status {
 	case switchboard.TaskOpen:
 		return x.unfinishedOf(ctx, op, attr, q, openPartValue, reportedPartValue)
 	case switchboard.TaskBlocked:
 		return x.unfinishedOf(ctx, op, attr, q, blockedPartValue)
-	}
-	index := deploy.IndexByAssignee
-	if q.Role == switchboard.TaskCreatedBy {
-		index = deploy.IndexByCreator
 	}
 	in := &ddb.QueryInput{
 		TableName:                 &x.s.tasks,
