@@ -173,27 +173,12 @@ func listAll(t *testing.T, s switchboard.AgentMessageReader, q switchboard.Messa
 }
 
 // searchAll follows a search's cursors to the end and answers the ids.
-func searchAll(t *testing.T, s switchboard.AgentMessageStore, sq switchboard.MessageSearch) []string {
+func searchAll(t *testing.T, s switchboard.AgentMessageReader, sq switchboard.MessageSearch) []string {
 	t.Helper()
-	ids := []string{}
-	for range 1000 {
-		p, err := s.Search(t.Context(), sq)
-		if err != nil {
-			t.Fatalf("search %+v: %v", sq, err)
-		}
-		for _, m := range p.Messages {
-			ids = append(ids, m.ID)
-		}
-		if len(p.Messages) > sq.PageSize() {
-			t.Fatalf("search %+v: a page of %d, more than %d", sq, len(p.Messages), sq.PageSize())
-		}
-		if p.NextCursor == "" {
-			return ids
-		}
-		sq.Cursor = p.NextCursor
-	}
-	t.Fatalf("search %+v: 1,000 pages and still a cursor", sq)
-	return nil
+	return listAll(t, s, sq.MessageQuery, func(s switchboard.AgentMessageReader, q switchboard.MessageQuery) (switchboard.MessagePage, error) {
+		sq.MessageQuery = q
+		return s.Search(t.Context(), sq)
+	})
 }
 
 // TestTaskStoreAgreesWithTheMemoryStore applies the same random operations
